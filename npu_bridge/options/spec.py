@@ -31,6 +31,8 @@ class OptionSpec:
       check: optional callable(value) -> normalized value; raises ValueError(detail) on a bad value.
       strict_kind: when True a value in the wrong AttrValue field is an error (upstream checks the
         kind of jit_compile and shape_generalization_mode).
+      checked_when: names of switch options; when not empty, ``check`` runs only if one of them is
+        effectively truthy (upstream validates dump_step only with enable_dump on, and so on).
     """
 
     name: str
@@ -42,6 +44,7 @@ class OptionSpec:
     effect: str
     check: Optional[Callable[[Any], Any]] = None
     strict_kind: bool = False
+    checked_when: tuple = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -1,0 +1,1 @@
+"""Group management and rank queries: see ``hccl.manage.api``."""

@@ -1,0 +1,1 @@
+"""Gradient split strategies for all-reduce fusion: see ``hccl.split.api``."""

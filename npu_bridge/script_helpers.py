@@ -1,0 +1,69 @@
+"""Small helpers of ``npu_init`` that Ascend migration tools write into training scripts."""
+
+import os
+
+import tensorflow as tf
+
+from npu_bridge import config_proto
+from npu_bridge.estimator.npu import npu_callbacks, npu_hook, npu_optimizer
+from npu_bridge.pending import pending
+
+# TensorFlow 2.16+ ships no tf.estimator; the Estimator capability provides one.
+_estimator_run_config = pending("tf.compat.v1.estimator.RunConfig (used by npu_run_config_init)", "estimator")
+
+
+class NpuEmptyHook(tf.compat.v1.train.SessionRunHook):
+    """A hook that does nothing (migration tools put it where a Horovod hook was)."""
+
+
+def npu_hooks_append(hooks_list=()):
+    """Appends the variable-broadcast hook to ``hooks_list``.
+
+    Args:
+      hooks_list: a list of hooks; anything else is replaced by a new list.
+    Returns:
+      The list with ``NPUBroadcastGlobalVariablesHook(0, RANK_ID)`` appended.
+    """
+    if not isinstance(hooks_list, list):
+        hooks_list = []
+    hooks_list.append(npu_hook.NPUBroadcastGlobalVariablesHook(0, int(os.getenv("RANK_ID", "0"))))
+    return hooks_list
+
+
+def npu_callbacks_append(callbacks_list=()):
+    """Appends the Keras variable-broadcast callback to ``callbacks_list``.
+
+    Args:
+      callbacks_list: a list of callbacks; anything else is replaced by a new list.
+    Returns:
+      The list with ``NPUBroadcastGlobalVariablesCallback(0)`` appended.
+    """
+    if not isinstance(callbacks_list, list):
+        callbacks_list = []
+    callbacks_list.append(npu_callbacks.NPUBroadcastGlobalVariablesCallback(0))
+    return callbacks_list
+
+
+def npu_tf_optimizer(opt):
+    """Wraps a ``tf.compat.v1.train.Optimizer`` for data-parallel training (``NPUDistributedOptimizer``)."""
+    return npu_optimizer.NPUDistributedOptimizer(opt)
+
+
+def npu_keras_optimizer(opt):
+    """Wraps a Keras optimizer for data-parallel training (``KerasDistributeOptimizer``)."""
+    return npu_optimizer.KerasDistributeOptimizer(opt)
+
+
+def npu_run_config_init(run_config=None):
+    """Gives an Estimator ``RunConfig`` an NPU session config.
+
+    Args:
+      run_config: a ``tf.estimator.RunConfig``; None creates one.
+    Returns:
+      The run config, whose session config was replaced by ``npu_config_proto(session_config)``.
+    """
+    if run_config is None:
+        estimator = getattr(tf.compat.v1, "estimator", None)
+        run_config = estimator.RunConfig() if estimator is not None else _estimator_run_config()
+    run_config.__dict__["_session_config"] = config_proto.npu_config_proto(run_config.session_config)
+    return run_config

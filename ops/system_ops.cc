@@ -1,0 +1,53 @@
+// NPUInit / NPUShutdown: the ops behind npu_ops.initialize_system() / shutdown_system().
+#include "ops/system_state.h"
+#include "tensorflow/core/framework/common_shape_fns.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+
+namespace npu_bridge {
+
+REGISTER_OP("NPUInit")
+    .SetIsStateful()
+    .SetShapeFn(tensorflow::shape_inference::NoOutputs)
+    .Doc("Initializes the NPU system for this process (idempotent).");
+
+REGISTER_OP("NPUShutdown")
+    .SetIsStateful()
+    .SetShapeFn(tensorflow::shape_inference::NoOutputs)
+    .Doc("Shuts the NPU system down unless it was initialized globally by npu_resource_init.");
+
+class NpuInitOp : public tensorflow::OpKernel {
+ public:
+  explicit NpuInitOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
+    // Without NpuOptimizer in the session config the attr is absent and defaults apply, as upstream.
+    auto it = def().attr().find(kInitOptionsAttr);
+    init_options_ = it == def().attr().end() ? "{}" : it->second.s();
+  }
+
+  void Compute(tensorflow::OpKernelContext*) override {
+    if (SystemState::Get().Initialize(init_options_, "NPUInit", false)) {
+      VLOG(1) << "npu_bridge: NPU system initialized";
+    }
+  }
+
+ private:
+  std::string init_options_;
+};
+
+class NpuShutdownOp : public tensorflow::OpKernel {
+ public:
+  explicit NpuShutdownOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(tensorflow::OpKernelContext*) override {
+    if (SystemState::Get().Shutdown(/*force=*/false)) {
+      VLOG(1) << "npu_bridge: NPU system shut down";
+    }
+  }
+};
+
+REGISTER_KERNEL_BUILDER(Name("NPUInit").Device(tensorflow::DEVICE_CPU), NpuInitOp);
+REGISTER_KERNEL_BUILDER(Name("NPUInit").Device(tensorflow::DEVICE_GPU), NpuInitOp);
+REGISTER_KERNEL_BUILDER(Name("NPUShutdown").Device(tensorflow::DEVICE_CPU), NpuShutdownOp);
+REGISTER_KERNEL_BUILDER(Name("NPUShutdown").Device(tensorflow::DEVICE_GPU), NpuShutdownOp);
+
+}  // namespace npu_bridge

@@ -1,0 +1,75 @@
+// The `NpuOptimizer` Grappler custom graph optimizer. TF instantiates it for every session whose
+// ConfigProto lists a custom optimizer of that name, hands it the parameter_map (Init) and calls Optimize on
+// the graph it is about to execute. It runs the registered rewrite passes (rewrite_pass.h); with no pass
+// enabled it reports "nothing to do" and TF keeps the graph as it was.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/system_state.h"
+#include "optimizers/pass_options.h"
+#include "optimizers/pass_stats.h"
+#include "optimizers/rewrite_pass.h"
+#include "tensorflow/core/grappler/grappler_item.h"
+#include "tensorflow/core/grappler/optimizers/custom_graph_optimizer.h"
+#include "tensorflow/core/grappler/optimizers/custom_graph_optimizer_registry.h"
+
+namespace npu_bridge {
+class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
+ public:
+  std::string name() const override { return "NpuOptimizer"; }
+  bool UsesFunctionLibrary() const override { return false; }
+
+  absl::Status Init(const tensorflow::RewriterConfig_CustomGraphOptimizer* config) override {
+    if (config != nullptr) options_ = PassOptions(*config);
+    passes_ = CreateRewritePasses();
+    RecordInit(options_.Keys());
+    return absl::OkStatus();
+  }
+
+  absl::Status Optimize(tensorflow::grappler::Cluster*, const tensorflow::grappler::GrapplerItem& item,
+                        tensorflow::GraphDef* optimized_graph) override {
+    if (!options_.validated()) {
+      // Sessions created through npu_bridge are always validated; anything else was built around it.
+      return absl::FailedPreconditionError(
+          "npu_bridge: NpuOptimizer options were not validated by the session bridge; create sessions "
+          "after `import npu_bridge`");
+    }
+    // Ascend initializes its runtime lazily on the first run of a device graph; NPUInit does it itself.
+    if (!GraphHasOp(item.graph, "NPUInit")) {
+      SystemState::Get().Initialize(options_.GetString(kInitOptionsKey, "{}"), "graph", false);
+    }
+    std::vector<RewritePass*> enabled;
+    std::vector<std::string> enabled_names;
+    for (auto& pass : passes_) {
+      if (pass->Enabled(options_, item)) {
+        enabled.push_back(pass.get());
+        enabled_names.push_back(pass->name());
+      }
+    }
+    RecordOptimize(item.graph.node_size(), enabled_names);
+    if (enabled.empty()) return absl::AbortedError("npu_bridge: no rewrite requested");
+
+    *optimized_graph = item.graph;
+    bool changed = false;
+    for (RewritePass* pass : enabled) {
+      bool pass_changed = false;
+      absl::Status status = pass->Run(options_, item, optimized_graph, &pass_changed);
+      if (!status.ok()) {
+        return absl::Status(status.code(),
+                            "npu_bridge " + pass->name() + " pass: " + std::string(status.message()));
+      }
+      changed = changed || pass_changed;
+    }
+    if (!changed) return absl::AbortedError("npu_bridge: graph already rewritten");
+    return absl::OkStatus();
+  }
+
+ private:
+  PassOptions options_;
+  std::vector<std::unique_ptr<RewritePass>> passes_;
+};
+
+REGISTER_GRAPH_OPTIMIZER_AS(NpuOptimizer, "NpuOptimizer");
+
+}  // namespace npu_bridge

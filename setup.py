@@ -1,0 +1,125 @@
+"""Builds and installs npu_bridge.
+
+The C++ library (ops/, optimizers/) is compiled against the TensorFlow installed in the current environment,
+so install TensorFlow first and build without pip's build isolation:
+
+    python -m pip install -r requirements.txt
+    python -m pip install --no-build-isolation -e .
+"""
+
+import concurrent.futures
+import glob
+import json
+import os
+import subprocess
+import sys
+
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NATIVE_SOURCE_DIRS = ("ops", "optimizers")
+EXTRA_COMPILE_FLAGS = ["-O2", "-fPIC", "-Wno-deprecated-declarations", "-Wno-interference-size"]
+BUILD_INFO = "_build_info.json"  # read by npu_bridge/native_library.py: which TensorFlow this build is for
+MAX_COMPILE_JOBS = 2  # one TF translation unit needs ~0.6 GB and two cores are the norm here
+
+
+def _import_tensorflow():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    except ImportError as e:
+        sys.exit(
+            "npu_bridge: TensorFlow must be installed before npu_bridge is built, and pip must not build in "
+            "an isolated environment. Run:\n"
+            "    python -m pip install -r requirements.txt\n"
+            "    python -m pip install --no-build-isolation -e .\n"
+            f"(import error: {e})")
+    return tf
+
+
+class BuildNativeLibrary(build_ext):
+    """Compiles ops/*.cc and optimizers/*.cc into npu_bridge/libnpu_bridge.so with TensorFlow's flags."""
+
+    def get_ext_filename(self, ext_name):
+        return os.path.join(*ext_name.split(".")) + ".so"
+
+    def copy_extensions_to_source(self):
+        super().copy_extensions_to_source()
+        for ext in self.extensions:
+            package = ext.name.split(".")[:-1]
+            self.copy_file(os.path.join(self.build_lib, *package, BUILD_INFO), os.path.join(HERE, *package))
+
+    def build_extension(self, ext):
+        tf = _import_tensorflow()
+        compile_flags = tf.sysconfig.get_compile_flags() + EXTRA_COMPILE_FLAGS + [f"-I{HERE}"]
+        link_flags = tf.sysconfig.get_link_flags()
+        output = os.path.abspath(self.get_ext_fullpath(ext.name))
+        obj_dir = os.path.abspath(os.path.join(self.build_temp, "npu_bridge_objects"))
+        os.makedirs(obj_dir, exist_ok=True)
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+
+        headers = [h for d in NATIVE_SOURCE_DIRS for h in glob.glob(os.path.join(HERE, d, "*.h"))]
+        newest_header = max((os.path.getmtime(h) for h in headers), default=0.0)
+        flags_file = os.path.join(obj_dir, "flags.json")
+        flags_changed = _read_json(flags_file) != compile_flags
+        jobs = []
+        objects = []
+        for source in ext.sources:
+            obj = os.path.join(obj_dir, os.path.relpath(source, HERE).replace(os.sep, "__") + ".o")
+            objects.append(obj)
+            stale = (flags_changed or not os.path.exists(obj)
+                     or os.path.getmtime(obj) < max(os.path.getmtime(source), newest_header))
+            if stale or self.force:
+                jobs.append((source, obj))
+        jobs_allowed = max(1, min(MAX_COMPILE_JOBS, int(os.environ.get("NPU_BRIDGE_BUILD_JOBS", "2"))))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs_allowed) as pool:
+            futures = []
+            for i, (source, obj) in enumerate(jobs, 1):
+                print(f"npu_bridge: compiling {os.path.relpath(source, HERE)} ({i}/{len(jobs)})", flush=True)
+                futures.append(pool.submit(_run, ["g++", "-c", source, "-o", obj] + compile_flags))
+            for future in futures:
+                future.result()
+        with open(flags_file, "w", encoding="utf-8") as f:
+            json.dump(compile_flags, f)
+        print(f"npu_bridge: linking {output}", flush=True)
+        _run(["g++", "-shared"] + objects + ["-o", output] + link_flags)
+        with open(os.path.join(os.path.dirname(output), BUILD_INFO), "w", encoding="utf-8") as f:
+            json.dump({"tensorflow_version": tf.__version__,
+                       "tensorflow_git_version": tf.version.GIT_VERSION,
+                       "compile_flags": compile_flags, "link_flags": link_flags}, f, indent=1)
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _run(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"npu_bridge build failed: {' '.join(cmd[:4])} ...\n{result.stderr}")
+
+
+NATIVE_SOURCES = sorted(os.path.relpath(p, HERE) for d in NATIVE_SOURCE_DIRS
+                        for p in glob.glob(os.path.join(HERE, d, "*.cc")))
+
+setup(
+    name="npu-bridge",
+    version="0.1.0",
+    description="Run, debug and measure Ascend NPU TensorFlow 1 scripts on CPU and GPU with TensorFlow 2.x",
+    long_description=open(os.path.join(HERE, "README.md"), encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.9",
+    packages=find_packages(include=["npu_bridge", "npu_bridge.*", "hccl", "hccl.*"]),
+    package_data={"npu_bridge": ["libnpu_bridge.so", "_build_info.json"]},
+    ext_modules=[Extension("npu_bridge.libnpu_bridge", sources=NATIVE_SOURCES)],
+    cmdclass={"build_ext": BuildNativeLibrary},
+    # `tensorflow` 2.21 is satisfied by a tensorflow-cpu + tf-keras install as well as by a GPU install.
+    install_requires=["tensorflow>=2.21,<2.22", "tf-keras>=2.21,<2.22", "numpy>=1.26,<3"],
+    entry_points={"console_scripts": ["npu-bridge=npu_bridge.cli.main:main"]},
+    zip_safe=False,
+)

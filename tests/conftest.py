@@ -1,0 +1,88 @@
+"""Shared test setup: a clean rank environment, graph mode, and process state reset after every test."""
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Tests describe the world they need themselves; the developer's environment must not leak in (this also
+# applies to the subprocesses tests start, which inherit os.environ).
+_AMBIENT_VARIABLES = (
+    "RANK_TABLE_FILE", "RANK_SIZE", "RANK_ID", "DEVICE_ID", "ASCEND_DEVICE_ID", "POD_NAME", "JOB_ID",
+    "CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_IP", "CM_WORKER_SIZE",
+    "ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT", "HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT",
+    "PROFILING_MODE", "PROFILING_OPTIONS", "NPU_BRIDGE_DEVICE_TARGET",
+)
+for _name in _AMBIENT_VARIABLES:
+    os.environ.pop(_name, None)
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import tensorflow as tf  # noqa: E402
+
+import npu_bridge  # noqa: E402,F401
+from npu_bridge import session_bridge, system  # noqa: E402
+
+# TF1-style tests: graph mode, as after `from npu_bridge.npu_init import *`.
+tf.compat.v1.disable_eager_execution()
+
+
+@pytest.fixture(autouse=True)
+def _reset_process_state():
+    """Each test starts with the NPU system down and without npu_init's session injection."""
+    yield
+    session_bridge.inject_npu_config(False)
+    system.shutdown(force=True)
+
+
+@pytest.fixture
+def npu_log():
+    """Messages the ``npu_bridge`` logger emits during the test (it does not propagate to the root logger)."""
+    messages = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    handler = _Collect(level=logging.DEBUG)
+    logger = logging.getLogger("npu_bridge")
+    logger.addHandler(handler)
+    yield messages
+    logger.removeHandler(handler)
+
+
+def npu_config(**options):
+    """A ConfigProto with an NpuOptimizer entry holding ``options`` (bool -> .b, int -> .i, str -> .s)."""
+    config = tf.compat.v1.ConfigProto()
+    entry = config.graph_options.rewrite_options.custom_optimizers.add()
+    entry.name = "NpuOptimizer"
+    for key, value in options.items():
+        if isinstance(value, bool):
+            entry.parameter_map[key].b = value
+        elif isinstance(value, int):
+            entry.parameter_map[key].i = value
+        else:
+            entry.parameter_map[key].s = tf.compat.as_bytes(value)
+    return config
+
+
+def run_python(code, env=None, timeout=300, cwd=REPO_ROOT, args=()):
+    """Runs Python ``code`` (a snippet, dedented) or a script path in a fresh interpreter.
+
+    Returns:
+      The ``subprocess.CompletedProcess`` (text mode, stdout and stderr captured).
+    """
+    full_env = dict(os.environ)
+    # Scripts run from any directory must import this checkout (CI installs it editable anyway).
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p)
+    full_env.update(env or {})
+    if code.endswith(".py") and "\n" not in code:
+        cmd = [sys.executable, code, *args]
+    else:
+        cmd = [sys.executable, "-c", textwrap.dedent(code), *args]
+    return subprocess.run(cmd, env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          check=False)

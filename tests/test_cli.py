@@ -1,0 +1,29 @@
+"""The npu-bridge command."""
+
+from npu_bridge.cli.main import main
+
+
+def test_info(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "npu_bridge 0.1.0" in out and "TensorFlow 2.21" in out and "loaded: True" in out
+    assert "rank 0 of 1" in out
+
+
+def test_info_reports_a_malformed_world(capsys, monkeypatch):
+    monkeypatch.setenv("RANK_SIZE", "two")
+    assert main(["info"]) == 1
+    assert "RANK_SIZE" in capsys.readouterr().err
+
+
+def test_options_table_and_one_option(capsys):
+    assert main(["options"]) == 0
+    assert "precision_mode" in capsys.readouterr().out
+    assert main(["options", "dump_mode"]) == 0
+    out = capsys.readouterr().out
+    assert "stage:" in out and "input" in out and "status here:" in out
+
+
+def test_unknown_option(capsys):
+    assert main(["options", "no_such_option"]) == 2
+    assert "unknown option 'no_such_option'" in capsys.readouterr().err

@@ -1,0 +1,42 @@
+"""ASCEND_GLOBAL_LOG_LEVEL and ASCEND_SLOG_PRINT_TO_STDOUT drive the npu_bridge logger."""
+
+import logging
+
+import pytest
+from conftest import run_python
+
+from npu_bridge import log
+
+
+@pytest.mark.parametrize("value,level", [("0", logging.DEBUG), ("1", logging.INFO), ("2", logging.WARNING),
+                                         ("3", logging.ERROR), ("", logging.WARNING)])
+def test_levels(value, level):
+    log.configure({"ASCEND_GLOBAL_LOG_LEVEL": value})
+    try:
+        assert log.logger.level == level
+    finally:
+        log.configure({})
+
+
+def test_level_4_is_off():
+    log.configure({"ASCEND_GLOBAL_LOG_LEVEL": "4"})
+    try:
+        assert not log.logger.isEnabledFor(logging.CRITICAL)
+    finally:
+        log.configure({})
+
+
+def test_bad_level_is_rejected():
+    with pytest.raises(ValueError, match="ASCEND_GLOBAL_LOG_LEVEL has invalid value 'loud'"):
+        log.configure({"ASCEND_GLOBAL_LOG_LEVEL": "loud"})
+
+
+def test_print_to_stdout():
+    result = run_python("""
+        from npu_bridge import log
+        log.warn_once("k", "hello %s", "there")
+        log.warn_once("k", "hello %s", "again")
+    """, env={"ASCEND_SLOG_PRINT_TO_STDOUT": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("hello") == 1 and "hello there" in result.stdout
+    assert "hello" not in result.stderr
