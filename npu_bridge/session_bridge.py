@@ -16,16 +16,16 @@ For a bridged session the bridge:
      C++ pass and sets ``min_graph_nodes = -1`` so even the one-node ``initialize_system`` graph is optimized;
      it turns ``place_pruned_graph`` off (``InteractiveSession`` turns it on), because TF skips Grappler --
      and so the NpuOptimizer pass -- for pruned-graph placement;
-  5. maps options onto TensorFlow's own machinery (``deterministic`` -> op determinism).
+  5. runs the capabilities' setup steps (``npu_bridge.session_setup``), which map options onto TensorFlow's
+     own machinery, may redirect the target and may attach run hooks to the new session.
 The user's ConfigProto is never modified: the session gets a copy.
 """
 
 import json
-import logging
 
 from tensorflow.core.protobuf import config_pb2
 
-from npu_bridge import config_proto, log, native_library, system, world
+from npu_bridge import config_proto, log, native_library, session_setup, system, world
 from npu_bridge.options import parse as option_parse
 
 VALIDATED_KEY = "_npu_bridge_validated"
@@ -46,12 +46,13 @@ def install():
 def _wrap_init(original_init):
     def __init__(self, target="", graph=None, config=None):
         try:
-            target, config, options = bridge_config(target, config)
+            plan = bridge_config(target, config)
         except Exception:
             self._session = None  # BaseSession.__del__ reads it; the session was never created
             raise
-        original_init(self, target, graph, config)
-        setattr(self, OPTIONS_ATTRIBUTE, options)
+        original_init(self, plan.target, graph, plan.config)
+        setattr(self, OPTIONS_ATTRIBUTE, plan.options)
+        session_setup.attach_run_hooks(self, plan.run_hooks)
 
     __init__.__doc__ = original_init.__doc__
     __init__._npu_bridge_wrapped = True  # pylint: disable=protected-access
@@ -76,8 +77,8 @@ def bridge_config(target, config):
       target: the session target the user passed.
       config: the ConfigProto the user passed (or None).
     Returns:
-      ``(target, config, options)``: what to create the session with, and the validated ``NpuOptions``
-      (None for a session that is not bridged).
+      A ``session_setup.SessionPlan``: target and config to create the session with, the validated
+      ``NpuOptions`` (None for a session that is not bridged) and run hooks to attach.
     Raises:
       NpuOptionError: an option has a bad value.
       RankTableError, DeviceIdError: the collective world is misconfigured.
@@ -86,10 +87,10 @@ def bridge_config(target, config):
     if config is None and _inject_all:
         config = config_pb2.ConfigProto()
     if not isinstance(config, config_pb2.ConfigProto):
-        return target, config, None
+        return session_setup.SessionPlan(options=None, config=config, target=target)
     if not config_proto.has_npu_optimizer(config):
         if not _inject_all:
-            return target, config, None
+            return session_setup.SessionPlan(options=None, config=config, target=target)
         config = config_proto.npu_config_proto(_copy(config))
     log.configure()
     if not native_library.is_loaded():
@@ -103,8 +104,7 @@ def bridge_config(target, config):
     _write_single_entry(bridged, options)
     bridged.graph_options.rewrite_options.min_graph_nodes = -1
     bridged.graph_options.place_pruned_graph = False
-    _map_onto_tensorflow(options)
-    return target, bridged, options
+    return session_setup.plan_session(options, bridged, target)
 
 
 def _copy(config):
@@ -150,15 +150,6 @@ def _write_single_entry(config, options):
             params[VALIDATED_KEY].b = True
             params[INIT_OPTIONS_KEY].s = json.dumps(options.by_stage("init"), sort_keys=True).encode()
             written = True
-
-
-def _map_onto_tensorflow(options):
-    if options.get("deterministic") == 1:
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
-
-        tf.config.experimental.enable_op_determinism()
-        log.once("deterministic-on", logging.INFO,
-                 "deterministic=1: TensorFlow op determinism enabled for this process")
 
 
 def decorator_tf_session(session_init):

@@ -1,0 +1,158 @@
+"""How capabilities take part in bridged sessions.
+
+A capability (collectives, dump, profiling, precision, ...) registers a *setup step* with ``setup_step``. For
+every bridged session the session bridge builds a ``SessionPlan`` -- the validated options, a private copy of
+the ConfigProto and the target -- and calls the steps in order. A step may edit ``plan.config``, change
+``plan.target`` and add ``RunHook``s. After the session exists, ``attach_run_hooks`` wraps that one session's
+``run`` and ``close`` -- only when some step asked for hooks, so other sessions run at TensorFlow's speed.
+
+Steps live in the modules listed in ``CAPABILITY_MODULES``, imported at the first bridged session (keeping
+``import npu_bridge`` fast). Orders (lower runs first): 100 system/world, 200 precision, 300 collectives,
+400 dump, 500 profiling, 600 iteration loops.
+"""
+
+import dataclasses
+import importlib
+import threading
+from typing import Any, Callable, List
+
+from tensorflow.core.protobuf import config_pb2
+
+CAPABILITY_MODULES = (
+    "npu_bridge.determinism",
+)
+
+_lock = threading.Lock()
+_steps = []  # (order, name, function)
+_imported = False
+
+
+@dataclasses.dataclass
+class SessionPlan:
+    """What a bridged session will be created with; setup steps edit it.
+
+    Attributes:
+      options: the validated ``NpuOptions`` of the session (read-only).
+      config: the ConfigProto the session will be created with (a private copy; steps may edit it).
+      target: the session target.
+      run_hooks: ``RunHook``s to attach to the session.
+    """
+
+    options: Any
+    config: config_pb2.ConfigProto
+    target: str
+    run_hooks: List["RunHook"] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class RunContext:
+    """One ``Session.run`` call as hooks see it; ``before_run`` may replace the run arguments.
+
+    Attributes:
+      session: the bridged session.
+      fetches, feed_dict, options, run_metadata: the arguments ``run`` is called with (``options`` is a
+        ``RunOptions`` or None, ``run_metadata`` a ``RunMetadata`` or None).
+      step: how many ``run`` calls this session had before this one.
+    """
+
+    session: Any
+    fetches: Any
+    feed_dict: Any
+    options: Any
+    run_metadata: Any
+    step: int
+
+
+class RunHook:
+    """Observes the runs of one bridged session. Subclasses override what they need."""
+
+    def before_run(self, context):
+        """Called before each run; may change ``context.options`` / ``context.run_metadata``."""
+
+    def after_run(self, context, results):
+        """Called after each successful run with what ``run`` returned."""
+
+    def end(self, session):
+        """Called once when the session is closed."""
+
+
+def setup_step(order, name):
+    """Registers ``function(plan)`` as a setup step; used as a decorator in capability modules.
+
+    Args:
+      order: position among the steps (see the module docstring).
+      name: a short name for logs and errors.
+    Returns:
+      The decorator.
+    """
+
+    def register(function: Callable[[SessionPlan], None]):
+        with _lock:
+            _steps.append((order, name, function))
+            _steps.sort(key=lambda step: step[0])
+        return function
+
+    return register
+
+
+def load_capabilities():
+    """Imports the capability modules (once), which registers their setup steps."""
+    global _imported
+    if not _imported:
+        for module in CAPABILITY_MODULES:
+            importlib.import_module(module)
+        _imported = True
+
+
+def plan_session(options, config, target):
+    """Runs every setup step for a new bridged session.
+
+    Args:
+      options: the validated ``NpuOptions``.
+      config: the ConfigProto copy the session will use (edited in place).
+      target: the requested target.
+    Returns:
+      The ``SessionPlan`` after all steps.
+    """
+    load_capabilities()
+    plan = SessionPlan(options=options, config=config, target=target)
+    with _lock:
+        steps = list(_steps)
+    for _, _, function in steps:
+        function(plan)
+    return plan
+
+
+def attach_run_hooks(session, hooks):
+    """Wraps ``session.run`` and ``session.close`` of this one session so ``hooks`` see every run.
+
+    Args:
+      session: a just-created bridged session.
+      hooks: ``RunHook``s; nothing is wrapped when empty.
+    """
+    if not hooks:
+        return
+    original_run, original_close = session.run, session.close
+    state = {"steps": 0, "ended": False}
+
+    def run(fetches, feed_dict=None, options=None, run_metadata=None):
+        context = RunContext(session, fetches, feed_dict, options, run_metadata, state["steps"])
+        state["steps"] += 1
+        for hook in hooks:
+            hook.before_run(context)
+        results = original_run(context.fetches, context.feed_dict, context.options, context.run_metadata)
+        for hook in reversed(hooks):
+            hook.after_run(context, results)
+        return results
+
+    def close():
+        try:
+            original_close()
+        finally:
+            if not state["ended"]:
+                state["ended"] = True
+                for hook in hooks:
+                    hook.end(session)
+
+    run.__doc__, close.__doc__ = original_run.__doc__, original_close.__doc__
+    session.run, session.close = run, close

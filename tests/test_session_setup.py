@@ -1,0 +1,65 @@
+"""The extension point capabilities use: setup steps edit a bridged session's plan; run hooks see its runs."""
+
+import pytest
+import tensorflow as tf
+from conftest import npu_config
+
+from npu_bridge import session_setup
+
+v1 = tf.compat.v1
+
+
+@pytest.fixture
+def private_steps(monkeypatch):
+    session_setup.load_capabilities()
+    monkeypatch.setattr(session_setup, "_steps", list(session_setup._steps))  # pylint: disable=protected-access
+
+
+class Recorder(session_setup.RunHook):
+    def __init__(self):
+        self.events = []
+
+    def before_run(self, context):
+        context.options = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE)
+        context.run_metadata = v1.RunMetadata()
+        self.events.append(("before", context.step))
+
+    def after_run(self, context, results):
+        self.events.append(("after", context.step, results, len(context.run_metadata.step_stats.dev_stats) > 0))
+
+    def end(self, session):
+        self.events.append(("end",))
+
+
+def test_steps_edit_the_plan_and_hooks_see_every_run(private_steps):  # pylint: disable=unused-argument
+    recorder = Recorder()
+    seen_options = []
+
+    @session_setup.setup_step(250, "test")
+    def step(plan):
+        seen_options.append(plan.options.get("precision_mode"))
+        plan.config.intra_op_parallelism_threads = 1
+        plan.run_hooks.append(recorder)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        value = tf.constant(2.0) * 3.0
+    sess = v1.Session(graph=graph, config=npu_config(precision_mode="force_fp32"))
+    with sess:
+        assert sess._config.intra_op_parallelism_threads == 1  # pylint: disable=protected-access
+        assert sess.run(value) == 6.0
+        assert sess.run(value) == 6.0
+    sess.close()
+    assert seen_options == ["force_fp32"]
+    assert recorder.events == [("before", 0), ("after", 0, 6.0, True), ("before", 1), ("after", 1, 6.0, True),
+                               ("end",)]
+
+
+def test_sessions_without_hooks_are_not_wrapped():
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.constant(1.0)
+    with v1.Session(graph=graph, config=npu_config()) as sess:
+        assert "run" not in vars(sess)
+    with v1.Session(graph=graph) as sess:
+        assert "run" not in vars(sess)
