@@ -18,7 +18,7 @@ which must equal the loaded value (checked when loading).
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from npu_bridge import native_library, session_bridge
+from npu_bridge import arg_checks, native_library, session_bridge
 from npu_bridge.errors import NpuOptionError
 
 ITERATION_OP_ATTR = "_npu_iteration_op"  # optimizers/iterations_loop.h: kIterationOpAttr
@@ -31,36 +31,37 @@ _GUARD_MESSAGE = (
     "given to util.set_iteration_per_loop / SetIterationsVarHook), with Grappler enabled")
 
 
-def _check_iterations(iterations_per_loop, source):
-    if isinstance(iterations_per_loop, bool) or not isinstance(iterations_per_loop, int):
-        raise TypeError(f"{source}: iterations_per_loop must be int, got {type(iterations_per_loop).__name__}")
-    if iterations_per_loop <= 0:
-        raise ValueError(f"{source}: iterations_per_loop must be positive, got {iterations_per_loop}")
+def create_or_get_var(var_name, graph=None):
+    """Returns the local int64 resource variable ``npu_runconfig/<var_name>``, creating it if needed.
+
+    Such variables are not saved in checkpoints, as upstream's.
+
+    Args:
+      var_name: the variable's name inside ``npu_runconfig``.
+      graph: the graph (default: the default graph).
+    Returns:
+      The variable.
+    """
+    graph = graph or tf.compat.v1.get_default_graph()
+    for var in graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES):
+        if var.op.name == f"{VARIABLE_SCOPE}/{var_name}":
+            return var
+    with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None), \
+            tf.compat.v1.variable_scope(VARIABLE_SCOPE, reuse=tf.compat.v1.AUTO_REUSE):
+        return tf.compat.v1.get_variable(
+            var_name, shape=[], dtype=tf.int64, initializer=tf.compat.v1.zeros_initializer(), trainable=False,
+            collections=[tf.compat.v1.GraphKeys.LOCAL_VARIABLES], use_resource=True)
 
 
 def loop_variables(graph=None):
-    """Returns the ``npu_runconfig`` variables {name: variable}, creating missing ones.
-
-    They are local int64 resource variables (not saved in checkpoints), as upstream.
+    """Returns upstream's ``npu_runconfig`` loop variables {name: variable}, creating missing ones.
 
     Args:
-      graph: the graph to create them in (default: the default graph).
+      graph: the graph (default: the default graph).
     Returns:
       A dict with keys "iterations_per_loop", "loop_cond", "one", "zero".
     """
-    graph = graph or tf.compat.v1.get_default_graph()
-    found = {}
-    for var in graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES):
-        scope, _, short = var.op.name.rpartition("/")
-        if scope == VARIABLE_SCOPE and short in _LOOP_VARIABLES:
-            found[short] = var
-    with graph.as_default(), tf.compat.v1.variable_scope(VARIABLE_SCOPE, reuse=tf.compat.v1.AUTO_REUSE):
-        for name in _LOOP_VARIABLES:
-            if name not in found:
-                found[name] = tf.compat.v1.get_variable(
-                    name, shape=[], dtype=tf.int64, initializer=tf.compat.v1.zeros_initializer(),
-                    trainable=False, collections=[tf.compat.v1.GraphKeys.LOCAL_VARIABLES], use_resource=True)
-    return found
+    return {name: create_or_get_var(name, graph) for name in _LOOP_VARIABLES}
 
 
 def _session_options(sess):
@@ -136,7 +137,7 @@ class IterationPerLoop:
           TypeError, ValueError: N is not a positive int.
           NpuOptionError: the session's ``iterations_per_loop`` option is not N.
         """
-        _check_iterations(iterations_per_loop, "load_iteration_per_loop_var")
+        arg_checks.check_positive_integer(iterations_per_loop, "iterations_per_loop")
         check_session(sess, iterations_per_loop, "load_iteration_per_loop_var")
         values = {"iterations_per_loop": iterations_per_loop - 1, "loop_cond": 0, "one": 1, "zero": 0}
         for name, var in loop_variables(sess.graph).items():
@@ -157,7 +158,7 @@ def set_iteration_per_loop(sess, train_op, iterations_per_loop=1):
       TypeError, ValueError: N is not a positive int, or ``train_op`` is not a ``tf.Operation``.
       NpuOptionError: the session's ``iterations_per_loop`` option is not N.
     """
-    _check_iterations(iterations_per_loop, "set_iteration_per_loop")
+    arg_checks.check_positive_integer(iterations_per_loop, "iterations_per_loop")
     if iterations_per_loop == 1:
         return train_op
     check_session(sess, iterations_per_loop, "set_iteration_per_loop")
