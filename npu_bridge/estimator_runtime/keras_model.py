@@ -125,7 +125,8 @@ def model_to_npu_estimator(keras_model=None, keras_model_path=None, custom_objec
       config: an ``NPURunConfig`` (default: ``NPURunConfig(model_dir=model_dir)``).
       job_start_file: as ``NPUEstimator``.
     Raises:
-      ValueError: neither or both models given, the model is not compiled, or a bad checkpoint_format.
+      ValueError: neither or both models given, the model is not compiled (or not with a legacy optimizer), or a
+        bad checkpoint_format.
     """
     if (keras_model is None) == (keras_model_path is None):
         raise ValueError("Either `keras_model` or `keras_model_path` needs to be provided.")
@@ -136,6 +137,10 @@ def model_to_npu_estimator(keras_model=None, keras_model_path=None, custom_objec
     if getattr(keras_model, "optimizer", None) is None or getattr(keras_model, "loss", None) is None:
         raise ValueError("The given keras model has not been compiled yet. Please compile the model with "
                          "`model.compile()` before calling `model_to_npu_estimator()`.")
+    if not hasattr(keras_model.optimizer, "get_updates"):
+        raise ValueError("model_to_npu_estimator trains in graph mode, which needs a legacy Keras optimizer "
+                         "(tf.compat.v1.keras.optimizers.* or tf.keras.optimizers.legacy.*); the model is compiled "
+                         f"with {type(keras_model.optimizer).__module__}.{type(keras_model.optimizer).__name__}")
     config = config if config is not None else NPURunConfig(model_dir=model_dir)
     model_dir = model_dir or config.model_dir or default_model_dir()
     warm_start_from = None
