@@ -28,7 +28,8 @@ _LOOP_VARIABLES = ("iterations_per_loop", "loop_cond", "one", "zero")
 _GUARD_MESSAGE = (
     "IterationOp '{name}' performs iterations_per_loop training steps per sess.run, but no loop was built "
     "for this run: run it in a session whose NpuOptimizer config sets iterations_per_loop > 1 (the value "
-    "given to util.set_iteration_per_loop / SetIterationsVarHook), with Grappler enabled")
+    "given to util.set_iteration_per_loop / SetIterationsVarHook), with Grappler enabled, and fetch the "
+    "IterationOp itself (not an op that depends on it)")
 
 
 def create_or_get_var(var_name, graph=None):

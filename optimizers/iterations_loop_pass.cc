@@ -156,7 +156,7 @@ class LoopBuilder {
   std::vector<bool> remove_;                         // per original node: removed from this call's graph
   std::unordered_map<std::string, std::string> renamed_;  // fetched inside node -> its name in the loop
   std::unordered_map<std::string, std::string> enters_;   // "node:port" of an invariant -> its Enter
-  std::unordered_set<std::string> entry_controls_;        // invariant nodes inside nodes had control edges from
+  std::unordered_set<std::string> entry_controls_;        // invariant nodes with control edges to per-step nodes
   std::string loop_cond_, pivot_, counter_exit_, counter_enter_, counter_next_;
 };
 

@@ -30,7 +30,8 @@ def test_tf_estimator_is_installed_under_every_name():
 
 
 def test_train_evaluate_predict_match_numpy_and_resume_continues(tmp_path):
-    estimator = make_estimator(tmp_path, save_checkpoints_steps=5, keep_checkpoint_max=2)
+    estimator = make_estimator(tmp_path, save_checkpoints_steps=5, keep_checkpoint_max=2, save_summary_steps=4,
+                               log_step_count_steps=4)
     estimator.train(input_fn, steps=8)
     estimator.train(input_fn, steps=8)  # resumes from the step-8 checkpoint
     expected = numpy_training(8, 8)
@@ -49,6 +50,9 @@ def test_train_evaluate_predict_match_numpy_and_resume_continues(tmp_path):
     batches = list(estimator.predict(eval_input_fn, predict_keys=["y"], yield_single_examples=False))
     assert [len(b["y"]) for b in batches] == [8] * 8
 
+    tags = {value.tag for path in tf.io.gfile.glob(str(tmp_path / "events.out.tfevents.*"))
+            for event in v1.train.summary_iterator(path) for value in event.summary.value}
+    assert {"loss", "global_step/sec"} <= tags  # save_summary_steps and log_step_count_steps
     files = set(os.listdir(tmp_path))
     assert {"checkpoint", "graph.pbtxt", "eval", "eval_two"} <= files
     kept = tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths
