@@ -82,10 +82,10 @@ def _export_outputs(spec):
 
 
 def _new_export_dir(export_dir_base):
-    stamp = int(time.time())
-    while tf.io.gfile.exists(os.path.join(export_dir_base, str(stamp))):
-        stamp += 1
-    return os.path.join(export_dir_base, str(stamp))
+    """``<base>/<timestamp>``, later than every existing export so "newest" stays well defined."""
+    existing = [int(d.strip("/")) for d in tf.io.gfile.listdir(export_dir_base) if d.strip("/").isdigit()] \
+        if tf.io.gfile.isdir(export_dir_base) else []
+    return os.path.join(export_dir_base, str(max([int(time.time())] + [e + 1 for e in existing])))
 
 
 def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,

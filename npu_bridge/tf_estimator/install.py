@@ -1,5 +1,6 @@
 """Installs ``npu_bridge.tf_estimator`` as ``tf.estimator`` when TensorFlow has no Estimator of its own."""
 
+import importlib
 import sys
 
 from npu_bridge import log
@@ -31,7 +32,10 @@ def install():
         return True
     if tensorflow_has_estimator():
         return False
-    for module in (tf, tf.compat.v1, tf.compat.v2):
+    # `import tensorflow.compat.v1` (as TF1 scripts write it) loads the module that tf.compat.v1 then names,
+    # which is not the one tf.compat.v1 named before: import the canonical modules first.
+    modules = [tf] + [importlib.import_module(name) for name in ("tensorflow.compat.v1", "tensorflow.compat.v2")]
+    for module in modules + [tf.compat.v1, tf.compat.v2]:
         setattr(module, "estimator", tf_estimator)
     for alias in _ALIASES:
         sys.modules[alias] = tf_estimator
