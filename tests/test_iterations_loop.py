@@ -63,6 +63,43 @@ def test_one_run_performs_n_steps_like_n_single_steps(model_args):
     assert w == pytest.approx(ref_w, rel=1e-6)
 
 
+def test_rnn_batch_norm_dropout_adam_model_matches_step_by_step():
+    """A realistic model: dynamic_rnn (a while loop and its gradient), batch-norm update ops, dropout (random
+    numbers), gradient clipping, Adam and a summary, trained 10 steps in one graph: step by step in one session,
+    as 2 loops of 5 in another."""
+    graph = tf.Graph()
+    with graph.as_default():
+        v1.set_random_seed(1)
+        rng = np.random.RandomState(0)
+        data = (rng.rand(64, 6, 3).astype(np.float32), rng.randint(0, 2, 64).astype(np.int32))
+        iterator = v1.data.make_initializable_iterator(tf.data.Dataset.from_tensor_slices(data).repeat().batch(4))
+        x, y = iterator.get_next()
+        global_step = v1.train.get_or_create_global_step()
+        outputs, _ = v1.nn.dynamic_rnn(v1.nn.rnn_cell.LSTMCell(8), x, dtype=tf.float32)
+        hidden = v1.layers.dropout(v1.layers.batch_normalization(outputs[:, -1], training=True), 0.3,
+                                   training=True)
+        loss = v1.losses.sparse_softmax_cross_entropy(y, v1.layers.dense(hidden, 2))
+        summary = v1.summary.scalar("loss", loss)
+        optimizer = v1.train.AdamOptimizer(0.01)
+        grads = [(tf.clip_by_norm(g, 1.0), v) for g, v in optimizer.compute_gradients(loss)]
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            train_op = optimizer.apply_gradients(grads, global_step=global_step)
+        init = [v1.global_variables_initializer(), iterator.initializer]
+    results = []
+    for iterations, runs in ((1, 10), (5, 2)):
+        with v1.Session(graph=graph, config=npu_config(iterations_per_loop=iterations)) as sess:
+            sess.run(init)
+            train = util.set_iteration_per_loop(sess, train_op, iterations)
+            for _ in range(runs):
+                _, last_loss, last_summary = sess.run([train, loss, summary])
+            results.append((last_loss, last_summary, sess.run(global_step), sess.run(v1.global_variables())))
+    (ref_loss, ref_summary, ref_step, ref_vars), (loss_value, summary_value, step, variables) = results
+    assert step == ref_step == 10
+    assert loss_value == ref_loss and summary_value == ref_summary
+    for ref, got in zip(ref_vars, variables):
+        np.testing.assert_array_equal(got, ref)
+
+
 def test_the_loop_is_built_by_the_npu_optimizer_pass_and_variables_hold_n_minus_1():
     graph, t = build_model()
     with v1.Session(graph=graph, config=npu_config(iterations_per_loop=4)) as sess:
