@@ -76,7 +76,7 @@ class _StopAfterNEvalsHook(v1.train.SessionRunHook):
             run_context.request_stop()
 
 
-def _has_hook(hooks, cls):
+def _find_hook(hooks, cls):
     return next((hook for hook in hooks if isinstance(hook, cls)), None)
 
 
@@ -364,7 +364,7 @@ class Estimator:
         if config.save_summary_steps:
             chief_hooks.append(v1.train.SummarySaverHook(save_steps=config.save_summary_steps,
                                                          output_dir=self._model_dir, scaffold=spec.scaffold))
-        existing = _has_hook(hooks + chief_hooks, v1.train.CheckpointSaverHook)
+        existing = _find_hook(hooks + chief_hooks, v1.train.CheckpointSaverHook)
         if existing is not None:
             existing._listeners.extend(saving_listeners)  # pylint: disable=protected-access
         else:
