@@ -14,11 +14,11 @@ import tensorflow as tf
 _channels = weakref.WeakKeyDictionary()  # graph -> {channel name: FIFOQueue}
 
 
-def _channel(channel_name, dtypes, graph=None):
-    """Returns the queue of ``channel_name`` in ``graph``, creating it with ``dtypes`` if needed."""
+def _channel(channel_name, dtypes):
+    """Returns the queue of ``channel_name`` in the default graph, creating it with ``dtypes`` if needed."""
     if not isinstance(channel_name, str) or not channel_name:
         raise ValueError(f"channel_name must be a non-empty string, given: {channel_name!r}")
-    graph = graph or tf.compat.v1.get_default_graph()
+    graph = tf.compat.v1.get_default_graph()
     queues = _channels.setdefault(graph, {})
     queue = queues.get(channel_name)
     if queue is None:

@@ -101,11 +101,10 @@ class NPURunConfig(RunConfig):
         for name, value in arguments.items():
             if not hasattr(self, f"_{name}"):
                 setattr(self, f"_{name}", value)  # upstream keeps every argument as _<name>
-        self._npu_options = option_parse.parse_values(self.parameter_map_values(), "NPURunConfig")
+        option_parse.parse_values(self.parameter_map_values(), "NPURunConfig")  # a bad option fails here
 
     iterations_per_loop = property(lambda self: self._npu_arguments["iterations_per_loop"])
     horovod_mode = property(lambda self: self._npu_arguments["horovod_mode"])
-    npu_options = property(lambda self: self._npu_options, doc="The validated NpuOptions of this config.")
 
     def parameter_map_values(self):
         """Returns {parameter_map key: value} as upstream's NPUEstimator writes this config (section 2.4)."""
