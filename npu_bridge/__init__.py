@@ -6,6 +6,7 @@
   * configures the ``npu_bridge`` logger from ASCEND_GLOBAL_LOG_LEVEL / ASCEND_SLOG_PRINT_TO_STDOUT;
   * loads the C++ library once (ops, kernels and the NpuOptimizer Grappler pass);
   * installs the session bridge (see ``npu_bridge.session_bridge``);
+  * provides ``tf.estimator`` when TensorFlow ships none (``npu_bridge.tf_estimator``; removed in TF 2.16);
   * registers ``npu_close`` to run at interpreter exit.
 """
 
@@ -28,4 +29,8 @@ from npu_bridge import resource as _resource  # noqa: E402
 from npu_bridge import session_bridge as _session_bridge  # noqa: E402
 
 _session_bridge.install()
+
+from npu_bridge.tf_estimator import install as _estimator_install  # noqa: E402
+
+_estimator_install.install()
 _atexit.register(_resource.npu_close)

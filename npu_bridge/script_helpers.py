@@ -6,10 +6,6 @@ import tensorflow as tf
 
 from npu_bridge import config_proto
 from npu_bridge.estimator.npu import npu_callbacks, npu_hook, npu_optimizer
-from npu_bridge.pending import pending
-
-# TensorFlow 2.16+ ships no tf.estimator; the Estimator capability provides one.
-_estimator_run_config = pending("tf.compat.v1.estimator.RunConfig (used by npu_run_config_init)", "estimator")
 
 
 class NpuEmptyHook(tf.compat.v1.train.SessionRunHook):
@@ -63,7 +59,6 @@ def npu_run_config_init(run_config=None):
       The run config, whose session config was replaced by ``npu_config_proto(session_config)``.
     """
     if run_config is None:
-        estimator = getattr(tf.compat.v1, "estimator", None)
-        run_config = estimator.RunConfig() if estimator is not None else _estimator_run_config()
+        run_config = tf.compat.v1.estimator.RunConfig()  # npu_bridge provides tf.estimator on TF >= 2.16
     run_config.__dict__["_session_config"] = config_proto.npu_config_proto(run_config.session_config)
     return run_config

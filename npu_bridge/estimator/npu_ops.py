@@ -1,5 +1,6 @@
 """Upstream import path ``npu_bridge.estimator.npu_ops`` (facade)."""
 
+from npu_bridge.outfeed import channel_get_next, outfeed_dequeue_op, outfeed_enqueue_op, stop_outfeed_dequeue_op
 from npu_bridge.pending import pending
 from npu_bridge.system_ops import initialize_system, shutdown_system
 
@@ -16,7 +17,3 @@ adam_apply_one_with_decay_assign = pending(f"{_MODULE}.adam_apply_one_with_decay
 scatter_elements = pending(f"{_MODULE}.scatter_elements", "compute")
 k_means_centroids = pending(f"{_MODULE}.k_means_centroids", "compute")
 npu_onnx_graph_op = pending(f"{_MODULE}.npu_onnx_graph_op", "compute")
-outfeed_enqueue_op = pending(f"{_MODULE}.outfeed_enqueue_op", "estimator")
-outfeed_dequeue_op = pending(f"{_MODULE}.outfeed_dequeue_op", "estimator")
-stop_outfeed_dequeue_op = pending(f"{_MODULE}.stop_outfeed_dequeue_op", "estimator")
-channel_get_next = pending(f"{_MODULE}.channel_get_next", "estimator")

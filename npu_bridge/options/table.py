@@ -59,8 +59,9 @@ _BASIC = (
     _opt("deterministic", "i", "init", 0, EMULATED,
          "1 turns on TensorFlow op determinism (mapped by the session bridge).",
          allowed="0 (off) / 1 (deterministic)", check=checks.one_of((0, 1), "deterministic should be 0 or 1")),
-    _opt("iterations_per_loop", "i", "pass", 1, PENDING,
-         "Training steps per sess.run (with util.set_iteration_per_loop); the session bridge will count them.",
+    _opt("iterations_per_loop", "i", "pass", 1, WORKS,
+         "A sess.run of the IterationOp (util.set_iteration_per_loop, NPURunConfig) performs N training steps "
+         "in a TensorFlow while loop the NpuOptimizer pass builds: N batches, global step +N, last step's fetches.",
          allowed="integer >= 1", check=checks.at_least(1, "iterations_per_loop must be positive")),
     _opt("enable_data_pre_proc", "b", "pass", False, NO_EFFECT,
          "Offloads the dataset to the device; the input pipeline always runs in TensorFlow here."),

@@ -1,5 +1,5 @@
 """Upstream import path for Keras model to NPUEstimator (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.estimator_runtime.keras_model import model_to_npu_estimator
 
-model_to_npu_estimator = pending("npu_bridge.estimator.npu.keras_to_npu.model_to_npu_estimator", "estimator")
+__all__ = ["model_to_npu_estimator"]

@@ -1,8 +1,5 @@
 """Upstream import path for job information (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.estimator_runtime.job_info import DeviceInfo, JobConfig, JobInfo, NPUBasics
 
-NPUBasics = pending("npu_bridge.estimator.npu.npu_common.NPUBasics", "estimator")
-JobInfo = pending("npu_bridge.estimator.npu.npu_common.JobInfo", "estimator")
-DeviceInfo = pending("npu_bridge.estimator.npu.npu_common.DeviceInfo", "estimator")
-JobConfig = pending("npu_bridge.estimator.npu.npu_common.JobConfig", "estimator")
+__all__ = ["NPUBasics", "JobInfo", "DeviceInfo", "JobConfig"]

@@ -1,7 +1,6 @@
 """Upstream import path for NPUEstimator and NPUEstimatorSpec (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.estimator_runtime.estimator import NPUEstimator, NPUEstimatorSpec
+from npu_bridge.tf_estimator.estimator import no_check_override
 
-NPUEstimator = pending("npu_bridge.estimator.npu.npu_estimator.NPUEstimator", "estimator")
-NPUEstimatorSpec = pending("npu_bridge.estimator.npu.npu_estimator.NPUEstimatorSpec", "estimator")
-no_check_override = pending("npu_bridge.estimator.npu.npu_estimator.no_check_override", "estimator")
+__all__ = ["NPUEstimator", "NPUEstimatorSpec", "no_check_override"]

@@ -1,6 +1,5 @@
 """Upstream import path for NPUSaver (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.estimator_runtime.saver import NPUBulkSaverBuilder, NPUSaver
 
-NPUSaver = pending("npu_bridge.estimator.npu.npu_saver.NPUSaver", "estimator")
-NPUBulkSaverBuilder = pending("npu_bridge.estimator.npu.npu_saver.NPUBulkSaverBuilder", "estimator")
+__all__ = ["NPUSaver", "NPUBulkSaverBuilder"]

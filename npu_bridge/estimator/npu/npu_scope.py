@@ -1,18 +1,13 @@
 """Upstream import path for attribute scopes (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.attr_scopes import (disable_autofuse, keep_dtype_scope, limit_core_num_scope, npu_graph_slice_scope,
+                                    npu_mem_type_scope, npu_optimizer_scope, npu_qos_label_scope,
+                                    npu_recompute_scope, npu_stage_scope, npu_variable_scope,
+                                    npu_weight_prefetch_scope, op_specified_engine_scope, subgraph_multi_dims_scope,
+                                    without_npu_compile_scope)
+from npu_bridge.estimator_runtime.config_objects import NpuExecutePlacement
 
-without_npu_compile_scope = pending("npu_bridge.estimator.npu.npu_scope.without_npu_compile_scope", "estimator")
-npu_variable_scope = pending("npu_bridge.estimator.npu.npu_scope.npu_variable_scope", "estimator")
-keep_dtype_scope = pending("npu_bridge.estimator.npu.npu_scope.keep_dtype_scope", "estimator")
-npu_stage_scope = pending("npu_bridge.estimator.npu.npu_scope.npu_stage_scope", "estimator")
-npu_mem_type_scope = pending("npu_bridge.estimator.npu.npu_scope.npu_mem_type_scope", "estimator")
-npu_weight_prefetch_scope = pending("npu_bridge.estimator.npu.npu_scope.npu_weight_prefetch_scope", "estimator")
-op_specified_engine_scope = pending("npu_bridge.estimator.npu.npu_scope.op_specified_engine_scope", "estimator")
-npu_qos_label_scope = pending("npu_bridge.estimator.npu.npu_scope.npu_qos_label_scope", "estimator")
-subgraph_multi_dims_scope = pending("npu_bridge.estimator.npu.npu_scope.subgraph_multi_dims_scope", "estimator")
-npu_optimizer_scope = pending("npu_bridge.estimator.npu.npu_scope.npu_optimizer_scope", "estimator")
-npu_recompute_scope = pending("npu_bridge.estimator.npu.npu_scope.npu_recompute_scope", "estimator")
-npu_graph_slice_scope = pending("npu_bridge.estimator.npu.npu_scope.npu_graph_slice_scope", "estimator")
-disable_autofuse = pending("npu_bridge.estimator.npu.npu_scope.disable_autofuse", "estimator")
-limit_core_num_scope = pending("npu_bridge.estimator.npu.npu_scope.limit_core_num_scope", "estimator")
+__all__ = ["without_npu_compile_scope", "npu_variable_scope", "keep_dtype_scope", "npu_stage_scope",
+           "npu_mem_type_scope", "npu_weight_prefetch_scope", "op_specified_engine_scope", "npu_qos_label_scope",
+           "subgraph_multi_dims_scope", "npu_optimizer_scope", "npu_recompute_scope", "npu_graph_slice_scope",
+           "disable_autofuse", "limit_core_num_scope", "NpuExecutePlacement"]

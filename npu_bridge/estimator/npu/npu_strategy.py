@@ -1,6 +1,5 @@
 """Upstream import path for NPUStrategy (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.rank_sharded_strategy import NPUExtended, NPUStrategy
 
-NPUStrategy = pending("npu_bridge.estimator.npu.npu_strategy.NPUStrategy", "estimator")
-NPUExtended = pending("npu_bridge.estimator.npu.npu_strategy.NPUExtended", "estimator")
+__all__ = ["NPUStrategy", "NPUExtended"]

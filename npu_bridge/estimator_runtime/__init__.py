@@ -1,0 +1,1 @@
+"""The NPUEstimator runtime: NPURunConfig and its sub-configs, NPUEstimator, NPU hooks, savers and job info."""

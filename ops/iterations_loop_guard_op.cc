@@ -1,0 +1,35 @@
+// NpuIterationsLoopGuard: a control input of every IterationOp. The iterations loop pass removes it when it
+// builds the loop; if it ever runs, no loop was built, and one sess.run would silently perform one training
+// step instead of iterations_per_loop steps. It fails instead, with the reason in its `message` attr (the
+// Python default, or what the pass found wrong).
+#include "optimizers/iterations_loop.h"
+#include "tensorflow/core/framework/common_shape_fns.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+
+namespace npu_bridge {
+
+REGISTER_OP("NpuIterationsLoopGuard")
+    .Attr("message: string")
+    .SetIsStateful()
+    .SetShapeFn(tensorflow::shape_inference::NoOutputs)
+    .Doc("Fails with `message`: the IterationOp it guards ran without an iterations_per_loop loop.");
+
+class NpuIterationsLoopGuardOp : public tensorflow::OpKernel {
+ public:
+  explicit NpuIterationsLoopGuardOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kGuardMessageAttr, &message_));
+  }
+
+  void Compute(tensorflow::OpKernelContext* ctx) override {
+    ctx->SetStatus(absl::FailedPreconditionError(message_));
+  }
+
+ private:
+  std::string message_;
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpuIterationsLoopGuard").Device(tensorflow::DEVICE_CPU), NpuIterationsLoopGuardOp);
+REGISTER_KERNEL_BUILDER(Name("NpuIterationsLoopGuard").Device(tensorflow::DEVICE_GPU), NpuIterationsLoopGuardOp);
+
+}  // namespace npu_bridge

@@ -1,0 +1,83 @@
+"""Keras on the TF1 surface: models trained inside a bridged session, and model_to_npu_estimator."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from npu_bridge import session_bridge
+from npu_bridge.estimator.npu import keras_to_npu
+from npu_bridge.estimator.npu.npu_config import NPURunConfig
+from npu_bridge.npu_init import npu_clear_session, set_keras_session_npu_config
+
+keras = tf.compat.v1.keras  # what TF1 scripts use (legacy optimizers, graph-mode training)
+X = np.random.RandomState(1).rand(64, 3).astype(np.float32)
+Y = X.sum(axis=1, keepdims=True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_keras():
+    keras.backend.clear_session()
+    yield
+    keras.backend.clear_session()
+
+
+def compiled_model(learning_rate=0.1):
+    model = keras.Sequential([keras.layers.Dense(4, activation="relu", input_shape=(3,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate), loss="mse", metrics=["mae"])
+    return model
+
+
+def test_keras_fit_runs_in_a_bridged_session():
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.custom_optimizers.add().name = "NpuOptimizer"
+    config.graph_options.rewrite_options.custom_optimizers[0].parameter_map["hcom_parallel"].b = False
+    sess = set_keras_session_npu_config(config)
+    assert keras.backend.get_session() is sess
+    assert getattr(sess, session_bridge.OPTIONS_ATTRIBUTE).get("hcom_parallel") is False
+    model = compiled_model()
+    history = model.fit(X, Y, epochs=4, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert model.evaluate(X, Y, verbose=0)[0] == pytest.approx(history.history["loss"][-1], rel=0.5)
+
+    npu_clear_session()
+    fresh = keras.backend.get_session()
+    assert fresh is not sess and getattr(fresh, session_bridge.OPTIONS_ATTRIBUTE) is not None
+
+
+def test_model_to_npu_estimator_warm_starts_from_the_keras_weights_and_trains(tmp_path, monkeypatch):
+    monkeypatch.setenv("JOB_ID", "1")
+    model = compiled_model(learning_rate=0.0)
+    model.fit(X, Y, epochs=1, batch_size=16, verbose=0)
+    keras_loss, keras_mae = model.evaluate(X, Y, verbose=0)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"dense_input": X}, Y)).batch(16)
+
+    frozen = keras_to_npu.model_to_npu_estimator(keras_model=model,
+                                                 config=NPURunConfig(model_dir=str(tmp_path / "frozen")))
+    frozen.train(input_fn, steps=1)  # learning rate 0: the weights stay the Keras model's
+    result = frozen.evaluate(input_fn)
+    assert result["loss"] == pytest.approx(keras_loss, rel=1e-4)
+    assert result["mae"] == pytest.approx(keras_mae, rel=1e-4)
+    prediction = next(frozen.predict(input_fn))
+    np.testing.assert_allclose(prediction["dense_1"], model.predict(X[:1], verbose=0)[0], rtol=1e-4)
+
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    trained = keras_to_npu.model_to_npu_estimator(
+        keras_model=model, config=NPURunConfig(model_dir=str(tmp_path / "trained"), iterations_per_loop=4))
+    trained.train(lambda: input_fn().repeat(), steps=40)
+    assert trained.get_variable_value("global_step") == 40
+    assert trained.evaluate(input_fn)["loss"] < keras_loss / 2
+
+
+def test_model_to_npu_estimator_errors(tmp_path):
+    model = keras.Sequential([keras.layers.Dense(1, input_shape=(3,))])
+    with pytest.raises(ValueError, match="Either `keras_model` or `keras_model_path` needs to be provided"):
+        keras_to_npu.model_to_npu_estimator()
+    with pytest.raises(ValueError, match="has not been compiled yet"):
+        keras_to_npu.model_to_npu_estimator(keras_model=model, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="checkpoint_format must be one of"):
+        keras_to_npu.model_to_npu_estimator(keras_model=model, checkpoint_format="h5")
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")  # a TF2 optimizer: no graph-mode updates
+    with pytest.raises(ValueError, match="needs a legacy Keras optimizer"):
+        keras_to_npu.model_to_npu_estimator(keras_model=model, model_dir=str(tmp_path))
