@@ -122,6 +122,8 @@ class IterationPerLoop:
         loop_variables(graph)
         with graph.as_default():
             iteration_op = tf.group(train_op, name=ITERATION_OP_NAME)
+        # No inputs at all: when no loop is built, every source node of the run is made to wait for the guard.
+        with graph.as_default(), graph.control_dependencies(None):
             guard = native_library.ops().npu_iterations_loop_guard(
                 message=_GUARD_MESSAGE.format(name=iteration_op.name), name=f"{iteration_op.name}Guard")
         iteration_op._add_control_input(guard)  # pylint: disable=protected-access

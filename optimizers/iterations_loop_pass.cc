@@ -196,6 +196,17 @@ bool LoopBuilder::ReportFailure(const std::string& reason) {
       changed = true;
     }
   }
+  // The guard alone would run in parallel with the step; making every other source node wait for it means the
+  // run fails before any of the step's work starts (fed nodes are replaced by TF and keep no control inputs).
+  std::unordered_set<std::string> fed;
+  for (const auto& feed : item_.feed) fed.insert(NodeNameOf(feed.first));
+  for (NodeDef& node : *graph_->mutable_node()) {
+    if (node.input_size() > 0 || IsGuard(node.name()) || fed.count(node.name())) continue;
+    for (const std::string& guard : guards_) {
+      node.add_input("^" + guard);
+      changed = true;
+    }
+  }
   return changed;
 }
 
