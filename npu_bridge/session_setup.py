@@ -20,6 +20,7 @@ from tensorflow.core.protobuf import config_pb2
 
 CAPABILITY_MODULES = (
     "npu_bridge.determinism",
+    "npu_bridge.collectives.session_step",
 )
 
 _lock = threading.Lock()
@@ -74,6 +75,9 @@ class RunHook:
 
     def end(self, session):
         """Called once when the session is closed."""
+
+    def run_failed(self, context, error):
+        """Called when ``run`` raised ``error``; may return an exception to raise instead (chained to it)."""
 
 
 def setup_step(order, name):
@@ -140,7 +144,15 @@ def attach_run_hooks(session, hooks):
         state["steps"] += 1
         for hook in hooks:
             hook.before_run(context)
-        results = original_run(context.fetches, context.feed_dict, context.options, context.run_metadata)
+        try:
+            results = original_run(context.fetches, context.feed_dict, context.options, context.run_metadata)
+        except Exception as error:  # pylint: disable=broad-except  (hooks may explain it; it is re-raised)
+            replacement = None
+            for hook in reversed(hooks):
+                replacement = hook.run_failed(context, error) or replacement
+            if replacement is not None:
+                raise replacement from error
+            raise
         for hook in reversed(hooks):
             hook.after_run(context, results)
         return results

@@ -4,6 +4,7 @@
 //
 // Ordering (lower runs first); leave gaps so passes can be added between:
 //   100 system init options   200 precision rewrite   300 float status   400 dump / overflow
+//   500 collective timeouts
 #ifndef NPU_BRIDGE_OPTIMIZERS_REWRITE_PASS_H_
 #define NPU_BRIDGE_OPTIMIZERS_REWRITE_PASS_H_
 
