@@ -101,7 +101,7 @@ def for_run(graph, fetches):
         if not graph_record or not graph_record.ops:
             return None
     elements = _fetched_ops(graph, fetches)
-    cache_key = tuple(op.name for op in elements)
+    cache_key = tuple(sorted(op.name for op in elements))
     with _lock:
         if cache_key in graph_record.runs:
             return graph_record.runs[cache_key]
@@ -122,11 +122,21 @@ def for_run(graph, fetches):
 
 def _fetched_ops(graph, fetches):
     ops = []
-    for leaf in tf.nest.flatten(fetches, expand_composites=True):
+    pending = [fetches]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):  # MonitoredSession mixes str and hook keys: no sorting
+            pending.extend(item.values())
+            continue
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+            continue
         try:
-            element = graph.as_graph_element(leaf, allow_tensor=True, allow_operation=True)
+            element = graph.as_graph_element(item, allow_tensor=True, allow_operation=True)
         except (TypeError, ValueError, KeyError):
-            continue  # TensorFlow reports bad fetches itself
+            if isinstance(item, tf.__internal__.CompositeTensor):  # SparseTensor & co: their component tensors
+                pending.extend(c for c in tf.nest.flatten(item, expand_composites=True) if c is not item)
+            continue  # anything else: TensorFlow reports bad fetches itself
         ops.append(element if isinstance(element, tf.Operation) else element.op)
     return ops
 

@@ -166,6 +166,7 @@ def find_free_ports(count, start=_PORT_SEARCH_START):
 def _bindable(port):
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC servers do
             s.bind(("0.0.0.0", port))
         except OSError:
             return False
