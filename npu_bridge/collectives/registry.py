@@ -50,12 +50,17 @@ class RunCollectives:
     ranks: frozenset
     graph_key: int
 
-    def describe(self, limit=3):
-        """A short text naming the collectives, e.g. "HcomAllReduce (allreduce, group 'g', ranks [0, 1])"."""
-        parts = [f"{name} ({info.kind}, group {info.group!r}, ranks {list(info.ranks)})"
-                 for name, info in self.ops[:limit]]
-        if len(self.ops) > limit:
-            parts.append(f"and {len(self.ops) - limit} more")
+    def describe(self, focus=None, limit=3):
+        """A short text naming the collectives, e.g. "HcomAllReduce (allreduce, group 'g', ranks [0, 1])".
+
+        Args:
+          focus: an op name to name first (the one that failed), when it is one of the run's collectives.
+          limit: how many to name.
+        """
+        ops = sorted(self.ops, key=lambda item: item[0] != focus)
+        parts = [f"{name} ({info.kind}, group {info.group!r}, ranks {list(info.ranks)})" for name, info in ops[:limit]]
+        if len(ops) > limit:
+            parts.append(f"and {len(ops) - limit} more collectives of the run")
         return ", ".join(parts)
 
 

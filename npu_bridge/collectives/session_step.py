@@ -23,6 +23,7 @@ from npu_bridge.errors import CollectiveError
 from npu_bridge.session_setup import RunHook, setup_step
 
 TIMEOUT_KEY = "_npu_bridge_hccl_exec_timeout"  # read by optimizers/collective_timeout_pass.cc
+_REMOTE_TASK = re.compile(r"remote target /job:[\w-]+/replica:\d+/task:(\d+)")
 _NOISE = ("Graph execution error", "Detected at node", "Node:", "From /job:", "Original stack trace",
           "The error could be from", "Additional GRPC error", "[[{{node", "File \"")
 
@@ -122,15 +123,16 @@ def explain(error, run, runtime, timeout):
       runtime: the ``server.Runtime``.
       timeout: the session's collective timeout in seconds.
     """
-    what = f"rank {runtime.rank}: {run.describe()}"
+    what = f"rank {runtime.rank}: {run.describe(focus=error.op.name if error.op is not None else None)}"
     detail = cause(error)
     if isinstance(error, tf.errors.DeadlineExceededError):
         return (f"{what} did not finish within the collective timeout of {timeout} s (hccl_timeout / "
                 f"HCCL_EXEC_TIMEOUT): a peer rank is hung or much slower, or did not run the matching collective "
                 f"(every rank must run the same collectives in the same order). TensorFlow: {detail}")
     text = error.message or ""
+    called = {int(task) for task in _REMOTE_TASK.findall(text)}
     peers = [r for r, address in enumerate(runtime.addresses)
-             if r != runtime.rank and re.search(re.escape(address) + r"(?!\d)", text)]
+             if r != runtime.rank and (r in called or re.search(re.escape(address) + r"(?!\d)", text))]
     if peers:
         names = ", ".join(runtime.describe_rank(p) for p in peers)
         return f"{what} failed: {names} cannot be reached; it has probably exited or crashed. TensorFlow: {detail}"

@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 
+from npu_bridge import log
 from npu_bridge.launch import plan, supervisor
 
 EXIT_USAGE = 2
@@ -51,6 +52,10 @@ def main(argv=None):
     """
     parser = _parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        log.configure()  # rank table warnings; a bad ASCEND_GLOBAL_LOG_LEVEL is the ranks' to report
+    except ValueError:
+        pass
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     work_dir = None
     try:
