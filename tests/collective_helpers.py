@@ -36,7 +36,7 @@ def weights(rank, n=6):
 
 
 def launch(worker, size, args=(), env=None, timeout=180, launcher_args=()):
-    """Runs ``tests/workers/<worker>`` on ``size`` ranks with npu-run.
+    """Runs ``tests/workers/<worker>`` (or the script at an absolute path) on ``size`` ranks with npu-run.
 
     Returns:
       (CompletedProcess, {rank: {name: value}}).
@@ -48,7 +48,7 @@ def launch(worker, size, args=(), env=None, timeout=180, launcher_args=()):
     full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     full_env.update(env or {})
     cmd = [sys.executable, "-m", "npu_bridge.launch", "-n", str(size), "--stop-timeout", "5", *launcher_args, "--",
-           sys.executable, os.path.join(WORKERS, worker), *args]
+           sys.executable, os.path.join(WORKERS, worker), *args]  # join keeps an absolute worker path
     result = subprocess.run(cmd, env=full_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout,
                             check=False)
     return result, parse_results(result.stdout)
