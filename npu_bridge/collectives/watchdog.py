@@ -4,7 +4,9 @@ TensorFlow bounds each collective by its timeout, with one exception: when the l
 hands out step ids) is gone before a rank's first run of a new graph, that run can wait forever, whatever
 the timeouts. And a peer that died is often only noticed when the timeout expires. So while a run with
 collectives is in flight for more than ``PROBE_AFTER`` seconds, the watchdog probes the collective servers
-of the ranks the run waits for, and of the leader. A rank whose server refuses ``GONE_AFTER`` probes in a row
+of the ranks the run waits for, and of the leader (the leader every ``PROBE_INTERVAL`` seconds, the others
+less often in big jobs: at most ``PROBES_PER_SECOND`` probes a second). A rank whose server refuses
+``GONE_AFTER`` probes in a row
 is gone; if the run is still in flight ``GRACE`` seconds later (TensorFlow had its chance to raise an error)
 the process ends with ``EXIT_CODE`` and a message naming the rank. A hung peer still accepts connections:
 that case ends with TensorFlow's timeout error, and the watchdog only steps in after ``2 * timeout + 30``
@@ -26,6 +28,7 @@ from npu_bridge import log
 EXIT_CODE = 70
 PROBE_AFTER = 1.0
 PROBE_INTERVAL = 0.5
+PROBES_PER_SECOND = 32
 GONE_AFTER = 2
 GRACE = 1.0
 LEADER = 0
@@ -150,8 +153,10 @@ class Watchdog:
         return None
 
     def _probe_ranks(self, ranks, now):
+        others_interval = max(PROBE_INTERVAL, len(ranks) / PROBES_PER_SECOND)
         for rank in ranks:
-            if now - self._last_probe.get(rank, -1e9) < PROBE_INTERVAL:
+            interval = PROBE_INTERVAL if rank == LEADER else others_interval
+            if now - self._last_probe.get(rank, -1e9) < interval:
                 continue
             self._last_probe[rank] = now
             if self._probe(self._addresses[rank]):

@@ -13,13 +13,16 @@ HCCL_IF_BASE_PORT; ``CM_*`` and ``POD_NAME`` are removed (the launcher describes
 import dataclasses
 import json
 import os
+import random
 import socket
 
 from npu_bridge import rank_table
 from npu_bridge.collectives import settings
 
 MAX_RANKS = 32768
-_PORT_SEARCH_START = settings.DEFAULT_PORT_BASE
+# Local jobs search for free ports above Linux's ephemeral range (32768-60999), from a random point, so that
+# jobs started at the same moment (parallel test runs) rarely pick the same range.
+_PORT_SEARCH_RANGE = (61000, settings.MAX_PORT)
 _REMOVED_VARIABLES = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_IP", "CM_WORKER_SIZE",
                       "POD_NAME")
 
@@ -77,7 +80,7 @@ def plan_local(size, work_dir, environ, job_id=None, port_base=None):
       work_dir: an existing directory for the generated rank table.
       environ: the launcher's environment (copied into every rank's).
       job_id: JOB_ID, default environ JOB_ID or a generated one.
-      port_base: HCCL_IF_BASE_PORT, default environ's or the first free range found from 60000.
+      port_base: HCCL_IF_BASE_PORT, default environ's or a free range (``find_free_ports``).
     Raises:
       LaunchError: bad size or port base, or no free ports.
     """
@@ -148,19 +151,27 @@ def _port_base(explicit, size, environ, search):
         raise LaunchError(str(e)) from None
 
 
-def find_free_ports(count, start=_PORT_SEARCH_START):
+def find_free_ports(count, start=None):
     """Returns a base port such that ``count`` consecutive ports from it can be bound now.
 
+    Args:
+      count: the number of ports.
+      start: where to start searching; default a random port above the ephemeral range (then, if that
+        range is full, everything from 1024 up).
     Raises:
-      LaunchError: no such range up to port 65535.
+      LaunchError: no such range exists.
     """
-    base = start
-    while base + count - 1 <= settings.MAX_PORT:
-        taken = next((i for i in range(count) if not _bindable(base + i)), None)
-        if taken is None:
-            return base
-        base += taken + 1
-    raise LaunchError(f"found no {count} consecutive free ports from {start} on; pass --port-base")
+    low, high = _PORT_SEARCH_RANGE
+    if start is None:
+        start = random.randint(low, max(low, high - count + 1)) if count <= high - low + 1 else 1024
+    for first in (start, low, 1024):
+        base = first
+        while base + count - 1 <= settings.MAX_PORT:
+            taken = next((i for i in range(count) if not _bindable(base + i)), None)
+            if taken is None:
+                return base
+            base += taken + 1
+    raise LaunchError(f"found no {count} consecutive free ports; pass --port-base")
 
 
 def _bindable(port):
