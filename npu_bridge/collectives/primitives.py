@@ -23,29 +23,26 @@ BROADCAST_DTYPES = (tf.bool, tf.float16, tf.float32, tf.float64, tf.int32, tf.in
 ALL_TO_ALL_DTYPES = REDUCE_DTYPES
 
 
-def _register(tensor_or_op, kind, members, key, needs_graph_key=False, ranks=None):
-    op = tensor_or_op if isinstance(tensor_or_op, tf.Operation) else tensor_or_op.op
-    op._set_attr(MARKER_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))  # pylint: disable=protected-access
-    registry.record(op, registry.CollectiveInfo(kind, members.group, tuple(ranks or members.ranks), key,
-                                                needs_graph_key))
-    return tensor_or_op
+def _register(tensor, kind, members, key, needs_graph_key=False):
+    tensor.op._set_attr(MARKER_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))  # pylint: disable=protected-access
+    registry.record(tensor.op, registry.CollectiveInfo(kind, members.group, members.ranks, key, needs_graph_key))
+    return tensor
 
 
-def all_reduce(x, members, merge_op, final_op="Id", kind="allreduce"):
+def all_reduce(x, members, merge_op, kind="allreduce"):
     """Element-wise reduction over the group; every member gets the result.
 
     Args:
       x: a tensor of a ``REDUCE_DTYPES`` type.
       members: the group's ``Members``.
       merge_op: "Add", "Mul", "Max" or "Min".
-      final_op: "Id", or "Div" to divide by the group size.
       kind: the upstream operation name for error messages and the registry.
     """
     key = keys.instance_key(members.key)
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveReduce(
             input=x, group_size=members.size, group_key=members.key, instance_key=key, merge_op=merge_op,
-            final_op=final_op, subdiv_offsets=[0], timeout_seconds=settings.exec_timeout_now(), name="HcomAllReduce")
+            final_op="Id", subdiv_offsets=[0], timeout_seconds=settings.exec_timeout_now(), name="HcomAllReduce")
     return _register(y, kind, members, key)
 
 
@@ -62,22 +59,22 @@ def all_gather(x, members, kind="allgather"):
     return _register(y, kind, members, key)
 
 
-def broadcast_send(x, members, key, kind="broadcast", ranks=None):
+def broadcast_send(x, members, key, kind="broadcast"):
     """The root's side of a broadcast: sends ``x`` (fully defined shape) and returns it."""
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveBcastSend(
             input=x, group_size=members.size, group_key=members.key, instance_key=key, shape=x.shape,
             timeout_seconds=settings.exec_timeout_now(), name="HcomBroadcastSend")
-    return _register(y, kind, members, key, ranks=ranks)
+    return _register(y, kind, members, key)
 
 
-def broadcast_recv(shape, dtype, members, key, kind="broadcast", ranks=None):
+def broadcast_recv(shape, dtype, members, key, kind="broadcast"):
     """A non-root member's side of a broadcast: receives a tensor of ``shape`` and ``dtype``."""
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveBcastRecv(
             T=dtype, group_size=members.size, group_key=members.key, instance_key=key, shape=shape,
             timeout_seconds=settings.exec_timeout_now(), name="HcomBroadcastRecv")
-    return _register(y, kind, members, key, ranks=ranks)
+    return _register(y, kind, members, key)
 
 
 def all_to_all(x, members, instance_key, block_key, kind):

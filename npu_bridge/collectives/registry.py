@@ -87,13 +87,6 @@ def info(op):
         return graph_record.ops.get(op.name) if graph_record else None
 
 
-def has_collectives(graph):
-    """Returns True when ``graph`` has collective ops built by npu_bridge."""
-    with _lock:
-        graph_record = _graphs.get(graph)
-        return bool(graph_record and graph_record.ops)
-
-
 def for_run(graph, fetches):
     """Returns the ``RunCollectives`` of running ``fetches`` in ``graph``, or None when it runs none.
 

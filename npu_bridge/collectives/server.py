@@ -7,7 +7,6 @@ until every other rank's server accepts connections, or ``HCCL_CONNECT_TIMEOUT``
 the ranks that never arrived.
 """
 
-import os
 import threading
 import time
 
@@ -59,23 +58,18 @@ class Runtime:
         return f"rank {rank} ({self.addresses[rank]})"
 
 
-def addresses_of(current_world, environ=None):
+def addresses_of(current_world):
     """Returns the "host:port" of every rank's collective server.
 
     Raises:
       ValueError: HCCL_IF_BASE_PORT is invalid.
     """
-    base = settings.port_base(current_world.rank_size, os.environ if environ is None else environ)
+    base = settings.port_base(current_world.rank_size)
     result = []
     for info in current_world.ranks:
         host = f"[{info.host}]" if ":" in info.host else info.host
         result.append(f"{host}:{base + info.rank_id}")
     return result
-
-
-def current():
-    """Returns the ``Runtime`` of this process, or None before a multi-rank session started it."""
-    return _runtime
 
 
 def ensure_started(current_world):
