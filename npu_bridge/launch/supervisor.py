@@ -9,13 +9,14 @@ seconds, and the launcher exits with that first failing rank's code (128 + signa
 """
 
 import os
+import queue
 import signal
 import subprocess
 import threading
 import time
 
 _POLL = 0.05
-_PUMP_JOIN = 5.0
+_PUMP_JOIN = 5.0  # seconds to wait for a rank's output after it ended (a grandchild may hold the pipe)
 
 
 def exit_code_of(returncode):
@@ -53,7 +54,8 @@ class Supervisor:
         self._report = report
         self._write_lock = threading.Lock()
         self._processes = {}
-        self._pumps = []
+        self._threads = []
+        self._exits = queue.Queue()  # (rank, returncode) in the order the ranks end
         self._signal = None
 
     def run(self):
@@ -73,8 +75,8 @@ class Supervisor:
             self._stop(signal.SIGTERM)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-            for pump in self._pumps:
-                pump.join(_PUMP_JOIN)
+            for thread in self._threads:
+                thread.join(_PUMP_JOIN)
 
     def _on_signal(self, signum, _frame):
         self._signal = self._signal or signum
@@ -86,9 +88,13 @@ class Supervisor:
             self._processes[launch.rank_id] = process
             prefix = f"[rank {launch.rank_id}] ".encode()
             for pipe, stream in zip((process.stdout, process.stderr), self._streams):
-                pump = threading.Thread(target=self._pump, args=(pipe, stream, prefix), daemon=True)
-                pump.start()
-                self._pumps.append(pump)
+                self._spawn(self._pump, pipe, stream, prefix)
+            self._spawn(lambda rank=launch.rank_id, p=process: self._exits.put((rank, p.wait())))
+
+    def _spawn(self, target, *args):
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        thread.start()
+        self._threads.append(thread)
 
     def _pump(self, pipe, stream, prefix):
         with pipe:
@@ -100,27 +106,25 @@ class Supervisor:
                     stream.flush()
 
     def _wait(self):
-        while True:
+        finished = 0
+        while finished < len(self._processes):
             if self._signal is not None:
-                name = signal.Signals(self._signal).name
-                self._report(f"received {name}; stopping all ranks")
+                self._report(f"received {signal.Signals(self._signal).name}; stopping all ranks")
                 self._stop(signal.SIGINT if self._signal == signal.SIGINT else signal.SIGTERM)
                 return 128 + self._signal
-            running = []
-            for rank, process in self._processes.items():
-                code = process.poll()
-                if code is None:
-                    running.append(rank)
-                elif code != 0:
-                    others = [r for r, p in self._processes.items() if p.poll() is None]
-                    stopping = f"; stopping rank{'s' if len(others) > 1 else ''} " + ", ".join(
-                        map(str, others)) if others else ""
-                    self._report(f"rank {rank} {describe_exit(code)}{stopping}")
-                    self._stop(signal.SIGTERM)
-                    return exit_code_of(code)
-            if not running:
-                return 0
-            time.sleep(_POLL)
+            try:
+                rank, code = self._exits.get(timeout=_POLL)
+            except queue.Empty:
+                continue
+            finished += 1
+            if code != 0:
+                others = [r for r, p in self._processes.items() if p.poll() is None]
+                stopping = (f"; stopping rank{'s' if len(others) > 1 else ''} {', '.join(map(str, others))}"
+                            if others else "")
+                self._report(f"rank {rank} {describe_exit(code)}{stopping}")
+                self._stop(signal.SIGTERM)
+                return exit_code_of(code)
+        return 0
 
     def _stop(self, first_signal):
         alive = [p for p in self._processes.values() if p.poll() is None]
