@@ -96,7 +96,7 @@ def _watchdog(clock):
 def test_watchdog_ends_a_rank_waiting_for_a_gone_leader():
     clock = [0.0]
     dog, probe, aborted = _watchdog(clock)
-    token = dog.enter("HcomAllReduce (allreduce)", {1, 2}, timeout=60)
+    token = dog.enter(lambda: "HcomAllReduce (allreduce)", {1, 2}, timeout=60)
     dog.check()
     assert probe.calls == []  # nothing is probed during the first second of a run
     probe.down.add("h:0")
@@ -112,7 +112,7 @@ def test_watchdog_ends_a_rank_waiting_for_a_gone_leader():
 def test_watchdog_ignores_gone_ranks_nobody_waits_for_and_finished_runs():
     clock = [0.0]
     dog, probe, aborted = _watchdog(clock)
-    token = dog.enter("run", {0, 1}, timeout=60)
+    token = dog.enter(lambda: "run", {0, 1}, timeout=60)
     probe.down.add("h:2")
     for t in (2, 3, 4, 5):
         clock[0] = t
@@ -128,7 +128,7 @@ def test_watchdog_ignores_gone_ranks_nobody_waits_for_and_finished_runs():
 def test_watchdog_backstop_after_twice_the_timeout():
     clock = [0.0]
     dog, _, aborted = _watchdog(clock)
-    dog.enter("run", {0, 1}, timeout=10)
+    dog.enter(lambda: "run", {0, 1}, timeout=10)
     clock[0] = 49
     dog.check()
     assert aborted == []

@@ -72,7 +72,7 @@ class CollectiveRunHook(RunHook):
                 options.CopyFrom(context.options)
             options.experimental.collective_graph_key = run.graph_key
             context.options = options
-        token = self._runtime.watchdog.enter(run.describe(), run.ranks, self._timeout)
+        token = self._runtime.watchdog.enter(run.describe, run.ranks, self._timeout)
         self._in_flight[id(context)] = (run, token)
 
     def after_run(self, context, results):

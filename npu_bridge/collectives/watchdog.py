@@ -61,8 +61,8 @@ def abort(message):
 
 
 class _Run:
-    def __init__(self, description, ranks, timeout, started):
-        self.description = description
+    def __init__(self, describe, ranks, timeout, started):
+        self.describe = describe
         self.ranks = ranks
         self.timeout = timeout
         self.started = started
@@ -96,11 +96,11 @@ class Watchdog:
         self._thread = None
         self._aborted = False
 
-    def enter(self, description, ranks, timeout):
+    def enter(self, describe, ranks, timeout):
         """Registers a run with collectives that is about to start.
 
         Args:
-          description: what the run executes, for the message.
+          describe: function() -> what the run executes, for the message (called only when needed).
           ranks: the world ranks its collectives wait for.
           timeout: the collective execution timeout of its session, in seconds.
         Returns:
@@ -109,7 +109,7 @@ class Watchdog:
         with self._lock:
             token = self._next_token
             self._next_token += 1
-            self._runs[token] = _Run(description, frozenset(ranks) | {LEADER}, timeout, self._clock())
+            self._runs[token] = _Run(describe, frozenset(ranks) | {LEADER}, timeout, self._clock())
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="npu_bridge-collective-watchdog",
                                                 daemon=True)
@@ -134,7 +134,7 @@ class Watchdog:
         watched = set()
         for run in runs:
             if now - run.started > 2 * run.timeout + 30:
-                return self._end(f"rank {self._rank}: {run.description} has not finished after "
+                return self._end(f"rank {self._rank}: {run.describe()} has not finished after "
                                  f"{now - run.started:.0f} s although every collective is bounded by "
                                  f"{run.timeout} s (hccl_timeout / HCCL_EXEC_TIMEOUT); ending this rank")
             if now - run.started > PROBE_AFTER:
@@ -148,7 +148,7 @@ class Watchdog:
                     role = " (the leader, which coordinates every collective)" if rank == LEADER else ""
                     return self._end(
                         f"rank {self._rank}: rank {rank}{role} at {self._addresses[rank]} is gone (its collective "
-                        f"server refuses connections) while this rank waits for it in {run.description}; "
+                        f"server refuses connections) while this rank waits for it in {run.describe()}; "
                         f"ending this rank with exit code {EXIT_CODE}")
         return None
 
