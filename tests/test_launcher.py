@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -147,9 +148,7 @@ def test_a_missing_command_exits_127(capsys):
 
 
 def test_free_ports_skip_ports_in_use():
-    base = plan.find_free_ports(3)
-    import socket  # pylint: disable=import-outside-toplevel
-
+    base = plan.find_free_ports(6)  # base + 2 .. base + 4 are free as well
     with socket.socket() as taken:
         taken.bind(("0.0.0.0", base + 1))
         assert plan.find_free_ports(3, start=base) == base + 2
