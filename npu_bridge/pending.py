@@ -12,6 +12,7 @@ from npu_bridge.errors import NotAvailableError
 
 README_BLOCK = "pending-table"
 CAPABILITIES = {
+    "collectives": "cross-process HCCL collectives and distributed training",
     "dump": "data dump, overflow detection and exception dump",
     "profiling": "profiling",
     "compute": "NPU compute ops, precision control and loss scaling",

@@ -72,7 +72,11 @@ def check_group_rank(api, name, value, members):
     Raises:
       ValueError: naming ``api``, ``name``, the value and the allowed range.
     """
-    return _int(api, f"{name} (a rank of group {members.group!r})", value, 0, members.size - 1)
+    _int(api, name, value)
+    if not 0 <= value < members.size:
+        raise ValueError(f"{api}: {name}={value} is not a rank of group {members.group!r}, which has ranks "
+                         f"0..{members.size - 1}")
+    return value
 
 
 def allreduce(tensor, reduction, fusion=1, fusion_id=-1, group=WORLD_GROUP):
