@@ -8,29 +8,42 @@
   * installs the session bridge (see ``npu_bridge.session_bridge``);
   * provides ``tf.estimator`` when TensorFlow ships none (``npu_bridge.tf_estimator``; removed in TF 2.16);
   * registers ``npu_close`` to run at interpreter exit.
+
+None of this happens in the ``npu-run`` launcher (``python -m npu_bridge.launch`` or the ``npu-run``
+command): it only starts rank processes and would pay seconds and half a gigabyte for TensorFlow.
 """
 
 import atexit as _atexit
 import os as _os
+import sys as _sys
 
 __version__ = "0.1.0"
 
-_os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
-from npu_bridge import log as _log  # noqa: E402
+def _runs_launcher():
+    argv = list(getattr(_sys, "orig_argv", ()))
+    if "-m" in argv:
+        return argv[argv.index("-m") + 1:argv.index("-m") + 2] == ["npu_bridge.launch"]
+    return bool(_sys.argv) and _os.path.basename(_sys.argv[0]) == "npu-run"
 
-_log.configure()
 
-from npu_bridge import native_library as _native_library  # noqa: E402
+if not _runs_launcher():
+    _os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
-_native_library.load()
+    from npu_bridge import log as _log
 
-from npu_bridge import resource as _resource  # noqa: E402
-from npu_bridge import session_bridge as _session_bridge  # noqa: E402
+    _log.configure()
 
-_session_bridge.install()
+    from npu_bridge import native_library as _native_library
 
-from npu_bridge.tf_estimator import install as _estimator_install  # noqa: E402
+    _native_library.load()
 
-_estimator_install.install()
-_atexit.register(_resource.npu_close)
+    from npu_bridge import resource as _resource
+    from npu_bridge import session_bridge as _session_bridge
+
+    _session_bridge.install()
+
+    from npu_bridge.tf_estimator import install as _estimator_install
+
+    _estimator_install.install()
+    _atexit.register(_resource.npu_close)

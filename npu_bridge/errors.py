@@ -43,3 +43,11 @@ class NativeLibraryError(NpuBridgeError, ImportError):
 
 class NotAvailableError(NpuBridgeError, NotImplementedError):
     """An upstream API that this version of npu_bridge does not provide (yet)."""
+
+
+class CollectiveError(NpuBridgeError, RuntimeError):
+    """A collective failed or timed out, a peer rank is gone, or the ranks could not form the world.
+
+    Deliberately not a ``tf.errors.OpError``: ``MonitoredSession`` retries Aborted/Unavailable errors by
+    recreating the session, which cannot help once TensorFlow has stopped the process's collectives.
+    """

@@ -20,6 +20,7 @@ from tensorflow.core.protobuf import config_pb2
 
 CAPABILITY_MODULES = (
     "npu_bridge.determinism",
+    "npu_bridge.collectives.session_step",
 )
 
 _lock = threading.Lock()
@@ -53,6 +54,8 @@ class RunContext:
       fetches, feed_dict, options, run_metadata: the arguments ``run`` is called with (``options`` is a
         ``RunOptions`` or None, ``run_metadata`` a ``RunMetadata`` or None).
       step: how many ``run`` calls this session had before this one.
+    For a run of a callable Keras made (``_make_callable_from_options``), ``fetches`` are the names of its
+    fetches and targets, and changes to ``options`` / ``run_metadata`` have no effect.
     """
 
     session: Any
@@ -74,6 +77,9 @@ class RunHook:
 
     def end(self, session):
         """Called once when the session is closed."""
+
+    def run_failed(self, context, error):
+        """Called when ``run`` raised ``error``; may return an exception to raise instead (chained to it)."""
 
 
 def setup_step(order, name):
@@ -124,7 +130,8 @@ def plan_session(options, config, target):
 
 
 def attach_run_hooks(session, hooks):
-    """Wraps ``session.run`` and ``session.close`` of this one session so ``hooks`` see every run.
+    """Wraps ``session.run``, the callables Keras makes (``_make_callable_from_options``) and
+    ``session.close`` of this one session so ``hooks`` see every run.
 
     Args:
       session: a just-created bridged session.
@@ -133,17 +140,40 @@ def attach_run_hooks(session, hooks):
     if not hooks:
         return
     original_run, original_close = session.run, session.close
+    original_make_callable = session._make_callable_from_options  # pylint: disable=protected-access
     state = {"steps": 0, "ended": False}
 
-    def run(fetches, feed_dict=None, options=None, run_metadata=None):
+    def observed(fetches, feed_dict, options, run_metadata, call):
         context = RunContext(session, fetches, feed_dict, options, run_metadata, state["steps"])
         state["steps"] += 1
         for hook in hooks:
             hook.before_run(context)
-        results = original_run(context.fetches, context.feed_dict, context.options, context.run_metadata)
+        try:
+            results = call(context)
+        except Exception as error:  # pylint: disable=broad-except  (hooks may explain it; it is re-raised)
+            replacement = None
+            for hook in reversed(hooks):
+                replacement = hook.run_failed(context, error) or replacement
+            if replacement is not None:
+                raise replacement from error
+            raise
         for hook in reversed(hooks):
             hook.after_run(context, results)
         return results
+
+    def run(fetches, feed_dict=None, options=None, run_metadata=None):
+        return observed(fetches, feed_dict, options, run_metadata,
+                        lambda c: original_run(c.fetches, c.feed_dict, c.options, c.run_metadata))
+
+    def make_callable_from_options(callable_options):
+        # The callable's run options are fixed now: hooks see its runs, but their option changes do not apply.
+        call = original_make_callable(callable_options)
+        fetches = list(callable_options.fetch) + list(callable_options.target)
+
+        def invoke(*args, **kwargs):
+            return observed(fetches, None, None, None, lambda c: call(*args, **kwargs))
+
+        return invoke
 
     def close():
         try:
@@ -156,3 +186,4 @@ def attach_run_hooks(session, hooks):
 
     run.__doc__, close.__doc__ = original_run.__doc__, original_close.__doc__
     session.run, session.close = run, close
+    session._make_callable_from_options = make_callable_from_options  # pylint: disable=protected-access

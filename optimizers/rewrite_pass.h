@@ -4,6 +4,7 @@
 //
 // Ordering (lower runs first); leave gaps so passes can be added between:
 //   100 system init options   200 precision rewrite   300 overflow checks (float status)   400 dump
+//   500 collective timeouts   900 iterations_per_loop loop (last: it moves the whole step into a loop)
 #ifndef NPU_BRIDGE_OPTIMIZERS_REWRITE_PASS_H_
 #define NPU_BRIDGE_OPTIMIZERS_REWRITE_PASS_H_
 

@@ -1,18 +1,10 @@
-"""Upstream import path for HCCL collective ops (facade)."""
+"""Upstream import path for HCCL collective ops (facade over ``npu_bridge.collectives``)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.collectives.operations import (all_to_all_v, all_to_all_v_c, allgather, allreduce, broadcast,
+                                               receive, reduce, reduce_scatter, send)
+from npu_bridge.collectives.remote_memory import (gather_all_to_all_v, remote_read, remote_ref_read,
+                                                  remote_scatter_write, remote_write)
 
-allreduce = pending("npu_bridge.hccl.hccl_ops.allreduce", "collectives")
-allgather = pending("npu_bridge.hccl.hccl_ops.allgather", "collectives")
-broadcast = pending("npu_bridge.hccl.hccl_ops.broadcast", "collectives")
-reduce = pending("npu_bridge.hccl.hccl_ops.reduce", "collectives")
-reduce_scatter = pending("npu_bridge.hccl.hccl_ops.reduce_scatter", "collectives")
-send = pending("npu_bridge.hccl.hccl_ops.send", "collectives")
-receive = pending("npu_bridge.hccl.hccl_ops.receive", "collectives")
-remote_read = pending("npu_bridge.hccl.hccl_ops.remote_read", "collectives")
-remote_ref_read = pending("npu_bridge.hccl.hccl_ops.remote_ref_read", "collectives")
-remote_write = pending("npu_bridge.hccl.hccl_ops.remote_write", "collectives")
-remote_scatter_write = pending("npu_bridge.hccl.hccl_ops.remote_scatter_write", "collectives")
-gather_all_to_all_v = pending("npu_bridge.hccl.hccl_ops.gather_all_to_all_v", "collectives")
-all_to_all_v = pending("npu_bridge.hccl.hccl_ops.all_to_all_v", "collectives")
-all_to_all_v_c = pending("npu_bridge.hccl.hccl_ops.all_to_all_v_c", "collectives")
+__all__ = ["allreduce", "allgather", "broadcast", "reduce", "reduce_scatter", "send", "receive", "remote_read",
+           "remote_ref_read", "remote_write", "remote_scatter_write", "gather_all_to_all_v", "all_to_all_v",
+           "all_to_all_v_c"]

@@ -189,8 +189,9 @@ _DISTRIBUTED = (
     _opt("is_tailing_optimization", "b", "session", False, NO_EFFECT,
          "Graph-engine optimization of the communication tail (BERT)."),
     _opt("hcom_multi_mode", "b", "init", False, NO_EFFECT, "Multi-mode setting of Ascend's collective library."),
-    _opt("hccl_timeout", "i", "init", None, PENDING,
-         "Collective execution timeout; will map to TensorFlow collective timeouts.",
+    _opt("hccl_timeout", "i", "init", None, WORKS,
+         "Bounds every collective (seconds; wins over HCCL_EXEC_TIMEOUT, default 1836): a collective that waits "
+         "longer fails with CollectiveError.",
          allowed="seconds, > 0", check=checks.at_least(1, "hccl_timeout must be a positive number of seconds")),
     _opt("HCCL_algorithm", "s", "init", None, NO_EFFECT,
          "Algorithm choice of Ascend's collective library.", allowed="HCCL algorithm string"),

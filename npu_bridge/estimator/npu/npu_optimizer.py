@@ -1,11 +1,8 @@
 """Upstream import path for distributed and loss-scaling optimizer wrappers (facade)."""
 
+from npu_bridge.distributed.averaging import allreduce, npu_allreduce, reduce
+from npu_bridge.distributed.optimizers import (KerasDistributeOptimizer, NPUDistributedOptimizer,
+                                               npu_distributed_optimizer_wrapper)
 from npu_bridge.pending import pending
 
 NPUOptimizer = pending("npu_bridge.estimator.npu.npu_optimizer.NPUOptimizer", "compute")
-NPUDistributedOptimizer = pending("npu_bridge.estimator.npu.npu_optimizer.NPUDistributedOptimizer", "collectives")
-KerasDistributeOptimizer = pending("npu_bridge.estimator.npu.npu_optimizer.KerasDistributeOptimizer", "collectives")
-npu_distributed_optimizer_wrapper = pending("npu_bridge.estimator.npu.npu_optimizer.npu_distributed_optimizer_wrapper", "collectives")
-npu_allreduce = pending("npu_bridge.estimator.npu.npu_optimizer.npu_allreduce", "collectives")
-allreduce = pending("npu_bridge.estimator.npu.npu_optimizer.allreduce", "collectives")
-reduce = pending("npu_bridge.estimator.npu.npu_optimizer.reduce", "collectives")

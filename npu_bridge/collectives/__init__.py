@@ -1,0 +1,19 @@
+"""HCCL collectives across rank processes, on TensorFlow's gRPC distributed runtime.
+
+Every rank is an OS process (as every NPU has its own process on Ascend). The pieces:
+
+  settings      HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT / ``hccl_timeout``, HCCL_IF_BASE_PORT
+  server        this rank's ``tf.distribute.Server`` and the wait for every other rank to arrive
+  watchdog      ends a rank that waits in a collective for a peer that is gone (TF can hang there)
+  session_step  the session setup step: bridged sessions target the rank's server; the run hook that
+                fails fast after a collective failure and turns TF errors into ``CollectiveError``
+  keys          deterministic group and instance keys (the same on every rank, with no communication)
+  registry      which collective ops a graph has and which of them a ``Session.run`` executes
+  primitives    the TensorFlow collective ops everything lowers to
+  operations    ``hccl_ops``: upstream's functions, signatures and validation
+  remote_memory upstream's RDMA functions, which need device addresses: not available here
+  all_to_all    ``all_to_all_v`` / ``all_to_all_v_c`` (variable counts over a fixed-shape exchange)
+  transport     carries every HCCL dtype over the dtypes TF's collective ops support
+  lowering      differentiable collectives over resolved groups (gradients next to each op)
+  membership    group name -> member ranks and this process's place among them
+"""

@@ -1,0 +1,161 @@
+"""Which collective ops a graph has, and which of them one ``Session.run`` executes.
+
+The session step needs, per run: whether it runs collectives at all (only those runs are watched and fail
+fast after a collective failure), which ranks they wait for (the watchdog probes those), and for runs with
+TensorFlow's V2 collectives a ``collective_graph_key`` that is the same on every rank (TensorFlow computes
+one itself only for V1 ops). The answer depends only on the fetched ops, so it is computed once per graph and
+set of fetches.
+"""
+
+import dataclasses
+import hashlib
+import threading
+import weakref
+
+import tensorflow as tf
+
+MAX_CACHED_RUNS = 256
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectiveInfo:
+    """One collective op as built by ``primitives``.
+
+    Attributes:
+      kind: the upstream operation it implements ("allreduce", "allgather", ...).
+      group: the group name.
+      ranks: the world ranks taking part.
+      key: its instance key (the first key of its block for size-varying ops).
+      needs_graph_key: True for TensorFlow V2 collectives, whose runs need a collective_graph_key.
+    """
+
+    kind: str
+    group: str
+    ranks: tuple
+    key: int
+    needs_graph_key: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class RunCollectives:
+    """The collectives one run executes.
+
+    Attributes:
+      ops: tuple of (op name, ``CollectiveInfo``).
+      ranks: frozenset of the world ranks they involve.
+      graph_key: the collective_graph_key the run needs, 0 when TensorFlow derives one itself.
+    """
+
+    ops: tuple
+    ranks: frozenset
+    graph_key: int
+
+    def describe(self, focus=None, limit=3):
+        """A short text naming the collectives, e.g. "HcomAllReduce (allreduce, group 'g', ranks [0, 1])".
+
+        Args:
+          focus: an op name to name first (the one that failed), when it is one of the run's collectives.
+          limit: how many to name.
+        """
+        ops = sorted(self.ops, key=lambda item: item[0] != focus)
+        parts = [f"{name} ({info.kind}, group {info.group!r}, ranks {list(info.ranks)})" for name, info in ops[:limit]]
+        if len(ops) > limit:
+            parts.append(f"and {len(ops) - limit} more collectives of the run")
+        return ", ".join(parts)
+
+
+class _GraphRecord:
+    def __init__(self):
+        self.ops = {}
+        self.runs = {}
+
+
+_lock = threading.Lock()
+_graphs = weakref.WeakKeyDictionary()
+
+
+def record(op, info):
+    """Registers ``op`` (a ``tf.Operation``) as a collective described by ``info``."""
+    with _lock:
+        _graphs.setdefault(op.graph, _GraphRecord()).ops[op.name] = info
+
+
+def info(op):
+    """Returns the ``CollectiveInfo`` of ``op``, or None when it is not a registered collective."""
+    with _lock:
+        graph_record = _graphs.get(op.graph)
+        return graph_record.ops.get(op.name) if graph_record else None
+
+
+def for_run(graph, fetches):
+    """Returns the ``RunCollectives`` of running ``fetches`` in ``graph``, or None when it runs none.
+
+    Args:
+      graph: the session's graph.
+      fetches: the ``fetches`` argument of ``Session.run`` (any nesting of tensors, ops, names, variables).
+    """
+    with _lock:
+        graph_record = _graphs.get(graph)
+        if not graph_record or not graph_record.ops:
+            return None
+    elements = _fetched_ops(graph, fetches)
+    cache_key = tuple(sorted(op.name for op in elements))
+    with _lock:
+        if cache_key in graph_record.runs:
+            return graph_record.runs[cache_key]
+        known = dict(graph_record.ops)
+    found = _collectives_upstream_of(elements, known)
+    result = None
+    if found:
+        v2_keys = sorted(info.key for _, info in found if info.needs_graph_key)
+        graph_key = 1 + _hash_keys(v2_keys) if v2_keys else 0
+        result = RunCollectives(ops=tuple(found), ranks=frozenset(r for _, i in found for r in i.ranks),
+                                graph_key=graph_key)
+    with _lock:
+        if len(graph_record.runs) >= MAX_CACHED_RUNS:
+            graph_record.runs.clear()
+        graph_record.runs[cache_key] = result
+    return result
+
+
+def _fetched_ops(graph, fetches):
+    ops = []
+    pending = [fetches]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):  # MonitoredSession mixes str and hook keys: no sorting
+            pending.extend(item.values())
+            continue
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+            continue
+        try:
+            element = graph.as_graph_element(item, allow_tensor=True, allow_operation=True)
+        except (TypeError, ValueError, KeyError):
+            if isinstance(item, tf.__internal__.CompositeTensor):  # SparseTensor & co: their component tensors
+                pending.extend(c for c in tf.nest.flatten(item, expand_composites=True) if c is not item)
+            continue  # anything else: TensorFlow reports bad fetches itself
+        ops.append(element if isinstance(element, tf.Operation) else element.op)
+    return ops
+
+
+def _collectives_upstream_of(ops, known):
+    seen = set()
+    stack = list(ops)
+    found = []
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.name in known:
+            found.append((op.name, known[op.name]))
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    found.sort()
+    return found
+
+
+def _hash_keys(keys):
+    text = ",".join(str(k) for k in keys)
+    return int.from_bytes(hashlib.sha256(text.encode("ascii")).digest()[:7], "big")

@@ -1,0 +1,181 @@
+"""npu-run (python -m npu_bridge.launch): environment of the ranks, output prefixes, exit codes, stopping ranks,
+Ctrl-C, bad arguments and rank tables, and a multi-machine job split over two launchers."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from collective_helpers import REPO_ROOT, TESTS_DIR, WORKERS, parse_results
+from npu_bridge.launch import cli, plan
+
+TWO_SERVERS = os.path.join(TESTS_DIR, "data", "rank_tables", "template1_2servers.json")
+PRINT_ENV = ("import json, os; print(json.dumps({k: os.environ.get(k) for k in ('RANK_ID', 'RANK_SIZE', "
+             "'DEVICE_ID', 'ASCEND_DEVICE_ID', 'JOB_ID', 'RANK_TABLE_FILE', 'HCCL_IF_BASE_PORT', 'CM_WORKER_SIZE')}))")
+
+
+def npu_run(*args, timeout=60, env=None):
+    full_env = dict(os.environ, PYTHONPATH=REPO_ROOT, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "npu_bridge.launch", *args], env=full_env, cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def python(code):
+    return ["--", sys.executable, "-c", code]
+
+
+def _envs(stdout):
+    envs = {}
+    for line in stdout.splitlines():
+        match = re.match(r"\[rank (\d+)\] (\{.*\})$", line)
+        if match:
+            envs[int(match.group(1))] = json.loads(match.group(2))
+    return envs
+
+
+@pytest.mark.timeout(60)
+def test_ranks_get_their_environment_and_prefixed_output():
+    code = PRINT_ENV + "; import sys; print('to stderr', file=sys.stderr); print(open(os.environ['RANK_TABLE_FILE']).read().count('rank_id'))"
+    result = npu_run("-n", "3", "--job-id", "job-7", *python(code), env={"CM_WORKER_SIZE": "8"})
+    assert result.returncode == 0, result.stderr
+    envs = _envs(result.stdout)
+    assert sorted(envs) == [0, 1, 2]
+    for rank, env in envs.items():
+        assert env["RANK_ID"] == env["DEVICE_ID"] == env["ASCEND_DEVICE_ID"] == str(rank)
+        assert (env["RANK_SIZE"], env["JOB_ID"], env["CM_WORKER_SIZE"]) == ("3", "job-7", None)
+        assert env["RANK_TABLE_FILE"] == envs[0]["RANK_TABLE_FILE"]
+        assert f"[rank {rank}] to stderr" in result.stderr.splitlines()
+        assert f"[rank {rank}] 3" in result.stdout.splitlines()
+    assert not os.path.exists(envs[0]["RANK_TABLE_FILE"])  # the generated table is removed afterwards
+    assert "npu-run: job job-7: all 3 ranks finished" in result.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_failing_rank_stops_the_others_and_sets_the_exit_code():
+    code = ("import os, sys, time\nif os.environ['RANK_ID'] == '1': sys.exit(3)\ntime.sleep(50); print('survived')")
+    started = time.monotonic()
+    result = npu_run("-n", "3", *python(code))
+    assert result.returncode == 3
+    assert time.monotonic() - started < 30
+    assert "survived" not in result.stdout
+    assert "npu-run: rank 1 exited with code 3; stopping ranks 0, 2" in result.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_killed_rank_gives_128_plus_the_signal():
+    result = npu_run("-n", "2", *python("import os, signal\nif os.environ['RANK_ID'] == '0': os.kill(os.getpid(), "
+                                        "signal.SIGKILL)\nimport time; time.sleep(50)"))
+    assert result.returncode == 128 + signal.SIGKILL
+    assert "npu-run: rank 0 was killed by signal SIGKILL" in result.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_ignoring_sigterm_is_killed_after_the_stop_timeout():
+    code = ("import os, signal, sys, time\nif os.environ['RANK_ID'] == '1': time.sleep(1); sys.exit(4)\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(50)")
+    started = time.monotonic()
+    result = npu_run("-n", "2", "--stop-timeout", "1", *python(code))
+    assert result.returncode == 4
+    assert time.monotonic() - started < 25
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_stops_every_rank():
+    code = ("import time\nprint('ready', flush=True)\ntry:\n    time.sleep(50)\nexcept KeyboardInterrupt:\n"
+            "    print('interrupted', flush=True)")
+    launcher = subprocess.Popen([sys.executable, "-m", "npu_bridge.launch", "-n", "2", *python(code)],
+                                env=dict(os.environ, PYTHONPATH=REPO_ROOT), cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    try:
+        ready = [launcher.stdout.readline() for _ in range(2)]
+        assert all(line.endswith("ready\n") for line in ready), ready
+        launcher.send_signal(signal.SIGINT)
+        stdout, stderr = launcher.communicate(timeout=30)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+    assert launcher.returncode == 130
+    assert sorted(re.findall(r"\[rank (\d)\] interrupted", stdout)) == ["0", "1"]
+    assert "npu-run: received SIGINT; stopping all ranks" in stderr
+
+
+BAD_ARGUMENTS = [
+    ([*python("pass")], "say how many ranks to start with -n N"),
+    (["-n", "0", *python("pass")], "-n 0: the number of ranks must be in [1, 32768]"),
+    (["-n", "2"], "no command given; put it after --"),
+    (["-n", "2", "--port-base", "65535", *python("pass")], "HCCL_IF_BASE_PORT has invalid value '65535'"),
+    (["--rank-table", TWO_SERVERS, *python("pass")], "--rank-table and --server-id go together"),
+    (["--rank-table", TWO_SERVERS, "--server-id", "node-9", "--job-id", "j", *python("pass")],
+     "--server-id 'node-9' is not a server of the rank table"),
+    (["--rank-table", TWO_SERVERS, "--server-id", "localhost", "-n", "3", *python("pass")],
+     "-n 3 disagrees with the rank table"),
+    (["--rank-table", TWO_SERVERS, "--server-id", "localhost", *python("pass")],
+     "a multi-machine job needs the same JOB_ID on every machine"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_ARGUMENTS, ids=[m.split(":")[0][:30] for _, m in BAD_ARGUMENTS])
+def test_bad_arguments_exit_2_with_a_clear_message(args, message, capsys, monkeypatch):
+    monkeypatch.delenv("JOB_ID", raising=False)
+    assert cli.main(args) == cli.EXIT_USAGE
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "is not valid JSON"),
+    ('{"status": "initializing", "server_list": []}', "status is \"initializing\", must be \"completed\""),
+    ('{"status": "completed", "server_count": "1", "server_list": [{"server_id": "a", "device": '
+     '[{"device_id": "0", "rank_id": "1"}]}]}', "rank ids must be 0..0 without gaps"),
+])
+def test_malformed_rank_tables_exit_2_naming_the_file(content, message, tmp_path, capsys):
+    path = tmp_path / "hccl.json"
+    path.write_text(content)
+    assert cli.main(["--rank-table", str(path), "--server-id", "a", "--job-id", "j", *python("pass")]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and message in err
+
+
+def test_a_missing_command_exits_127(capsys):
+    assert cli.main(["-n", "1", "--", "/nonexistent/trainer"]) == cli.EXIT_CANNOT_START
+    assert "cannot start '/nonexistent/trainer'" in capsys.readouterr().err
+
+
+def test_free_ports_skip_ports_in_use():
+    base = plan.find_free_ports(6)  # base + 2 .. base + 4 are free as well
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", base + 1))
+        assert plan.find_free_ports(3, start=base) == base + 2
+
+
+@pytest.mark.timeout(180)
+def test_a_two_machine_job_runs_as_two_launchers():
+    """The rank table has servers "127.0.0.1" (ranks 0, 1) and "localhost" (ranks 2, 3): two machines that
+    happen to be this one. Each launcher starts its server's ranks; together they form one 4-rank world."""
+    base = plan.find_free_ports(4)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]), TF_CPP_MIN_LOG_LEVEL="2",
+               HCCL_CONNECT_TIMEOUT="120", HCCL_EXEC_TIMEOUT="120")
+    launchers = [subprocess.Popen(
+        [sys.executable, "-m", "npu_bridge.launch", "--rank-table", TWO_SERVERS, "--server-id", server,
+         "--job-id", "two-machines", "--port-base", str(base), "--", sys.executable,
+         os.path.join(WORKERS, "allreduce_worker.py")], env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True) for server in ("127.0.0.1", "localhost")]
+    try:
+        outputs = [launcher.communicate(timeout=160) for launcher in launchers]
+    finally:
+        for launcher in launchers:
+            if launcher.poll() is None:
+                launcher.kill()
+                launcher.wait()
+    assert [launcher.returncode for launcher in launchers] == [0, 0], outputs
+    results = parse_results(outputs[0][0] + outputs[1][0])
+    assert {rank: r["sum"] for rank, r in results.items()} == {rank: [10.0] for rank in range(4)}
+    # [rank, rank size, local rank id, local rank size, device id]
+    assert [results[rank]["world"] for rank in range(4)] == [[0, 4, 0, 2, 0], [1, 4, 1, 2, 1], [2, 4, 0, 2, 0],
+                                                              [3, 4, 1, 2, 1]]

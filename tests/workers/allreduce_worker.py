@@ -1,0 +1,12 @@
+"""One allreduce of (rank + 1); reports it with the world this rank sees."""
+
+import os
+
+from collective_helpers import report
+from npu_bridge.npu_init import *  # noqa: F401,F403
+
+init_sess = tf.Session(config=npu_config_proto())
+init_sess.run(npu_ops.initialize_system())
+rank = get_rank_id()
+report("world", [rank, get_rank_size(), get_local_rank_id(), get_local_rank_size(), int(os.environ["DEVICE_ID"])])
+report("sum", tf.Session(config=npu_config_proto()).run(hccl_ops.allreduce(tf.constant([rank + 1.0]), "sum")))
