@@ -20,6 +20,7 @@ from tensorflow.core.protobuf import config_pb2
 
 CAPABILITY_MODULES = (
     "npu_bridge.determinism",
+    "npu_bridge.dump.dump_session",
 )
 
 _lock = threading.Lock()
@@ -71,6 +72,9 @@ class RunHook:
 
     def after_run(self, context, results):
         """Called after each successful run with what ``run`` returned."""
+
+    def on_error(self, context, error):
+        """Called when a run raises; may return an exception to raise instead (None keeps ``error``)."""
 
     def end(self, session):
         """Called once when the session is closed."""
@@ -140,7 +144,15 @@ def attach_run_hooks(session, hooks):
         state["steps"] += 1
         for hook in hooks:
             hook.before_run(context)
-        results = original_run(context.fetches, context.feed_dict, context.options, context.run_metadata)
+        try:
+            results = original_run(context.fetches, context.feed_dict, context.options, context.run_metadata)
+        except Exception as error:  # pylint: disable=broad-except  (hooks see every failure, then it propagates)
+            raised = error
+            for hook in reversed(hooks):
+                raised = hook.on_error(context, raised) or raised
+            if raised is error:
+                raise
+            raise raised from error
         for hook in reversed(hooks):
             hook.after_run(context, results)
         return results

@@ -2,13 +2,13 @@
 
 import enum
 
+from npu_bridge.dump.dump_config import DumpConfig  # noqa: F401
 from npu_bridge.pending import pending
 from npu_bridge.session_bridge import decorator_tf_session
 
 _MODULE = "npu_bridge.estimator.npu.npu_config"
 NPURunConfig = pending(f"{_MODULE}.NPURunConfig", "estimator")
 ProfilingConfig = pending(f"{_MODULE}.ProfilingConfig", "profiling")
-DumpConfig = pending(f"{_MODULE}.DumpConfig", "dump")
 MemoryConfig = pending(f"{_MODULE}.MemoryConfig", "estimator")
 ExperimentalConfig = pending(f"{_MODULE}.ExperimentalConfig", "estimator")
 GraphMemoryOptimizeConfig = pending(f"{_MODULE}.GraphMemoryOptimizeConfig", "estimator")
