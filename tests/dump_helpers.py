@@ -19,7 +19,12 @@ def dump_config(path, **options):
 
 
 def mlp_graph(seed=0, scale=1.0):
-    """A two-layer training graph; returns (graph, x, y, tensors) with tensors hidden/logits/loss/train/init and the variable w1."""
+    """A two-layer training graph.
+
+    Returns:
+      (graph, x, y, parts): parts holds the tensors matmul/hidden/logits/loss, the ops train/init and the
+      variables w1/w2.
+    """
     rng = np.random.RandomState(seed)
     graph = tf.Graph()
     with graph.as_default():
@@ -34,7 +39,7 @@ def mlp_graph(seed=0, scale=1.0):
         train = v1.train.GradientDescentOptimizer(0.1).minimize(loss)
         init = v1.global_variables_initializer()
     return graph, x, y, {"hidden": hidden, "logits": logits, "loss": loss, "train": train, "init": init, "w1": w1,
-                             "matmul": matmul}
+                             "w2": w2, "matmul": matmul}
 
 
 def feed(x, y, step=0):

@@ -16,11 +16,12 @@ from npu_bridge.dump.dump_convert import convert
 from npu_bridge.dump.dump_file import DumpFormatError, load, write_dump_file
 from npu_bridge.dump.dump_tree import DumpTreeError
 from npu_bridge.dump.dump_writer import flush
-from npu_bridge.dump.overflow_report import DEFAULT_DETAILED
+from npu_bridge.dump import overflow_records
+from npu_bridge.dump.overflow_records import DEFAULT_DETAILED
 
 
 def overflow_report(root, detailed=DEFAULT_DETAILED):
-    """Returns the overflow report of the dump tree ``root`` (text; see ``overflow_report``).
+    """Returns the overflow report of the dump tree ``root`` (text; see ``overflow_records``).
 
     Args:
       root: a dump tree (any level) or an Opdebug file.
@@ -29,9 +30,7 @@ def overflow_report(root, detailed=DEFAULT_DETAILED):
       DumpTreeError: ``root`` does not exist.
       DumpFormatError: a record is damaged.
     """
-    from npu_bridge.dump import overflow_report as report  # pylint: disable=import-outside-toplevel
-
-    return report.render(report.find(root), root, detailed)
+    return overflow_records.render(overflow_records.find(root), root, detailed)
 
 
 __all__ = ["DumpFormatError", "DumpTreeError", "compare", "convert", "flush", "load", "overflow_report",

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from npu_bridge.dump import dump_compare, dump_convert, dump_file, dump_tree, overflow_report
+from npu_bridge.dump import dump_compare, dump_convert, dump_file, dump_tree, overflow_records
 
 _PROGRESS_SECONDS = 1.0
 
@@ -55,8 +55,8 @@ def _compare(args):
 
 
 def _overflow(args):
-    entries = overflow_report.find(args.dir)
-    text = overflow_report.render(entries, args.dir, detailed=args.number)
+    entries = overflow_records.find(args.dir)
+    text = overflow_records.render(entries, args.dir, detailed=args.number)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
@@ -140,7 +140,7 @@ def _parser():
     compare.set_defaults(run=_compare)
     overflow = sub.add_parser("overflow", help="the overflow report of a dump tree")
     overflow.add_argument("dir", help="a dump tree (any level) or an Opdebug file")
-    overflow.add_argument("-n", "--number", type=int, default=overflow_report.DEFAULT_DETAILED,
+    overflow.add_argument("-n", "--number", type=int, default=overflow_records.DEFAULT_DETAILED,
                           help="records shown with their tensors' statistics (default %(default)s)")
     overflow.add_argument("-o", "--output", help="also write the report to this file")
     overflow.set_defaults(run=_overflow)

@@ -66,6 +66,7 @@ class Row:
       metrics: {algorithm: value} (floats, or a text for StandardDeviation); empty when not comparable.
       shape, dtype_mine, dtype_truth: for the CSV.
       overflow: "YES" when my tensor holds inf/NaN (or, for fp16, values at 65504), "NO" otherwise.
+      comparable: both sides have numeric values (resource handles, strings and the like have none).
       identical: bit-for-bit equal.
       diverged: see the module docstring.
       reason: why the tensor could not be (fully) compared; "" when it was.
@@ -80,6 +81,7 @@ class Row:
     dtype_mine: str = ""
     dtype_truth: str = ""
     overflow: str = ""
+    comparable: bool = False
     identical: bool = False
     diverged: bool = False
     reason: str = ""
@@ -108,8 +110,8 @@ class Comparison:
 
     @property
     def compared(self):
-        """Rows whose tensors exist on both sides."""
-        return [row for row in self.rows if row.mine and row.truth]
+        """Rows whose tensors exist on both sides with numeric values."""
+        return [row for row in self.rows if row.comparable]
 
     def _first(self, predicate):
         candidates = [row for row in self.compared if predicate(row)]
@@ -133,10 +135,12 @@ class Comparison:
                  f"  my dump:      {self.mine}", f"  ground truth: {self.truth}"]
         only_mine = sum(1 for row in self.rows if row.truth is None)
         only_truth = sum(1 for row in self.rows if row.mine is None)
+        without_values = sum(1 for row in self.rows if row.mine and row.truth and not row.comparable)
         lines.append(f"identical: {sum(row.identical for row in compared)}, differ: "
                      f"{sum(not row.identical for row in compared)}, diverged (cosine < {self.threshold:g} or "
                      f"inf/NaN or shape mismatch): {sum(row.diverged for row in compared)}; only in my dump: "
-                     f"{only_mine}, only in the ground truth: {only_truth}")
+                     f"{only_mine}, only in the ground truth: {only_truth}" +
+                     (f"; without numeric values: {without_values}" if without_values else ""))
         if self.duplicates:
             lines.append(f"({self.duplicates} repeated tensors ignored: the first occurrence of each is compared)")
         difference, divergence = self.first_difference, self.first_divergence
@@ -271,9 +275,11 @@ def _fill(row, mine, truth, threshold):
     row.dtype_mine, row.dtype_truth = a_info.dtype_name, b_info.dtype_name
     row.shape = str(list(a.shape)) if a is not None else str(list(a_info.shape))
     if a is None or b is None:
-        row.reason = "data type without numeric values"
-        row.diverged = True
+        row.reason = "no numeric values" if a is None and b is None else "only one side has numeric values"
+        row.diverged = (a is None) != (b is None)
+        row.comparable = row.diverged
         return
+    row.comparable = True
     row.overflow = "YES" if _overflows(a) else "NO"
     if a.shape != b.shape:
         row.reason = f"shape {list(a.shape)} vs {list(b.shape)}"
@@ -357,8 +363,8 @@ def _join(first, second):
 
 
 def _badness(row):
-    """Sort key: diverged first, then lowest cosine, then largest error; unmatched rows last."""
-    if row.mine is None or row.truth is None:
+    """Sort key: diverged first, then lowest cosine, then largest error; rows without a comparison last."""
+    if not row.comparable:
         return (3, 0.0, 0.0, row.key)
     cosine = row.metrics.get("CosineSimilarity", float("nan"))
     cosine = -1.0 if isinstance(cosine, float) and math.isnan(cosine) else cosine

@@ -136,7 +136,7 @@ def load(path, name=None, header_only=False):
     if path.endswith(".npy"):
         return _load_npy(path, name)
     with open(path, "rb") as f:
-        content = _read_header(f) if header_only else f.read()
+        content = _read_header(f, os.path.getsize(path)) if header_only else f.read()
     try:
         version, message, payload = _parse_binary(content, os.path.getsize(path))
     except DumpFormatError as e:
@@ -150,13 +150,13 @@ def load(path, name=None, header_only=False):
     return DumpFile(path, name, version, op_name, message.dump_time or None, inputs, outputs, overflow)
 
 
-def _read_header(f):
+def _read_header(f, size):
     """Reads the length and header of a version 2 file; the whole file when it may be version 1."""
     start = f.read(_HEADER_LENGTH.size)
     if len(start) == _HEADER_LENGTH.size:
         (header_length,) = _HEADER_LENGTH.unpack(start)
-        header = f.read(header_length)
-        if len(header) == header_length:
+        if _HEADER_LENGTH.size + header_length <= size:
+            header = f.read(header_length)
             message = dump_proto.DumpData()
             try:
                 message.ParseFromString(header)
@@ -246,7 +246,7 @@ def _load_npy(path, name):
     io = name.io if name and name.io else "output"
     index = name.index if name and name.index is not None else 0
     tensor = TensorData(io, index, data_type, dump_proto.FORMAT_ND, array.shape, array.shape,
-                        np.ascontiguousarray(array).tobytes())
+                        array.tobytes(order="C"))
     return DumpFile(path, name, None, name.op_name if name else os.path.basename(path), None,
                     [tensor] if io == "input" else [], [tensor] if io == "output" else [])
 
@@ -296,7 +296,7 @@ def write_dump_file(path, op_name, inputs=(), outputs=(), version=2, dump_time=N
     payload = []
     for io, arrays, items in (("input", inputs, message.input), ("output", outputs, message.output)):
         for index, array in enumerate(arrays):
-            array = np.ascontiguousarray(array)
+            array = np.asarray(array, order="C")  # keeps 0-d arrays 0-d, unlike ascontiguousarray
             data_format, original = (data_formats or {}).get((io, index), (dump_proto.FORMAT_ND, array.shape))
             item = items.add(data_type=dump_proto.data_type_of(array.dtype), format=data_format,
                              size=array.nbytes)

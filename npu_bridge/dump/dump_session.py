@@ -5,8 +5,9 @@ Setup, for a session with enable_dump, enable_dump_debug or enable_exception_dum
     device id is the world's, so every rank writes its own directory) goes into the parameter_map for the
     NpuOptimizer passes (optimizers/dump_pass.cc, overflow_check_pass.cc, exception_capture_pass.cc), with
     the simulated Ascend backend's fp16 rule and the exception dump directory;
-  * TensorFlow's remapper (op fusion) is turned off for the session, so every op of the script is dumped and
-    checked under its own name (Ascend scripts turn it off anyway);
+  * TensorFlow's remapper and arithmetic optimizer, which fuse ops or replace them by ops of other names, are
+    turned off for the session, so every op of the script is dumped and checked under its own name (Ascend
+    scripts turn the remapper off anyway);
   * a ``DumpRunHook`` is attached.
 
 The hook costs one call into the library per run. When the writer reports overflows it warns once, notes
@@ -26,7 +27,7 @@ import weakref
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 from npu_bridge import device_target, log, resource, world
-from npu_bridge.dump import dump_writer, overflow_report
+from npu_bridge.dump import dump_writer, overflow_records
 from npu_bridge.options import parse as option_parse
 from npu_bridge.session_setup import RunHook, setup_step
 
@@ -61,11 +62,7 @@ def plan_dump(plan):
         root = os.path.join(options.get("dump_path"), process_time(), str(device))
         params[ROOT_KEY].s = root.encode("utf-8")
         params[FP16_SATURATION_KEY].b = debugging and device_target.resolve(options) == "ascend"
-        rewrite = plan.config.graph_options.rewrite_options
-        if rewrite.remapping != rewriter_config_pb2.RewriterConfig.OFF:
-            rewrite.remapping = rewriter_config_pb2.RewriterConfig.OFF
-            log.info_once("dump-remapping-off", "dump: TensorFlow's op fusion (remapping) is off in dumping "
-                          "sessions, so every op is dumped under its own name")
+        _keep_op_names(plan.config.graph_options.rewrite_options)
         with _lock:
             _reports.setdefault(root, _Report(root))
     if capturing:
@@ -75,6 +72,17 @@ def plan_dump(plan):
     _register_exit()
     layer = tuple(options.get("dump_layer").split()) if dumping and options.get("dump_layer") else ()
     plan.run_hooks.append(DumpRunHook(root, session_id, capturing, layer))
+
+
+def _keep_op_names(rewrite_options):
+    """Turns off the grappler passes that fuse ops or replace them by ops of other names."""
+    off = rewriter_config_pb2.RewriterConfig.OFF
+    changed = [name for name in ("remapping", "arithmetic_optimization") if getattr(rewrite_options, name) != off]
+    for name in changed:
+        setattr(rewrite_options, name, off)
+    if changed:
+        log.info_once("dump-keeps-op-names", "dump: TensorFlow's %s are off in sessions that dump or detect "
+                      "overflows, so every op is dumped and checked under its own name", " and ".join(changed))
 
 
 def process_time():
@@ -124,7 +132,7 @@ class DumpRunHook(RunHook):
                     f"`npu-dump info {result['path']}`")
         else:
             note = f"npu_bridge exception dump: the inputs of {node} were not captured ({result['error']})"
-        log.logger.error("%s", note)
+        log.logger.warning("%s", note)
         return _with_note(error, note)
 
     def end(self, session):
@@ -184,7 +192,7 @@ class _Report:
             self.warned = True
             log.logger.warning("overflow detected: [%s] %s at step %d overflowed first; the report is %s",
                                event["op_type"], event["op_name"], event["step"],
-                               os.path.join(self.root, overflow_report.REPORT_FILE))
+                               os.path.join(self.root, overflow_records.REPORT_FILE))
         if event["op_name"] not in self.sources:
             self.sources[event["op_name"]] = creation_site(event["op_name"])
         self.pending = True
@@ -196,10 +204,10 @@ class _Report:
         if not final:
             dump_writer.flush()
         sources = {name: site for name, site in self.sources.items() if site}
-        with open(os.path.join(self.root, overflow_report.SOURCES_FILE), "w", encoding="utf-8") as f:
+        with open(os.path.join(self.root, overflow_records.SOURCES_FILE), "w", encoding="utf-8") as f:
             json.dump(sources, f, indent=1, sort_keys=True)
-        text = overflow_report.render(overflow_report.find(self.root, sources), self.root)
-        with open(os.path.join(self.root, overflow_report.REPORT_FILE), "w", encoding="utf-8") as f:
+        text = overflow_records.render(overflow_records.find(self.root, sources), self.root)
+        with open(os.path.join(self.root, overflow_records.REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(text)
         self.pending = False
         self.written_at = time.monotonic()

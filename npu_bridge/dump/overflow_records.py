@@ -39,9 +39,10 @@ class TensorSummary:
     inf: int
 
     def text(self):
-        """msaccucmp-style "[Format ND][Shape [2, 3]][Dtype DT_FLOAT][Max ..][Min ..][Mean ..][NaN n][Inf n]"."""
-        return (f"[Format {self.data_format}][Shape {list(self.shape)}][Dtype {self.dtype}][Max {self.maximum:.6g}]"
-                f"[Min {self.minimum:.6g}][Mean {self.mean:.6g}][NaN {self.nan}][Inf {self.inf}]")
+        """msaccucmp-style "[Format ND][Shape [2, 3]][Dtype DT_FLOAT][Max ..][Min ..][Mean ..][NaN n][Inf n]";
+        Max/Min/Mean are "-" when no value is finite."""
+        return (f"[Format {self.data_format}][Shape {list(self.shape)}][Dtype {self.dtype}][Max {_number(self.maximum)}]"
+                f"[Min {_number(self.minimum)}][Mean {_number(self.mean)}][NaN {self.nan}][Inf {self.inf}]")
 
 
 @dataclasses.dataclass
@@ -185,6 +186,10 @@ def render(entries, root, detailed=DEFAULT_DETAILED):
 def _where(entry):
     text = "" if entry.step is None else f" at step {entry.step}"
     return text + (f", created at {entry.created_at}" if entry.created_at else "")
+
+
+def _number(value):
+    return "-" if value != value else f"{value:.6g}"  # NaN: no finite value
 
 
 def _summary(tensor):
