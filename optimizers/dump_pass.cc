@@ -31,6 +31,7 @@ struct Settings {
   bool dump_inputs = false;
   bool dump_outputs = true;
   bool stats = false;
+  bool golden = true;
   std::string dump_step;
   std::set<std::string> layer;  // empty: every op
   DumpModel model;
@@ -58,6 +59,7 @@ class DumpPass : public RewritePass {
     settings.dump_inputs = mode != "output";
     settings.dump_outputs = mode != "input";
     settings.stats = options.GetString("dump_data", "tensor") == "stats";
+    settings.golden = options.GetBool(kDumpGoldenKey, true) && !settings.stats;
     settings.dump_step = options.GetString("dump_step", "");
     std::stringstream layer(options.GetString("dump_layer", ""));
     for (std::string name; layer >> name;) settings.layer.insert(name);
@@ -166,7 +168,7 @@ class DumpPass : public RewritePass {
     attrs["dump_step"].set_s(settings.dump_step);
     attrs["dump_outputs"].set_b(settings.dump_outputs);
     attrs["stats"].set_b(settings.stats);
-    attrs["golden"].set_b(!settings.stats);
+    attrs["golden"].set_b(settings.golden);
     auto format = node.attr().find("data_format");
     if (format != node.attr().end() && format->second.value_case() == tensorflow::AttrValue::kS) {
       attrs["data_format"].set_s(format->second.s());

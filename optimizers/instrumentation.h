@@ -27,6 +27,7 @@ constexpr char kDumpRootKey[] = "_npu_bridge_dump_root";            // s: {dump_
 constexpr char kExceptionDirKey[] = "_npu_bridge_exception_dir";    // s: where exception dumps go
 constexpr char kSessionIdKey[] = "_npu_bridge_session_id";          // i: names exception-capture slots
 constexpr char kFp16SaturationKey[] = "_npu_bridge_fp16_saturation";  // b: simulated Ascend backend
+constexpr char kDumpGoldenKey[] = "_npu_bridge_dump_golden";          // b: golden .npy next to dumps
 
 // Attributes stamped on instrumented ops.
 constexpr char kOriginalNameAttr[] = "_npu_original_name";  // the op's name before it was renamed

@@ -228,17 +228,21 @@ def _choose_step(mine, truth, step, mine_root, truth_root):
 
 
 def _tensors(artifacts, step):
-    """Returns ({key: Side} of the first occurrence of each tensor at ``step``, number of repeats)."""
+    """Returns ({key: Side} of the first occurrence of each tensor at ``step``, number of repeats).
+
+    Dump files come first; the golden or converted .npy copies of the same tensors only fill gaps.
+    """
     candidates = [a for a in artifacts if a.step is None or step is None or a.step == step]
-    candidates.sort(key=lambda a: (a.name.timestamp or 0, a.path))
     tensors, repeats = {}, 0
-    for artifact in candidates:
-        for side in _sides(artifact):
-            key = (dump_names.sanitize(side.op_name), side.io, side.index)
-            if key in tensors:
-                repeats += 1
-            else:
-                tensors[key] = side
+    for kind in ("dump", "converted", "golden"):
+        of_kind = sorted((a for a in candidates if a.name.kind == kind), key=lambda a: (a.name.timestamp or 0, a.path))
+        seen = set()
+        for artifact in of_kind:
+            for side in _sides(artifact):
+                key = (dump_names.sanitize(side.op_name), side.io, side.index)
+                repeats += key in seen
+                seen.add(key)
+                tensors.setdefault(key, side)
     return tensors, repeats
 
 

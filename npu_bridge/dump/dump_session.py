@@ -4,7 +4,8 @@ Setup, for a session with enable_dump, enable_dump_debug or enable_exception_dum
   * the dump root {dump_path}/{time}/{device id} (``time`` is this process's first dump, YYYYmmddHHMMSS; the
     device id is the world's, so every rank writes its own directory) goes into the parameter_map for the
     NpuOptimizer passes (optimizers/dump_pass.cc, overflow_check_pass.cc, exception_capture_pass.cc), with
-    the simulated Ascend backend's fp16 rule and the exception dump directory;
+    the simulated Ascend backend's fp16 rule, whether golden .npy files are written (NPU_BRIDGE_DUMP_GOLDEN,
+    default 1) and the exception dump directory;
   * TensorFlow's remapper and arithmetic optimizer, which fuse ops or replace them by ops of other names, are
     turned off for the session, so every op of the script is dumped and checked under its own name (Ascend
     scripts turn the remapper off anyway);
@@ -28,6 +29,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 
 from npu_bridge import device_target, log, resource, world
 from npu_bridge.dump import dump_writer, overflow_records
+from npu_bridge.errors import NpuOptionError
 from npu_bridge.options import parse as option_parse
 from npu_bridge.session_setup import RunHook, setup_step
 
@@ -35,6 +37,8 @@ ROOT_KEY = "_npu_bridge_dump_root"
 EXCEPTION_DIR_KEY = "_npu_bridge_exception_dir"
 SESSION_ID_KEY = "_npu_bridge_session_id"
 FP16_SATURATION_KEY = "_npu_bridge_fp16_saturation"
+GOLDEN_KEY = "_npu_bridge_dump_golden"
+GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
 REPORT_INTERVAL_SECONDS = 5.0
 _FAILED_NODE = re.compile(r"\{\{node ([^}]+)\}\}")
 _LIBRARY_PATHS = tuple(os.sep + part + os.sep for part in ("tensorflow", "tf_keras", "keras", "npu_bridge"))
@@ -62,6 +66,7 @@ def plan_dump(plan):
         root = os.path.join(options.get("dump_path"), process_time(), str(device))
         params[ROOT_KEY].s = root.encode("utf-8")
         params[FP16_SATURATION_KEY].b = debugging and device_target.resolve(options) == "ascend"
+        params[GOLDEN_KEY].b = golden_files_wanted()
         _keep_op_names(plan.config.graph_options.rewrite_options)
         with _lock:
             _reports.setdefault(root, _Report(root))
@@ -83,6 +88,19 @@ def _keep_op_names(rewrite_options):
     if changed:
         log.info_once("dump-keeps-op-names", "dump: TensorFlow's %s are off in sessions that dump or detect "
                       "overflows, so every op is dumped and checked under its own name", " and ".join(changed))
+
+
+def golden_files_wanted(environ=None):
+    """NPU_BRIDGE_DUMP_GOLDEN: 1 (default) writes golden .npy files next to the dump files, 0 does not.
+
+    Raises:
+      NpuOptionError: the variable holds something else.
+    """
+    text = (os.environ if environ is None else environ).get(GOLDEN_VARIABLE, "").strip()
+    if text not in ("", "0", "1"):
+        raise NpuOptionError(GOLDEN_VARIABLE, text, "0 / 1",
+                             "the environment variable chooses whether golden .npy files are written")
+    return text != "0"
 
 
 def process_time():
