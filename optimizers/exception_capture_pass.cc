@@ -2,6 +2,7 @@
 // NpuExceptionCapture (holds the op's inputs; the op waits for it) and NpuExceptionRelease (drops them once
 // the op has run; whatever reads the op waits for it). See ops/exception_capture_ops.cc.
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,9 @@ class ExceptionCapturePass : public RewritePass {
            IsMainGraph(item);
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&,
+  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
                    tensorflow::GraphDef* graph, bool* changed) override {
+    const std::set<std::string> fed = FedNodes(item);  // a fed op does not run
     const std::string slot_prefix = std::to_string(options.GetInt(kSessionIdKey, 0)) + "/";
     const std::string dir = options.GetString(kExceptionDirKey, "");
     NameSet names(*graph);
@@ -30,7 +32,8 @@ class ExceptionCapturePass : public RewritePass {
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
-      if (NonComputingOps().count(node.op()) || IsInstrumentationOp(node.op()) || IsFunctionalOp(node.op())) {
+      if (NonComputingOps().count(node.op()) || IsInstrumentationOp(node.op()) || IsFunctionalOp(node.op()) ||
+          fed.count(node.name())) {
         continue;
       }
       const std::vector<std::string> inputs = DataInputs(node);

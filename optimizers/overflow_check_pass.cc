@@ -70,11 +70,12 @@ class OverflowCheckPass : public RewritePass {
     std::unordered_map<std::string, std::vector<std::string>> checks_of;
     std::map<std::string, tensorflow::DataTypeVector> forwarded;  // fetched op -> its output types
     const std::set<std::string> fetched = report ? FetchNodes(item) : std::set<std::string>();
+    const std::set<std::string> fed = report ? FedNodes(item) : std::set<std::string>();
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
       if (node.input_size() == 0 || NonComputingOps().count(node.op()) || FloatStatusOps().count(node.op()) ||
-          IsInstrumentationOp(node.op())) {
+          IsInstrumentationOp(node.op()) || fed.count(node.name())) {  // a fed op does not run
         continue;
       }
       tensorflow::DataTypeVector input_types, output_types;
