@@ -38,9 +38,13 @@ REGISTER_OP("NpuExceptionRelease")
 
 namespace {
 
-struct Held {
+struct OpInfo {
   std::string op_name, op_type, dump_dir, data_format;
   int64_t task_id = 0;
+};
+
+struct Held {
+  std::shared_ptr<const OpInfo> op;
   std::vector<tensorflow::Tensor> inputs;
 };
 
@@ -83,16 +87,19 @@ class Slots {
 class ExceptionCaptureOp : public tensorflow::OpKernel {
  public:
   explicit ExceptionCaptureOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
+    auto info = std::make_shared<OpInfo>();
     OP_REQUIRES_OK(ctx, ctx->GetAttr("slot", &slot_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &prototype_.op_name));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &prototype_.op_type));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &prototype_.dump_dir));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &prototype_.task_id));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &prototype_.data_format));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &info->op_name));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &info->op_type));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &info->dump_dir));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &info->task_id));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &info->data_format));
+    info_ = std::move(info);
   }
 
   void Compute(tensorflow::OpKernelContext* ctx) override {
-    auto held = std::make_shared<Held>(prototype_);
+    auto held = std::make_shared<Held>();
+    held->op = info_;
     held->inputs.reserve(ctx->num_inputs());
     for (int i = 0; i < ctx->num_inputs(); ++i) held->inputs.push_back(ctx->input(i));
     Slots::Get().Put(slot_, std::move(held));
@@ -100,7 +107,7 @@ class ExceptionCaptureOp : public tensorflow::OpKernel {
 
  private:
   std::string slot_;
-  Held prototype_;
+  std::shared_ptr<const OpInfo> info_;
 };
 
 class ExceptionReleaseOp : public tensorflow::OpKernel {
@@ -131,18 +138,19 @@ extern "C" size_t npu_bridge_exception_dump_json(const char* slot, char* buf, si
   if (held == nullptr) {
     json = "{\"error\":" + JsonQuote(std::string("no inputs are held for ") + (slot ? slot : "")) + "}";
   } else {
+    const npu_bridge::OpInfo& op = *held->op;
     npu_bridge::DumpRecord record;
-    record.dir = held->dump_dir;
-    record.op_name = held->op_name;
-    record.op_type = held->op_type;
-    record.task_id = held->task_id;
+    record.dir = op.dump_dir;
+    record.op_name = op.op_name;
+    record.op_type = op.op_type;
+    record.task_id = op.task_id;
     record.timestamp = npu_bridge::NextDumpTimestamp();
     for (const tensorflow::Tensor& input : held->inputs) {
-      record.inputs.push_back(npu_bridge::MakeDumpTensor(input, held->data_format));
+      record.inputs.push_back(npu_bridge::MakeDumpTensor(input, op.data_format));
     }
     absl::StatusOr<std::string> path = npu_bridge::DumpWriter::Get().WriteNow(record);
-    json = path.ok() ? "{\"path\":" + JsonQuote(*path) + ",\"op_name\":" + JsonQuote(held->op_name) +
-                           ",\"op_type\":" + JsonQuote(held->op_type) + ",\"inputs\":" +
+    json = path.ok() ? "{\"path\":" + JsonQuote(*path) + ",\"op_name\":" + JsonQuote(op.op_name) +
+                           ",\"op_type\":" + JsonQuote(op.op_type) + ",\"inputs\":" +
                            std::to_string(held->inputs.size()) + "}"
                      : "{\"error\":" + JsonQuote(std::string(path.status().message())) + "}";
   }

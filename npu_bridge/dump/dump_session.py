@@ -76,7 +76,7 @@ def plan_dump(plan):
     dump_writer.configure_from_environment()
     _register_exit()
     layer = tuple(options.get("dump_layer").split()) if dumping and options.get("dump_layer") else ()
-    plan.run_hooks.append(DumpRunHook(root, session_id, capturing, layer))
+    plan.run_hooks.append(DumpRunHook(session_id, capturing, layer))
 
 
 def _keep_op_names(rewrite_options):
@@ -121,8 +121,8 @@ def exception_dir(device_id):
 class DumpRunHook(RunHook):
     """Watches the runs of one dumping session."""
 
-    def __init__(self, root, session_id, capturing, layer=()):
-        self._root, self._session_id, self._capturing = root, session_id, capturing
+    def __init__(self, session_id, capturing, layer=()):
+        self._session_id, self._capturing = session_id, capturing
         self._unchecked_layer = layer
 
     def after_run(self, context, results):
