@@ -10,7 +10,7 @@
 Sessions are measured in interleaved blocks in one process; medians are reported. Dirty pages are synced to
 disk before each throughput measurement, so one measurement does not pay for the previous one's writeback.
 
-Run: python benchmarks/dump.py [--blocks 15] [--steps 30] [--dump-steps 20] [--repeats 5]
+Run: python benchmarks/dump.py [--blocks 15] [--steps 30] [--dump-steps 5] [--repeats 8]
 """
 
 import argparse
@@ -97,41 +97,51 @@ def build_chain(size=1024, ops=8):
 
 
 def throughput(dump_steps, repeats):
-    """Median (tensor bytes/s of the dump with golden files, without them, of np.save) and the medians of
-    the per-repeat ratios, measured in alternation in a temporary directory."""
+    """Median tensor bytes/s of the dump with golden files, without them and of np.save, and the medians of
+    the per-repeat ratios to np.save. Each repeat runs the four measurements in a rotated order, so no
+    configuration always comes first after the previous one's files were deleted."""
     graph, x, outputs = build_chain()
     value = np.random.RandomState(0).rand(1024, 1024).astype(np.float32)
-    tensor_bytes = sum(4 * 1024 * 1024 for _ in outputs) * dump_steps
+    tensor_bytes = 4 * 1024 * 1024 * len(outputs) * dump_steps
+    with v1.Session(graph=graph, config=npu_config()) as sess:
+        fetched = [sess.run(outputs, {x: value}) for _ in range(dump_steps)]
     work = tempfile.mkdtemp(prefix="npu_dump_bench_")
+
+    def dumped(golden):
+        target = tempfile.mkdtemp(dir=work)
+        os.environ["NPU_BRIDGE_DUMP_GOLDEN"] = golden
+        seconds = _timed_run(graph, x, outputs, value, npu_config(enable_dump=True, dump_path=target), dump_steps)
+        shutil.rmtree(target)
+        return seconds
+
+    def saved():
+        target = tempfile.mkdtemp(dir=work)
+        os.sync()
+        start = time.perf_counter()
+        for step, arrays in enumerate(fetched):
+            for index, array in enumerate(arrays):
+                np.save(os.path.join(target, f"op{index}.{step}.npy"), array)
+        seconds = time.perf_counter() - start
+        shutil.rmtree(target)
+        return seconds
+
+    measurements = {"plain": lambda: _timed_run(graph, x, outputs, value, npu_config(), dump_steps),
+                    "golden": lambda: dumped("1"), "no golden": lambda: dumped("0"), "np.save": saved}
+    names = list(measurements)
     rates = {"golden": [], "no golden": [], "np.save": []}
     try:
         for repeat in range(repeats):
-            plain = _timed_run(graph, x, outputs, value, npu_config(), dump_steps)
-            for label, golden in (("golden", "1"), ("no golden", "0")):
-                target = os.path.join(work, f"dump{repeat}{golden}")
-                os.makedirs(target)
-                os.environ["NPU_BRIDGE_DUMP_GOLDEN"] = golden
-                dumping = _timed_run(graph, x, outputs, value, npu_config(enable_dump=True, dump_path=target),
-                                     dump_steps)
-                rates[label].append(tensor_bytes / max(dumping - plain, 1e-9))
-                shutil.rmtree(target)
-            with v1.Session(graph=graph, config=npu_config()) as sess:
-                fetched = [sess.run(outputs, {x: value}) for _ in range(dump_steps)]
-            save_dir = os.path.join(work, f"save{repeat}")
-            os.makedirs(save_dir)
-            os.sync()
-            start = time.perf_counter()
-            for step, arrays in enumerate(fetched):
-                for index, array in enumerate(arrays):
-                    np.save(os.path.join(save_dir, f"op{index}.{step}.npy"), array)
-            rates["np.save"].append(tensor_bytes / (time.perf_counter() - start))
-            shutil.rmtree(save_dir)
+            order = names[repeat % len(names):] + names[:repeat % len(names)]
+            seconds = {name: measurements[name]() for name in order}
+            for name in ("golden", "no golden"):
+                rates[name].append(tensor_bytes / max(seconds[name] - seconds["plain"], 1e-9))
+            rates["np.save"].append(tensor_bytes / seconds["np.save"])
     finally:
         os.environ.pop("NPU_BRIDGE_DUMP_GOLDEN", None)
         shutil.rmtree(work, ignore_errors=True)
-    medians = {label: statistics.median(samples) for label, samples in rates.items()}
-    ratios = {label: statistics.median(d / s for d, s in zip(rates[label], rates["np.save"]))
-              for label in ("golden", "no golden")}
+    medians = {name: statistics.median(samples) for name, samples in rates.items()}
+    ratios = {name: statistics.median(d / s for d, s in zip(rates[name], rates["np.save"]))
+              for name in ("golden", "no golden")}
     return medians, ratios
 
 
@@ -151,8 +161,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--blocks", type=int, default=15, help="interleaved measurement blocks per session")
     parser.add_argument("--steps", type=int, default=30, help="training steps per block")
-    parser.add_argument("--dump-steps", type=int, default=20, help="steps of one throughput measurement")
-    parser.add_argument("--repeats", type=int, default=5, help="throughput measurements")
+    parser.add_argument("--dump-steps", type=int, default=5, help="steps of one throughput measurement (32 MiB each)")
+    parser.add_argument("--repeats", type=int, default=8, help="throughput measurements")
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="npu_dump_bench_")

@@ -75,7 +75,7 @@ class DumpPass : public RewritePass {
     std::set<std::string> data_dumped;
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
-      const tensorflow::NodeDef& node = graph->node(n);
+      const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
       if (!Dumpable(node) || fed.count(node.name())) continue;
       if (!settings.layer.empty() && !settings.layer.count(OriginalName(node))) continue;
       tensorflow::DataTypeVector input_types, output_types;
@@ -94,7 +94,7 @@ class DumpPass : public RewritePass {
           }
         }
       }
-      const std::string name = graph->node(n).name();
+      const std::string& name = node.name();
       bool reference_outputs = false;
       for (tensorflow::DataType type : output_types) reference_outputs |= tensorflow::IsRefType(type);
       (*graph->mutable_node(n)->mutable_attr())[kDumpedAttr].set_b(true);

@@ -122,8 +122,9 @@ def _describe_tree(path):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="npu-dump", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    summary, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(prog="npu-dump", description=summary.replace("``", ""),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=details)
     sub = parser.add_subparsers(dest="command", required=True)
     convert = sub.add_parser("convert", help="dump files and trees -> .npy")
     convert.add_argument("sources", nargs="+", help="dump files, Opdebug records or directories")

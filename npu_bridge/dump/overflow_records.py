@@ -41,8 +41,9 @@ class TensorSummary:
     def text(self):
         """msaccucmp-style "[Format ND][Shape [2, 3]][Dtype DT_FLOAT][Max ..][Min ..][Mean ..][NaN n][Inf n]";
         Max/Min/Mean are "-" when no value is finite."""
-        return (f"[Format {self.data_format}][Shape {list(self.shape)}][Dtype {self.dtype}][Max {_number(self.maximum)}]"
-                f"[Min {_number(self.minimum)}][Mean {_number(self.mean)}][NaN {self.nan}][Inf {self.inf}]")
+        return (f"[Format {self.data_format}][Shape {list(self.shape)}][Dtype {self.dtype}]"
+                f"[Max {_number(self.maximum)}][Min {_number(self.minimum)}][Mean {_number(self.mean)}]"
+                f"[NaN {self.nan}][Inf {self.inf}]")
 
 
 @dataclasses.dataclass
