@@ -101,6 +101,7 @@ class Comparison:
       mine, truth: the two trees.
       step: the step compared (None when neither tree has steps).
       threshold: the cosine similarity threshold of divergence.
+      duplicates: repeated occurrences of tensors that were not compared (loops, other graphs).
     """
 
     def __init__(self, rows, mine, truth, step, threshold, duplicates):

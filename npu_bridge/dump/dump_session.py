@@ -12,8 +12,8 @@ Setup, for a session with enable_dump, enable_dump_debug or enable_exception_dum
   * a ``DumpRunHook`` is attached.
 
 The hook costs one call into the library per run. When the writer reports overflows it warns once, notes
-where each overflowing op was created (op_sources.json) and rewrites {root}/overflow_report.txt (at most
-every few seconds, and when the session closes and the process exits). When a run fails in a session with
+where each overflowing op was created (op_sources.json) and rewrites {root}/overflow_report.txt from the
+writer's overflow events (at most every few seconds, and when the session closes and the process exits). When a run fails in a session with
 enable_exception_dump=1, it writes the failed op's inputs and says where in the error.
 """
 
@@ -196,35 +196,42 @@ def _log_new_errors():
 
 
 class _Report:
-    """The overflow report of one dump root."""
+    """The overflow report of one dump root, kept from the writer's overflow events (no directory scans)."""
 
     def __init__(self, root):
         self.root = root
         self.sources = {}
-        self.warned = False
+        self.entries = []
         self.pending = False
         self.written_at = None
 
     def add(self, event):
-        if not self.warned:
-            self.warned = True
+        if not self.entries:
             log.logger.warning("overflow detected: [%s] %s at step %d overflowed first; the report is %s",
                                event["op_type"], event["op_name"], event["step"],
                                os.path.join(self.root, overflow_records.REPORT_FILE))
         if event["op_name"] not in self.sources:
             self.sources[event["op_name"]] = creation_site(event["op_name"])
+        model_dir = os.path.dirname(event["dir"])
+        self.entries.append(overflow_records.OverflowEntry(
+            event["step"], f"{os.path.basename(os.path.dirname(model_dir))}/{os.path.basename(model_dir)}",
+            event["timestamp"], event["op_type"], event["op_name"], event["task_id"], 0, event["status"],
+            event["opdebug"], event["dump"], self.sources[event["op_name"]]))
         self.pending = True
 
     def write_if_due(self, final):
         due = self.written_at is None or time.monotonic() - self.written_at >= REPORT_INTERVAL_SECONDS
         if not self.pending or not (final or due):
             return
-        if not final:
-            dump_writer.flush()
         sources = {name: site for name, site in self.sources.items() if site}
         with open(os.path.join(self.root, overflow_records.SOURCES_FILE), "w", encoding="utf-8") as f:
             json.dump(sources, f, indent=1, sort_keys=True)
-        text = overflow_records.render(overflow_records.find(self.root, sources), self.root)
+        if dump_writer.status()["overflow_events_dropped"]:  # the writer stopped listing them: read the files
+            entries = overflow_records.find(self.root, sources)
+        else:
+            self.entries.sort(key=lambda entry: entry.timestamp)
+            entries = self.entries
+        text = overflow_records.render(entries, self.root)
         with open(os.path.join(self.root, overflow_records.REPORT_FILE), "w", encoding="utf-8") as f:
             f.write(text)
         self.pending = False

@@ -10,11 +10,12 @@ import os
 from typing import Optional
 
 from npu_bridge.dump import dump_names
+from npu_bridge.errors import NpuBridgeError
 
 _IGNORED = (dump_names.MAPPING_FILE, dump_names.STATISTICS_FILE)
 
 
-class DumpTreeError(FileNotFoundError):
+class DumpTreeError(NpuBridgeError, FileNotFoundError):
     """A dump directory does not exist or holds no artifacts."""
 
 
@@ -35,12 +36,11 @@ class Artifact:
     model: Optional[str]
 
 
-def scan(root, progress=None):
+def scan(root):
     """Lists the artifacts under ``root`` (or ``root`` itself when it is a file).
 
     Args:
       root: a directory or a file.
-      progress: optional callable(count) called while scanning big trees.
     Returns:
       A list of ``Artifact`` sorted by path; files that are not artifacts are skipped.
     Raises:
@@ -62,8 +62,6 @@ def scan(root, progress=None):
             artifact = _artifact(directory, base, mapping)
             if artifact:
                 found.append(artifact)
-                if progress and len(found) % 1000 == 0:
-                    progress(len(found))
     return found
 
 
