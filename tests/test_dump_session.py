@@ -174,8 +174,15 @@ def test_reference_variables_and_their_updates_are_dumped(tmp_path):
     np.testing.assert_array_equal(scaled.outputs[0].array(), [1.0, 2.0, 3.0])
 
 
-def test_a_small_writer_queue_bounds_memory_and_loses_nothing(tmp_path, monkeypatch):
+@pytest.fixture(name="small_writer_queue")
+def fixture_small_writer_queue(monkeypatch):
     monkeypatch.setenv(dump_writer.QUEUE_VARIABLE, "1")
+    yield
+    monkeypatch.delenv(dump_writer.QUEUE_VARIABLE)
+    dump_writer.configure_from_environment()
+
+
+def test_a_small_writer_queue_bounds_memory_and_loses_nothing(tmp_path, small_writer_queue):  # pylint: disable=unused-argument
     graph = tf.Graph()
     with graph.as_default():
         x = v1.placeholder(tf.float32, [512, 1024], name="x")  # 2 MiB, bigger than the queue
@@ -185,8 +192,6 @@ def test_a_small_writer_queue_bounds_memory_and_loses_nothing(tmp_path, monkeypa
             sess.run(y, {x: np.full((512, 1024), step, np.float32)})
     assert dump_writer.status()["queue_limit_bytes"] == 1 << 20
     assert [dumped(tmp_path, "big", step).outputs[0].array()[0, 0] for step in range(5)] == [1, 2, 3, 4, 5]
-    monkeypatch.delenv(dump_writer.QUEUE_VARIABLE)
-    dump_writer.configure_from_environment()
 
 
 def test_bad_input_is_reported_when_the_session_is_created(tmp_path, monkeypatch):
