@@ -182,7 +182,8 @@ def fixture_small_writer_queue(monkeypatch):
     dump_writer.configure_from_environment()
 
 
-def test_a_small_writer_queue_bounds_memory_and_loses_nothing(tmp_path, small_writer_queue):  # pylint: disable=unused-argument
+@pytest.mark.usefixtures("small_writer_queue")
+def test_a_small_writer_queue_bounds_memory_and_loses_nothing(tmp_path):
     graph = tf.Graph()
     with graph.as_default():
         x = v1.placeholder(tf.float32, [512, 1024], name="x")  # 2 MiB, bigger than the queue
