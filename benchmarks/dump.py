@@ -10,7 +10,7 @@
 Sessions are measured in interleaved blocks in one process; medians are reported. Dirty pages are synced to
 disk before each throughput measurement, so one measurement does not pay for the previous one's writeback.
 
-Run: python benchmarks/dump.py [--blocks 15] [--steps 30] [--dump-steps 5] [--repeats 8]
+Run: python benchmarks/dump.py [--blocks 15] [--steps 30] [--dump-steps 5] [--repeats 8] [--dir DIR]
 """
 
 import argparse
@@ -96,7 +96,7 @@ def build_chain(size=1024, ops=8):
     return graph, x, outputs
 
 
-def throughput(dump_steps, repeats):
+def throughput(dump_steps, repeats, directory=None):
     """Median tensor bytes/s of the dump with golden files, without them and of np.save, and the medians of
     the per-repeat ratios to np.save. Each repeat runs the four measurements in a rotated order, so no
     configuration always comes first after the previous one's files were deleted."""
@@ -105,7 +105,7 @@ def throughput(dump_steps, repeats):
     tensor_bytes = 4 * 1024 * 1024 * len(outputs) * dump_steps
     with v1.Session(graph=graph, config=npu_config()) as sess:
         fetched = [sess.run(outputs, {x: value}) for _ in range(dump_steps)]
-    work = tempfile.mkdtemp(prefix="npu_dump_bench_")
+    work = tempfile.mkdtemp(prefix="npu_dump_bench_", dir=directory)
 
     def dumped(golden):
         target = tempfile.mkdtemp(dir=work)
@@ -163,6 +163,7 @@ def main():
     parser.add_argument("--steps", type=int, default=30, help="training steps per block")
     parser.add_argument("--dump-steps", type=int, default=5, help="steps of one throughput measurement (32 MiB each)")
     parser.add_argument("--repeats", type=int, default=8, help="throughput measurements")
+    parser.add_argument("--dir", help="directory on the disk to measure (default: the system's temporary directory)")
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="npu_dump_bench_")
@@ -185,7 +186,7 @@ def main():
           f"ratio {unselected / same:.3f})")
     print(f"step time: overflow detection on {detecting * 1e3:.3f} ms, ratio {detecting / plain:.3f} "
           f"(target <= 1.3)")
-    rates, ratios = throughput(args.dump_steps, args.repeats)
+    rates, ratios = throughput(args.dump_steps, args.repeats, args.dir)
     print(f"write throughput (tensor bytes): np.save {rates['np.save'] / 1e9:.2f} GB/s; dump with golden .npy "
           f"files {rates['golden'] / 1e9:.2f} GB/s, ratio {ratios['golden']:.2f}; dump without them "
           f"(NPU_BRIDGE_DUMP_GOLDEN=0) {rates['no golden'] / 1e9:.2f} GB/s, ratio {ratios['no golden']:.2f} "

@@ -79,6 +79,9 @@ class DumpOp : public tensorflow::OpKernel {
     steps_ = ModelSteps::ForModel(model_id);
   }
 
+  // Forwarding is all it does in most steps: run inline in the executor instead of on the thread pool.
+  bool IsExpensive() override { return false; }
+
   void Compute(tensorflow::OpKernelContext* ctx) override {
     if (forward_) {
       for (int i = 0; i < num_outputs_; ++i) ctx->set_output(i, ctx->input(i));

@@ -97,6 +97,8 @@ class ExceptionCaptureOp : public tensorflow::OpKernel {
     info_ = std::move(info);
   }
 
+  bool IsExpensive() override { return false; }  // a few reference counts: run inline
+
   void Compute(tensorflow::OpKernelContext* ctx) override {
     auto held = std::make_shared<Held>();
     held->op = info_;
@@ -115,6 +117,7 @@ class ExceptionReleaseOp : public tensorflow::OpKernel {
   explicit ExceptionReleaseOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("slot", &slot_));
   }
+  bool IsExpensive() override { return false; }
   void Compute(tensorflow::OpKernelContext*) override { Slots::Get().Drop(slot_); }
 
  private:
