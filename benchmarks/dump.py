@@ -7,6 +7,8 @@
    to the same disk. Target ratio >= 0.7. By default the dump writes each tensor twice (the Ascend dump file
    and the golden .npy), so it is also measured with NPU_BRIDGE_DUMP_GOLDEN=0.
 3. Step time of the MLP training loop with enable_dump_debug (overflow detection) vs without. Target <= 1.3.
+4. What an unselected step costs per dumped op, on a chain of 200 scalar additions whose compute hides
+   nothing (a precise version of 1 when the machine is too noisy for a 5% ratio).
 Sessions are measured in interleaved blocks in one process; medians are reported. Dirty pages are synced to
 disk before each throughput measurement, so one measurement does not pay for the previous one's writeback.
 
@@ -82,6 +84,40 @@ def interleaved_step_times(configs, blocks, steps):
     for sess in sessions.values():
         sess.close()
     return {name: statistics.median(samples) for name, samples in times.items()}
+
+
+def per_op_cost(blocks, ops=200):
+    """(plain, dump not selected) seconds per run of a chain of ``ops`` scalar additions, where the
+    instrumentation's cost is not hidden by compute; constant folding is off in both."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [])
+        y = x
+        for _ in range(ops):
+            y = tf.add(y, 1.0)
+    work = tempfile.mkdtemp(prefix="npu_dump_bench_")
+    configs = {"plain": npu_config(), "dump": npu_config(enable_dump=True, dump_path=work, dump_step="1000000000")}
+    for config in configs.values():
+        rewrite = config.graph_options.rewrite_options
+        rewrite.constant_folding = rewrite.arithmetic_optimization = rewriter_config_pb2.RewriterConfig.OFF
+    sessions = {name: v1.Session(graph=graph, config=config) for name, config in configs.items()}
+    times = {name: [] for name in sessions}
+    try:
+        for sess in sessions.values():
+            for _ in range(50):
+                sess.run(y, {x: 1.0})
+        for block in range(blocks):
+            order = list(sessions.items()) if block % 2 == 0 else list(reversed(sessions.items()))
+            for name, sess in order:
+                start = time.perf_counter()
+                for _ in range(50):
+                    sess.run(y, {x: 1.0})
+                times[name].append((time.perf_counter() - start) / 50)
+    finally:
+        for sess in sessions.values():
+            sess.close()
+        shutil.rmtree(work, ignore_errors=True)
+    return statistics.median(times["plain"]), statistics.median(times["dump"])
 
 
 def build_chain(size=1024, ops=8):
@@ -186,6 +222,9 @@ def main():
           f"ratio {unselected / same:.3f})")
     print(f"step time: overflow detection on {detecting * 1e3:.3f} ms, ratio {detecting / plain:.3f} "
           f"(target <= 1.3)")
+    chain_plain, chain_dump = per_op_cost(args.blocks)
+    print(f"unselected step, cost per dumped op: {(chain_dump - chain_plain) / 200 * 1e6:.2f} us (200 scalar ops: "
+          f"plain {chain_plain * 1e6:.0f} us, dump enabled {chain_dump * 1e6:.0f} us per run)")
     rates, ratios = throughput(args.dump_steps, args.repeats, args.dir)
     print(f"write throughput (tensor bytes): np.save {rates['np.save'] / 1e9:.2f} GB/s; dump with golden .npy "
           f"files {rates['golden'] / 1e9:.2f} GB/s, ratio {ratios['golden']:.2f}; dump without them "

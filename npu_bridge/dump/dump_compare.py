@@ -25,6 +25,7 @@ sorted worst first; OpSequence is the execution order in my dump.
 import csv
 import dataclasses
 import math
+import time
 from typing import Optional
 
 import numpy as np
@@ -410,7 +411,5 @@ def _csv_cells(number, row):
 
 def default_csv_name(now=None):
     """compare_result_{YYYYmmddHHMMSS}.csv, msaccucmp's style."""
-    import time  # pylint: disable=import-outside-toplevel
-
     return f"compare_result_{time.strftime('%Y%m%d%H%M%S', time.localtime(now))}.csv"
 

@@ -11,6 +11,7 @@ Binary formats (Ascend's, written the same way here by ops/dump_writer.cc):
 import dataclasses
 import os
 import struct
+import time
 from typing import List, Optional
 
 import numpy as np
@@ -40,7 +41,8 @@ class TensorData:
       index: position among the op's inputs or outputs.
       data_type, data_format: Ascend DataType and Format values.
       shape, original_shape: stored and logical shapes.
-      raw: the tensor's bytes (empty for types without bytes, such as resources).
+      raw: the tensor's bytes, a bytes-like view into the file's content (empty for types without bytes,
+        such as resources).
     """
 
     io: str
@@ -231,7 +233,7 @@ def _slices(content, offset, listed):
 def _tensor(io, index, item, payload):
     original = tuple(item.original_shape.dim) or tuple(item.shape.dim)
     return TensorData(io, index, item.data_type, item.format, tuple(item.shape.dim), original,
-                      bytes(payload.get((io, index), b"")))
+                      payload.get((io, index), b""))
 
 
 def _load_npy(path, name):
@@ -287,8 +289,6 @@ def write_dump_file(path, op_name, inputs=(), outputs=(), version=2, dump_time=N
     Raises:
       ValueError: a bad version or an array dtype without an Ascend DataType.
     """
-    import time  # pylint: disable=import-outside-toplevel
-
     if version not in (1, 2):
         raise ValueError(f"version must be 1 or 2, got {version!r}")
     message = dump_proto.DumpData(version="2.0" if version == 2 else "", op_name=op_name,
