@@ -33,13 +33,13 @@ std::string ErrnoText(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-// mkdir -p, remembering directories that exist.
-absl::Status EnsureDirectory(const std::string& dir) {
+// mkdir -p, remembering directories that exist; `recheck` forgets that (someone removed the directory).
+absl::Status EnsureDirectory(const std::string& dir, bool recheck = false) {
   static std::mutex mu;
   static auto* known = new std::unordered_set<std::string>();
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (known->count(dir)) return absl::OkStatus();
+    if (!recheck && known->count(dir)) return absl::OkStatus();
   }
   for (size_t pos = 1; pos <= dir.size(); ++pos) {
     if (pos != dir.size() && dir[pos] != '/') continue;
@@ -58,7 +58,10 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
                                  const std::vector<Piece>& pieces) {
   const std::string path = dir + "/" + name;
   const std::string temporary = dir + "/.tmp." + name;
-  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT && EnsureDirectory(dir, /*recheck=*/true).ok()) {
+    fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
   if (fd < 0) return absl::InternalError(ErrnoText("cannot create", temporary));
   std::vector<iovec> iov;
   for (const Piece& p : pieces) {

@@ -11,7 +11,7 @@ from conftest import npu_config
 from dump_helpers import artifacts, device_dirs, dump_config, dumped, feed, mlp_graph, training_model
 
 from npu_bridge import dump
-from npu_bridge.dump import dump_writer
+from npu_bridge.dump import dump_session, dump_writer
 from npu_bridge.errors import NpuOptionError
 from npu_bridge.estimator.npu.npu_config import DumpConfig
 
@@ -222,3 +222,13 @@ def test_dump_config_maps_onto_parameter_map_options(tmp_path):
         DumpConfig(enable_dump=True, dump_path=str(tmp_path), dump_mode="both")
     train(npu_config(**config.to_option_values()), steps=3)
     assert {a.step for a in artifacts(tmp_path)} == {0, 2}
+
+
+def test_a_dump_that_cannot_be_written_is_reported_not_lost_silently(tmp_path, npu_log):
+    (tmp_path / dump_session.process_time()).write_text("a file where the dump directory should be")
+    errors_before = dump_writer.status()["error_count"]
+    _, fetched = train(dump_config(tmp_path), steps=1)
+    assert fetched[0]["loss"] > 0  # training is not stopped
+    assert dump_writer.status()["error_count"] > errors_before
+    assert any("a dump file could not be written: cannot create directory " + str(tmp_path) in message
+               for message in npu_log)

@@ -188,10 +188,12 @@ def poll(final=False):
 
 def _log_new_errors():
     status = dump_writer.status()
-    if status["error_count"] > _state["errors_seen"]:
-        messages = status["errors"][_state["errors_seen"]:] or ["(more errors of the same kind)"]
-        for message in messages:
-            log.logger.error("dump: a dump file could not be written: %s", message)
+    new = status["error_count"] - _state["errors_seen"]
+    if new > 0:
+        first = status["errors"][_state["errors_seen"]] if _state["errors_seen"] < len(status["errors"]) else \
+            status["errors"][-1]
+        log.logger.error("dump: a dump file could not be written: %s (%d failed writes since the last report, "
+                         "%d in all)", first, new, status["error_count"])
         _state["errors_seen"] = status["error_count"]
 
 
