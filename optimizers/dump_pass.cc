@@ -123,7 +123,7 @@ class DumpPass : public RewritePass {
 
  private:
   static bool Dumpable(const tensorflow::NodeDef& node) {
-    return !NonComputingOps().count(node.op()) && !IsInstrumentationOp(node.op()) && !IsFunctionalOp(node.op()) &&
+    return !NonComputingOps().count(node.op()) && !IsInstrumentationOp(node.op()) && !IsStructuralOp(node.op()) &&
            !node.attr().count(kDumpedAttr);
   }
 

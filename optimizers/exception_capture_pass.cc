@@ -32,7 +32,7 @@ class ExceptionCapturePass : public RewritePass {
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
-      if (NonComputingOps().count(node.op()) || IsInstrumentationOp(node.op()) || IsFunctionalOp(node.op()) ||
+      if (NonComputingOps().count(node.op()) || IsInstrumentationOp(node.op()) || IsStructuralOp(node.op()) ||
           fed.count(node.name())) {
         continue;
       }

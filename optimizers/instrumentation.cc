@@ -24,7 +24,7 @@ bool IsInstrumentationOp(const std::string& op) {
   return op == "NpuOverflowCheck" || op == "NpuDump" || op == "NpuExceptionCapture" || op == "NpuExceptionRelease";
 }
 
-bool IsFunctionalOp(const std::string& op) {
+bool IsStructuralOp(const std::string& op) {
   static const auto* ops = new std::set<std::string>{
       "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
       "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall", "NoOp", "ControlTrigger", "LoopCond"};

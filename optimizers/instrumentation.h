@@ -38,8 +38,9 @@ constexpr char kTaskIdAttr[] = "_npu_task_id";              // its task id in ev
 const std::set<std::string>& NonComputingOps();
 // Ops of this project's instrumentation.
 bool IsInstrumentationOp(const std::string& op);
-// Function calls and functional control flow: their bodies hold the computing ops.
-bool IsFunctionalOp(const std::string& op);
+// Function calls and functional control flow (their bodies hold the computing ops), control-only ops, and
+// LoopCond, whose output the executor's loop machinery must receive directly.
+bool IsStructuralOp(const std::string& op);
 
 // True for the graph a session runs; false for function bodies, which Grappler optimizes separately.
 bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item);
