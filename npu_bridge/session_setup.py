@@ -21,6 +21,7 @@ from tensorflow.core.protobuf import config_pb2
 CAPABILITY_MODULES = (
     "npu_bridge.determinism",
     "npu_bridge.collectives.session_step",
+    "npu_bridge.dump.dump_session",
 )
 
 _lock = threading.Lock()
@@ -79,7 +80,8 @@ class RunHook:
         """Called once when the session is closed."""
 
     def run_failed(self, context, error):
-        """Called when ``run`` raised ``error``; may return an exception to raise instead (chained to it)."""
+        """Called when ``run`` raised ``error`` (already replaced by later hooks, if they did); may return an
+        exception to raise instead (chained to the original)."""
 
 
 def setup_step(order, name):
@@ -151,12 +153,12 @@ def attach_run_hooks(session, hooks):
         try:
             results = call(context)
         except Exception as error:  # pylint: disable=broad-except  (hooks may explain it; it is re-raised)
-            replacement = None
+            raised = error
             for hook in reversed(hooks):
-                replacement = hook.run_failed(context, error) or replacement
-            if replacement is not None:
-                raise replacement from error
-            raise
+                raised = hook.run_failed(context, raised) or raised
+            if raised is error:
+                raise
+            raise raised from error
         for hook in reversed(hooks):
             hook.after_run(context, results)
         return results

@@ -1,29 +1,51 @@
 // NpuOverflowCheck: passes its input through unchanged (no copy) and sets the emulated float-status register
 // (ops/float_status.h) when the tensor holds an inf or NaN. The overflow-check rewrite pass inserts one after
 // every floating-point op output; its attributes name the op and output it watches.
+//
+// With `report` set (enable_dump_debug) every run is scanned -- not only until the register is set -- and an
+// overflow is also recorded the way Ascend's overflow detection does: an Opdebug record and a dump of the op's
+// inputs and outputs (`op_io`) in {dump_dir}/{step}, through the dump writer. `fp16_saturation` (the
+// simulated Ascend backend) also counts half values at +-65504 as overflow: in the device's saturation mode
+// an fp16 overflow does not give inf but the largest finite value.
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#include "ops/dump_format.h"
+#include "ops/dump_steps.h"
+#include "ops/dump_writer.h"
 #include "ops/float_status.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/tensor_util.h"
 #include "tensorflow/core/platform/threadpool.h"
 
 namespace npu_bridge {
 
 REGISTER_OP("NpuOverflowCheck")
     .Input("x: T")
+    .Input("op_io: Tio")  // report mode: the op's inputs, then all its outputs
     .Output("y: T")
     .Attr("T: {half, bfloat16, float, double}")
+    .Attr("Tio: list(type) >= 0 = []")
     .Attr("op_name: string")
     .Attr("op_type: string")
     .Attr("output_index: int")
+    .Attr("report: bool = false")
+    .Attr("fp16_saturation: bool = false")
+    .Attr("num_op_inputs: int = 0")
+    .Attr("dump_dir: string = ''")  // {dump root}/{model name}/{model id}
+    .Attr("model_id: int = 0")
+    .Attr("task_id: int = 0")
     .SetShapeFn(tensorflow::shape_inference::UnchangedShape)
     .Doc("Identity that raises the emulated float-status register when x holds inf or NaN.");
 
 namespace {
+
+constexpr uint16_t kHalfMagnitude = 0x7fffu;
+constexpr uint16_t kHalfMaxFinite = 0x7bffu;  // 65504
 
 // inf and NaN are exactly the values whose exponent bits are all ones; testing the bits keeps the loop
 // branch-free so the compiler can vectorize it.
@@ -35,11 +57,19 @@ bool HasNonFinite(const void* data, int64_t begin, int64_t end) {
   return found != 0;
 }
 
+// Half values at or beyond 65504 in magnitude, inf and NaN included.
+bool HasSaturatedHalf(const void* data, int64_t begin, int64_t end) {
+  const uint16_t* values = static_cast<const uint16_t*>(data);
+  uint16_t found = 0;
+  for (int64_t i = begin; i < end; ++i) found |= static_cast<uint16_t>((values[i] & kHalfMagnitude) >= kHalfMaxFinite);
+  return found != 0;
+}
+
 using Scan = bool (*)(const void*, int64_t, int64_t);
 
-Scan ScanFor(tensorflow::DataType dtype) {
+Scan ScanFor(tensorflow::DataType dtype, bool fp16_saturation) {
   switch (dtype) {
-    case tensorflow::DT_HALF: return &HasNonFinite<uint16_t, 0x7c00u>;
+    case tensorflow::DT_HALF: return fp16_saturation ? &HasSaturatedHalf : &HasNonFinite<uint16_t, 0x7c00u>;
     case tensorflow::DT_BFLOAT16: return &HasNonFinite<uint16_t, 0x7f80u>;
     case tensorflow::DT_FLOAT: return &HasNonFinite<uint32_t, 0x7f800000u>;
     case tensorflow::DT_DOUBLE: return &HasNonFinite<uint64_t, 0x7ff0000000000000ull>;
@@ -47,27 +77,94 @@ Scan ScanFor(tensorflow::DataType dtype) {
   }
 }
 
+template <typename T>
+uint64_t KindsOf(const tensorflow::Tensor& x, bool fp16_saturation) {
+  uint64_t kinds = 0;
+  const auto values = x.flat<T>();
+  for (int64_t i = 0; i < values.size(); ++i) {
+    const double v = static_cast<double>(values(i));
+    if (std::isnan(v)) kinds |= kOverflowNaN;
+    else if (std::isinf(v)) kinds |= kOverflowInf;
+    else if (fp16_saturation && std::fabs(v) >= 65504.0) kinds |= kOverflowFp16Saturated;
+  }
+  return kinds;
+}
+
+// The status bits of an overflowing tensor (kOverflow* in dump_format.h).
+uint64_t OverflowKinds(const tensorflow::Tensor& x, bool fp16_saturation) {
+  switch (x.dtype()) {
+    case tensorflow::DT_HALF: return KindsOf<Eigen::half>(x, fp16_saturation);
+    case tensorflow::DT_BFLOAT16: return KindsOf<Eigen::bfloat16>(x, false);
+    case tensorflow::DT_FLOAT: return KindsOf<float>(x, false);
+    case tensorflow::DT_DOUBLE: return KindsOf<double>(x, false);
+    default: return 0;
+  }
+}
+
 class OverflowCheckOp : public tensorflow::OpKernel {
  public:
-  explicit OverflowCheckOp(tensorflow::OpKernelConstruction* ctx)
-      : OpKernel(ctx), scan_(ScanFor(ctx->input_type(0))) {}
+  explicit OverflowCheckOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("report", &report_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("fp16_saturation", &fp16_saturation_));
+    scan_ = ScanFor(ctx->input_type(0), fp16_saturation_);
+    if (!report_) return;
+    int64_t model_id = 0;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &op_name_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("num_op_inputs", &num_op_inputs_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
+    model_id_ = model_id;
+    steps_ = ModelSteps::ForModel(model_id);
+  }
 
   void Compute(tensorflow::OpKernelContext* ctx) override {
     const tensorflow::Tensor& x = ctx->input(0);
     ctx->set_output(0, x);
+    // Report mode numbers every run, overflowing or not, so steps count Session.run calls.
+    const int64_t step = report_ ? steps_->StepOf(ctx->step_id()) : 0;
     const int64_t n = x.NumElements();
-    if (n == 0 || FloatStatus::Overflowed()) return;  // the register is sticky until cleared
+    if (n == 0 || (!report_ && FloatStatus::Overflowed())) return;  // the register is sticky until cleared
     const void* data = x.tensor_data().data();
     std::atomic<bool> found{false};
     auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
     pool->ParallelFor(n, /*cost_per_unit=*/1, [&](int64_t begin, int64_t end) {
       if (!found.load(std::memory_order_relaxed) && scan_(data, begin, end)) found = true;
     });
-    if (found) FloatStatus::SetOverflow();
+    if (!found) return;
+    FloatStatus::SetOverflow();
+    if (report_ && steps_->FirstReport(step, task_id_)) Report(ctx, x, step);
   }
 
  private:
-  const Scan scan_;
+  void Report(tensorflow::OpKernelContext* ctx, const tensorflow::Tensor& x, int64_t step) {
+    DumpRecord record;
+    record.dir = dump_dir_ + "/" + std::to_string(step);
+    record.op_type = op_type_;
+    record.op_name = op_name_;
+    record.task_id = task_id_;
+    record.overflow = true;
+    record.model_id = model_id_;
+    record.step = step;
+    record.overflow_status = OverflowKinds(x, fp16_saturation_);
+    record.opdebug_timestamp = NextDumpTimestamp();
+    record.timestamp = NextDumpTimestamp();
+    for (int i = 1; i < ctx->num_inputs(); ++i) {
+      // Copied: a variable the op read may be updated in place before the writer gets to it. Overflows are
+      // rare, so the copy costs nothing in steps without one.
+      const tensorflow::Tensor& io = ctx->input(i);
+      DumpTensor tensor = MakeDumpTensor(io.IsInitialized() ? tensorflow::tensor::DeepCopy(io) : io, "");
+      (i - 1 < num_op_inputs_ ? record.inputs : record.outputs).push_back(std::move(tensor));
+    }
+    DumpWriter::Get().Submit(std::move(record));
+  }
+
+  Scan scan_ = nullptr;
+  bool report_ = false, fp16_saturation_ = false;
+  std::string op_name_, op_type_, dump_dir_;
+  int64_t num_op_inputs_ = 0, model_id_ = 0, task_id_ = 0;
+  ModelSteps* steps_ = nullptr;
 };
 
 }  // namespace

@@ -1,20 +1,24 @@
 // Inserts an NpuOverflowCheck after every floating-point output of a computing op, so the emulated
 // float-status register sees overflows anywhere in the graph, as Ascend's hardware register does.
-// Enabled for graphs that read or clear the register (loss scaling's NpuGetFloatStatus & co).
+// Enabled for graphs that read or clear the register (loss scaling's NpuGetFloatStatus & co) and, with
+// enable_dump_debug, for every graph a session runs: then the checks also report each overflowing op
+// (Opdebug record and a dump of its inputs and outputs, see ops/overflow_check_op.cc).
 //
 // A checked output's consumers are rewired to read the check's output (an identity that forwards the
 // buffer), so the check runs whenever the value is used; a control dependency on a checked node also
-// waits for its checks, so e.g. NpuGetFloatStatus ordered after the gradients sees their overflows.
+// waits for its checks, so e.g. NpuGetFloatStatus ordered after the gradients sees their overflows. When
+// reporting, a fetched op is also replaced by name with an IdentityN over its checks (instrumentation.h),
+// so an output that is only fetched is checked too.
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "optimizers/instrumentation.h"
 #include "optimizers/rewrite_pass.h"
-#include "tensorflow/core/framework/node_def_util.h"
-#include "tensorflow/core/framework/op.h"
-#include "tensorflow/core/framework/op_def.pb.h"
 #include "tensorflow/core/framework/types.h"
+#include "tensorflow/core/grappler/utils.h"
 
 namespace npu_bridge {
 namespace {
@@ -28,77 +32,96 @@ const std::set<std::string>& FloatStatusOps() {
   return *ops;
 }
 
-// Ops that move or hold values without computing them: an inf there was produced (and caught) upstream.
-const std::set<std::string>& NonComputingOps() {
-  static const auto* ops = new std::set<std::string>{
-      "Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "VarHandleOp", "ReadVariableOp",
-      "Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "Enter", "RefEnter", "Exit",
-      "RefExit", "Switch", "RefSwitch", "Merge", "RefMerge", "NextIteration", "RefNextIteration", "_Recv",
-      "_Send", "_HostRecv", "_HostSend", "_Arg", "_Retval", "IteratorGetNext", kCheckOp};
-  return *ops;
-}
-
 bool IsCheckedType(tensorflow::DataType dtype) {
   return dtype == tensorflow::DT_HALF || dtype == tensorflow::DT_BFLOAT16 || dtype == tensorflow::DT_FLOAT ||
          dtype == tensorflow::DT_DOUBLE;
-}
-
-std::string TensorName(const std::string& node, int index) {
-  return index == 0 ? node : node + ":" + std::to_string(index);
 }
 
 std::string CheckName(const std::string& node, int index) {
   return node + "/npu_overflow_check_" + std::to_string(index);
 }
 
+bool Reports(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) {
+  return options.GetBool("enable_dump_debug", false) && !options.GetString(kDumpRootKey, "").empty() &&
+         IsMainGraph(item);
+}
+
 class OverflowCheckPass : public RewritePass {
  public:
   std::string name() const override { return "overflow_check"; }
 
-  bool Enabled(const PassOptions&, const tensorflow::grappler::GrapplerItem& item) const override {
+  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
+    if (Reports(options, item)) return true;
     for (const auto& node : item.graph.node()) {
       if (FloatStatusOps().count(node.op())) return true;
     }
     return false;
   }
 
-  absl::Status Run(const PassOptions&, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
-                   bool* changed) override {
-    std::set<std::string> existing;
-    for (const auto& node : graph->node()) existing.insert(node.name());
+  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
+                   tensorflow::GraphDef* graph, bool* changed) override {
+    const bool report = Reports(options, item);
+    const bool fp16_saturation = options.GetBool(kFp16SaturationKey, false);
+    const DumpModel model = report ? FindOrCreateModel(*graph, options.GetString(kDumpRootKey, "")) : DumpModel();
+    NameSet names(*graph);
 
     // tensor name ("n" or "n:i") -> check node that replaces it; node -> its checks
     std::unordered_map<std::string, std::string> replacement;
     std::unordered_map<std::string, std::vector<std::string>> checks_of;
+    std::map<std::string, tensorflow::DataTypeVector> forwarded;  // fetched op -> its output types
+    const std::set<std::string> fetched = report ? FetchNodes(item) : std::set<std::string>();
+    const std::set<std::string> fed = report ? FedNodes(item) : std::set<std::string>();
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
-      if (node.input_size() == 0 || NonComputingOps().count(node.op()) || FloatStatusOps().count(node.op())) {
+      if (node.input_size() == 0 || NonComputingOps().count(node.op()) || FloatStatusOps().count(node.op()) ||
+          IsInstrumentationOp(node.op()) || fed.count(node.name())) {  // a fed op does not run
         continue;
       }
-      const tensorflow::OpDef* op_def = nullptr;
-      if (!tensorflow::OpRegistry::Global()->LookUpOpDef(node.op(), &op_def).ok()) continue;  // a function
-      tensorflow::DataTypeVector output_types;
-      if (!tensorflow::OutputTypesForNode(node, *op_def, &output_types).ok()) continue;
+      tensorflow::DataTypeVector input_types, output_types;
+      if (!NodeTypes(node, &input_types, &output_types)) continue;  // a function
+      const std::vector<std::string> inputs = DataInputs(node);
+      const int64_t task_id = report ? TaskIdOf(graph->mutable_node(n)) : 0;
+      bool checked = false, reference_outputs = false;
       for (int i = 0; i < static_cast<int>(output_types.size()); ++i) {
+        reference_outputs |= tensorflow::IsRefType(output_types[i]);
         if (!IsCheckedType(output_types[i])) continue;  // also skips reference types
-        const std::string check = CheckName(node.name(), i);
-        if (existing.count(check)) continue;  // inserted by an earlier Optimize() call
+        // Named after the original op, which an earlier Optimize() call (or the dump pass) may have renamed.
+        const std::string check = CheckName(OriginalName(node), i);
+        if (names.Contains(check)) continue;  // inserted by an earlier Optimize() call
         tensorflow::NodeDef* added = graph->add_node();
-        added->set_name(check);
+        added->set_name(names.Fresh(check));
         added->set_op(kCheckOp);
         added->set_device(node.device());
         added->add_input(TensorName(node.name(), i));
         auto& attrs = *added->mutable_attr();
         attrs["T"].set_type(output_types[i]);
-        attrs["op_name"].set_s(node.name());
+        attrs["op_name"].set_s(OriginalName(node));
         attrs["op_type"].set_s(node.op());
         attrs["output_index"].set_i(i);
-        replacement[TensorName(node.name(), i)] = check;
-        checks_of[node.name()].push_back(check);
-        existing.insert(check);
+        if (report) {
+          auto* io_types = attrs["Tio"].mutable_list();
+          for (size_t k = 0; k < inputs.size(); ++k) {
+            added->add_input(inputs[k]);
+            io_types->add_type(tensorflow::BaseType(input_types[k]));
+          }
+          for (int k = 0; k < static_cast<int>(output_types.size()); ++k) {
+            added->add_input(TensorName(node.name(), k));
+            io_types->add_type(tensorflow::BaseType(output_types[k]));
+          }
+          attrs["report"].set_b(true);
+          attrs["fp16_saturation"].set_b(fp16_saturation && output_types[i] == tensorflow::DT_HALF);
+          attrs["num_op_inputs"].set_i(inputs.size());
+          attrs["dump_dir"].set_s(model.dir);
+          attrs["model_id"].set_i(model.id);
+          attrs["task_id"].set_i(task_id);
+        }
+        replacement[TensorName(node.name(), i)] = added->name();
+        checks_of[node.name()].push_back(added->name());
+        checked = true;
         *changed = true;
       }
+      if (checked && fetched.count(node.name()) && !reference_outputs) forwarded[node.name()] = output_types;
     }
     if (replacement.empty()) return absl::OkStatus();
     for (auto& node : *graph->mutable_node()) {
@@ -120,7 +143,44 @@ class OverflowCheckPass : public RewritePass {
       }
       for (const auto& control : extra_control) node.add_input(control);
     }
+    ForwardFetched(graph, forwarded, replacement, &names);
     return absl::OkStatus();
+  }
+
+ private:
+  // Replaces each fetched op by an IdentityN (same name) whose outputs are the op's checked outputs.
+  static void ForwardFetched(tensorflow::GraphDef* graph, const std::map<std::string, tensorflow::DataTypeVector>& ops,
+                             const std::unordered_map<std::string, std::string>& replacement, NameSet* names) {
+    std::map<std::string, std::string> renamed;
+    const int original_size = graph->node_size();
+    for (int n = 0; n < original_size; ++n) {
+      auto op = ops.find(graph->node(n).name());
+      if (op == ops.end()) continue;
+      const std::string name = op->first;
+      const std::string device = graph->node(n).device();
+      const std::string source = RenameForForwarding(graph, n, "npu_overflow_source", names);
+      renamed[name] = source;
+      tensorflow::NodeDef* identity = graph->add_node();
+      identity->set_name(name);
+      identity->set_op("IdentityN");
+      identity->set_device(device);
+      auto* types = (*identity->mutable_attr())["T"].mutable_list();
+      for (int i = 0; i < static_cast<int>(op->second.size()); ++i) {
+        auto check = replacement.find(TensorName(name, i));
+        identity->add_input(check != replacement.end() ? check->second : TensorName(source, i));
+        types->add_type(op->second[i]);
+      }
+    }
+    if (renamed.empty()) return;
+    for (auto& node : *graph->mutable_node()) {  // the checks read the renamed op
+      if (node.op() != kCheckOp) continue;
+      for (auto& input : *node.mutable_input()) {
+        int position = 0;
+        auto it = renamed.find(tensorflow::grappler::ParseNodeName(input, &position));
+        if (it != renamed.end()) input = TensorName(it->second, position);
+      }
+    }
+    RedirectColocation(graph, renamed);
   }
 };
 

@@ -36,7 +36,7 @@ def test_row_shows_kind_stage_default_allowed_status_and_effect():
     cells = [cell.strip() for cell in _UNESCAPED_PIPE.split(row)[1:-1]]
     spec = OPTIONS["dump_step"]
     assert cells == ["`dump_step`", "s", "session", "unset", spec.allowed.replace("|", "\\|")
-                     + "; checked only when enable_dump is set", STATUS_TEXT["pending"], spec.effect]
+                     + "; checked only when enable_dump is set", STATUS_TEXT[spec.status], spec.effect]
 
 
 @pytest.mark.parametrize("name, shown", [("use_off_line", "`true`"), ("graph_run_mode", "`1`"),

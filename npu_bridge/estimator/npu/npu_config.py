@@ -1,5 +1,6 @@
 """Upstream import path ``npu_bridge.estimator.npu.npu_config`` (facade)."""
 
+from npu_bridge.dump.dump_config import DumpConfig
 from npu_bridge.estimator_runtime.config_objects import (DynamicInputConfig, ExperimentalConfig,
                                                          GraphMemoryOptimizeConfig, MemoryConfig,
                                                          NpuExecutePlacement)
@@ -9,6 +10,5 @@ from npu_bridge.session_bridge import decorator_tf_session
 
 _MODULE = "npu_bridge.estimator.npu.npu_config"
 ProfilingConfig = pending(f"{_MODULE}.ProfilingConfig", "profiling")
-DumpConfig = pending(f"{_MODULE}.DumpConfig", "dump")
 set_npu_default_config = pending(f"{_MODULE}.set_npu_default_config", "estimator")
 

@@ -1,0 +1,129 @@
+// NpuDump: the data-dump kernel the dump rewrite pass (optimizers/dump_pass.cc) puts after every dumped op.
+// It takes the op's outputs (and, for dump_mode input/all, its inputs) and usually *replaces* the op by
+// name -- the op is renamed and NpuDump forwards its outputs without copying -- so it runs whenever the op's
+// results are used or fetched. In a step that dump_step selects it hands the tensors to the dump writer;
+// in other steps it only forwards.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ops/dump_format.h"
+#include "ops/dump_steps.h"
+#include "ops/dump_writer.h"
+#include "tensorflow/core/framework/common_shape_fns.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/tensor_util.h"
+
+namespace npu_bridge {
+
+REGISTER_OP("NpuDump")
+    .Input("op_outputs: Tout")
+    .Input("op_inputs: Tin")
+    .Output("forwarded: Tfwd")
+    .Attr("Tout: list(type) >= 0")
+    .Attr("Tin: list(type) >= 0")
+    .Attr("Tfwd: list(type) >= 0")  // Tout to forward the op's outputs, empty for a sink
+    .Attr("op_name: string")
+    .Attr("op_type: string")
+    .Attr("dump_dir: string")  // {dump root}/{model name}/{model id}; the step is appended
+    .Attr("model_id: int")
+    .Attr("task_id: int")
+    .Attr("dump_step: string = ''")
+    .Attr("dump_outputs: bool = true")
+    .Attr("data_format: string = ''")
+    // Inputs (by index) and outputs that may share a TF1 reference variable's buffer, which can change in
+    // place before the writer gets to them: copied before queueing.
+    .Attr("ref_inputs: list(int) = []")
+    .Attr("ref_outputs: bool = false")
+    .Attr("stats: bool = false")
+    .Attr("golden: bool = true")
+    .SetIsStateful()
+    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
+      for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, c->input(i));
+      return absl::OkStatus();
+    })
+    .Doc("Forwards an op's outputs and dumps its inputs/outputs in Ascend's format in selected steps.");
+
+namespace {
+
+class DumpOp : public tensorflow::OpKernel {
+ public:
+  explicit DumpOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx), selection_("") {
+    tensorflow::DataTypeVector outputs, forwarded, inputs;
+    std::string dump_step;
+    int64_t model_id = 0;
+    std::vector<int32_t> ref_inputs;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("Tout", &outputs));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("Tin", &inputs));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("Tfwd", &forwarded));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &op_name_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_step", &dump_step));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_outputs", &dump_outputs_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_inputs", &ref_inputs));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_outputs", &ref_outputs_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("stats", &stats_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("golden", &golden_));
+    OP_REQUIRES(ctx, forwarded.empty() || forwarded == outputs,
+                tensorflow::errors::InvalidArgument("NpuDump: Tfwd must be empty or equal to Tout"));
+    num_outputs_ = outputs.size();
+    num_inputs_ = inputs.size();
+    forward_ = !forwarded.empty();
+    ref_inputs_.insert(ref_inputs.begin(), ref_inputs.end());
+    selection_ = StepSelection(dump_step);
+    steps_ = ModelSteps::ForModel(model_id);
+  }
+
+  // Forwarding is all it does in most steps: run inline in the executor instead of on the thread pool.
+  bool IsExpensive() override { return false; }
+
+  void Compute(tensorflow::OpKernelContext* ctx) override {
+    if (forward_) {
+      for (int i = 0; i < num_outputs_; ++i) ctx->set_output(i, ctx->input(i));
+    }
+    const int64_t step = steps_->StepOf(ctx->step_id());
+    if (!selection_.Contains(step)) return;
+    DumpRecord record;
+    record.dir = dump_dir_ + "/" + std::to_string(step);
+    record.op_type = op_type_;
+    record.op_name = op_name_;
+    record.task_id = task_id_;
+    record.timestamp = NextDumpTimestamp();
+    record.stats = stats_;
+    record.golden = golden_ && dump_outputs_;
+    if (dump_outputs_) {
+      for (int i = 0; i < num_outputs_; ++i) {
+        record.outputs.push_back(MakeDumpTensor(Snapshot(ctx->input(i), ref_outputs_), data_format_));
+      }
+    }
+    for (int i = 0; i < num_inputs_; ++i) {
+      record.inputs.push_back(
+          MakeDumpTensor(Snapshot(ctx->input(num_outputs_ + i), ref_inputs_.count(i) > 0), data_format_));
+    }
+    DumpWriter::Get().Submit(std::move(record));
+  }
+
+ private:
+  static tensorflow::Tensor Snapshot(const tensorflow::Tensor& tensor, bool is_reference) {
+    return is_reference && tensor.IsInitialized() ? tensorflow::tensor::DeepCopy(tensor) : tensor;
+  }
+
+  std::string op_name_, op_type_, dump_dir_, data_format_;
+  int64_t task_id_ = 0;
+  int num_outputs_ = 0, num_inputs_ = 0;
+  bool forward_ = false, dump_outputs_ = true, ref_outputs_ = false, stats_ = false, golden_ = true;
+  std::set<int> ref_inputs_;
+  StepSelection selection_;
+  ModelSteps* steps_ = nullptr;
+};
+
+}  // namespace
+
+REGISTER_KERNEL_BUILDER(Name("NpuDump").Device(tensorflow::DEVICE_CPU), DumpOp);
+
+}  // namespace npu_bridge

@@ -1,0 +1,93 @@
+// The one asynchronous writer of every dump artifact of the process (data dump, statistics, overflow records,
+// golden .npy files). Kernels hand it records that reference their tensors' buffers (no copy); worker
+// threads write the files. Memory is bounded: when the queued tensors exceed the limit, Submit blocks, so a
+// slow disk slows training down instead of growing memory. Python reaches it through the extern "C"
+// functions at the end of dump_writer.cc (flush, status, overflow events, configuration).
+#ifndef NPU_BRIDGE_OPS_DUMP_WRITER_H_
+#define NPU_BRIDGE_OPS_DUMP_WRITER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ops/dump_format.h"
+
+namespace npu_bridge {
+
+struct DumpRecord {
+  std::string dir;               // directory of the files; created on demand
+  std::string op_type, op_name;  // as in the graph (file names sanitize them)
+  int64_t task_id = 0;
+  int64_t stream_id = 0;
+  uint64_t timestamp = 0;  // from NextDumpTimestamp(); names the dump file
+  std::vector<DumpTensor> inputs, outputs;
+  bool dump_file = true;  // write the Ascend dump file
+  bool golden = false;    // also write {op_name}.{output_index}.{timestamp}.npy per output
+  bool stats = false;     // write rows of {dir}/statistic.csv instead of any tensor file
+  // Overflow records (enable_dump_debug) add an Opdebug file next to the dump file.
+  bool overflow = false;
+  int64_t model_id = 0;
+  int64_t step = 0;
+  uint64_t overflow_status = 0;
+  uint64_t opdebug_timestamp = 0;
+};
+
+// Microseconds since the epoch, strictly increasing within the process, so timestamps order records by
+// execution and file names never collide.
+uint64_t NextDumpTimestamp();
+
+class DumpWriter {
+ public:
+  static DumpWriter& Get();
+
+  // Queues a record for the worker threads; blocks while the queued tensors exceed the memory limit.
+  void Submit(DumpRecord record);
+  // Writes a record on the calling thread; returns the dump file's path.
+  absl::StatusOr<std::string> WriteNow(const DumpRecord& record);
+  // Waits until every submitted record is written.
+  void Flush();
+  void Configure(int64_t queue_limit_bytes, int threads);
+
+  std::string StatusJson();
+  std::string OverflowEventsJson(int64_t start);
+  uint64_t changes() const;
+
+ private:
+  struct OverflowEvent {
+    std::string opdebug_path, dump_path, op_name, op_type, dir;
+    int64_t model_id, step, task_id;
+    uint64_t status, timestamp;
+  };
+
+  DumpWriter() = default;
+  void StartLocked();
+  void WorkerLoop();
+  absl::StatusOr<std::string> Write(const DumpRecord& record);
+  void RecordError(const std::string& message);
+  void RecordOverflow(OverflowEvent event);
+
+  mutable std::mutex mu_;
+  std::condition_variable work_ready_, space_free_, idle_;
+  std::deque<DumpRecord> queue_;
+  int64_t queued_bytes_ = 0;
+  int64_t queue_limit_bytes_ = 256ll << 20;
+  int threads_wanted_ = 2;
+  int threads_started_ = 0;
+  int active_ = 0;
+  // Progress and problems, for Python.
+  int64_t files_written_ = 0;
+  int64_t bytes_written_ = 0;
+  int64_t error_count_ = 0;
+  std::vector<std::string> errors_;  // the first few messages
+  std::vector<OverflowEvent> overflow_events_;
+  int64_t overflow_events_dropped_ = 0;
+  uint64_t changes_ = 0;  // bumped by every error and overflow event
+};
+
+}  // namespace npu_bridge
+
+#endif  // NPU_BRIDGE_OPS_DUMP_WRITER_H_

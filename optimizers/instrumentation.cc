@@ -1,0 +1,193 @@
+#include "optimizers/instrumentation.h"
+
+#include <atomic>
+#include <ctime>
+
+#include "tensorflow/core/framework/node_def_util.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_def.pb.h"
+#include "tensorflow/core/grappler/utils.h"
+#include "tensorflow/core/util/device_name_utils.h"
+
+namespace npu_bridge {
+
+const std::set<std::string>& NonComputingOps() {
+  static const auto* ops = new std::set<std::string>{
+      "Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "VarHandleOp", "ReadVariableOp",
+      "Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "Enter", "RefEnter", "Exit",
+      "RefExit", "Switch", "RefSwitch", "Merge", "RefMerge", "NextIteration", "RefNextIteration", "_Recv",
+      "_Send", "_HostRecv", "_HostSend", "_Arg", "_Retval", "IteratorGetNext", "NpuOverflowCheck"};
+  return *ops;
+}
+
+bool IsInstrumentationOp(const std::string& op) {
+  return op == "NpuOverflowCheck" || op == "NpuDump" || op == "NpuExceptionCapture" || op == "NpuExceptionRelease";
+}
+
+bool IsStructuralOp(const std::string& op) {
+  static const auto* ops = new std::set<std::string>{
+      "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
+      "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall", "NoOp", "ControlTrigger", "LoopCond"};
+  return ops->count(op) > 0;
+}
+
+bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item) {
+  for (const auto& node : item.graph.node()) {
+    if (node.op() == "_Arg" || node.op() == "_Retval") return false;  // a function body
+  }
+  return true;
+}
+
+std::string OriginalName(const tensorflow::NodeDef& node) {
+  auto it = node.attr().find(kOriginalNameAttr);
+  return it == node.attr().end() ? node.name() : it->second.s();
+}
+
+int64_t TaskIdOf(tensorflow::NodeDef* node) {
+  static std::atomic<int64_t> next_task_id{1};
+  auto* attrs = node->mutable_attr();
+  auto it = attrs->find(kTaskIdAttr);
+  if (it != attrs->end()) return it->second.i();
+  const int64_t id = next_task_id++;
+  (*attrs)[kTaskIdAttr].set_i(id);
+  return id;
+}
+
+DumpModel FindOrCreateModel(const tensorflow::GraphDef& graph, const std::string& root) {
+  for (const auto& node : graph.node()) {
+    if (!IsInstrumentationOp(node.op())) continue;
+    auto id = node.attr().find("model_id");
+    auto dir = node.attr().find("dump_dir");
+    if (id != node.attr().end() && id->second.i() > 0 && dir != node.attr().end()) {
+      return {id->second.i(), dir->second.s()};
+    }
+  }
+  static std::atomic<int64_t> next_model_id{1};
+  DumpModel model;
+  model.id = next_model_id++;
+  // Ascend names a model after its graph; ours are named like GE's default graphs.
+  char time_text[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(time_text, sizeof(time_text), "%Y%m%d%H%M%S", std::localtime(&now));
+  model.dir = root + "/ge_default_" + time_text + "_" + std::to_string(model.id) + "/" + std::to_string(model.id);
+  return model;
+}
+
+std::string CpuDevice(const std::string& device) {
+  tensorflow::DeviceNameUtils::ParsedName parsed;
+  if (device.empty() || !tensorflow::DeviceNameUtils::ParseFullName(device, &parsed)) return "";
+  parsed.has_type = true;
+  parsed.type = "CPU";
+  parsed.has_id = true;
+  parsed.id = 0;
+  return tensorflow::DeviceNameUtils::ParsedNameToString(parsed);
+}
+
+std::set<std::string> FetchNodes(const tensorflow::grappler::GrapplerItem& item) {
+  std::set<std::string> nodes;
+  for (const std::string& fetch : item.fetch) nodes.insert(tensorflow::grappler::NodeName(fetch));
+  return nodes;
+}
+
+std::set<std::string> FedNodes(const tensorflow::grappler::GrapplerItem& item) {
+  std::set<std::string> nodes;
+  for (const auto& feed : item.feed) nodes.insert(tensorflow::grappler::NodeName(feed.first));
+  return nodes;
+}
+
+std::string TensorName(const std::string& node, int index) {
+  return index == 0 ? node : node + ":" + std::to_string(index);
+}
+
+bool NodeTypes(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,
+               tensorflow::DataTypeVector* outputs) {
+  const tensorflow::OpDef* op_def = nullptr;
+  if (!tensorflow::OpRegistry::Global()->LookUpOpDef(node.op(), &op_def).ok()) return false;
+  return tensorflow::InOutTypesForNode(node, *op_def, inputs, outputs).ok();
+}
+
+std::vector<std::string> DataInputs(const tensorflow::NodeDef& node) {
+  std::vector<std::string> inputs;
+  for (const std::string& input : node.input()) {
+    if (!input.empty() && input[0] != '^') inputs.push_back(input);
+  }
+  return inputs;
+}
+
+std::string ProducerName(const std::string& input) { return tensorflow::grappler::NodeName(input); }
+
+bool ForwardsInput(const std::string& op) {
+  static const auto* ops = new std::set<std::string>{
+      "Identity", "IdentityN", "StopGradient", "PreventGradient", "Reshape", "Squeeze", "ExpandDims", "Enter",
+      "RefEnter", "Exit", "RefExit", "Switch", "RefSwitch", "Merge", "RefMerge", "NextIteration",
+      "NpuOverflowCheck", "NpuDump"};
+  return ops->count(op) > 0;
+}
+
+bool AliasesVariable(const tensorflow::GraphDef& graph, const std::map<std::string, int>& index_of,
+                     const std::string& tensor) {
+  std::string current = tensor;
+  for (int depth = 0; depth < 64; ++depth) {  // forwarding chains are short; the bound guards cycles
+    int position = 0;
+    auto it = index_of.find(tensorflow::grappler::ParseNodeName(current, &position));
+    if (it == index_of.end() || position < 0) return false;
+    const tensorflow::NodeDef& producer = graph.node(it->second);
+    tensorflow::DataTypeVector inputs, outputs;
+    if (!NodeTypes(producer, &inputs, &outputs) || position >= static_cast<int>(outputs.size())) return false;
+    if (tensorflow::IsRefType(outputs[position])) return true;
+    if (!ForwardsInput(producer.op())) return false;
+    const std::vector<std::string> data = DataInputs(producer);
+    const int forwarded = producer.op() == "IdentityN" ? position : 0;
+    if (forwarded >= static_cast<int>(data.size())) return false;
+    current = data[forwarded];
+  }
+  return false;
+}
+
+NameSet::NameSet(const tensorflow::GraphDef& graph) {
+  for (const auto& node : graph.node()) names_.insert(node.name());
+}
+
+std::string NameSet::Fresh(const std::string& base) {
+  std::string name = base;
+  for (int i = 1; names_.count(name); ++i) name = base + "_" + std::to_string(i);
+  names_.insert(name);
+  return name;
+}
+
+std::string RenameForForwarding(tensorflow::GraphDef* graph, int index, const std::string& suffix, NameSet* names) {
+  tensorflow::NodeDef* node = graph->mutable_node(index);
+  auto* attrs = node->mutable_attr();
+  if (!attrs->count(kOriginalNameAttr)) (*attrs)[kOriginalNameAttr].set_s(node->name());
+  const std::string renamed = names->Fresh(node->name() + "/" + suffix);
+  node->set_name(renamed);
+  return renamed;
+}
+
+void RedirectColocation(tensorflow::GraphDef* graph, const std::map<std::string, std::string>& renamed) {
+  if (renamed.empty()) return;
+  for (auto& node : *graph->mutable_node()) {
+    auto it = node.mutable_attr()->find("_class");
+    if (it == node.mutable_attr()->end()) continue;
+    for (std::string& group : *it->second.mutable_list()->mutable_s()) {
+      if (group.rfind("loc:@", 0) != 0) continue;
+      auto target = renamed.find(group.substr(5));
+      if (target != renamed.end()) group = "loc:@" + target->second;
+    }
+  }
+}
+
+void AddControlToReaders(tensorflow::GraphDef* graph, const std::map<std::string, std::string>& dependency_of) {
+  if (dependency_of.empty()) return;
+  for (auto& node : *graph->mutable_node()) {
+    std::set<std::string> extra;
+    for (const std::string& input : node.input()) {
+      auto it = dependency_of.find(ProducerName(input));
+      if (it != dependency_of.end() && it->second != node.name()) extra.insert("^" + it->second);
+    }
+    for (const std::string& input : node.input()) extra.erase(input);
+    for (const std::string& control : extra) node.add_input(control);
+  }
+}
+
+}  // namespace npu_bridge

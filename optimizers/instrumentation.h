@@ -1,0 +1,110 @@
+// What the instrumenting rewrite passes (overflow checks, dump, exception capture) share: which ops compute,
+// the names and ids an instrumented op carries in its artifacts, and how an op is replaced by a node that
+// forwards its outputs.
+//
+// Replacing by name. TensorFlow prunes the optimized graph to what the fetches need, so a node that only
+// observes an op would be dropped when nothing reads it. Instead the op is renamed ("X" becomes
+// "X/npu_dump_source") and the observer takes its name and forwards its outputs: every reference to "X" --
+// data, control, fetch, target -- now goes through the observer. The renamed op keeps its original name in
+// the attribute kOriginalNameAttr, which artifacts use.
+#ifndef NPU_BRIDGE_OPTIMIZERS_INSTRUMENTATION_H_
+#define NPU_BRIDGE_OPTIMIZERS_INSTRUMENTATION_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "optimizers/pass_options.h"
+#include "tensorflow/core/framework/graph.pb.h"
+#include "tensorflow/core/framework/types.h"
+#include "tensorflow/core/grappler/grappler_item.h"
+
+namespace npu_bridge {
+
+// parameter_map keys the dump setup step (npu_bridge/dump/dump_session.py) adds for the passes.
+constexpr char kDumpRootKey[] = "_npu_bridge_dump_root";            // s: {dump_path}/{time}/{device id}
+constexpr char kExceptionDirKey[] = "_npu_bridge_exception_dir";    // s: where exception dumps go
+constexpr char kSessionIdKey[] = "_npu_bridge_session_id";          // i: names exception-capture slots
+constexpr char kFp16SaturationKey[] = "_npu_bridge_fp16_saturation";  // b: simulated Ascend backend
+constexpr char kDumpGoldenKey[] = "_npu_bridge_dump_golden";          // b: golden .npy next to dumps
+
+// Attributes stamped on instrumented ops.
+constexpr char kOriginalNameAttr[] = "_npu_original_name";  // the op's name before it was renamed
+constexpr char kTaskIdAttr[] = "_npu_task_id";              // its task id in every artifact
+
+// Ops that move or hold values without computing them: Ascend runs no device task for them, and an inf
+// there was produced (and caught) upstream.
+const std::set<std::string>& NonComputingOps();
+// Ops of this project's instrumentation.
+bool IsInstrumentationOp(const std::string& op);
+// Function calls and functional control flow (their bodies hold the computing ops), control-only ops, and
+// LoopCond, whose output the executor's loop machinery must receive directly.
+bool IsStructuralOp(const std::string& op);
+
+// True for the graph a session runs; false for function bodies, which Grappler optimizes separately.
+bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item);
+
+std::string OriginalName(const tensorflow::NodeDef& node);
+// The op's task id: the one stamped earlier by another pass, or a new process-wide id stamped now.
+int64_t TaskIdOf(tensorflow::NodeDef* node);
+
+// The model an instrumented graph is dumped as: {root}/{model_name}/{model_id}. Every pass finds the same
+// model on the same graph (the id is read back from nodes instrumented earlier).
+struct DumpModel {
+  int64_t id = 0;
+  std::string dir;
+};
+DumpModel FindOrCreateModel(const tensorflow::GraphDef& graph, const std::string& root);
+
+// `device` with its type changed to CPU (job, replica and task kept): the instrumentation kernels are
+// CPU kernels. "" stays "".
+std::string CpuDevice(const std::string& device);
+
+// Node names of the item's fetches and feeds.
+std::set<std::string> FetchNodes(const tensorflow::grappler::GrapplerItem& item);
+std::set<std::string> FedNodes(const tensorflow::grappler::GrapplerItem& item);
+
+// "name" for output 0, else "name:i".
+std::string TensorName(const std::string& node, int index);
+
+// Input and output types of a node; false for unknown ops (functions).
+bool NodeTypes(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,
+               tensorflow::DataTypeVector* outputs);
+// The data (non-control) inputs of a node.
+std::vector<std::string> DataInputs(const tensorflow::NodeDef& node);
+std::string ProducerName(const std::string& input);
+
+// True when `tensor` ("node" or "node:i") may share the buffer of a TF1 reference variable: a reference
+// output, reached directly or through ops that forward their input buffer (Identity, Reshape, ...). Such a
+// tensor can change in place after it was read, so the dump copies it. `index_of` maps node names to
+// indices in `graph`.
+bool AliasesVariable(const tensorflow::GraphDef& graph, const std::map<std::string, int>& index_of,
+                     const std::string& tensor);
+// True for ops whose output 0 may be their input 0's buffer.
+bool ForwardsInput(const std::string& op);
+
+// Names already used in a graph, and fresh ones.
+class NameSet {
+ public:
+  explicit NameSet(const tensorflow::GraphDef& graph);
+  std::string Fresh(const std::string& base);  // base, or base_1, base_2, ... ; reserved
+  bool Contains(const std::string& name) const { return names_.count(name) > 0; }
+
+ private:
+  std::set<std::string> names_;
+};
+
+// Renames graph->node(index) to a fresh "{name}/{suffix}", stamps kOriginalNameAttr, and returns the new
+// name; the caller adds the forwarding node under the old name. Colocation groups ("loc:@name") of other
+// nodes are redirected by RedirectColocation once all renames are done.
+std::string RenameForForwarding(tensorflow::GraphDef* graph, int index, const std::string& suffix, NameSet* names);
+void RedirectColocation(tensorflow::GraphDef* graph, const std::map<std::string, std::string>& renamed);
+
+// For every {node: dependency} entry, appends "^dependency" to each node that reads `node` (data or
+// control), so that what follows the node also waits for the dependency.
+void AddControlToReaders(tensorflow::GraphDef* graph, const std::map<std::string, std::string>& dependency_of);
+
+}  // namespace npu_bridge
+
+#endif  // NPU_BRIDGE_OPTIMIZERS_INSTRUMENTATION_H_
