@@ -43,3 +43,7 @@ class NativeLibraryError(NpuBridgeError, ImportError):
 
 class NotAvailableError(NpuBridgeError, NotImplementedError):
     """An upstream API that this version of npu_bridge does not provide (yet)."""
+
+
+class NotSupportedOffNpuError(NpuBridgeError, NotImplementedError):
+    """An upstream API that needs NPU hardware or software with no counterpart off the NPU; it will not work here."""

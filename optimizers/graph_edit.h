@@ -1,0 +1,58 @@
+// Small GraphDef editing helpers for rewrite passes: find nodes by name, list the consumers of a tensor,
+// rewire inputs and add nodes. Node pointers stay valid while nodes are added (protobuf repeated fields keep
+// their elements in place); the consumer index is kept current by Rewire() and AddNode().
+#ifndef NPU_BRIDGE_OPTIMIZERS_GRAPH_EDIT_H_
+#define NPU_BRIDGE_OPTIMIZERS_GRAPH_EDIT_H_
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tensorflow/core/framework/graph.pb.h"
+#include "tensorflow/core/framework/node_def.pb.h"
+#include "tensorflow/core/framework/types.h"
+
+namespace npu_bridge {
+
+// "node" for output 0, "node:i" otherwise; the canonical form of a tensor name.
+std::string TensorName(const std::string& node, int index);
+
+// Splits a NodeDef input ("node", "node:i", "^node") into node name and output index (-1 for control).
+std::pair<std::string, int> ParseInput(const std::string& input);
+
+class GraphEditor {
+ public:
+  explicit GraphEditor(tensorflow::GraphDef* graph);
+
+  tensorflow::NodeDef* Find(const std::string& name) const;
+  // `base`, or `base_1`, `base_2`, ... : the first name no node has.
+  std::string UniqueName(const std::string& base) const;
+  // Adds a node (the name must be new) with the given op and device.
+  tensorflow::NodeDef* AddNode(const std::string& name, const std::string& op, const std::string& device);
+  // Data consumers of `tensor` (canonical name): (node, input position).
+  std::vector<std::pair<tensorflow::NodeDef*, int>> Consumers(const std::string& tensor) const;
+  // Makes input `position` of `node` read `tensor`.
+  void Rewire(tensorflow::NodeDef* node, int position, const std::string& tensor);
+  // Renames a node and every reference to it (data and control inputs).
+  void Rename(tensorflow::NodeDef* node, const std::string& new_name);
+  // Appends a data input (before any control inputs are added) and indexes it.
+  void AddInput(tensorflow::NodeDef* node, const std::string& tensor);
+  // Data input and output types of a node from its OpDef; false for unknown ops (functions).
+  static bool Types(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,
+                    tensorflow::DataTypeVector* outputs);
+  // The node names present when the editor was made, in graph order.
+  const std::vector<std::string>& original_nodes() const { return original_; }
+
+ private:
+  void Index(tensorflow::NodeDef* node);
+
+  tensorflow::GraphDef* graph_;
+  std::unordered_map<std::string, tensorflow::NodeDef*> nodes_;
+  std::unordered_map<std::string, std::vector<std::pair<tensorflow::NodeDef*, int>>> consumers_;
+  std::vector<std::string> original_;
+};
+
+}  // namespace npu_bridge
+
+#endif  // NPU_BRIDGE_OPTIMIZERS_GRAPH_EDIT_H_
