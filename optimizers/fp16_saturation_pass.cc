@@ -2,6 +2,8 @@
 // every float32 -> float16 Cast becomes NpuCastToFp16 and every fp16 output of a computing op is followed by
 // NpuSaturateFp16, so that in saturation mode (npu_plugin.set_device_sat_mode(0), the Atlas training
 // default) overflowing fp16 values become +-65504 and set the float-status register (ops/fp16_ops.cc).
+#include <map>
+#include <set>
 #include <string>
 
 #include "optimizers/graph_edit.h"
@@ -28,9 +30,10 @@ class Fp16SaturationPass : public RewritePass {
     return options.GetBool(kAscendFp16Key, false);
   }
 
-  absl::Status Run(const PassOptions&, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
+  absl::Status Run(const PassOptions&, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,
                    bool* changed) override {
     GraphEditor editor(graph);
+    const std::set<std::string> fetched = FetchedNodes(item.fetch);
     for (const std::string& name : editor.original_nodes()) {
       NodeDef* node = editor.Find(name);
       if (node->op() == "Cast" && TypeAttr(*node, "SrcT") == tensorflow::DT_FLOAT &&
@@ -42,19 +45,30 @@ class Fp16SaturationPass : public RewritePass {
       }
       tensorflow::DataTypeVector in_types, out_types;
       if (!GraphEditor::Types(*node, &in_types, &out_types) || !IsComputingNode(*node, in_types)) continue;
+      std::map<int, std::string> saturated;
       for (int o = 0; o < static_cast<int>(out_types.size()); ++o) {
-        if (out_types[o] != tensorflow::DT_HALF) continue;
-        const std::string saturate = node->name() + "/npu_saturate_" + std::to_string(o);
-        if (editor.Find(saturate) != nullptr) continue;  // done by an earlier Optimize() call
         const std::string tensor = TensorName(node->name(), o);
-        const auto consumers = editor.Consumers(tensor);
-        NodeDef* added = editor.AddNode(saturate, "NpuSaturateFp16", node->device());
-        editor.AddInput(added, tensor);
-        for (auto& [consumer, position] : consumers) editor.Rewire(consumer, position, saturate);
+        if (out_types[o] != tensorflow::DT_HALF || SaturatedAlready(editor, tensor)) continue;
+        const std::string saturate = editor.UniqueName(node->name() + "/npu_saturate_" + std::to_string(o));
+        editor.AddInput(editor.AddNode(saturate, "NpuSaturateFp16", node->device()), tensor);
+        editor.RedirectConsumers(tensor, saturate, saturate);
+        saturated[o] = saturate;
         *changed = true;
+      }
+      if (!saturated.empty() && fetched.count(node->name())) {
+        editor.ReplaceFetchedOutputs(node, out_types, saturated);
       }
     }
     return absl::OkStatus();
+  }
+
+ private:
+  // Done by an earlier Optimize() call: the output's readers already go through NpuSaturateFp16.
+  static bool SaturatedAlready(const GraphEditor& editor, const std::string& tensor) {
+    for (auto& [consumer, unused] : editor.Consumers(tensor)) {
+      if (consumer->op() == "NpuSaturateFp16") return true;
+    }
+    return false;
   }
 };
 

@@ -22,6 +22,12 @@ std::pair<std::string, int> ParseInput(const std::string& input) {
   return {input, 0};
 }
 
+std::set<std::string> FetchedNodes(const std::vector<std::string>& fetch) {
+  std::set<std::string> nodes;
+  for (const std::string& tensor : fetch) nodes.insert(ParseInput(tensor).first);
+  return nodes;
+}
+
 GraphEditor::GraphEditor(tensorflow::GraphDef* graph) : graph_(graph) {
   for (auto& node : *graph_->mutable_node()) {
     nodes_[node.name()] = &node;
@@ -90,6 +96,27 @@ void GraphEditor::Rename(tensorflow::NodeDef* node, const std::string& new_name)
         Rewire(&other, i, TensorName(new_name, parsed.second));
       }
     }
+  }
+}
+
+void GraphEditor::RedirectConsumers(const std::string& tensor, const std::string& replacement,
+                                    const std::string& except) {
+  for (auto& [consumer, position] : Consumers(tensor)) {
+    if (consumer->name() != except) Rewire(consumer, position, replacement);
+  }
+}
+
+void GraphEditor::ReplaceFetchedOutputs(tensorflow::NodeDef* node, const tensorflow::DataTypeVector& out_types,
+                                        const std::map<int, std::string>& replacements) {
+  const std::string name = node->name();
+  const std::string renamed = name + "/npu_original";
+  Rename(node, renamed);
+  tensorflow::NodeDef* outputs = AddNode(name, "IdentityN", node->device());
+  auto* types = (*outputs->mutable_attr())["T"].mutable_list();
+  for (int o = 0; o < static_cast<int>(out_types.size()); ++o) {
+    auto it = replacements.find(o);
+    AddInput(outputs, it != replacements.end() ? it->second : TensorName(renamed, o));
+    types->add_type(out_types[o]);
   }
 }
 

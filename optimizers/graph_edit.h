@@ -4,6 +4,8 @@
 #ifndef NPU_BRIDGE_OPTIMIZERS_GRAPH_EDIT_H_
 #define NPU_BRIDGE_OPTIMIZERS_GRAPH_EDIT_H_
 
+#include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -17,6 +19,9 @@ namespace npu_bridge {
 
 // "node" for output 0, "node:i" otherwise; the canonical form of a tensor name.
 std::string TensorName(const std::string& node, int index);
+
+// Node names of a Grappler item's fetches (fetches may name tensors, "node:i").
+std::set<std::string> FetchedNodes(const std::vector<std::string>& fetch);
 
 // Splits a NodeDef input ("node", "node:i", "^node") into node name and output index (-1 for control).
 std::pair<std::string, int> ParseInput(const std::string& input);
@@ -36,6 +41,13 @@ class GraphEditor {
   void Rewire(tensorflow::NodeDef* node, int position, const std::string& tensor);
   // Renames a node and every reference to it (data and control inputs).
   void Rename(tensorflow::NodeDef* node, const std::string& new_name);
+  // Makes the consumers of `tensor`, except node `except`, read `replacement` instead.
+  void RedirectConsumers(const std::string& tensor, const std::string& replacement, const std::string& except);
+  // A fetch names a node, so redirecting consumers does not change what a fetched node gives: this renames
+  // `node` to "<name>/npu_original" and adds an IdentityN with its name whose outputs are `replacements[i]`
+  // for the redirected outputs and the node's own outputs otherwise.
+  void ReplaceFetchedOutputs(tensorflow::NodeDef* node, const tensorflow::DataTypeVector& out_types,
+                             const std::map<int, std::string>& replacements);
   // Appends a data input (before any control inputs are added) and indexes it.
   void AddInput(tensorflow::NodeDef* node, const std::string& tensor);
   // Data input and output types of a node from its OpDef; false for unknown ops (functions).

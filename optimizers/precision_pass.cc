@@ -205,8 +205,7 @@ class PrecisionPass : public RewritePass {
         }
       }
     }
-    std::set<std::string> fetched;
-    for (const std::string& fetch : item.fetch) fetched.insert(ParseInput(fetch).first);
+    const std::set<std::string> fetched = FetchedNodes(item.fetch);
     for (const Planned& p : planned) {
       std::map<int, std::string> rounded_outputs;
       for (int o = 0; o < static_cast<int>(p.out_types.size()); ++o) {
@@ -216,7 +215,8 @@ class PrecisionPass : public RewritePass {
         if (!rounded.empty()) rounded_outputs[o] = rounded;
       }
       if (!rounded_outputs.empty() && fetched.count(p.node->name())) {
-        FetchRounded(&editor, p.node, p.out_types, rounded_outputs);
+        editor.ReplaceFetchedOutputs(p.node, p.out_types, rounded_outputs);
+        Changed();
       }
       for (int i = 0; i < static_cast<int>(p.in_types.size()); ++i) {
         const DataType want = p.rule->inputs.For(i);
@@ -347,31 +347,9 @@ class PrecisionPass : public RewritePass {
     }
     if (rounded_already) return "";
     const std::string rounded = RoundedTensor(editor, tensor, lowp);
-    const std::string down = ParseInput(editor->Find(rounded)->input(0)).first;
-    for (auto& [consumer, position] : editor->Consumers(tensor)) {
-      if (consumer->name() == down) continue;
-      editor->Rewire(consumer, position, rounded);
-      Changed();
-    }
-    return rounded;
-  }
-
-  // A fetched node's name must give the rounded values: the op is renamed and an IdentityN of its
-  // (rounded) outputs takes its name.
-  void FetchRounded(GraphEditor* editor, NodeDef* node, const tensorflow::DataTypeVector& out_types,
-                    const std::map<int, std::string>& rounded_outputs) {
-    const std::string name = node->name();
-    const std::string device = node->device();
-    const std::string renamed = name + "/npu_unrounded";
-    editor->Rename(node, renamed);
-    NodeDef* outputs = editor->AddNode(name, "IdentityN", device);
-    auto* types = (*outputs->mutable_attr())["T"].mutable_list();
-    for (int o = 0; o < static_cast<int>(out_types.size()); ++o) {
-      auto it = rounded_outputs.find(o);
-      editor->AddInput(outputs, it != rounded_outputs.end() ? it->second : TensorName(renamed, o));
-      types->add_type(out_types[o]);
-    }
+    editor->RedirectConsumers(tensor, rounded, ParseInput(editor->Find(rounded)->input(0)).first);
     Changed();
+    return rounded;
   }
 
   void UnroundAmpInput(GraphEditor* editor, NodeDef* node, int position) {

@@ -25,6 +25,7 @@ DynamicAUGRU (DIEN's attention GRU) takes weight_att [time, batch] and updates b
 import tensorflow as tf
 
 from npu_bridge import log
+from npu_bridge.compute.tensors import as_dtype
 
 UNIDIRECTIONAL = "UNIDIRECTIONAL"
 BIDIRECTIONAL = "BIDIRECTIONAL"
@@ -142,7 +143,7 @@ class DynamicRNN(_DynamicBasic):
         """Returns (y, output_h, output_c, i, j, f, o, tanhc), each [time, batch, hidden]."""
         weight = self.weight if weight is None else weight
         bias = self.bias if bias is None else bias
-        forget_bias = tf.cast(self._forget_bias, x.dtype)
+        forget_bias = as_dtype(self._forget_bias, x.dtype)
 
         def step(states, x_t):
             h, c = states

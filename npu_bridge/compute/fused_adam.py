@@ -12,6 +12,8 @@ The "assign" ops also store output0..2 into input1..3 when those are variables.
 
 import tensorflow as tf
 
+from npu_bridge.compute.tensors import as_dtype
+
 
 def _assigned(targets_and_values):
     """Assigns each value to its target when the target is a variable; returns the values after that."""
@@ -23,12 +25,12 @@ def _assigned(targets_and_values):
 def _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y, mul4_x):
     grad = tf.convert_to_tensor(input0)
     dtype = grad.dtype
-    v_new = tf.cast(mul2_x, dtype) * input1 + tf.cast(mul3_x, dtype) * tf.square(grad)
-    m_new = tf.cast(mul0_x, dtype) * input2 + tf.cast(mul1_x, dtype) * grad
-    update = m_new / (tf.sqrt(v_new) + tf.cast(add2_y, dtype))
+    v_new = as_dtype(mul2_x, dtype) * input1 + as_dtype(mul3_x, dtype) * tf.square(grad)
+    m_new = as_dtype(mul0_x, dtype) * input2 + as_dtype(mul1_x, dtype) * grad
+    update = m_new / (tf.sqrt(v_new) + as_dtype(add2_y, dtype))
     if mul4_x is not None:
-        update += tf.cast(mul4_x, dtype) * tf.convert_to_tensor(input3, dtype=dtype)
-    weight_new = input3 - tf.cast(input4, dtype) * update
+        update += as_dtype(mul4_x, dtype) * as_dtype(input3, dtype)
+    weight_new = input3 - as_dtype(input4, dtype) * update
     return _assigned([(input1, v_new), (input2, m_new), (input3, weight_new)])
 
 

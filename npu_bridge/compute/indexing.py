@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from npu_bridge.compute.tensors import as_dtype
+
 
 def scatter_elements(data, indices, updates, axis=0, name=None):
     """ScatterElements: a copy of ``data`` where ``out[... indices[p] ...] = updates[p]`` along ``axis``.
@@ -84,9 +86,9 @@ def k_means_centroids(x, y, sum_square_y, sum_square_x=None, use_actual_distance
     with tf.name_scope(name or "KMeansCentroids"):
         x = tf.convert_to_tensor(x)
         y = tf.convert_to_tensor(y, dtype=x.dtype)
-        distance = tf.reshape(tf.cast(sum_square_y, x.dtype), [1, -1]) - 2.0 * tf.matmul(x, y, transpose_b=True)
+        distance = tf.reshape(as_dtype(sum_square_y, x.dtype), [1, -1]) - 2.0 * tf.matmul(x, y, transpose_b=True)
         if use_actual_distance:
-            distance += tf.reshape(tf.cast(sum_square_x, x.dtype), [-1, 1])
+            distance += tf.reshape(as_dtype(sum_square_x, x.dtype), [-1, 1])
         nearest = tf.argmin(distance, axis=1, output_type=tf.int32)
         k = tf.shape(y)[0]
         segment_sum = tf.math.unsorted_segment_sum(x, nearest, k)

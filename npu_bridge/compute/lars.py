@@ -9,6 +9,8 @@ effective rate never exceeds ``learning_rate``; without it ``learning_rate`` is 
 
 import tensorflow as tf
 
+from npu_bridge.compute.tensors import as_dtype
+
 
 def _trust(w, g, weight_decay, hyperpara, epsilon):
     w_norm = tf.norm(w)
@@ -38,7 +40,7 @@ def lars(inputs_w, inputs_g, weight_decay, hyperpara=0.001, epsilon=1e-5, name=N
         for w, g in zip(inputs_w, inputs_g):
             w = tf.convert_to_tensor(w)
             g = tf.convert_to_tensor(g, dtype=w.dtype)
-            wd = tf.cast(weight_decay, w.dtype)
+            wd = as_dtype(weight_decay, w.dtype)
             result.append(_trust(w, g, wd, hyperpara, epsilon) * (g + wd * w))
         return result
 
@@ -59,8 +61,8 @@ def lars_v2(input_weight, input_grad, weight_decay, learning_rate, hyperpara=0.0
     with tf.name_scope(name or "LARSV2"):
         w = tf.convert_to_tensor(input_weight)
         g = tf.convert_to_tensor(input_grad, dtype=w.dtype)
-        wd = tf.cast(weight_decay, w.dtype)
+        wd = as_dtype(weight_decay, w.dtype)
         trust = _trust(w, g, wd, hyperpara, epsilon)
         if use_clip:
-            trust = tf.minimum(trust / tf.cast(learning_rate, w.dtype), 1.0)
+            trust = tf.minimum(trust / as_dtype(learning_rate, w.dtype), 1.0)
         return trust * (g + wd * w)

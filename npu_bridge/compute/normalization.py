@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from npu_bridge.compute.tensors import as_dtype
+
 # Read by the impl_mode rewrite pass (optimizers/impl_mode_pass.cc): which Ascend op a Rsqrt implements.
 IMPL_OP_ATTR = "_npu_impl_op"
 IMPL_NAME_ATTR = "_npu_impl_name"
@@ -48,8 +50,8 @@ def layer_norm(x, gamma, beta, begin_norm_axis=0, begin_params_axis=0, epsilon=1
         mean = tf.reduce_mean(x, axis=axes, keepdims=True)
         centered = x - mean
         variance = tf.reduce_mean(tf.square(centered), axis=axes, keepdims=True)
-        rstd = _marked_rsqrt(variance + tf.cast(epsilon, x.dtype), scope.rstrip("/"))
-        y = centered * rstd * tf.cast(gamma, x.dtype) + tf.cast(beta, x.dtype)
+        rstd = _marked_rsqrt(variance + as_dtype(epsilon, x.dtype), scope.rstrip("/"))
+        y = centered * rstd * as_dtype(gamma, x.dtype) + as_dtype(beta, x.dtype)
         return y, mean, variance
 
 

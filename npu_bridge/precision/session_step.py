@@ -56,8 +56,8 @@ def configure_precision(plan):
                       "simulated Ascend backend (device_target=ascend); the %s backend computes with "
                       "TensorFlow's kernels", ", ".join(n for n in _IMPL_OPTIONS if options.is_set(n)), target)
 
-    pass_params.write(plan.config, rules=rules, amp_dtype=amp_dtype, ascend_fp16=target == "ascend",
-                      impl_modes=impl_modes)
+    pass_params.write(plan.config, rules=None if policy.behaviour == modes.UNCHANGED else rules,
+                      amp_dtype=amp_dtype, ascend_fp16=target == "ascend", impl_modes=impl_modes)
     if policy.mode:
         log.info_once(("precision", policy, target), "%s (backend %s)", policy.describe(), target)
 
