@@ -18,7 +18,6 @@ CAPABILITIES = {
     "collectives": "cross-process HCCL collectives and distributed training",
     "dump": "data dump, overflow detection and exception dump",
     "profiling": "profiling",
-    "compute": "NPU compute ops, precision control and loss scaling",
     "estimator": "the NPUEstimator runtime and the rest of the TF1 surface",
 }
 

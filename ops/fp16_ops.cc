@@ -6,8 +6,10 @@
 // float-status register (ops/float_status.h) is set, as Ascend's hardware does; NaN stays NaN and also sets
 // the register. In INF/NaN mode both behave like TensorFlow (overflow gives inf; the overflow-check pass,
 // when active, sees it).
+#define EIGEN_USE_THREADS  // the conversion runs on the op's thread-pool device
+
+#include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 
 #include "ops/device_mode.h"
@@ -35,18 +37,45 @@ REGISTER_OP("NpuSaturateFp16")
 
 namespace {
 
-constexpr float kFp16Max = 65504.0f;
-// Finite floats at or above this magnitude round to inf in float16 (round to nearest even).
-constexpr float kFp16Overflow = 65520.0f;
+constexpr uint16_t kExponentBits = 0x7c00u;
+constexpr uint16_t kMantissaBits = 0x03ffu;
+constexpr uint16_t kMaxMagnitudeBits = 0x7bffu;  // 65504
 
-template <typename Body>
-bool ParallelAny(tensorflow::OpKernelContext* ctx, int64_t n, Body body) {
-  std::atomic<bool> any{false};
+// True when some fp16 value in [begin, end) is inf or NaN (all exponent bits set); branch-free so it vectorizes.
+bool HasNonFinite(const uint16_t* bits, int64_t begin, int64_t end) {
+  uint16_t found = 0;
+  for (int64_t i = begin; i < end; ++i) found |= static_cast<uint16_t>((bits[i] & kExponentBits) == kExponentBits);
+  return found != 0;
+}
+
+// Turns the infs of [begin, end) into +-65504 (saturation); NaN stays NaN.
+void Saturate(uint16_t* bits, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    if ((bits[i] & kExponentBits) == kExponentBits && (bits[i] & kMantissaBits) == 0) {
+      bits[i] = static_cast<uint16_t>((bits[i] & 0x8000u) | kMaxMagnitudeBits);
+    }
+  }
+}
+
+// Scans `bits` for inf / NaN in parallel and, in saturation mode, saturates the infs. Returns true when
+// there was any inf or NaN. `output` may alias `input`; it may be null when only scanning.
+bool ScanAndSaturate(tensorflow::OpKernelContext* ctx, const uint16_t* input, uint16_t* output, int64_t n) {
+  std::atomic<bool> found{false};
   auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
-  pool->ParallelFor(n, /*cost_per_unit=*/4, [&](int64_t begin, int64_t end) {
-    if (body(begin, end)) any.store(true, std::memory_order_relaxed);
+  pool->ParallelFor(n, /*cost_per_unit=*/1, [&](int64_t begin, int64_t end) {
+    if (!HasNonFinite(input, begin, end)) return;
+    found.store(true, std::memory_order_relaxed);
+    if (output != nullptr) Saturate(output, begin, end);
   });
-  return any.load();
+  return found.load();
+}
+
+const uint16_t* Bits(const tensorflow::Tensor& tensor) {
+  return reinterpret_cast<const uint16_t*>(tensor.tensor_data().data());
+}
+
+uint16_t* MutableBits(tensorflow::Tensor* tensor) {
+  return reinterpret_cast<uint16_t*>(const_cast<char*>(tensor->tensor_data().data()));
 }
 
 class CastToFp16Op : public tensorflow::OpKernel {
@@ -57,22 +86,10 @@ class CastToFp16Op : public tensorflow::OpKernel {
     const tensorflow::Tensor& x = ctx->input(0);
     tensorflow::Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
-    const float* in = x.flat<float>().data();
-    Eigen::half* out = y->flat<Eigen::half>().data();
-    const bool saturate = DeviceMode::Saturates();
-    const bool overflowed = ParallelAny(ctx, x.NumElements(), [&](int64_t begin, int64_t end) {
-      bool bad = false;
-      for (int64_t i = begin; i < end; ++i) {
-        float v = in[i];
-        if (!(std::fabs(v) < kFp16Overflow)) {  // also true for NaN
-          bad = true;
-          if (saturate && !std::isnan(v)) v = std::copysign(kFp16Max, v);
-        }
-        out[i] = static_cast<Eigen::half>(v);
-      }
-      return bad;
-    });
-    if (overflowed && saturate) FloatStatus::SetOverflow();
+    // TensorFlow's own conversion (round to nearest even; overflow gives inf), then the overflow check.
+    y->flat<Eigen::half>().device(ctx->eigen_cpu_device()) = x.flat<float>().template cast<Eigen::half>();
+    if (!DeviceMode::Saturates()) return;
+    if (ScanAndSaturate(ctx, Bits(*y), MutableBits(y), x.NumElements())) FloatStatus::SetOverflow();
   }
 };
 
@@ -82,27 +99,15 @@ class SaturateFp16Op : public tensorflow::OpKernel {
 
   void Compute(tensorflow::OpKernelContext* ctx) override {
     const tensorflow::Tensor& x = ctx->input(0);
-    if (!DeviceMode::Saturates()) {
-      ctx->set_output(0, x);
+    if (!DeviceMode::Saturates() || !ScanAndSaturate(ctx, Bits(x), nullptr, x.NumElements())) {
+      ctx->set_output(0, x);  // the common case: nothing to change, no copy
       return;
     }
+    FloatStatus::SetOverflow();
     tensorflow::Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
-    const uint16_t* in = reinterpret_cast<const uint16_t*>(x.tensor_data().data());
-    uint16_t* out = reinterpret_cast<uint16_t*>(const_cast<char*>(y->tensor_data().data()));
-    const bool overflowed = ParallelAny(ctx, x.NumElements(), [&](int64_t begin, int64_t end) {
-      bool bad = false;
-      for (int64_t i = begin; i < end; ++i) {
-        uint16_t bits = in[i];
-        if ((bits & 0x7c00u) == 0x7c00u) {  // inf or NaN
-          bad = true;
-          if ((bits & 0x03ffu) == 0) bits = static_cast<uint16_t>((bits & 0x8000u) | 0x7bffu);  // inf -> max
-        }
-        out[i] = bits;
-      }
-      return bad;
-    });
-    if (overflowed) FloatStatus::SetOverflow();
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
+    std::copy_n(Bits(x), x.NumElements(), MutableBits(y));
+    Saturate(MutableBits(y), 0, x.NumElements());
   }
 };
 

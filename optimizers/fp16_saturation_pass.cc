@@ -17,11 +17,6 @@ namespace {
 
 using tensorflow::NodeDef;
 
-tensorflow::DataType TypeAttr(const NodeDef& node, const std::string& attr) {
-  auto it = node.attr().find(attr);
-  return it == node.attr().end() ? tensorflow::DT_INVALID : it->second.type();
-}
-
 class Fp16SaturationPass : public RewritePass {
  public:
   std::string name() const override { return "fp16_saturation"; }

@@ -22,6 +22,11 @@ std::pair<std::string, int> ParseInput(const std::string& input) {
   return {input, 0};
 }
 
+tensorflow::DataType TypeAttr(const tensorflow::NodeDef& node, const std::string& attr) {
+  auto it = node.attr().find(attr);
+  return it == node.attr().end() ? tensorflow::DT_INVALID : it->second.type();
+}
+
 std::set<std::string> FetchedNodes(const std::vector<std::string>& fetch) {
   std::set<std::string> nodes;
   for (const std::string& tensor : fetch) nodes.insert(ParseInput(tensor).first);
@@ -126,6 +131,16 @@ void GraphEditor::AddInput(tensorflow::NodeDef* node, const std::string& tensor)
   if (parsed.second >= 0) {
     consumers_[TensorName(parsed.first, parsed.second)].push_back({node, node->input_size() - 1});
   }
+}
+
+std::string GraphEditor::AddCast(const std::string& name, const std::string& input, tensorflow::DataType from,
+                                 tensorflow::DataType to, const std::string& device) {
+  tensorflow::NodeDef* cast = AddNode(name, "Cast", device);
+  AddInput(cast, input);
+  (*cast->mutable_attr())["SrcT"].set_type(from);
+  (*cast->mutable_attr())["DstT"].set_type(to);
+  (*cast->mutable_attr())["Truncate"].set_b(false);
+  return name;
 }
 
 bool GraphEditor::Types(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,

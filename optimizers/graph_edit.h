@@ -23,6 +23,9 @@ std::string TensorName(const std::string& node, int index);
 // Node names of a Grappler item's fetches (fetches may name tensors, "node:i").
 std::set<std::string> FetchedNodes(const std::vector<std::string>& fetch);
 
+// The type attribute `attr` of a node; DT_INVALID when it has none.
+tensorflow::DataType TypeAttr(const tensorflow::NodeDef& node, const std::string& attr);
+
 // Splits a NodeDef input ("node", "node:i", "^node") into node name and output index (-1 for control).
 std::pair<std::string, int> ParseInput(const std::string& input);
 
@@ -50,6 +53,9 @@ class GraphEditor {
                              const std::map<int, std::string>& replacements);
   // Appends a data input (before any control inputs are added) and indexes it.
   void AddInput(tensorflow::NodeDef* node, const std::string& tensor);
+  // Adds a Cast node from `input` (of type `from`) to `to`; returns its name.
+  std::string AddCast(const std::string& name, const std::string& input, tensorflow::DataType from,
+                      tensorflow::DataType to, const std::string& device);
   // Data input and output types of a node from its OpDef; false for unknown ops (functions).
   static bool Types(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,
                     tensorflow::DataTypeVector* outputs);

@@ -58,11 +58,6 @@ std::string StringAttr(const NodeDef& node, const std::string& attr) {
   return it == node.attr().end() ? "" : it->second.s();
 }
 
-DataType TypeAttr(const NodeDef& node) {
-  auto it = node.attr().find("T");
-  return it == node.attr().end() ? tensorflow::DT_INVALID : it->second.type();
-}
-
 class ImplModePass : public RewritePass {
  public:
   std::string name() const override { return "impl_mode"; }
@@ -81,7 +76,7 @@ class ImplModePass : public RewritePass {
         if (modes.For("LayerNorm", StringAttr(*node, kImplNameAttr)) != kHighPerformance) continue;
         RsqrtThroughExpLog(&editor, node);
         *changed = true;
-      } else if (node->op() == "SoftmaxCrossEntropyWithLogits" && TypeAttr(*node) == tensorflow::DT_HALF) {
+      } else if (node->op() == "SoftmaxCrossEntropyWithLogits" && TypeAttr(*node, "T") == tensorflow::DT_HALF) {
         if (modes.For(node->op(), node->name()) != kHighPerformance) continue;
         CrossEntropyWithoutMax(&editor, node);
         *changed = true;
@@ -120,7 +115,7 @@ class ImplModePass : public RewritePass {
 
   // rsqrt(v) -> exp(-0.5 * log(v)); the node keeps its name, so its consumers are unchanged.
   static void RsqrtThroughExpLog(GraphEditor* editor, NodeDef* node) {
-    const DataType dtype = TypeAttr(*node);
+    const DataType dtype = TypeAttr(*node, "T");
     const std::string prefix = node->name() + "/npu_impl_";
     const std::string log = AddOp(editor, prefix + "log", "Log", {node->input(0)}, dtype, node->device());
     const std::string half = AddScalar(editor, prefix + "minus_half", dtype, -0.5, node->device());
@@ -132,7 +127,7 @@ class ImplModePass : public RewritePass {
   // loss = sum(labels * (log(sum(exp(x))) - x)), backprop = exp(x) / sum(exp(x)) - labels, without the
   // max subtraction; the node becomes an IdentityN of the two results, so its consumers are unchanged.
   static void CrossEntropyWithoutMax(GraphEditor* editor, NodeDef* node) {
-    const DataType dtype = TypeAttr(*node);
+    const DataType dtype = TypeAttr(*node, "T");
     const std::string& device = node->device();
     const std::string prefix = node->name() + "/npu_impl_";
     const std::string features = node->input(0);

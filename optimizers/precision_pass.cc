@@ -125,11 +125,6 @@ class RuleSet {
   std::unique_ptr<Rule> default_;
 };
 
-DataType TypeAttr(const NodeDef& node, const std::string& attr) {
-  auto it = node.attr().find(attr);
-  return it == node.attr().end() ? tensorflow::DT_INVALID : it->second.type();
-}
-
 bool IsKept(const NodeDef& node) {
   auto it = node.attr().find(kKeepDtypeAttr);
   return it != node.attr().end() && (it->second.i() != 0 || it->second.b());
@@ -307,16 +302,8 @@ class PrecisionPass : public RewritePass {
     const std::string up_name = editor->UniqueName(up_base);
     const NodeDef* source = editor->Find(parsed.first);
     const std::string device = source == nullptr ? "" : source->device();
-    NodeDef* down = editor->AddNode(down_name, "Cast", device);
-    editor->AddInput(down, TensorName(parsed.first, parsed.second));
-    (*down->mutable_attr())["SrcT"].set_type(tensorflow::DT_FLOAT);
-    (*down->mutable_attr())["DstT"].set_type(lowp);
-    (*down->mutable_attr())["Truncate"].set_b(false);
-    NodeDef* up = editor->AddNode(up_name, "Cast", device);
-    editor->AddInput(up, down_name);
-    (*up->mutable_attr())["SrcT"].set_type(lowp);
-    (*up->mutable_attr())["DstT"].set_type(tensorflow::DT_FLOAT);
-    (*up->mutable_attr())["Truncate"].set_b(false);
+    editor->AddCast(down_name, TensorName(parsed.first, parsed.second), tensorflow::DT_FLOAT, lowp, device);
+    editor->AddCast(up_name, down_name, lowp, tensorflow::DT_FLOAT, device);
     Changed();
     return up_name;
   }
@@ -422,8 +409,8 @@ class PrecisionPass : public RewritePass {
       if (producer != nullptr && IsAmpCast(*producer) && IsDownCast(*producer, &lowp)) {
         editor->Rewire(node, i, producer->input(0));
       } else {
-        editor->Rewire(node, i, AddCast(editor, node->name() + "/npu_keep_in_" + std::to_string(i),
-                                        node->input(i), old_in[i], tensorflow::DT_FLOAT, node->device()));
+        editor->Rewire(node, i, editor->AddCast(node->name() + "/npu_keep_in_" + std::to_string(i),
+                                                node->input(i), old_in[i], tensorflow::DT_FLOAT, node->device()));
       }
     }
     for (int o = 0; o < static_cast<int>(old_out.size()); ++o) {
@@ -436,22 +423,12 @@ class PrecisionPass : public RewritePass {
           continue;
         }
         if (back_cast.empty()) {
-          back_cast = AddCast(editor, node->name() + "/npu_keep_out_" + std::to_string(o), tensor,
-                              tensorflow::DT_FLOAT, old_out[o], node->device());
+          back_cast = editor->AddCast(node->name() + "/npu_keep_out_" + std::to_string(o), tensor,
+                                      tensorflow::DT_FLOAT, old_out[o], node->device());
         }
         editor->Rewire(consumer, position, back_cast);
       }
     }
-  }
-
-  std::string AddCast(GraphEditor* editor, const std::string& name, const std::string& input, DataType from,
-                      DataType to, const std::string& device) {
-    NodeDef* cast = editor->AddNode(name, "Cast", device);
-    editor->AddInput(cast, input);
-    (*cast->mutable_attr())["SrcT"].set_type(from);
-    (*cast->mutable_attr())["DstT"].set_type(to);
-    (*cast->mutable_attr())["Truncate"].set_b(false);
-    return name;
   }
 
   bool* changed_ = nullptr;
