@@ -312,3 +312,23 @@ def test_adam_apply_one_assign_updates_the_variables(decay):
         np.testing.assert_allclose(value[0], new_v)
         np.testing.assert_allclose(value[1], new_m)
         np.testing.assert_allclose(value[2], w - lr * update)
+
+
+def test_npu_convert_dropout_makes_keras_dropout_use_npu_dropout():
+    import tf_keras  # pylint: disable=import-outside-toplevel
+
+    from npu_bridge.estimator.npu import npu_convert_dropout  # noqa: F401  (patches Keras at import)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.ones([100, 100])
+        training = tf_keras.layers.Dropout(0.25, name="plain")(x, training=True)
+        inference = tf_keras.layers.Dropout(0.25)(x, training=False)
+        tf_keras.layers.Dropout(0.25, noise_shape=[100, 1], name="shaped")(x, training=True)
+        op_names = [op.name for op in graph.get_operations()]
+        with v1.Session(graph=graph) as sess:
+            training_value, inference_value = sess.run([training, inference])
+    assert any(name.startswith("plain/") and "DropOutDoMask" in name for name in op_names)
+    assert not any(name.startswith("shaped/") and "DropOutDoMask" in name for name in op_names)  # Keras' own
+    assert set(np.unique(training_value)) == {0.0, np.float32(1 / 0.75)}
+    np.testing.assert_array_equal(inference_value, np.ones([100, 100]))

@@ -160,6 +160,7 @@ def test_dynamic_augru_scales_the_update_by_attention():
         np.testing.assert_allclose(got, want, atol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:`tf.nn.rnn_cell.BasicRNNCell` is deprecated")
 def test_npu_dynamic_rnn_is_a_time_major_static_rnn():
     x = RNG.randn(T, B, F).astype(np.float32)
 

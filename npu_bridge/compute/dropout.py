@@ -2,8 +2,8 @@
 
 As on Ascend, ``DropOutGenMask`` makes the mask and ``DropOutDoMask`` scales the kept elements by
 1 / keep_prob; the gradient reuses the forward mask. The mask here holds one uint8 (0 or 1) per element;
-Ascend packs bits, a layout internal to the two ops. A new mask is drawn on every run; ``seed`` (with the graph seed) fixes the
-sequence as with TensorFlow's random ops.
+Ascend packs bits, a layout internal to the two ops. A new mask is drawn on every run; ``seed`` (with the graph
+seed) fixes the sequence as with TensorFlow's random ops.
 """
 
 import numbers

@@ -2,6 +2,7 @@
 
 from npu_bridge.pending import unsupported
 
-_REASON = "it decodes on the NPU's DVPP image unit; use tf.io.decode_jpeg with tf.image.resize / tf.image.crop_and_resize"
+_REASON = ("it decodes on the NPU's DVPP image unit; use tf.io.decode_jpeg with tf.image.resize / "
+           "tf.image.crop_and_resize")
 decode_and_resize_jpeg = unsupported("npu_bridge.image.image_ops.decode_and_resize_jpeg", _REASON)
 decode_and_crop_and_resize_jpeg = unsupported("npu_bridge.image.image_ops.decode_and_crop_and_resize_jpeg", _REASON)

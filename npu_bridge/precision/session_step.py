@@ -44,22 +44,27 @@ def configure_precision(plan):
         # The remapper would fuse MatMul/Conv2D with their bias and activation into ops the rules do not name.
         rewrite.remapping = _OFF
 
-    impl_modes = []
-    if target == "ascend":
-        impl_modes, unmodelled = impl_mode.resolve(options)
-        if unmodelled:
-            log.info_once(("impl-unmodelled", tuple(unmodelled)), "implementation modes for %s have no numerical "
-                          "model here; those ops compute as TensorFlow does (modelled: %s)", ", ".join(unmodelled),
-                          ", ".join(impl_mode.MODELLED_OPS))
-    elif any(options.is_set(name) for name in _IMPL_OPTIONS):
-        log.info_once(("impl-off-ascend", target), "%s: implementation modes change numerics only on the "
-                      "simulated Ascend backend (device_target=ascend); the %s backend computes with "
-                      "TensorFlow's kernels", ", ".join(n for n in _IMPL_OPTIONS if options.is_set(n)), target)
-
+    impl_modes = _implementation_modes(options, target)
     pass_params.write(plan.config, rules=None if policy.behaviour == modes.UNCHANGED else rules,
                       amp_dtype=amp_dtype, ascend_fp16=target == "ascend", impl_modes=impl_modes)
     if policy.mode:
         log.info_once(("precision", policy, target), "%s (backend %s)", policy.describe(), target)
+
+
+def _implementation_modes(options, target):
+    """Implementation-mode lines of the impl_mode pass (simulated backend only; reported elsewhere)."""
+    if target != "ascend":
+        if any(options.is_set(name) for name in _IMPL_OPTIONS):
+            log.info_once(("impl-off-ascend", target), "%s: implementation modes change numerics only on the "
+                          "simulated Ascend backend (device_target=ascend); the %s backend computes with "
+                          "TensorFlow's kernels", ", ".join(n for n in _IMPL_OPTIONS if options.is_set(n)), target)
+        return []
+    lines, unmodelled = impl_mode.resolve(options)
+    if unmodelled:
+        log.info_once(("impl-unmodelled", tuple(unmodelled)), "implementation modes for %s have no numerical model "
+                      "here; those ops compute as TensorFlow does (modelled: %s)", ", ".join(unmodelled),
+                      ", ".join(impl_mode.MODELLED_OPS))
+    return lines
 
 
 def _rounding_rules(policy):
