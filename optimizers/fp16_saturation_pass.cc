@@ -1,7 +1,7 @@
-// fp16 on the simulated Ascend device (order 250, after the precision rules, before overflow checks):
-// every float32 -> float16 Cast becomes NpuCastToFp16 and every fp16 output of a computing op is followed by
-// NpuSaturateFp16, so that in saturation mode (npu_plugin.set_device_sat_mode(0), the Atlas training
-// default) overflowing fp16 values become +-65504 and set the float-status register (ops/fp16_ops.cc).
+// fp16 on the simulated Ascend device (order 250, after the precision rules, before overflow checks): every
+// fp16 value the graph produces -- the output of a Cast to float16 or of a computing op -- is followed by
+// NpuSaturateFp16, so that in saturation mode (npu_plugin.set_device_sat_mode(0), the Atlas training default)
+// overflowing fp16 values become +-65504 and set the float-status register (ops/fp16_saturation_op.cc).
 #include <map>
 #include <set>
 #include <string>
@@ -31,15 +31,11 @@ class Fp16SaturationPass : public RewritePass {
     const std::set<std::string> fetched = FetchedNodes(item.fetch);
     for (const std::string& name : editor.original_nodes()) {
       NodeDef* node = editor.Find(name);
-      if (node->op() == "Cast" && TypeAttr(*node, "SrcT") == tensorflow::DT_FLOAT &&
-          TypeAttr(*node, "DstT") == tensorflow::DT_HALF) {
-        node->set_op("NpuCastToFp16");
-        node->mutable_attr()->clear();
-        *changed = true;
-        continue;
-      }
       tensorflow::DataTypeVector in_types, out_types;
-      if (!GraphEditor::Types(*node, &in_types, &out_types) || !IsComputingNode(*node, in_types)) continue;
+      if (!GraphEditor::Types(*node, &in_types, &out_types)) continue;
+      const bool converts_to_fp16 = node->op() == "Cast" && TypeAttr(*node, "DstT") == tensorflow::DT_HALF &&
+                                    TypeAttr(*node, "SrcT") != tensorflow::DT_HALF;
+      if (!converts_to_fp16 && !IsComputingNode(*node, in_types)) continue;
       std::map<int, std::string> saturated;
       for (int o = 0; o < static_cast<int>(out_types.size()); ++o) {
         const std::string tensor = TensorName(node->name(), o);
@@ -58,10 +54,12 @@ class Fp16SaturationPass : public RewritePass {
   }
 
  private:
-  // Done by an earlier Optimize() call: the output's readers already go through NpuSaturateFp16.
+  // Done by an earlier Optimize() call: the output's readers already go through NpuSaturateFp16 (possibly
+  // behind the overflow check that pass 300 put after the output).
   static bool SaturatedAlready(const GraphEditor& editor, const std::string& tensor) {
     for (auto& [consumer, unused] : editor.Consumers(tensor)) {
       if (consumer->op() == "NpuSaturateFp16") return true;
+      if (consumer->op() == "NpuOverflowCheck" && SaturatedAlready(editor, consumer->name())) return true;
     }
     return false;
   }

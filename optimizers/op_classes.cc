@@ -14,7 +14,7 @@ const std::set<std::string>& NonComputingOps() {
       "Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "Enter", "RefEnter", "Exit",
       "RefExit", "Switch", "RefSwitch", "Merge", "RefMerge", "NextIteration", "RefNextIteration", "_Recv",
       "_Send", "_HostRecv", "_HostSend", "_Arg", "_Retval", "IteratorGetNext", "NoOp", "Cast", "Bitcast",
-      "NpuCastToFp16", "NpuSaturateFp16", "NpuOverflowCheck", "Shape", "ShapeN", "Size", "Rank"};
+      "NpuSaturateFp16", "NpuOverflowCheck", "Shape", "ShapeN", "Size", "Rank"};
   return *ops;
 }
 

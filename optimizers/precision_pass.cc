@@ -134,12 +134,8 @@ bool IsAmpCast(const NodeDef& node) {
   return node.op() == "Cast" && node.name().find(kAmpSuffix) != std::string::npos;
 }
 
-// A cast float -> low precision: TensorFlow's Cast or the simulated device's NpuCastToFp16.
+// A cast float -> low precision.
 bool IsDownCast(const NodeDef& node, DataType* lowp) {
-  if (node.op() == "NpuCastToFp16") {
-    *lowp = tensorflow::DT_HALF;
-    return true;
-  }
   if (node.op() != "Cast" || TypeAttr(node, "SrcT") != tensorflow::DT_FLOAT) return false;
   *lowp = TypeAttr(node, "DstT");
   return IsLowPrecision(*lowp);
@@ -279,8 +275,12 @@ class PrecisionPass : public RewritePass {
     const auto parsed = ParseInput(tensor);
     const NodeDef* up = editor.Find(parsed.first);
     if (up == nullptr || parsed.second != 0 || !IsUpCast(*up) || up->input_size() == 0) return false;
-    const auto down_input = ParseInput(up->input(0));
+    auto down_input = ParseInput(up->input(0));
     const NodeDef* down = editor.Find(down_input.first);
+    if (down != nullptr && down->op() == "NpuSaturateFp16") {  // the simulated device's fp16 saturation
+      down_input = ParseInput(down->input(0));
+      down = editor.Find(down_input.first);
+    }
     if (down == nullptr || down_input.second != 0 || !IsDownCast(*down, lowp) || down->input_size() == 0) {
       return false;
     }

@@ -148,6 +148,7 @@ def test_keep_dtype_op_computes_in_float32_inside_a_mixed_region():
     assert casts_to(executed, tf.float16)  # the rest of the network is still mixed
 
 
+@pytest.mark.timeout(180)
 def test_keep_dtype_op_is_converted_back_when_amp_really_converts_it():
     # GPU-style AMP: ops really become float16 (forced on CPU here); a kept op is converted back to float32.
     result = run_python("""
@@ -177,11 +178,11 @@ def test_keep_dtype_op_is_converted_back_when_amp_really_converts_it():
     assert "types float32 float16" in result.stdout
 
 
-def test_simulated_backend_converts_the_mixed_region_with_its_saturating_cast():
+def test_simulated_backend_saturates_the_fp16_values_of_the_mixed_region():
     graph, _, loss, feed = mlp()
     _, executed = run_executed(graph, loss, feed, precision_mode="allow_mix_precision", device_target="ascend")
-    ops = [n.op for n in executed]
-    assert "NpuCastToFp16" in ops and not casts_to(executed, tf.float16)
+    saturated = {n.input[0] for n in executed if n.op == "NpuSaturateFp16"}
+    assert casts_to(executed, tf.float16) and set(casts_to(executed, tf.float16)) <= saturated
 
 
 def test_gpu_backend_needs_a_gpu():

@@ -42,7 +42,7 @@ def test_saturation_mode_is_the_simulated_backends_default():
     assert half_value.tolist() == [65504.0, 40000.0]
     assert doubled_value.tolist() == [65504.0, 65504.0]
     assert flags[0] == 1  # saturation is an overflow for the float-status register
-    assert {"NpuCastToFp16", "NpuSaturateFp16"} <= {n.op for n in executed}
+    assert [n.op for n in executed].count("NpuSaturateFp16") == 2  # after the cast and after the product
 
 
 def test_inf_nan_mode_overflows_to_inf():
@@ -59,7 +59,7 @@ def test_cpu_backend_computes_with_ieee_behaviour():
     graph, x, half, doubled, _ = overflow_graph()
     (half_value, doubled_value), executed = run_executed(graph, [half, doubled], {x: [1e5, 1.0]}, device_target="cpu")
     assert half_value.tolist() == [np.inf, 1.0] and doubled_value.tolist() == [np.inf, 2.0]
-    assert not {"NpuCastToFp16", "NpuSaturateFp16"} & {n.op for n in executed}
+    assert "NpuSaturateFp16" not in [n.op for n in executed]
 
 
 def test_backend_from_the_environment_variable(monkeypatch):

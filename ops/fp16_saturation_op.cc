@@ -1,13 +1,9 @@
-// fp16 conversion on the simulated Ascend backend. The precision rewrite pass puts them where the executed
-// graph produces fp16 values:
-//   NpuCastToFp16(x: float) -> half     replaces Cast float->half
-//   NpuSaturateFp16(x: half) -> half    follows every computing op with an fp16 output
-// In saturation mode (ops/device_mode.h) a value beyond the fp16 range becomes +-65504 and the emulated
-// float-status register (ops/float_status.h) is set, as Ascend's hardware does; NaN stays NaN and also sets
-// the register. In INF/NaN mode both behave like TensorFlow (overflow gives inf; the overflow-check pass,
-// when active, sees it).
-#define EIGEN_USE_THREADS  // the conversion runs on the op's thread-pool device
-
+// NpuSaturateFp16(x: half) -> half: fp16 overflow on the simulated Ascend backend. The fp16 saturation pass
+// puts one after every fp16 value the executed graph produces (casts to fp16 and computing ops with fp16
+// outputs). In saturation mode (ops/device_mode.h) an inf becomes +-65504 and the emulated float-status
+// register (ops/float_status.h) is set, as Ascend's hardware does when an fp16 result overflows; NaN stays NaN
+// and also sets the register. In INF/NaN mode it passes its input through (the overflow-check pass, when
+// active, sees the inf). The input is forwarded without a copy unless something has to change.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -21,17 +17,10 @@
 
 namespace npu_bridge {
 
-REGISTER_OP("NpuCastToFp16")
-    .Input("x: float")
-    .Output("y: half")
-    .SetIsStateful()  // writes the float-status register; must not be constant-folded or merged
-    .SetShapeFn(tensorflow::shape_inference::UnchangedShape)
-    .Doc("float -> float16 conversion of the simulated Ascend device (saturating in saturation mode).");
-
 REGISTER_OP("NpuSaturateFp16")
     .Input("x: half")
     .Output("y: half")
-    .SetIsStateful()
+    .SetIsStateful()  // writes the float-status register; must not be constant-folded or merged
     .SetShapeFn(tensorflow::shape_inference::UnchangedShape)
     .Doc("Saturates inf to +-65504 in saturation mode, as the simulated Ascend device's fp16 arithmetic does.");
 
@@ -57,15 +46,12 @@ void Saturate(uint16_t* bits, int64_t begin, int64_t end) {
   }
 }
 
-// Scans `bits` for inf / NaN in parallel and, in saturation mode, saturates the infs. Returns true when
-// there was any inf or NaN. `output` may alias `input`; it may be null when only scanning.
-bool ScanAndSaturate(tensorflow::OpKernelContext* ctx, const uint16_t* input, uint16_t* output, int64_t n) {
+// Scans `bits` for inf / NaN in parallel; returns true when there is any.
+bool AnyNonFinite(tensorflow::OpKernelContext* ctx, const uint16_t* bits, int64_t n) {
   std::atomic<bool> found{false};
   auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
   pool->ParallelFor(n, /*cost_per_unit=*/1, [&](int64_t begin, int64_t end) {
-    if (!HasNonFinite(input, begin, end)) return;
-    found.store(true, std::memory_order_relaxed);
-    if (output != nullptr) Saturate(output, begin, end);
+    if (HasNonFinite(bits, begin, end)) found.store(true, std::memory_order_relaxed);
   });
   return found.load();
 }
@@ -78,28 +64,13 @@ uint16_t* MutableBits(tensorflow::Tensor* tensor) {
   return reinterpret_cast<uint16_t*>(const_cast<char*>(tensor->tensor_data().data()));
 }
 
-class CastToFp16Op : public tensorflow::OpKernel {
- public:
-  using OpKernel::OpKernel;
-
-  void Compute(tensorflow::OpKernelContext* ctx) override {
-    const tensorflow::Tensor& x = ctx->input(0);
-    tensorflow::Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
-    // TensorFlow's own conversion (round to nearest even; overflow gives inf), then the overflow check.
-    y->flat<Eigen::half>().device(ctx->eigen_cpu_device()) = x.flat<float>().template cast<Eigen::half>();
-    if (!DeviceMode::Saturates()) return;
-    if (ScanAndSaturate(ctx, Bits(*y), MutableBits(y), x.NumElements())) FloatStatus::SetOverflow();
-  }
-};
-
 class SaturateFp16Op : public tensorflow::OpKernel {
  public:
   using OpKernel::OpKernel;
 
   void Compute(tensorflow::OpKernelContext* ctx) override {
     const tensorflow::Tensor& x = ctx->input(0);
-    if (!DeviceMode::Saturates() || !ScanAndSaturate(ctx, Bits(x), nullptr, x.NumElements())) {
+    if (!DeviceMode::Saturates() || !AnyNonFinite(ctx, Bits(x), x.NumElements())) {
       ctx->set_output(0, x);  // the common case: nothing to change, no copy
       return;
     }
@@ -113,7 +84,6 @@ class SaturateFp16Op : public tensorflow::OpKernel {
 
 }  // namespace
 
-REGISTER_KERNEL_BUILDER(Name("NpuCastToFp16").Device(tensorflow::DEVICE_CPU), CastToFp16Op);
 REGISTER_KERNEL_BUILDER(Name("NpuSaturateFp16").Device(tensorflow::DEVICE_CPU), SaturateFp16Op);
 
 }  // namespace npu_bridge
