@@ -2,8 +2,8 @@
 
 Every configuration gets its own bridged session (the precision mode and the backend are init options, so
 the NPU system is shut down between session creations); after warm-up the sessions are timed in interleaved
-blocks, so all configurations see the same machine load, and the median step time of each is divided by the
-baseline's.
+blocks, so all configurations see the same machine load. The ratio is the median over blocks of (step time /
+the baseline's step time in the same block), which tolerates load that drifts between blocks.
 
 Run: python benchmarks/precision.py [--blocks 15] [--steps 20]
 """
@@ -86,11 +86,10 @@ def main(argv=None):
             for _ in range(args.steps):
                 sess.run(train, feed)
             times[key].append((time.perf_counter() - start) / args.steps)
-    baseline = statistics.median(times[BASELINE])
     print(f"{'backend':8} {'precision_mode':26} {'ms/step':>8} {'ratio':>6}")
     for key, samples in times.items():
-        median = statistics.median(samples)
-        print(f"{key[0]:8} {key[1]:26} {median * 1e3:8.2f} {median / baseline:6.2f}")
+        ratio = statistics.median(t / base for t, base in zip(samples, times[BASELINE]))
+        print(f"{key[0]:8} {key[1]:26} {statistics.median(samples) * 1e3:8.2f} {ratio:6.2f}")
     for sess in sessions.values():
         sess.close()
     return 0
