@@ -41,6 +41,7 @@ UPSTREAM_MODULES = (
     "npu_bridge.scoped_graph_manager.scoped_graph_manager",
     "npu_bridge.tbe.npu_cube_ops",
     "npu_bridge.tbe.npu_vector_ops",
+    "npu_bridge.helper.helper",
 )
 
 

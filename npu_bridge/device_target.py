@@ -52,3 +52,22 @@ def resolve(options=None, environ=None):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
     return "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
+
+
+def process_target(environ=None):
+    """Returns the backend of this process as far as it is known before a session is created.
+
+    The initialized system's device_target wins (it is an init option), then NPU_BRIDGE_DEVICE_TARGET, then
+    ``auto``.
+
+    Args:
+      environ: mapping to read instead of ``os.environ``.
+    Returns:
+      "cpu", "gpu" or "ascend".
+    """
+    from npu_bridge import system  # pylint: disable=import-outside-toplevel
+
+    state = system.state()
+    if state.initialized and state.init_options.get("device_target") not in (None, "auto"):
+        return state.init_options["device_target"]
+    return resolve(None, environ)

@@ -51,3 +51,7 @@ class CollectiveError(NpuBridgeError, RuntimeError):
     Deliberately not a ``tf.errors.OpError``: ``MonitoredSession`` retries Aborted/Unavailable errors by
     recreating the session, which cannot help once TensorFlow has stopped the process's collectives.
     """
+
+
+class NotSupportedOffNpuError(NpuBridgeError, NotImplementedError):
+    """An upstream API that needs NPU hardware or software with no counterpart off the NPU; it will not work here."""

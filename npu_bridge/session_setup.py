@@ -20,6 +20,7 @@ from tensorflow.core.protobuf import config_pb2
 
 CAPABILITY_MODULES = (
     "npu_bridge.determinism",
+    "npu_bridge.precision.session_step",
     "npu_bridge.collectives.session_step",
     "npu_bridge.dump.dump_session",
 )

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from conftest import npu_config
 from npu_bridge import system
-from npu_bridge.errors import NotAvailableError, NotInitializedError
+from npu_bridge.errors import NotInitializedError, NotSupportedOffNpuError
 from npu_bridge.estimator.npu import npu_plugin
 from npu_bridge.hccl import hccl_ops
 
@@ -126,6 +126,7 @@ def test_one_rank_world_computes_locally():
                                       npu_plugin.init_rdma_pool, npu_plugin.rdma_remote_register,
                                       npu_plugin.rdma_remote_init, npu_plugin.get_var_addr_and_size,
                                       npu_plugin.malloc_shared_memory, npu_plugin.get_rdma_cache])
-def test_remote_memory_access_is_not_available(function):
-    with pytest.raises(NotAvailableError, match=rf"\.{function.__name__} accesses NPU memory by device address"):
+def test_remote_memory_access_is_not_supported_off_the_npu(function):
+    with pytest.raises(NotSupportedOffNpuError,
+                       match=rf"\.{function.__name__} is not supported off the NPU: it accesses NPU memory by device"):
         function()

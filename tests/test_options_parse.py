@@ -212,21 +212,29 @@ def test_precision_mode_and_v2_are_exclusive():
         parse_values({"precision_mode": "force_fp16", "precision_mode_v2": "fp16"}, "t")
 
 
+@pytest.fixture
+def mixlist_file(tmp_path):
+    """A valid (empty) modify_mixlist file: the option's check reads it."""
+    path = tmp_path / "ops.json"
+    path.write_text("{}")
+    return str(path)
+
+
 @pytest.mark.parametrize("values, key, detail", [
     ({"precision_mode": "force_fp16"}, "precision_mode", "please ensure precision_mode is one of"),
     ({"precision_mode_v2": "fp16"}, "precision_mode_v2", "please ensure precision_mode_v2 is one of"),
     ({}, "modify_mixlist", "please ensure precision_mode or precision_mode_v2 is set"),
 ])
-def test_modify_mixlist_needs_a_mixed_mode(values, key, detail):
+def test_modify_mixlist_needs_a_mixed_mode(values, key, detail, mixlist_file):
     with pytest.raises(NpuOptionError, match="modify_mixlist is assigned, " + detail) as raised:
-        parse_values({"modify_mixlist": "ops.json", **values}, "t")
+        parse_values({"modify_mixlist": mixlist_file, **values}, "t")
     assert raised.value.key == key
 
 
 @pytest.mark.parametrize("mode", [{"precision_mode": "allow_mix_precision_bf16"},
                                   {"precision_mode_v2": "mixed_bfloat16"}])
-def test_modify_mixlist_with_a_mixed_mode_is_accepted(mode):
-    assert parse_values({"modify_mixlist": "ops.json", **mode}, "t").get("modify_mixlist") == "ops.json"
+def test_modify_mixlist_with_a_mixed_mode_is_accepted(mode, mixlist_file):
+    assert parse_values({"modify_mixlist": mixlist_file, **mode}, "t").get("modify_mixlist") == mixlist_file
 
 
 def test_optypelist_needs_op_select_implmode():
@@ -374,10 +382,10 @@ def test_options_that_do_nothing_here_are_reported(npu_log):
 
 # --- writing back ------------------------------------------------------------------------------------------
 
-def test_write_parameter_map_round_trip(tmp_path):
+def test_write_parameter_map_round_trip(tmp_path, mixlist_file):
     config = _config(enable_dump=("b", True), dump_path=("s", str(tmp_path)), dump_step=("s", "1|3-4"),
                      graph_run_mode=("b", True), precision_mode=("s", "allow_mix_precision"),
-                     modify_mixlist=("s", "ops.json"), input_shape=("s", "data:-1"), dynamic_dims=("s", "1;2"),
+                     modify_mixlist=("s", mixlist_file), input_shape=("s", "data:-1"), dynamic_dims=("s", "1;2"),
                      dynamic_node_type=("i", 1), session_device_id=("s", "2"), not_an_option=("i", 3))
     options = parse_config(config)
     target = config_pb2.ConfigProto()

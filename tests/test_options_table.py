@@ -35,16 +35,23 @@ variable_use_1g_huge_page work_path
 # Keys upstream scripts still write although today's adapter does not read them, and our own extension.
 OTHER_KEYS = ["fp_point", "bp_point", "enable_reduce_precision", "min_group_size", "device_target"]
 
-PENDING = {"profiling_mode", "profiling_options", "fp_point",
-           "bp_point", "precision_mode", "precision_mode_v2", "modify_mixlist", "customize_dtypes",
-           "op_select_implmode", "optypelist_for_implmode", "op_precision_mode", "device_target"}
+PENDING = {"profiling_mode", "profiling_options", "fp_point", "bp_point"}
 WORKS = {"use_off_line", "session_device_id", "graph_run_mode", "local_rank_id", "job", "task_index",
          "iterations_per_loop", "hccl_timeout", "enable_dump", "dump_path", "dump_step", "dump_mode", "dump_data",
-         "dump_layer"}
-EMULATED = {"deterministic", "enable_dump_debug", "dump_debug_mode", "enable_exception_dump"}
+         "dump_layer", "device_target"}
+EMULATED = {"deterministic", "enable_dump_debug", "dump_debug_mode", "enable_exception_dump", "precision_mode",
+            "precision_mode_v2", "modify_mixlist", "customize_dtypes", "op_select_implmode",
+            "optypelist_for_implmode", "op_precision_mode"}
 
 DIR = "<tmp dir>"  # replaced by a real temporary directory in the tests
 MISSING_DIR = "/nonexistent/npu_bridge/dir"
+# Options naming a file the check reads: placeholder -> (file name, content), written to the temporary directory.
+FILES = {
+    "<mixlist file>": ("ops.json", '{"black-list": {"to-add": ["Mul"]}}'),
+    "<dtypes file>": ("dtypes.cfg", "OpType::MatMul:InputDtype:float16,float16,OutputDtype:float32\n"),
+    "<op precision file>": ("op.ini", "[ByOpType]\nLayerNorm=high_precision\n"),
+}
+MISSING_FILE = "/nonexistent/npu_bridge/file"
 
 # A valid value for every key (new keys must be added here: test_every_option_has_a_good_example).
 GOOD = {
@@ -53,8 +60,9 @@ GOOD = {
     "task_index": 2, "lower_functional_ops": True, "variable_placement": "Host", "frozen_variable": True,
     "graph_max_parallel_model_num": 4, "device_type": "default_device_type", "soc_config": "Ascend910B",
     "device_target": "ascend",
-    "precision_mode": "allow_mix_precision", "precision_mode_v2": "mixed_float16", "modify_mixlist": "ops.json",
-    "customize_dtypes": "dtypes.cfg", "op_precision_mode": "op.ini", "op_select_implmode": "high_precision",
+    "precision_mode": "allow_mix_precision", "precision_mode_v2": "mixed_float16", "modify_mixlist": "<mixlist file>",
+    "customize_dtypes": "<dtypes file>", "op_precision_mode": "<op precision file>",
+    "op_select_implmode": "high_precision",
     "optypelist_for_implmode": "Pooling,SoftmaxV2", "enable_reduce_precision": False,
     "experimental_accelerate_train_mode": "fast|step|0.9",
     "profiling_mode": True, "profiling_options": '{"output": "./prof", "training_trace": "on"}',
@@ -94,6 +102,7 @@ BAD = {
     "graph_run_mode": 2, "session_device_id": -1, "deterministic": 2, "iterations_per_loop": 0,
     "variable_placement": "host", "graph_max_parallel_model_num": 0, "device_target": "npu",
     "precision_mode": "fp16", "precision_mode_v2": "allow_mix_precision", "op_select_implmode": "fast",
+    "modify_mixlist": MISSING_FILE, "customize_dtypes": MISSING_FILE, "op_precision_mode": MISSING_FILE,
     "profiling_options": "{not json", "dump_path": MISSING_DIR, "dump_step": "5-3", "dump_mode": "both",
     "dump_debug_mode": "overflow", "dump_data": "npy", "enable_exception_dump": 3, "export_compile_stat": 3,
     "hccl_timeout": 0, "local_rank_id": 8, "local_device_list": "0;1", "variable_use_1g_huge_page": 3,
@@ -121,6 +130,11 @@ COMPANIONS = {
 
 
 def _resolve(value, directory):
+    if value in FILES:
+        name, content = FILES[value]
+        path = directory / name
+        path.write_text(content)
+        return str(path)
     return str(directory) if value == DIR else value
 
 

@@ -11,7 +11,7 @@ Every rank is an OS process (as every NPU has its own process on Ascend). The pi
   registry      which collective ops a graph has and which of them a ``Session.run`` executes
   primitives    the TensorFlow collective ops everything lowers to
   operations    ``hccl_ops``: upstream's functions, signatures and validation
-  remote_memory upstream's RDMA functions, which need device addresses: not available here
+  remote_memory upstream's RDMA functions, which need device addresses: not supported off the NPU
   all_to_all    ``all_to_all_v`` / ``all_to_all_v_c`` (variable counts over a fixed-shape exchange)
   transport     carries every HCCL dtype over the dtypes TF's collective ops support
   lowering      differentiable collectives over resolved groups (gradients next to each op)

@@ -7,7 +7,7 @@ are group ranks. Before the NPU system is initialized only the world group exist
 
 Differences from Ascend (see the README): ``fusion`` / ``fusion_id`` are validated but each call is its own
 collective (the distributed optimizers fuse gradients themselves); ``reduce`` leaves the result on every
-rank, not only on the root. The remote-memory operations are in ``remote_memory`` (not available here).
+rank, not only on the root. The remote-memory operations are in ``remote_memory`` (not supported off the NPU).
 """
 
 import tensorflow as tf

@@ -1,25 +1,23 @@
-"""Upstream import path for AI Core compute ops (facade)."""
+"""Upstream import path for AI Core compute ops (facade); ``npu_aicore_ops.npu_aicore_ops`` is the
+generated-op namespace (``fast_gelu``, ``fast_gelu_grad``, ...)."""
 
-import types
+from npu_bridge.compute import gen_ops as npu_aicore_ops
+from npu_bridge.compute.activations import fast_gelu_v2, prelu
+from npu_bridge.compute.dropout import dropout_v3, dropout_v4
+from npu_bridge.compute.indexing import nonzero
+from npu_bridge.compute.normalization import centralization, layer_norm
+from npu_bridge.pending import unsupported
 
-from npu_bridge.pending import pending
-
-fast_gelu_v2 = pending("npu_bridge.estimator.npu_aicore_ops.fast_gelu_v2", "compute")
-centralization = pending("npu_bridge.estimator.npu_aicore_ops.centralization", "compute")
-prelu = pending("npu_bridge.estimator.npu_aicore_ops.prelu", "compute")
-dropout_v3 = pending("npu_bridge.estimator.npu_aicore_ops.dropout_v3", "compute")
-dropout_v4 = pending("npu_bridge.estimator.npu_aicore_ops.dropout_v4", "compute")
-lru_cache_v2 = pending("npu_bridge.estimator.npu_aicore_ops.lru_cache_v2", "compute")
-nonzero = pending("npu_bridge.estimator.npu_aicore_ops.nonzero", "compute")
-nonzerowithvalue = pending("npu_bridge.estimator.npu_aicore_ops.nonzerowithvalue", "compute")
-layer_norm = pending("npu_bridge.estimator.npu_aicore_ops.layer_norm", "compute")
-prod_env_mat_a = pending("npu_bridge.estimator.npu_aicore_ops.prod_env_mat_a", "compute")
-prodvirialsea = pending("npu_bridge.estimator.npu_aicore_ops.prodvirialsea", "compute")
-prodforcesea = pending("npu_bridge.estimator.npu_aicore_ops.prodforcesea", "compute")
-tabulatefusionsea = pending("npu_bridge.estimator.npu_aicore_ops.tabulatefusionsea", "compute")
-tabulatefusionseagrad = pending("npu_bridge.estimator.npu_aicore_ops.tabulatefusionseagrad", "compute")
-tabulatefusion = pending("npu_bridge.estimator.npu_aicore_ops.tabulatefusion", "compute")
-tabulatefusiongrad = pending("npu_bridge.estimator.npu_aicore_ops.tabulatefusiongrad", "compute")
-
-npu_aicore_ops = types.SimpleNamespace(
-    fast_gelu=pending("npu_bridge.estimator.npu_aicore_ops.npu_aicore_ops.fast_gelu", "compute"))
+_MODULE = "npu_bridge.estimator.npu_aicore_ops"
+lru_cache_v2 = unsupported(f"{_MODULE}.lru_cache_v2", "it manages an embedding cache in NPU device memory")
+nonzerowithvalue = unsupported(f"{_MODULE}.nonzerowithvalue", "its fixed-size, padded output layout is defined by the "
+                               "AI Core kernel; use nonzero and tf.gather_nd")
+_DEEPMD = ("an Ascend port of a DeePMD-kit custom op; off the NPU use DeePMD-kit's own TensorFlow ops, which have "
+           "CPU and GPU kernels")
+prod_env_mat_a = unsupported(f"{_MODULE}.prod_env_mat_a", _DEEPMD)
+prodvirialsea = unsupported(f"{_MODULE}.prodvirialsea", _DEEPMD)
+prodforcesea = unsupported(f"{_MODULE}.prodforcesea", _DEEPMD)
+tabulatefusionsea = unsupported(f"{_MODULE}.tabulatefusionsea", _DEEPMD)
+tabulatefusionseagrad = unsupported(f"{_MODULE}.tabulatefusionseagrad", _DEEPMD)
+tabulatefusion = unsupported(f"{_MODULE}.tabulatefusion", _DEEPMD)
+tabulatefusiongrad = unsupported(f"{_MODULE}.tabulatefusiongrad", _DEEPMD)

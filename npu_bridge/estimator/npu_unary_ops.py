@@ -1,8 +1,3 @@
 """Upstream import path ``npu_bridge.estimator.npu_unary_ops``; users call ``npu_unary_ops.gelu(x)`` (facade)."""
 
-import types
-
-from npu_bridge.pending import pending
-
-npu_unary_ops = types.SimpleNamespace(
-    gelu=pending("npu_bridge.estimator.npu_unary_ops.npu_unary_ops.gelu", "compute"))
+from npu_bridge.compute import gen_ops as npu_unary_ops  # noqa: F401  (gelu, gelu_grad, ...)

@@ -1,5 +1,6 @@
 """Upstream import path for experimental shape op (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.pending import unsupported
 
-getshape = pending("npu_bridge.experimental.get_shape.getshape", "compute")
+getshape = unsupported("npu_bridge.experimental.get_shape.getshape",
+                       "a shape helper of Ascend's graph engine for dynamic-shape graphs; use tf.shape")

@@ -1,5 +1,6 @@
 """Upstream import path for experimental image ops (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.pending import unsupported
 
-decode_image = pending("npu_bridge.experimental.image.decode_image", "compute")
+decode_image = unsupported("npu_bridge.experimental.image.decode_image",
+                           "it decodes on the NPU's DVPP image unit; use tf.io.decode_image")

@@ -1,6 +1,8 @@
 """Upstream import path for image decode ops (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.pending import unsupported
 
-decode_and_resize_jpeg = pending("npu_bridge.image.image_ops.decode_and_resize_jpeg", "compute")
-decode_and_crop_and_resize_jpeg = pending("npu_bridge.image.image_ops.decode_and_crop_and_resize_jpeg", "compute")
+_REASON = ("it decodes on the NPU's DVPP image unit; use tf.io.decode_jpeg with tf.image.resize / "
+           "tf.image.crop_and_resize")
+decode_and_resize_jpeg = unsupported("npu_bridge.image.image_ops.decode_and_resize_jpeg", _REASON)
+decode_and_crop_and_resize_jpeg = unsupported("npu_bridge.image.image_ops.decode_and_crop_and_resize_jpeg", _REASON)

@@ -1,14 +1,17 @@
 """Upstream import path ``npu_bridge.npu_cpu.npu_cpu_ops``: Ascend AI CPU ops (embedding hash tables, OCR, ...).
 
-These run on the NPU's AI CPU; any name looked up here is a stand-in that raises ``NotAvailableError``.
+They keep their state in NPU device memory or run AI CPU kernels that have no counterpart here; any name looked
+up in this module raises ``NotSupportedOffNpuError`` when used.
 """
 
-from npu_bridge.pending import pending
+from npu_bridge.pending import unsupported
 
-pending("npu_bridge.npu_cpu.npu_cpu_ops.*", "compute")
+_REASON = ("Ascend AI CPU ops (embedding hash tables, OCR, ...) keep their state in NPU device memory or run AI CPU "
+           "kernels that have no counterpart off the NPU")
+unsupported("npu_bridge.npu_cpu.npu_cpu_ops.*", _REASON)
 
 
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
-    return pending(f"npu_bridge.npu_cpu.npu_cpu_ops.{name}", "compute", register=False)
+    return unsupported(f"npu_bridge.npu_cpu.npu_cpu_ops.{name}", _REASON, register=False)

@@ -15,6 +15,7 @@ import itertools
 
 from npu_bridge.options import checks
 from npu_bridge.options.spec import OptionSpec
+from npu_bridge.precision import customize_dtypes, impl_mode, mixlist, modes
 
 PRECISION_MODES = ("force_fp32", "allow_fp32_to_fp16", "force_fp16", "must_keep_origin_dtype",
                    "allow_mix_precision", "cube_fp16in_fp32out", "allow_mix_precision_fp16",
@@ -85,35 +86,50 @@ _BASIC = (
          "Device type for Ascend's graph engine; device_target chooses the backend here."),
     _opt("soc_config", "s", "init", None, NO_EFFECT,
          "Overrides the Ascend SoC version; there is no SoC here.", allowed="SoC version name"),
-    _opt("device_target", "s", "init", "auto", PENDING,
-         "npu_bridge extension: the backend that runs the graphs (ascend = the simulated Ascend backend).",
+    _opt("device_target", "s", "init", "auto", WORKS,
+         "npu_bridge extension (upstream ignores unknown keys): the backend that computes. auto = gpu when "
+         "TensorFlow sees one, else cpu; ascend = the simulated Ascend backend (CPU kernels with Ascend's default "
+         "precision, fp16 saturation, float-status register and implementation modes). Also "
+         "NPU_BRIDGE_DEVICE_TARGET.",
          **_choice(*DEVICE_TARGETS)),
 )
 
 _PRECISION = (
-    _opt("precision_mode", "s", "init", None, PENDING,
-         "Ascend precision mode; will drive the simulated Ascend precision (casts, mixed precision).",
-         **_choice(*PRECISION_MODES)),
-    _opt("precision_mode_v2", "s", "init", None, PENDING,
-         "Newer spelling of precision_mode (not together with it); will drive the same simulation.",
-         **_choice(*PRECISION_MODES_V2)),
-    _opt("modify_mixlist", "s", "init", None, PENDING,
-         "Edits the mixed-precision op lists (black/white/gray) of the simulated Ascend precision.",
+    _opt("precision_mode", "s", "init", None, EMULATED,
+         "Ascend precision: cube ops (MatMul, Conv*, ...) round inputs (and for allow_fp32_to_fp16 outputs) "
+         "through fp16 with fp32 accumulation; mixed modes run TensorFlow's automatic mixed precision; unset = "
+         "allow_fp32_to_fp16 on the simulated Ascend backend, unchanged on cpu / gpu.",
+         allowed=" / ".join(PRECISION_MODES), check=modes.mode_check(
+             PRECISION_MODES, "precision_mode should be one of the list:[" + ", ".join(PRECISION_MODES) + "]")),
+    _opt("precision_mode_v2", "s", "init", None, EMULATED,
+         "Newer spelling of precision_mode (not together with it), with the same effects.",
+         allowed=" / ".join(PRECISION_MODES_V2) + " (cube_hif8 / mixed_hif8 need Ascend 950 and are rejected)",
+         check=modes.mode_check(PRECISION_MODES_V2, "precision_mode_v2 should be one of the list:["
+                                + ", ".join(PRECISION_MODES_V2) + "]")),
+    _opt("modify_mixlist", "s", "init", None, EMULATED,
+         "Edits the mixed-precision lists: Ascend's white / black / gray list become TensorFlow AMP's allow / "
+         "deny / infer list.",
          allowed="path to a JSON file with black-list / white-list / gray-list to-add / to-remove; needs "
-                 "precision_mode allow_mix_precision* or precision_mode_v2 mixed_*"),
-    _opt("customize_dtypes", "s", "init", None, PENDING,
-         "Per-op dtype overrides for the simulated Ascend precision.",
-         allowed="path to a config file of OpName::InputDtype:...,OutputDtype:... lines"),
-    _opt("op_precision_mode", "s", "init", None, PENDING,
-         "Per-op high-precision / high-performance implementation choice (wins over op_select_implmode).",
-         allowed="path to an .ini file with [ByOpType] / [ByNodeName] sections"),
-    _opt("op_select_implmode", "s", "init", None, PENDING,
-         "Chooses high-precision or high-performance op implementations.",
+                 "precision_mode allow_mix_precision* or precision_mode_v2 mixed_*", check=mixlist.check_file),
+    _opt("customize_dtypes", "s", "init", None, EMULATED,
+         "Per-op input / output dtypes (float16 / bfloat16 round through that type, float32 keeps float32); "
+         "ignored when the precision mode keeps the graph's dtypes.",
+         allowed="path to a file of OpName::InputDtype:...,OutputDtype:... and "
+                 "OpType::Type:InputDtype:...,OutputDtype:... lines", check=customize_dtypes.check_file),
+    _opt("op_precision_mode", "s", "init", None, EMULATED,
+         "Per-op implementation mode by op type or node name (wins over op_select_implmode); high_precision / "
+         "high_performance are reproduced on the simulated Ascend backend.",
+         allowed="path to an .ini file with [ByOpType] / [ByNodeName] sections of name=mode lines",
+         check=impl_mode.check_ini),
+    _opt("op_select_implmode", "s", "init", None, EMULATED,
+         "high_precision / high_performance implementations; on the simulated Ascend backend LayerNorm and float16 "
+         "SoftmaxCrossEntropyWithLogits differ as on Ascend (default high_performance); accepted and reported "
+         "elsewhere.",
          **_choice(*IMPL_MODES, detail="op select impl mode should be one of the list:[" + ", ".join(IMPL_MODES)
                    + "]")),
-    _opt("optypelist_for_implmode", "s", "init", None, PENDING,
-         "Limits op_select_implmode to these op types.",
-         allowed="comma-separated op types, e.g. Pooling,SoftmaxV2; needs op_select_implmode"),
+    _opt("optypelist_for_implmode", "s", "init", None, EMULATED,
+         "Limits op_select_implmode to these op types (the others keep the default, high_performance).",
+         allowed="comma-separated op types, e.g. LayerNorm,SoftmaxCrossEntropyWithLogits; needs op_select_implmode"),
     _opt("enable_reduce_precision", "b", "session", None, NO_EFFECT,
          "Written by NPUEstimator but read by nothing, upstream included."),
     _opt("experimental_accelerate_train_mode", "s", "pass", None, NO_EFFECT,

@@ -1,6 +1,7 @@
 """Upstream import path for TBE cube ops (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.pending import unsupported
 
-deformable_conv2d = pending("npu_bridge.tbe.npu_cube_ops.deformable_conv2d", "compute")
-deformable_offsets_grad = pending("npu_bridge.tbe.npu_cube_ops.deformable_offsets_grad", "compute")
+_REASON = "a TBE deformable-convolution kernel of the NPU; TensorFlow has no deformable convolution to run instead"
+deformable_conv2d = unsupported("npu_bridge.tbe.npu_cube_ops.deformable_conv2d", _REASON)
+deformable_offsets_grad = unsupported("npu_bridge.tbe.npu_cube_ops.deformable_offsets_grad", _REASON)

@@ -1,7 +1,6 @@
 """Upstream import path for DynamicRNN layers (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.compute.dynamic_rnn import (BIDIRECTIONAL, REDIRECTIONAL, UNIDIRECTIONAL, DynamicAUGRU,
+                                            DynamicGRUV2, DynamicRNN)
 
-DynamicRNN = pending("npu_bridge.estimator.npu.npu_dynamic_rnn.DynamicRNN", "compute")
-DynamicGRUV2 = pending("npu_bridge.estimator.npu.npu_dynamic_rnn.DynamicGRUV2", "compute")
-DynamicAUGRU = pending("npu_bridge.estimator.npu.npu_dynamic_rnn.DynamicAUGRU", "compute")
+__all__ = ["DynamicRNN", "DynamicGRUV2", "DynamicAUGRU", "UNIDIRECTIONAL", "BIDIRECTIONAL", "REDIRECTIONAL"]

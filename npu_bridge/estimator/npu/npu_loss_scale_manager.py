@@ -1,6 +1,5 @@
 """Upstream import path for loss scale managers (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.loss_scale.managers import ExponentialUpdateLossScaleManager, FixedLossScaleManager
 
-FixedLossScaleManager = pending("npu_bridge.estimator.npu.npu_loss_scale_manager.FixedLossScaleManager", "compute")
-ExponentialUpdateLossScaleManager = pending("npu_bridge.estimator.npu.npu_loss_scale_manager.ExponentialUpdateLossScaleManager", "compute")
+__all__ = ["FixedLossScaleManager", "ExponentialUpdateLossScaleManager"]

@@ -1,5 +1,5 @@
 """Upstream import path for NPULossScaleOptimizer (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.loss_scale.loss_scale_optimizer import NPULossScaleOptimizer
 
-NPULossScaleOptimizer = pending("npu_bridge.estimator.npu.npu_loss_scale_optimizer.NPULossScaleOptimizer", "compute")
+__all__ = ["NPULossScaleOptimizer"]

@@ -3,6 +3,4 @@
 from npu_bridge.distributed.averaging import allreduce, npu_allreduce, reduce
 from npu_bridge.distributed.optimizers import (KerasDistributeOptimizer, NPUDistributedOptimizer,
                                                npu_distributed_optimizer_wrapper)
-from npu_bridge.pending import pending
-
-NPUOptimizer = pending("npu_bridge.estimator.npu.npu_optimizer.NPUOptimizer", "compute")
+from npu_bridge.loss_scale.npu_optimizer import NPUOptimizer

@@ -1,5 +1,5 @@
 """Upstream import path for npu_dynamic_rnn (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.compute.static_rnn import npu_dynamic_rnn
 
-npu_dynamic_rnn = pending("npu_bridge.estimator.npu.npu_rnn.npu_dynamic_rnn", "compute")
+__all__ = ["npu_dynamic_rnn"]

@@ -1,0 +1,99 @@
+"""Step time of a small CNN under each precision mode and backend, relative to must_keep_origin_dtype on CPU.
+
+Every configuration gets its own bridged session (the precision mode and the backend are init options, so
+the NPU system is shut down between session creations); after warm-up the sessions are timed in interleaved
+blocks, so all configurations see the same machine load. The ratio is the median over blocks of (step time /
+the baseline's step time in the same block), which tolerates load that drifts between blocks.
+
+Run: python benchmarks/precision.py [--blocks 15] [--steps 20]
+"""
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import npu_bridge  # noqa: E402,F401
+from npu_bridge import system  # noqa: E402
+
+v1 = tf.compat.v1
+v1.disable_eager_execution()
+
+BASELINE = ("cpu", "must_keep_origin_dtype")
+MODES = ("must_keep_origin_dtype", "allow_fp32_to_fp16", "cube_fp16in_fp32out", "force_fp16", "allow_mix_precision",
+         "allow_mix_precision_bf16")
+
+
+def build_cnn():
+    """Two conv layers, a dense layer and softmax cross entropy on 32x32x3 inputs, batch 32, trained by SGD."""
+    graph = tf.Graph()
+    with graph.as_default():
+        images = v1.placeholder(tf.float32, [32, 32, 32, 3])
+        labels = v1.placeholder(tf.int32, [32])
+        hidden = tf.nn.relu(tf.nn.conv2d(images, v1.get_variable("conv1", [3, 3, 3, 32]), 1, "SAME"))
+        hidden = tf.nn.max_pool2d(hidden, 2, 2, "VALID")
+        hidden = tf.nn.relu(tf.nn.conv2d(hidden, v1.get_variable("conv2", [3, 3, 32, 64]), 1, "SAME"))
+        hidden = tf.nn.max_pool2d(hidden, 2, 2, "VALID")
+        logits = tf.matmul(tf.reshape(hidden, [32, 8 * 8 * 64]), v1.get_variable("dense", [8 * 8 * 64, 10]))
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        train = v1.train.GradientDescentOptimizer(0.01).minimize(loss)
+        init = v1.global_variables_initializer()
+    rng = np.random.RandomState(0)
+    feed = {images: rng.rand(32, 32, 32, 3).astype(np.float32), labels: rng.randint(0, 10, 32)}
+    return graph, train, init, feed
+
+
+def npu_config(backend, mode):
+    config = v1.ConfigProto()
+    entry = config.graph_options.rewrite_options.custom_optimizers.add()
+    entry.name = "NpuOptimizer"
+    entry.parameter_map["device_target"].s = backend.encode()
+    entry.parameter_map["precision_mode"].s = mode.encode()
+    return config
+
+
+def configurations():
+    backends = ["cpu", "ascend"] + (["gpu"] if tf.config.list_physical_devices("GPU") else [])
+    return [(backend, mode) for backend in backends for mode in MODES
+            if not (backend == "gpu" and mode.endswith("bf16"))]  # TensorFlow has no GPU bf16 AMP pass
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--blocks", type=int, default=15)
+    parser.add_argument("--steps", type=int, default=20)
+    args = parser.parse_args(argv)
+
+    graph, train, init, feed = build_cnn()
+    sessions = {}
+    for key in configurations():
+        system.shutdown(force=True)  # the next session's init options (backend, precision) take effect
+        sess = v1.Session(graph=graph, config=npu_config(*key))
+        sess.run(init)
+        for _ in range(args.steps):  # warm-up: graph rewrite, allocator
+            sess.run(train, feed)
+        sessions[key] = sess
+    times = {key: [] for key in sessions}
+    for block in range(args.blocks):
+        order = list(sessions.items())
+        for key, sess in (order if block % 2 == 0 else reversed(order)):
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                sess.run(train, feed)
+            times[key].append((time.perf_counter() - start) / args.steps)
+    print(f"{'backend':8} {'precision_mode':26} {'ms/step':>8} {'ratio':>6}")
+    for key, samples in times.items():
+        ratio = statistics.median(t / base for t, base in zip(samples, times[BASELINE]))
+        print(f"{key[0]:8} {key[1]:26} {statistics.median(samples) * 1e3:8.2f} {ratio:6.2f}")
+    for sess in sessions.values():
+        sess.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

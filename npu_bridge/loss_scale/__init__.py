@@ -1,0 +1,1 @@
+"""Loss scaling as on Ascend: loss-scale managers, overflow detection and the optimizers that use them."""

@@ -1,0 +1,110 @@
+"""Ascend implementation modes: op_select_implmode, optypelist_for_implmode and op_precision_mode.
+
+Ascend ops may have a high-precision and a high-performance implementation (Ascend's default is
+high_performance). On the simulated Ascend backend the ops whose implementations differ numerically in a
+documented way are reproduced (``MODELLED_OPS``; the C++ ``impl_mode`` pass rewrites them); other ops have no
+numerical model here and compute as TensorFlow does. Elsewhere the options are accepted and reported.
+
+op_precision_mode names an .ini file with ``[ByOpType]`` and ``[ByNodeName]`` sections of
+``name=mode`` lines; it wins over op_select_implmode.
+"""
+
+import configparser
+import os
+
+HIGH_PRECISION = "high_precision"
+HIGH_PERFORMANCE = "high_performance"
+ASCEND_DEFAULT = HIGH_PERFORMANCE
+
+# Ops whose two implementations are reproduced, and how they differ.
+MODELLED_OPS = {
+    "LayerNorm": "high_performance computes the reciprocal square root as exp(-0.5 * log(variance + epsilon)) "
+                 "in the op's dtype (npu_aicore_ops.layer_norm)",
+    "SoftmaxCrossEntropyWithLogits": "high_performance skips the max subtraction, so float16 logits above about "
+                                     "11.1 overflow (tf.nn.softmax_cross_entropy_with_logits on float16)",
+}
+INI_SECTIONS = ("ByOpType", "ByNodeName")
+INI_VALUES = (HIGH_PRECISION, HIGH_PERFORMANCE, "enable_float_32_execution", "enable_hi_float_32_execution",
+              "support_out_of_bound_index", "keep_fp16", "super_performance")
+
+
+def load_ini(path):
+    """Reads an op_precision_mode file.
+
+    Args:
+      path: the file path.
+    Returns:
+      {"ByOpType": {op type: mode}, "ByNodeName": {node name: mode}}.
+    Raises:
+      ValueError: unreadable file, bad syntax, unknown section or value.
+    """
+    parser = configparser.ConfigParser(delimiters=("=",), comment_prefixes=("#", ";"), interpolation=None)
+    parser.optionxform = str  # op types and node names are case-sensitive
+    try:
+        with open(path, encoding="utf-8") as f:
+            parser.read_file(f)
+    except OSError as e:
+        raise ValueError(f"cannot read the file: {e.strerror}") from None
+    except configparser.Error as e:
+        raise ValueError(f"the file is not a valid .ini file ({e.message.splitlines()[0]})") from None
+    result = {section: {} for section in INI_SECTIONS}
+    for section in parser.sections():
+        if section not in INI_SECTIONS:
+            raise ValueError(f"unknown section [{section}]; the sections are [ByOpType] and [ByNodeName]")
+        for key, value in parser.items(section):
+            if value not in INI_VALUES:
+                raise ValueError(f"[{section}] {key}={value}: the value must be one of {', '.join(INI_VALUES)}")
+            result[section][key] = value
+    return result
+
+
+def check_ini(path):
+    """Option check of op_precision_mode: the file must exist and parse.
+
+    Returns:
+      The absolute path.
+    Raises:
+      ValueError: see ``load_ini``.
+    """
+    path = os.path.abspath(path)
+    load_ini(path)
+    return path
+
+
+def resolve(options):
+    """Turns the implementation-mode options into lines for the impl_mode pass.
+
+    Args:
+      options: the session's validated ``NpuOptions``.
+    Returns:
+      (lines, unmodelled): lines ``type:<op>=<mode>``, ``name:<node>=<mode>`` and ``type:*=<mode>``;
+      unmodelled lists the explicitly named ops or values that have no numerical model here.
+    """
+    selected = options.get("op_select_implmode")
+    listed = options.get("optypelist_for_implmode")
+    lines = []
+    unmodelled = []
+    if selected is None:
+        lines.append(f"type:*={ASCEND_DEFAULT}")
+    elif selected.endswith("_for_all"):
+        lines.append(f"type:*={selected[:-len('_for_all')]}")
+    elif listed:
+        lines.append(f"type:*={ASCEND_DEFAULT}")
+        for op in (item.strip() for item in listed.split(",") if item.strip()):
+            lines.append(f"type:{op}={selected}")
+            if op not in MODELLED_OPS:
+                unmodelled.append(op)
+    else:
+        lines.append(f"type:*={selected}")
+    ini_path = options.get("op_precision_mode")
+    if ini_path:
+        ini = load_ini(ini_path)
+        for section, prefix in (("ByOpType", "type"), ("ByNodeName", "name")):
+            for key, mode in ini[section].items():
+                if mode in (HIGH_PRECISION, HIGH_PERFORMANCE):
+                    lines.append(f"{prefix}:{key}={mode}")
+                    if section == "ByOpType" and key not in MODELLED_OPS:
+                        unmodelled.append(key)
+                else:
+                    unmodelled.append(f"{key}={mode}")
+    return lines, unmodelled

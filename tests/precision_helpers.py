@@ -1,0 +1,37 @@
+"""Helpers for the precision, simulated-backend and loss-scaling tests."""
+
+import numpy as np
+import tensorflow as tf
+from conftest import npu_config
+
+v1 = tf.compat.v1
+
+
+def run_executed(graph, fetches, feed=None, **options):
+    """Runs ``fetches`` once in a bridged session with ``options``.
+
+    Returns:
+      (values, executed): the fetched values and the NodeDefs of the graph TensorFlow executed.
+    """
+    run_metadata = v1.RunMetadata()
+    with v1.Session(graph=graph, config=npu_config(**options)) as sess:
+        values = sess.run(fetches, feed, options=v1.RunOptions(output_partition_graphs=True),
+                          run_metadata=run_metadata)
+    return values, [node for g in run_metadata.partition_graphs for node in g.node]
+
+
+def casts_to(executed, dtype):
+    """Names of the executed Cast nodes whose destination type is ``dtype``."""
+    return [n.name for n in executed if n.op == "Cast" and n.attr["DstT"].type == dtype.as_datatype_enum]
+
+
+def fp16(values):
+    """``values`` rounded to float16 and back to float32."""
+    return np.asarray(values, np.float32).astype(np.float16).astype(np.float32)
+
+
+def bf16(values):
+    """``values`` rounded (to nearest even) to bfloat16 and back to float32."""
+    bits = np.asarray(values, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
