@@ -86,7 +86,7 @@ class DumpPass : public RewritePass {
       if (!dumps_outputs && !dumps_inputs) continue;
       if (!settings.layer.empty()) {
         for (const std::string& input : inputs) {
-          const std::string producer = ProducerName(input);
+          const std::string producer = ParseInput(input).first;
           auto it = index_of.find(producer);
           if (it != index_of.end() && DataOps().count(graph->node(it->second).op()) &&
               !graph->node(it->second).attr().count(kDumpedAttr) && data_dumped.insert(producer).second) {
@@ -123,7 +123,7 @@ class DumpPass : public RewritePass {
 
  private:
   static bool Dumpable(const tensorflow::NodeDef& node) {
-    return !NonComputingOps().count(node.op()) && !IsInstrumentationOp(node.op()) && !IsStructuralOp(node.op()) &&
+    return !MovesValues(node.op()) && !IsInstrumentationOp(node.op()) && !IsStructuralOp(node.op()) &&
            !node.attr().count(kDumpedAttr);
   }
 

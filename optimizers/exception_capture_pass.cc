@@ -32,13 +32,13 @@ class ExceptionCapturePass : public RewritePass {
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
-      if (NonComputingOps().count(node.op()) || IsInstrumentationOp(node.op()) || IsStructuralOp(node.op()) ||
+      if (MovesValues(node.op()) || IsInstrumentationOp(node.op()) || IsStructuralOp(node.op()) ||
           fed.count(node.name())) {
         continue;
       }
       const std::vector<std::string> inputs = DataInputs(node);
       const std::string capture_name = node.name() + "/npu_exception_capture";
-      if (inputs.empty() || names.Contains(capture_name)) continue;  // nothing to hold, or done earlier
+      if (inputs.empty()) continue;  // nothing to hold
       tensorflow::DataTypeVector input_types, output_types;
       if (!NodeTypes(node, &input_types, &output_types)) continue;  // a function call
       const std::string slot = slot_prefix + node.name();

@@ -28,18 +28,18 @@ class Fp16SaturationPass : public RewritePass {
   absl::Status Run(const PassOptions&, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,
                    bool* changed) override {
     GraphEditor editor(graph);
-    const std::set<std::string> fetched = FetchedNodes(item.fetch);
+    const std::set<std::string> fetched = FetchedNodes(item);
     for (const std::string& name : editor.original_nodes()) {
       NodeDef* node = editor.Find(name);
       tensorflow::DataTypeVector in_types, out_types;
-      if (!GraphEditor::Types(*node, &in_types, &out_types)) continue;
+      if (!NodeTypes(*node, &in_types, &out_types)) continue;
       const bool converts_to_fp16 = node->op() == "Cast" && TypeAttr(*node, "DstT") == tensorflow::DT_HALF &&
                                     TypeAttr(*node, "SrcT") != tensorflow::DT_HALF;
       if (!converts_to_fp16 && !IsComputingNode(*node, in_types)) continue;
       std::map<int, std::string> saturated;
       for (int o = 0; o < static_cast<int>(out_types.size()); ++o) {
         const std::string tensor = TensorName(node->name(), o);
-        if (out_types[o] != tensorflow::DT_HALF || SaturatedAlready(editor, tensor)) continue;
+        if (out_types[o] != tensorflow::DT_HALF) continue;
         const std::string saturate = editor.UniqueName(node->name() + "/npu_saturate_" + std::to_string(o));
         editor.AddInput(editor.AddNode(saturate, "NpuSaturateFp16", node->device()), tensor);
         editor.RedirectConsumers(tensor, saturate, saturate);
@@ -51,17 +51,6 @@ class Fp16SaturationPass : public RewritePass {
       }
     }
     return absl::OkStatus();
-  }
-
- private:
-  // Done by an earlier Optimize() call: the output's readers already go through NpuSaturateFp16 (possibly
-  // behind the overflow check that pass 300 put after the output).
-  static bool SaturatedAlready(const GraphEditor& editor, const std::string& tensor) {
-    for (auto& [consumer, unused] : editor.Consumers(tensor)) {
-      if (consumer->op() == "NpuSaturateFp16") return true;
-      if (consumer->op() == "NpuOverflowCheck" && SaturatedAlready(editor, consumer->name())) return true;
-    }
-    return false;
   }
 };
 

@@ -8,29 +8,9 @@
 
 namespace npu_bridge {
 
-std::string TensorName(const std::string& node, int index) {
-  return index == 0 ? node : node + ":" + std::to_string(index);
-}
-
-std::pair<std::string, int> ParseInput(const std::string& input) {
-  if (!input.empty() && input[0] == '^') return {input.substr(1), -1};
-  const size_t colon = input.rfind(':');
-  if (colon != std::string::npos && colon + 1 < input.size() &&
-      std::all_of(input.begin() + colon + 1, input.end(), ::isdigit)) {
-    return {input.substr(0, colon), std::stoi(input.substr(colon + 1))};
-  }
-  return {input, 0};
-}
-
 tensorflow::DataType TypeAttr(const tensorflow::NodeDef& node, const std::string& attr) {
   auto it = node.attr().find(attr);
   return it == node.attr().end() ? tensorflow::DT_INVALID : it->second.type();
-}
-
-std::set<std::string> FetchedNodes(const std::vector<std::string>& fetch) {
-  std::set<std::string> nodes;
-  for (const std::string& tensor : fetch) nodes.insert(ParseInput(tensor).first);
-  return nodes;
 }
 
 GraphEditor::GraphEditor(tensorflow::GraphDef* graph) : graph_(graph) {
@@ -115,6 +95,7 @@ void GraphEditor::ReplaceFetchedOutputs(tensorflow::NodeDef* node, const tensorf
                                         const std::map<int, std::string>& replacements) {
   const std::string name = node->name();
   const std::string renamed = name + "/npu_original";
+  RememberOriginalName(node);
   Rename(node, renamed);
   tensorflow::NodeDef* outputs = AddNode(name, "IdentityN", node->device());
   auto* types = (*outputs->mutable_attr())["T"].mutable_list();
@@ -141,13 +122,6 @@ std::string GraphEditor::AddCast(const std::string& name, const std::string& inp
   (*cast->mutable_attr())["DstT"].set_type(to);
   (*cast->mutable_attr())["Truncate"].set_b(false);
   return name;
-}
-
-bool GraphEditor::Types(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,
-                        tensorflow::DataTypeVector* outputs) {
-  const tensorflow::OpDef* op_def = nullptr;
-  if (!tensorflow::OpRegistry::Global()->LookUpOpDef(node.op(), &op_def).ok()) return false;
-  return tensorflow::InOutTypesForNode(node, *op_def, inputs, outputs).ok();
 }
 
 }  // namespace npu_bridge

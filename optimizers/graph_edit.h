@@ -11,23 +11,18 @@
 #include <utility>
 #include <vector>
 
+#include "optimizers/graph_util.h"
 #include "tensorflow/core/framework/graph.pb.h"
 #include "tensorflow/core/framework/node_def.pb.h"
 #include "tensorflow/core/framework/types.h"
 
 namespace npu_bridge {
 
-// "node" for output 0, "node:i" otherwise; the canonical form of a tensor name.
-std::string TensorName(const std::string& node, int index);
 
-// Node names of a Grappler item's fetches (fetches may name tensors, "node:i").
-std::set<std::string> FetchedNodes(const std::vector<std::string>& fetch);
 
 // The type attribute `attr` of a node; DT_INVALID when it has none.
 tensorflow::DataType TypeAttr(const tensorflow::NodeDef& node, const std::string& attr);
 
-// Splits a NodeDef input ("node", "node:i", "^node") into node name and output index (-1 for control).
-std::pair<std::string, int> ParseInput(const std::string& input);
 
 class GraphEditor {
  public:
@@ -56,9 +51,6 @@ class GraphEditor {
   // Adds a Cast node from `input` (of type `from`) to `to`; returns its name.
   std::string AddCast(const std::string& name, const std::string& input, tensorflow::DataType from,
                       tensorflow::DataType to, const std::string& device);
-  // Data input and output types of a node from its OpDef; false for unknown ops (functions).
-  static bool Types(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,
-                    tensorflow::DataTypeVector* outputs);
   // The node names present when the editor was made, in graph order.
   const std::vector<std::string>& original_nodes() const { return original_; }
 

@@ -11,36 +11,11 @@
 
 namespace npu_bridge {
 
-const std::set<std::string>& NonComputingOps() {
-  static const auto* ops = new std::set<std::string>{
-      "Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "VarHandleOp", "ReadVariableOp",
-      "Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "Enter", "RefEnter", "Exit",
-      "RefExit", "Switch", "RefSwitch", "Merge", "RefMerge", "NextIteration", "RefNextIteration", "_Recv",
-      "_Send", "_HostRecv", "_HostSend", "_Arg", "_Retval", "IteratorGetNext", "NpuOverflowCheck"};
-  return *ops;
-}
-
-bool IsInstrumentationOp(const std::string& op) {
-  return op == "NpuOverflowCheck" || op == "NpuDump" || op == "NpuExceptionCapture" || op == "NpuExceptionRelease";
-}
-
-bool IsStructuralOp(const std::string& op) {
-  static const auto* ops = new std::set<std::string>{
-      "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
-      "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall", "NoOp", "ControlTrigger", "LoopCond"};
-  return ops->count(op) > 0;
-}
-
 bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item) {
   for (const auto& node : item.graph.node()) {
     if (node.op() == "_Arg" || node.op() == "_Retval") return false;  // a function body
   }
   return true;
-}
-
-std::string OriginalName(const tensorflow::NodeDef& node) {
-  auto it = node.attr().find(kOriginalNameAttr);
-  return it == node.attr().end() ? node.name() : it->second.s();
 }
 
 int64_t TaskIdOf(tensorflow::NodeDef* node) {
@@ -83,39 +58,6 @@ std::string CpuDevice(const std::string& device) {
   return tensorflow::DeviceNameUtils::ParsedNameToString(parsed);
 }
 
-std::set<std::string> FetchNodes(const tensorflow::grappler::GrapplerItem& item) {
-  std::set<std::string> nodes;
-  for (const std::string& fetch : item.fetch) nodes.insert(tensorflow::grappler::NodeName(fetch));
-  return nodes;
-}
-
-std::set<std::string> FedNodes(const tensorflow::grappler::GrapplerItem& item) {
-  std::set<std::string> nodes;
-  for (const auto& feed : item.feed) nodes.insert(tensorflow::grappler::NodeName(feed.first));
-  return nodes;
-}
-
-std::string TensorName(const std::string& node, int index) {
-  return index == 0 ? node : node + ":" + std::to_string(index);
-}
-
-bool NodeTypes(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,
-               tensorflow::DataTypeVector* outputs) {
-  const tensorflow::OpDef* op_def = nullptr;
-  if (!tensorflow::OpRegistry::Global()->LookUpOpDef(node.op(), &op_def).ok()) return false;
-  return tensorflow::InOutTypesForNode(node, *op_def, inputs, outputs).ok();
-}
-
-std::vector<std::string> DataInputs(const tensorflow::NodeDef& node) {
-  std::vector<std::string> inputs;
-  for (const std::string& input : node.input()) {
-    if (!input.empty() && input[0] != '^') inputs.push_back(input);
-  }
-  return inputs;
-}
-
-std::string ProducerName(const std::string& input) { return tensorflow::grappler::NodeName(input); }
-
 bool ForwardsInput(const std::string& op) {
   static const auto* ops = new std::set<std::string>{
       "Identity", "IdentityN", "StopGradient", "PreventGradient", "Reshape", "Squeeze", "ExpandDims", "Enter",
@@ -157,8 +99,7 @@ std::string NameSet::Fresh(const std::string& base) {
 
 std::string RenameForForwarding(tensorflow::GraphDef* graph, int index, const std::string& suffix, NameSet* names) {
   tensorflow::NodeDef* node = graph->mutable_node(index);
-  auto* attrs = node->mutable_attr();
-  if (!attrs->count(kOriginalNameAttr)) (*attrs)[kOriginalNameAttr].set_s(node->name());
+  RememberOriginalName(node);
   const std::string renamed = names->Fresh(node->name() + "/" + suffix);
   node->set_name(renamed);
   return renamed;
@@ -182,7 +123,7 @@ void AddControlToReaders(tensorflow::GraphDef* graph, const std::map<std::string
   for (auto& node : *graph->mutable_node()) {
     std::set<std::string> extra;
     for (const std::string& input : node.input()) {
-      auto it = dependency_of.find(ProducerName(input));
+      auto it = dependency_of.find(ParseInput(input).first);
       if (it != dependency_of.end() && it->second != node.name()) extra.insert("^" + it->second);
     }
     for (const std::string& input : node.input()) extra.erase(input);

@@ -15,6 +15,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "optimizers/graph_util.h"
+#include "optimizers/op_classes.h"
 #include "optimizers/pass_options.h"
 #include "tensorflow/core/framework/graph.pb.h"
 #include "tensorflow/core/framework/types.h"
@@ -30,22 +32,11 @@ constexpr char kFp16SaturationKey[] = "_npu_bridge_fp16_saturation";  // b: simu
 constexpr char kDumpGoldenKey[] = "_npu_bridge_dump_golden";          // b: golden .npy next to dumps
 
 // Attributes stamped on instrumented ops.
-constexpr char kOriginalNameAttr[] = "_npu_original_name";  // the op's name before it was renamed
 constexpr char kTaskIdAttr[] = "_npu_task_id";              // its task id in every artifact
-
-// Ops that move or hold values without computing them: Ascend runs no device task for them, and an inf
-// there was produced (and caught) upstream.
-const std::set<std::string>& NonComputingOps();
-// Ops of this project's instrumentation.
-bool IsInstrumentationOp(const std::string& op);
-// Function calls and functional control flow (their bodies hold the computing ops), control-only ops, and
-// LoopCond, whose output the executor's loop machinery must receive directly.
-bool IsStructuralOp(const std::string& op);
 
 // True for the graph a session runs; false for function bodies, which Grappler optimizes separately.
 bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item);
 
-std::string OriginalName(const tensorflow::NodeDef& node);
 // The op's task id: the one stamped earlier by another pass, or a new process-wide id stamped now.
 int64_t TaskIdOf(tensorflow::NodeDef* node);
 
@@ -60,20 +51,6 @@ DumpModel FindOrCreateModel(const tensorflow::GraphDef& graph, const std::string
 // `device` with its type changed to CPU (job, replica and task kept): the instrumentation kernels are
 // CPU kernels. "" stays "".
 std::string CpuDevice(const std::string& device);
-
-// Node names of the item's fetches and feeds.
-std::set<std::string> FetchNodes(const tensorflow::grappler::GrapplerItem& item);
-std::set<std::string> FedNodes(const tensorflow::grappler::GrapplerItem& item);
-
-// "name" for output 0, else "name:i".
-std::string TensorName(const std::string& node, int index);
-
-// Input and output types of a node; false for unknown ops (functions).
-bool NodeTypes(const tensorflow::NodeDef& node, tensorflow::DataTypeVector* inputs,
-               tensorflow::DataTypeVector* outputs);
-// The data (non-control) inputs of a node.
-std::vector<std::string> DataInputs(const tensorflow::NodeDef& node);
-std::string ProducerName(const std::string& input);
 
 // True when `tensor` ("node" or "node:i") may share the buffer of a TF1 reference variable: a reference
 // output, reached directly or through ops that forward their input buffer (Identity, Reshape, ...). Such a

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "optimizers/graph_util.h"
 #include "optimizers/iterations_loop.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/function.h"
@@ -57,23 +58,14 @@ struct InputRef {
   bool control = false;
 };
 
-InputRef ParseInput(const std::string& text) {
-  if (!text.empty() && text[0] == '^') return {text.substr(1), -1, true};
-  const size_t colon = text.rfind(':');
-  if (colon != std::string::npos && colon + 1 < text.size() &&
-      text.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
-    return {text.substr(0, colon), std::stoi(text.substr(colon + 1)), false};
-  }
-  return {text, 0, false};
-}
-
-std::string InputText(const std::string& node, int port) {
-  return port == 0 ? node : absl::StrCat(node, ":", port);
+InputRef RefOf(const std::string& text) {
+  auto parsed = ParseInput(text);
+  return {parsed.first, parsed.second, parsed.second < 0};
 }
 
 std::string ControlText(const std::string& node) { return absl::StrCat("^", node); }
 
-std::string NodeNameOf(const std::string& tensor_or_node) { return ParseInput(tensor_or_node).node; }
+std::string NodeNameOf(const std::string& tensor_or_node) { return ParseInput(tensor_or_node).first; }
 
 bool AttrIsTrue(const NodeDef& node, const char* name) {
   auto it = node.attr().find(name);
@@ -94,10 +86,9 @@ class IterationsLoopPass : public RewritePass {
  public:
   std::string name() const override { return "iterations_loop"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    if (options.GetInt(kIterationsOption, 1) <= 1) return false;
-    std::unordered_set<std::string> fetched;
-    for (const std::string& fetch : item.fetch) fetched.insert(NodeNameOf(fetch));
+  // Also for iterations_per_loop 1: the run must then fail, and Run makes it fail before the step starts.
+  bool Enabled(const PassOptions&, const tensorflow::grappler::GrapplerItem& item) const override {
+    const std::set<std::string> fetched = FetchedNodes(item);
     for (const NodeDef& node : item.graph.node()) {
       if (fetched.count(node.name()) && AttrIsTrue(node, kIterationOpAttr)) return true;
     }
@@ -174,7 +165,7 @@ bool LoopBuilder::FindIterationOps() {
     iteration_ops_.push_back(name);
     if (device_.empty()) device_ = it->second->device();
     for (const std::string& input : it->second->input()) {
-      InputRef ref = ParseInput(input);
+      InputRef ref = RefOf(input);
       auto source = by_name.find(ref.node);
       if (ref.control && source != by_name.end() && source->second->op() == kGuardOp) guards_.insert(ref.node);
     }
@@ -185,8 +176,7 @@ bool LoopBuilder::FindIterationOps() {
 bool LoopBuilder::ReportFailure(const std::string& reason) {
   const std::string message = absl::StrCat(
       "iterations_per_loop: npu_bridge could not build the training loop around IterationOp '",
-      iteration_ops_.front(), "', so this sess.run would perform one step instead of ", iterations_,
-      ": ", reason);
+      iteration_ops_.front(), "', so this sess.run fails instead of performing a single step: ", reason);
   bool changed = false;
   for (NodeDef& node : *graph_->mutable_node()) {
     if (!IsGuard(node.name())) continue;
@@ -198,8 +188,7 @@ bool LoopBuilder::ReportFailure(const std::string& reason) {
   }
   // The guard alone would run in parallel with the step; making every other source node wait for it means the
   // run fails before any of the step's work starts (fed nodes are replaced by TF and keep no control inputs).
-  std::unordered_set<std::string> fed;
-  for (const auto& feed : item_.feed) fed.insert(NodeNameOf(feed.first));
+  const std::set<std::string> fed = FedNodes(item_);
   for (NodeDef& node : *graph_->mutable_node()) {
     if (node.input_size() > 0 || IsGuard(node.name()) || fed.count(node.name())) continue;
     for (const std::string& guard : guards_) {
@@ -257,7 +246,7 @@ absl::Status LoopBuilder::Classify() {
     const NodeDef& node = graph_->node(queue.front());
     queue.pop_front();
     for (const std::string& input : node.input()) {
-      InputRef ref = ParseInput(input);
+      InputRef ref = RefOf(input);
       int source = IndexOf(ref.node);
       if (source < 0) return absl::NotFoundError(absl::StrCat("input '", input, "' of '", node.name(), "'"));
       if (IsGuard(ref.node) || in_fanin[source]) continue;
@@ -273,7 +262,7 @@ absl::Status LoopBuilder::Classify() {
     const NodeDef& node = graph_->node(i);
     bool reads_state = false;
     for (const std::string& input : node.input()) {
-      InputRef ref = ParseInput(input);
+      InputRef ref = RefOf(input);
       if (IsGuard(ref.node)) continue;
       int source = IndexOf(ref.node);
       consumers[source].push_back(i);
@@ -408,7 +397,7 @@ absl::Status LoopBuilder::BuildCounter() {
 
 const std::string& LoopBuilder::EnterFor(int source, int port) {
   const NodeDef& node = graph_->node(source);
-  const std::string key = InputText(node.name(), port);
+  const std::string key = TensorName(node.name(), port);
   auto it = enters_.find(key);
   if (it != enters_.end()) return it->second;
   std::string name = absl::StrCat(kPrefix, "/enter/", node.name(), port == 0 ? "" : absl::StrCat("_", port));
@@ -428,14 +417,14 @@ absl::Status LoopBuilder::RewireInsideNodes() {
     bool has_inside_input = false;
     bool needs_pivot = false;
     for (const std::string& input : node.input()) {
-      InputRef ref = ParseInput(input);
+      InputRef ref = RefOf(input);
       if (IsGuard(ref.node)) continue;
       int source = IndexOf(ref.node);
       if (inside_[source]) {
         has_inside_input = true;
         auto renamed = renamed_.find(ref.node);
         const std::string& name = renamed == renamed_.end() ? ref.node : renamed->second;
-        inputs.push_back(ref.control ? ControlText(name) : InputText(name, ref.port));
+        inputs.push_back(ref.control ? ControlText(name) : TensorName(name, ref.port));
       } else if (ref.control) {
         entry_controls_.insert(ref.node);
         needs_pivot = true;
@@ -482,7 +471,7 @@ absl::Status LoopBuilder::CarryFetchesOut() {
     for (int k = 0; k < static_cast<int>(types.size()); ++k) {
       const DataType type = tensorflow::BaseType(types[k]);
       const std::string p = absl::StrCat(kPrefix, "/fetch/", name, "/", k);
-      std::string value = InputText(body, k);
+      std::string value = TensorName(body, k);
       if (tensorflow::IsRefType(types[k])) {
         NodeDef* deref = AddNode(p + "/value", "Identity", device, {value});
         (*deref->mutable_attr())["T"].set_type(type);
@@ -525,7 +514,10 @@ absl::Status IterationsLoopPass::Run(const PassOptions& options, const tensorflo
   GraphDef rewritten = *graph;
   LoopBuilder builder(item, &rewritten, iterations);
   if (!builder.FindIterationOps()) return absl::OkStatus();
-  absl::Status status = builder.Build();
+  absl::Status status = iterations > 1 ? builder.Build()
+                                       : absl::FailedPreconditionError(
+                                             "this session's NpuOptimizer config does not set iterations_per_loop "
+                                             "> 1; set it to the value the IterationOp was made for");
   if (status.ok()) {
     *graph = std::move(rewritten);
     *changed = true;

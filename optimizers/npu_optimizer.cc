@@ -2,8 +2,13 @@
 // ConfigProto lists a custom optimizer of that name, hands it the parameter_map (Init) and calls Optimize on
 // the graph it is about to execute. It runs the registered rewrite passes (rewrite_pass.h); with no pass
 // enabled it reports "nothing to do" and TF keeps the graph as it was.
+//
+// Grappler's meta-optimizer calls Optimize once per iteration (two by default). The passes rewrite a graph
+// once: every node a pass adds (or renames) is stamped with kRewrittenByAttr, and a graph that carries the
+// stamp is left alone, so the second iteration cannot stack one pass's work on another's.
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ops/system_state.h"
@@ -15,6 +20,34 @@
 #include "tensorflow/core/grappler/optimizers/custom_graph_optimizer_registry.h"
 
 namespace npu_bridge {
+namespace {
+
+// Names the pass that added a node to the executed graph.
+constexpr char kRewrittenByAttr[] = "_npu_rewritten_by";
+
+bool RewrittenAlready(const tensorflow::GraphDef& graph) {
+  for (const tensorflow::NodeDef& node : graph.node()) {
+    if (node.attr().count(kRewrittenByAttr)) return true;
+  }
+  return false;
+}
+
+std::unordered_set<std::string> NodeNames(const tensorflow::GraphDef& graph) {
+  std::unordered_set<std::string> names;
+  for (const tensorflow::NodeDef& node : graph.node()) names.insert(node.name());
+  return names;
+}
+
+// Stamps the nodes of `graph` whose names are not in `before` as added by `pass`.
+void StampAddedNodes(const std::unordered_set<std::string>& before, const std::string& pass,
+                     tensorflow::GraphDef* graph) {
+  for (tensorflow::NodeDef& node : *graph->mutable_node()) {
+    if (!before.count(node.name())) (*node.mutable_attr())[kRewrittenByAttr].set_s(pass);
+  }
+}
+
+}  // namespace
+
 class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
  public:
   std::string name() const override { return "NpuOptimizer"; }
@@ -39,6 +72,7 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     if (!GraphHasOp(item.graph, "NPUInit")) {
       SystemState::Get().Initialize(options_.GetString(kInitOptionsKey, "{}"), "graph", false);
     }
+    if (RewrittenAlready(item.graph)) return absl::AbortedError("npu_bridge: graph already rewritten");
     std::vector<RewritePass*> enabled;
     std::vector<std::string> enabled_names;
     for (auto& pass : passes_) {
@@ -54,14 +88,16 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     bool changed = false;
     for (RewritePass* pass : enabled) {
       bool pass_changed = false;
+      const std::unordered_set<std::string> before = NodeNames(*optimized_graph);
       absl::Status status = pass->Run(options_, item, optimized_graph, &pass_changed);
       if (!status.ok()) {
         return absl::Status(status.code(),
                             "npu_bridge " + pass->name() + " pass: " + std::string(status.message()));
       }
+      if (pass_changed) StampAddedNodes(before, pass->name(), optimized_graph);
       changed = changed || pass_changed;
     }
-    if (!changed) return absl::AbortedError("npu_bridge: graph already rewritten");
+    if (!changed) return absl::AbortedError("npu_bridge: nothing to rewrite");
     return absl::OkStatus();
   }
 

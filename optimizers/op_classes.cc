@@ -1,27 +1,37 @@
 #include "optimizers/op_classes.h"
 
 #include <set>
-#include <string>
-
-#include "tensorflow/core/framework/types.h"
 
 namespace npu_bridge {
-namespace {
 
-const std::set<std::string>& NonComputingOps() {
+bool MovesValues(const std::string& op) {
   static const auto* ops = new std::set<std::string>{
       "Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "VarHandleOp", "ReadVariableOp",
       "Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "Enter", "RefEnter", "Exit",
       "RefExit", "Switch", "RefSwitch", "Merge", "RefMerge", "NextIteration", "RefNextIteration", "_Recv",
-      "_Send", "_HostRecv", "_HostSend", "_Arg", "_Retval", "IteratorGetNext", "NoOp", "Cast", "Bitcast",
-      "NpuSaturateFp16", "NpuOverflowCheck", "Shape", "ShapeN", "Size", "Rank"};
-  return *ops;
+      "_Send", "_HostRecv", "_HostSend", "_Arg", "_Retval", "IteratorGetNext", "NoOp", "Bitcast", "Shape",
+      "ShapeN", "Size", "Rank"};
+  return ops->count(op) > 0;
 }
 
-}  // namespace
+bool IsInstrumentationOp(const std::string& op) {
+  static const auto* ops = new std::set<std::string>{
+      "NpuOverflowCheck", "NpuDump", "NpuExceptionCapture", "NpuExceptionRelease", "NpuSaturateFp16",
+      "NpuIterationsLoopGuard"};
+  return ops->count(op) > 0;
+}
+
+bool IsStructuralOp(const std::string& op) {
+  static const auto* ops = new std::set<std::string>{
+      "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
+      "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall", "NoOp", "ControlTrigger", "LoopCond"};
+  return ops->count(op) > 0;
+}
 
 bool IsComputingNode(const tensorflow::NodeDef& node, const tensorflow::DataTypeVector& input_types) {
-  if (node.input_size() == 0 || NonComputingOps().count(node.op())) return false;
+  if (node.input_size() == 0 || MovesValues(node.op()) || IsInstrumentationOp(node.op()) || node.op() == "Cast") {
+    return false;
+  }
   for (tensorflow::DataType type : input_types) {
     if (type == tensorflow::DT_RESOURCE || tensorflow::IsRefType(type)) return false;
   }

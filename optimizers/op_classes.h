@@ -1,17 +1,30 @@
-// Which ops compute values (as opposed to moving or holding them), for the precision passes. Precision
-// rules and fp16 saturation apply to computing ops only.
+// Which ops compute values, as opposed to moving, holding or reinterpreting them, shared by every rewrite
+// pass: precision rules and fp16 saturation apply to computing ops, overflow checks and dumps watch them
+// (Ascend runs no device task for the others, and an inf there was produced -- and caught -- upstream).
 #ifndef NPU_BRIDGE_OPTIMIZERS_OP_CLASSES_H_
 #define NPU_BRIDGE_OPTIMIZERS_OP_CLASSES_H_
+
+#include <string>
 
 #include "tensorflow/core/framework/node_def.pb.h"
 #include "tensorflow/core/framework/types.h"
 
 namespace npu_bridge {
 
-// True for ops that compute floating-point results from their inputs: not sources, variables, identities,
-// control flow, send/receive, casts, and not the project's own instrumentation ops. Ops that read or write
-// variables through resource or reference inputs (optimizer updates) do not count either: variables keep
-// their dtype.
+// Sources, variables, identities, dataflow control flow, send/receive, shape queries: ops that move, hold or
+// describe values without computing them.
+bool MovesValues(const std::string& op);
+
+// Ops of this project's own instrumentation (overflow checks, dumps, exception capture, fp16 saturation).
+bool IsInstrumentationOp(const std::string& op);
+
+// Function calls and functional control flow (their bodies hold the computing ops), control-only ops, and
+// LoopCond, whose output the executor's loop machinery must receive directly.
+bool IsStructuralOp(const std::string& op);
+
+// True for ops that compute floating-point results from their inputs, in the precision passes' sense: not
+// the above, not casts, and not ops that read or write variables through resource or reference inputs
+// (optimizer updates): variables keep their dtype.
 bool IsComputingNode(const tensorflow::NodeDef& node, const tensorflow::DataTypeVector& input_types);
 
 // The low-precision types a precision rule can round to.

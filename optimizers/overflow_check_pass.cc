@@ -69,12 +69,12 @@ class OverflowCheckPass : public RewritePass {
     std::unordered_map<std::string, std::string> replacement;
     std::unordered_map<std::string, std::vector<std::string>> checks_of;
     std::map<std::string, tensorflow::DataTypeVector> forwarded;  // fetched op -> its output types
-    const std::set<std::string> fetched = report ? FetchNodes(item) : std::set<std::string>();
+    const std::set<std::string> fetched = report ? FetchedNodes(item) : std::set<std::string>();
     const std::set<std::string> fed = report ? FedNodes(item) : std::set<std::string>();
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
-      if (node.input_size() == 0 || NonComputingOps().count(node.op()) || FloatStatusOps().count(node.op()) ||
+      if (node.input_size() == 0 || MovesValues(node.op()) || FloatStatusOps().count(node.op()) ||
           IsInstrumentationOp(node.op()) || fed.count(node.name())) {  // a fed op does not run
         continue;
       }
@@ -86,9 +86,8 @@ class OverflowCheckPass : public RewritePass {
       for (int i = 0; i < static_cast<int>(output_types.size()); ++i) {
         reference_outputs |= tensorflow::IsRefType(output_types[i]);
         if (!IsCheckedType(output_types[i])) continue;  // also skips reference types
-        // Named after the original op, which an earlier Optimize() call (or the dump pass) may have renamed.
+        // Named after the user's op, which the dump pass may have renamed.
         const std::string check = CheckName(OriginalName(node), i);
-        if (names.Contains(check)) continue;  // inserted by an earlier Optimize() call
         tensorflow::NodeDef* added = graph->add_node();
         added->set_name(names.Fresh(check));
         added->set_op(kCheckOp);

@@ -9,7 +9,8 @@
 //   2. Rules round (or keep) the float inputs and outputs of the ops they select.
 //   3. Ops marked _keep_dtype read their inputs before rounding and their consumers read their unrounded
 //      outputs; an op that AMP really converted to fp16 (GPU) is converted back with casts around it.
-// Every step recognises its own work, so running twice changes nothing.
+// Every step recognises rounding that is already there (AMP's casts, an earlier rule's), so no tensor is
+// rounded twice.
 #include <map>
 #include <memory>
 #include <set>
@@ -174,7 +175,7 @@ class PrecisionPass : public RewritePass {
     std::vector<Planned> planned;
     for (const std::string& name : editor.original_nodes()) {
       Planned p{editor.Find(name), nullptr, {}, {}};
-      if (!GraphEditor::Types(*p.node, &p.in_types, &p.out_types) || !IsComputingNode(*p.node, p.in_types)) {
+      if (!NodeTypes(*p.node, &p.in_types, &p.out_types) || !IsComputingNode(*p.node, p.in_types)) {
         continue;
       }
       if (IsKept(*p.node)) {
@@ -196,7 +197,7 @@ class PrecisionPass : public RewritePass {
         }
       }
     }
-    const std::set<std::string> fetched = FetchedNodes(item.fetch);
+    const std::set<std::string> fetched = FetchedNodes(item);
     for (const Planned& p : planned) {
       std::map<int, std::string> rounded_outputs;
       for (int o = 0; o < static_cast<int>(p.out_types.size()); ++o) {
@@ -236,7 +237,7 @@ class PrecisionPass : public RewritePass {
       pending.pop_back();
       if (!seen.insert(node).second) continue;
       tensorflow::DataTypeVector in_types, out_types;
-      if (!GraphEditor::Types(*node, &in_types, &out_types)) continue;
+      if (!NodeTypes(*node, &in_types, &out_types)) continue;
       for (int i = 0; i < static_cast<int>(in_types.size()); ++i) {
         if (in_types[i] == tensorflow::DT_HALF) pending.push_back(editor->Find(ParseInput(node->input(i)).first));
       }
@@ -325,7 +326,7 @@ class PrecisionPass : public RewritePass {
   // Makes the consumers of `node:index` read it rounded; returns the rounded tensor ("" if it was already).
   std::string RoundOutput(GraphEditor* editor, const NodeDef& node, int index, DataType lowp) {
     const std::string tensor = TensorName(node.name(), index);
-    // Rounded by an earlier Optimize() call when every consumer is a cast to `lowp`.
+    // Already rounded when every consumer casts it to `lowp` (AMP's or the script's casts).
     const auto consumers = editor->Consumers(tensor);
     bool rounded_already = !consumers.empty();
     for (auto& [consumer, unused] : consumers) {
@@ -394,7 +395,7 @@ class PrecisionPass : public RewritePass {
 
   void ConvertBack(GraphEditor* editor, NodeDef* node) {
     tensorflow::DataTypeVector old_in, old_out;
-    if (!GraphEditor::Types(*node, &old_in, &old_out)) return;
+    if (!NodeTypes(*node, &old_in, &old_out)) return;
     for (auto& [attr, value] : *node->mutable_attr()) {
       if (value.value_case() == tensorflow::AttrValue::kType && IsLowPrecision(value.type())) {
         value.set_type(tensorflow::DT_FLOAT);

@@ -20,7 +20,16 @@ def test_the_example_dumps_two_runs_and_compares_them(tmp_path):
         found = dump_tree.scan(tmp_path / run)
         assert {a.step for a in found} == {0} and any(a.name.op_name == "hidden_MatMul" for a in found)
     compared = int(re.search(r"compared (\d+) tensors", result.stdout).group(1))
-    assert compared > 10
-    assert "first diverging op: #" in result.stdout or "no op diverges" in result.stdout
+    counts = {key: int(value) for key, value in re.findall(r"(identical|differ|only in my dump): (\d+)",
+                                                            result.stdout)}
+    assert compared > 10 and counts["identical"] + counts["differ"] == compared
+    # fp16 inputs change the first matrix multiplication and everything after it ...
+    assert counts["differ"] > 0 and "first difference: #" in result.stdout
+    assert re.search(r"first difference: #\d+ hidden/MatMul output 0", result.stdout)
+    # ... and the Ascend run also dumps the casts its precision mode inserted.
+    ascend_names = {a.name.op_name for a in dump_tree.scan(tmp_path / "ascend_default")}
+    assert counts["only in my dump"] > 0 and any("npu_to_fp16" in name for name in ascend_names)
     with open(tmp_path / "compare_result.csv", newline="", encoding="utf-8") as f:
-        assert len(list(csv.reader(f))) == compared + 1
+        rows = list(csv.reader(f))
+    assert len(rows) == 1 + compared + counts["only in my dump"]
+    assert [row[3] for row in rows[1:]].count("hidden/MatMul") == 1

@@ -28,10 +28,10 @@ MAPPED = {
     "debug_dir": "/x/debug", "dynamic_input": True, "dynamic_graph_execute_mode": "lazy_recompile",
     "dynamic_inputs_shape_range": "getnext:[128,3~5]", "local_rank_id": 3, "local_device_list": "0,1",
     "soc_config": "Ascend910B", "hccl_timeout": 1800, "op_wait_timeout": 120, "op_execute_timeout": 90,
-    "HCCL_algorithm": "level0:ring", "customize_dtypes": "/x/dtypes.cfg", "op_debug_config": "/x/debug.cfg",
+    "HCCL_algorithm": "level0:ring", "customize_dtypes": "<dtypes.cfg>", "op_debug_config": "/x/debug.cfg",
     "topo_sorting_mode": 1, "insert_op_file": "/x/aipp.cfg", "compile_dynamic_mode": True,
-    "graph_max_parallel_model_num": 2, "session_device_id": 1, "modify_mixlist": "/x/mixlist.json",
-    "op_precision_mode": "/x/precision.ini", "precision_mode": "allow_mix_precision",
+    "graph_max_parallel_model_num": 2, "session_device_id": 1, "modify_mixlist": "<mixlist.json>",
+    "op_precision_mode": "<precision.ini>", "precision_mode": "allow_mix_precision",
     "variable_format_optimize": True, "stream_max_parallel_num": "AIcoreEngine:1", "ac_parallel_enable": "1",
     "quant_dumpable": "1", "op_select_implmode": "high_precision", "optypelist_for_implmode": "Pooling",
     "aicore_num": "2|4", "optimization_switch": "pass:off", "auto_multistream_parallel_mode": "cv",
@@ -53,10 +53,24 @@ def test_every_argument_is_covered_by_these_tests():
         run_config.ALWAYS_WRITTEN) | set(run_config.WRITTEN_IF_SET)
 
 
-def test_every_mapped_argument_reaches_the_parameter_map():
-    config = NPURunConfig(**MAPPED)
-    values = config.parameter_map_values()
+# Options naming files the option table reads: the test writes them (valid, small) into tmp_path.
+OPTION_FILES = {
+    "<dtypes.cfg>": "MatMul::InputDtype:float16,float16,OutputDtype:float32\n",
+    "<mixlist.json>": json.dumps({"black-list": {"to-add": ["MatMul"]}}),
+    "<precision.ini>": "[ByOpType]\nMatMul=high_precision\n",
+}
+
+
+def test_every_mapped_argument_reaches_the_parameter_map(tmp_path):
+    arguments = dict(MAPPED)
     for name, value in MAPPED.items():
+        if value in OPTION_FILES:
+            path = tmp_path / value.strip("<>")
+            path.write_text(OPTION_FILES[value])
+            arguments[name] = str(path)
+    config = NPURunConfig(**arguments)
+    values = config.parameter_map_values()
+    for name, value in arguments.items():
         assert values[name] == value, name
     entry = config.npu_session_config().graph_options.rewrite_options.custom_optimizers[-1]
     assert entry.name == "NpuOptimizer"
@@ -65,7 +79,7 @@ def test_every_mapped_argument_reaches_the_parameter_map():
     assert entry.parameter_map["hcom_parallel"].b is False
     # What the session bridge will read from it:
     options = option_parse.parse_config(config.npu_session_config())
-    for name, value in MAPPED.items():
+    for name, value in arguments.items():
         assert options.get(name) == value, name
 
 
