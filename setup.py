@@ -120,6 +120,7 @@ setup(
     cmdclass={"build_ext": BuildNativeLibrary},
     # `tensorflow` 2.21 is satisfied by a tensorflow-cpu + tf-keras install as well as by a GPU install.
     install_requires=["tensorflow>=2.21,<2.22", "tf-keras>=2.21,<2.22", "numpy>=1.26,<3"],
-    entry_points={"console_scripts": ["npu-bridge=npu_bridge.cli.main:main"]},
+    entry_points={"console_scripts": ["npu-bridge=npu_bridge.cli.main:main",
+                                      "npu-prof=npu_bridge.profiling.cli:main"]},
     zip_safe=False,
 )

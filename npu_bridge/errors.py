@@ -43,3 +43,7 @@ class NativeLibraryError(NpuBridgeError, ImportError):
 
 class NotAvailableError(NpuBridgeError, NotImplementedError):
     """An upstream API that this version of npu_bridge does not provide (yet)."""
+
+
+class ProfileDataError(NpuBridgeError, ValueError):
+    """A profiling directory or one of its files is missing or malformed."""

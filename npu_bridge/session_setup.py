@@ -14,17 +14,20 @@ Steps live in the modules listed in ``CAPABILITY_MODULES``, imported at the firs
 import dataclasses
 import importlib
 import threading
+import weakref
 from typing import Any, Callable, List
 
 from tensorflow.core.protobuf import config_pb2
 
 CAPABILITY_MODULES = (
     "npu_bridge.determinism",
+    "npu_bridge.profiling.session_hook",
 )
 
 _lock = threading.Lock()
 _steps = []  # (order, name, function)
 _imported = False
+_live_sessions = weakref.WeakSet()  # every bridged session not yet garbage-collected
 
 
 @dataclasses.dataclass
@@ -126,10 +129,13 @@ def plan_session(options, config, target):
 def attach_run_hooks(session, hooks):
     """Wraps ``session.run`` and ``session.close`` of this one session so ``hooks`` see every run.
 
+    Also usable later on a live session (a capability switched on after the session was created).
+
     Args:
-      session: a just-created bridged session.
+      session: a bridged session.
       hooks: ``RunHook``s; nothing is wrapped when empty.
     """
+    _live_sessions.add(session)
     if not hooks:
         return
     original_run, original_close = session.run, session.close
@@ -156,3 +162,8 @@ def attach_run_hooks(session, hooks):
 
     run.__doc__, close.__doc__ = original_run.__doc__, original_close.__doc__
     session.run, session.close = run, close
+
+
+def open_sessions():
+    """The bridged sessions that exist and are not closed, in no particular order."""
+    return [session for session in list(_live_sessions) if not getattr(session, "_closed", False)]

@@ -36,12 +36,12 @@ variable_use_1g_huge_page work_path
 OTHER_KEYS = ["fp_point", "bp_point", "enable_reduce_precision", "min_group_size", "device_target"]
 
 PENDING = {"enable_dump", "dump_path", "dump_step", "dump_mode", "dump_data", "dump_layer", "enable_dump_debug",
-           "dump_debug_mode", "enable_exception_dump", "profiling_mode", "profiling_options", "fp_point",
-           "bp_point", "precision_mode", "precision_mode_v2", "modify_mixlist", "customize_dtypes",
+           "dump_debug_mode", "enable_exception_dump", "precision_mode", "precision_mode_v2", "modify_mixlist",
+           "customize_dtypes",
            "op_select_implmode", "optypelist_for_implmode", "op_precision_mode", "device_target", "hccl_timeout"}
 WORKS = {"use_off_line", "session_device_id", "graph_run_mode", "local_rank_id", "job", "task_index",
-         "iterations_per_loop"}
-EMULATED = {"deterministic"}
+         "iterations_per_loop", "fp_point", "bp_point"}
+EMULATED = {"deterministic", "profiling_mode", "profiling_options"}
 
 DIR = "<tmp dir>"  # replaced by a real temporary directory in the tests
 MISSING_DIR = "/nonexistent/npu_bridge/dir"
