@@ -300,3 +300,22 @@ def test_hardware_counters_are_accepted_and_reported(tmp_path, npu_log):
         "aic_metrics": "AI Core PMU counters", "l2": "L2 cache counters"}
     assert any("NPU hardware data, accepted, no effect here: aic_metrics (AI Core PMU counters), l2 (L2 cache "
                "counters)" in m for m in npu_log)
+
+
+def test_npu_estimator_profiles_with_a_profiling_config(tmp_path, monkeypatch):
+    from estimator_helpers import input_fn, model_fn  # pylint: disable=import-outside-toplevel
+
+    from npu_bridge.estimator.npu.npu_config import NPURunConfig, ProfilingConfig  # pylint: disable=import-outside-toplevel
+    from npu_bridge.estimator.npu.npu_estimator import NPUEstimator, NPUEstimatorSpec  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.setenv("JOB_ID", "10086")
+    profiling = ProfilingConfig(enable_profiling=True,
+                                profiling_options=profiling_options(tmp_path / "prof", training_trace="on"))
+    config = NPURunConfig(model_dir=str(tmp_path / "model"), iterations_per_loop=4, profiling_config=profiling,
+                          save_checkpoints_steps=100, log_step_count_steps=None)
+    NPUEstimator(model_fn, config=config, params={"lr": 0.1, "spec": NPUEstimatorSpec}).train(input_fn, max_steps=8)
+    end_profiles()  # the process goes on; a script's profile ends at exit
+    profile = the_profile(tmp_path / "prof")
+    model = training_model(profile)
+    assert (model["runs"], model["iterations"]) == (2, 8)
+    assert [int(r["Iteration ID"]) for r in read_csv(profile, "step_trace")[1]] == list(range(1, 9))

@@ -10,6 +10,7 @@ HCCL tasks are not estimated (N/A).
 
 import collections
 import csv
+import functools
 import glob
 import os
 import time
@@ -139,7 +140,7 @@ class _Exporter:
         task_type = op_classes.task_type(op.kind, op.op_type)
         args = {"Op Type": op.op_type, "Task Type": task_type, "Model ID": model.model_id,
                 "Iteration ID": model.iterations}
-        shapes = _shape_columns(op) if self._shapes else ()
+        shapes = _shape_columns(op.inputs, op.outputs) if self._shapes else ()
         if shapes:
             args.update(zip(SHAPE_COLUMNS, shapes))
         if estimate is not None:
@@ -202,7 +203,8 @@ class _Exporter:
         timeline.write_step_trace_json(self.paths["step_trace_json"], rows, self._device)
 
 
-def _shape_columns(op):
+@functools.lru_cache(maxsize=4096)
+def _shape_columns(inputs, outputs):
     """Input/output shapes, dtypes and formats in Ascend's notation: tensors joined by ';', dims by ','."""
     def shapes(tensors):
         return ";".join("" if shape is None else ",".join(str(d) for d in shape) for _, shape in tensors)
@@ -213,6 +215,5 @@ def _shape_columns(op):
     def formats(tensors):
         return ";".join(_FORMATS.get(len(shape), "ND") if shape is not None else "ND" for _, shape in tensors)
 
-    return (shapes(op.inputs), dtypes(op.inputs), formats(op.inputs), shapes(op.outputs), dtypes(op.outputs),
-            formats(op.outputs))
+    return (shapes(inputs), dtypes(inputs), formats(inputs), shapes(outputs), dtypes(outputs), formats(outputs))
 

@@ -71,6 +71,9 @@ def ensure_started(settings, context):
       context: see ``Recording``.
     """
     global _active
+    recording = _active
+    if recording is not None and recording.settings is settings:
+        return
     with _lock:
         if _active is None:
             _active = Recording(settings, context)
