@@ -144,7 +144,7 @@ def test_two_ranks_write_one_profile_each_and_one_report(tmp_path, capsys):
         for process in processes:
             if process.poll() is None:
                 process.kill()
-    profiles = sorted(glob.glob(os.path.join(output, "PROF_*")))
+    profiles = sorted(glob.glob(os.path.join(output, "PROF_*")), key=lambda p: p.rsplit("_", 1)[-1])
     assert [p.rsplit("_", 1)[-1] for p in profiles] == ["rank0", "rank1"]
     for rank, profile_dir in enumerate(profiles):
         info = layout.read_info(profile_dir)
@@ -154,9 +154,9 @@ def test_two_ranks_write_one_profile_each_and_one_report(tmp_path, capsys):
         assert {op["Device_id"] for op in ops} == {str(rank)}
     assert main(["report", output]) == 0
     text = assert_self_contained_report(os.path.join(output, "report.html"))
-    assert "<h2>Ranks</h2>" in text and "Rank 1 &middot; device 1" in text
+    assert "<h2>Ranks</h2>" in text and text.index("Rank 0 &middot;") < text.index("Rank 1 &middot; device 1")
     assert main(["summary", output]) == 0
     out = capsys.readouterr().out
-    assert "rank 0 (device 0" in out and "rank 1 (device 1" in out
+    assert out.index("rank 0 (device 0") < out.index("rank 1 (device 1")
     timeline = json.load(open(layout.exported_file(profiles[1], "msprof", "json"), encoding="utf-8"))
     assert all(e["pid"] // 10 == 1 for e in timeline["traceEvents"])  # device 1's process ids

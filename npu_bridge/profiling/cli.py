@@ -34,7 +34,7 @@ def _load_all(path):
         if not layout.read_info(profile_dir).get("exported"):
             _export(profile_dir)
         summaries.append(summary.load(profile_dir))
-    return summaries
+    return sorted(summaries, key=lambda loaded: (loaded.info["rank_id"], loaded.directory))
 
 
 def _summary(args):

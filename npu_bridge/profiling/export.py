@@ -15,21 +15,12 @@ import glob
 import os
 import time
 
-from npu_bridge.profiling import layout, op_classes, raw_trace, roofline, step_trace, timeline
+from npu_bridge.profiling import columns, layout, op_classes, raw_trace, roofline, step_trace, timeline
 from npu_bridge.profiling.models import ModelRegistry
 from npu_bridge.profiling.step_stats import StepStatsReader, split_iterations
 from npu_bridge.profiling.streams import StreamAssigner
 
 NA = step_trace.NA
-OP_SUMMARY_COLUMNS = ("Device_id", "Model Name", "Model ID", "Task ID", "Stream ID", "Infer ID", "Op Name",
-                      "OP Type", "OP State", "Task Type", "Task Start Time(us)", "Task Duration(us)",
-                      "Task Wait Time(us)", "Block Num", "Mix Block Num", "HF32 Eligible")
-SHAPE_COLUMNS = ("Input Shapes", "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types",
-                 "Output Formats")
-ESTIMATE_COLUMNS = ("Estimated Ascend Duration(us)", "Estimated FLOPs", "Estimated Bytes", "Estimate Bound")
-OP_STATISTIC_COLUMNS = ("Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)",
-                        "Avg Time(us)", "Max Time(us)", "Ratio(%)")
-ESTIMATE_TOTAL_COLUMN = "Estimated Ascend Total Time(us)"
 _PROGRESS_EVERY = 2000
 _FORMATS = {4: "NHWC", 5: "NDHWC"}  # TensorFlow's default layouts; others are ND
 
@@ -100,8 +91,8 @@ class _Exporter:
             paths["op_summary"] = layout.export_path(profile_dir, "op_summary", stamp, "csv")
             self._summary_file = open(paths["op_summary"], "w", newline="", encoding="utf-8")  # pylint: disable=consider-using-with
             self._summary = csv.writer(self._summary_file)
-            self._summary.writerow(OP_SUMMARY_COLUMNS + (SHAPE_COLUMNS if self._shapes else ())
-                                   + (ESTIMATE_COLUMNS if self._policy else ()))
+            self._summary.writerow(columns.OP_SUMMARY + (columns.OP_SUMMARY_SHAPES if self._shapes else ())
+                                   + (columns.OP_SUMMARY_ESTIMATES if self._policy else ()))
 
     def add_run(self, run):
         """Adds one ``raw_trace.RawRun``."""
@@ -142,9 +133,9 @@ class _Exporter:
                 "Iteration ID": model.iterations}
         shapes = _shape_columns(op.inputs, op.outputs) if self._shapes else ()
         if shapes:
-            args.update(zip(SHAPE_COLUMNS, shapes))
+            args.update(zip(columns.OP_SUMMARY_SHAPES, shapes))
         if estimate is not None:
-            args[ESTIMATE_COLUMNS[0]] = round(estimate.microseconds, 3)
+            args[columns.OP_SUMMARY_ESTIMATES[0]] = round(estimate.microseconds, 3)
         self._timeline.op(op, group, stream, args)
         if op.kind == op_classes.INSTRUMENTATION or not self._tasks:
             return
@@ -182,7 +173,7 @@ class _Exporter:
         grand_total = sum(stat[1] for stat in self._statistic.values()) or 1
         with open(path, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
-            writer.writerow(OP_STATISTIC_COLUMNS + ((ESTIMATE_TOTAL_COLUMN,) if self._policy else ()))
+            writer.writerow(columns.OP_STATISTIC + ((columns.OP_STATISTIC_ESTIMATE,) if self._policy else ()))
             for (op_type, core), (count, total, low, high, est) in sorted(
                     self._statistic.items(), key=lambda item: (-item[1][1], item[0])):
                 row = [self._device, op_type, core, count, step_trace.us(total), step_trace.us(low),
@@ -193,11 +184,10 @@ class _Exporter:
         self.paths["step_trace"] = layout.export_path(self._profile_dir, "step_trace", self._stamp, "csv")
         self.paths["step_trace_json"] = layout.export_path(self._profile_dir, "step_trace", self._stamp, "json")
         with_estimate = self._policy is not None
-        columns = step_trace.columns(rows, with_estimate)
         pairs = max((len(row.reduces) for row in rows), default=0)
         with open(self.paths["step_trace"], "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
-            writer.writerow(columns)
+            writer.writerow(step_trace.columns(rows, with_estimate))
             for row in rows:
                 writer.writerow(step_trace.csv_row(row, self._device, pairs, with_estimate))
         timeline.write_step_trace_json(self.paths["step_trace_json"], rows, self._device)

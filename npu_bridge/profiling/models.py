@@ -19,7 +19,6 @@ from typing import Dict, Optional, Tuple
 
 from npu_bridge import log
 from npu_bridge.profiling import op_classes
-from npu_bridge.profiling.step_stats import first_op, last_op
 
 
 @dataclasses.dataclass
@@ -94,11 +93,11 @@ class ModelRegistry:
     def _new_model(self, model_id, fetched, ops):
         tasks = [op for op in ops if op.kind == op_classes.TASK]
         names = {op.name for op in tasks}
-        forward = first_op(tasks, lambda op: op_classes.is_forward(op.name, op.op_type))
-        backward = last_op(tasks, lambda op: op_classes.is_backward(op.name, op.op_type))
+        forward = _first_op(tasks, lambda op: op_classes.is_forward(op.name, op.op_type))
+        backward = _last_op(tasks, lambda op: op_classes.is_backward(op.name, op.op_type))
         training = backward is not None
         if backward is None:
-            backward = last_op(tasks, lambda op: op_classes.is_forward(op.name, op.op_type))
+            backward = _last_op(tasks, lambda op: op_classes.is_forward(op.name, op.op_type))
         detected = (forward.name if forward else None, backward.name if backward else None)
         points, sources = [], []
         for option, requested, found in zip(("fp_point", "bp_point"), self._requested, detected):
@@ -109,3 +108,13 @@ class ModelRegistry:
             points.append(requested if requested in names else found)
             sources.append("option" if requested in names else "detected")
         return Model(model_id, fetched, training, points[0], points[1], tuple(sources))
+
+
+def _first_op(ops, predicate):
+    """The op that starts first among ``ops`` matching ``predicate``, or None."""
+    return min((op for op in ops if predicate(op)), key=lambda op: op.start_ns, default=None)
+
+
+def _last_op(ops, predicate):
+    """The op that ends last among ``ops`` matching ``predicate``, or None."""
+    return max((op for op in ops if predicate(op)), key=lambda op: op.end_ns, default=None)

@@ -21,6 +21,7 @@ class Profiler:
 
     def __init__(self, level="L0", aic_metrics="", output_path=""):
         self._settings = profiling_settings.for_profiler(level, aic_metrics, output_path)
+        self._started = False
         self.directory = None
 
     def start(self):
@@ -30,6 +31,7 @@ class Profiler:
           RuntimeError: a Profiler is already active, or profiling_mode / PROFILING_MODE is recording.
         """
         recorder.start_scope(self._settings)
+        self._started = True
         session_hook.hook_open_sessions()
 
     def stop(self):
@@ -37,7 +39,12 @@ class Profiler:
 
         Returns:
           The profile directory, or None when no bridged session ran in the scope.
+        Raises:
+          RuntimeError: this Profiler was not started.
         """
+        if not self._started:
+            raise RuntimeError("Profiler.stop: this Profiler was not started (call start() first)")
+        self._started = False
         self.directory = recorder.stop_scope()
         if self.directory is None:
             log.logger.warning("Profiler: no session configured with NpuOptimizer ran while the Profiler was "

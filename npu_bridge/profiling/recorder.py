@@ -90,11 +90,6 @@ def record(session, run, start_ns, end_ns, step_stats):
         recording.writer.write(session, run, start_ns, end_ns, step_stats)
 
 
-def is_recording():
-    """True while a profile is being recorded."""
-    return _active is not None
-
-
 def scoped_settings():
     """The ``ProfilingSettings`` of the active ``Profiler`` scope, or None."""
     return _scoped

@@ -9,6 +9,7 @@ import html
 import os
 
 from npu_bridge.profiling import layout
+from npu_bridge.profiling.summary import format_ms
 
 _MAX_BARS = 600
 _COLORS = {"data_aug": "#9aa5b1", "fp_bp": "#3b82c4", "refresh": "#e8883a", "other": "#c7ced6",
@@ -46,10 +47,6 @@ def write_report(summaries, path):
     return path
 
 
-def _ms(us):
-    return "N/A" if us is None else f"{us / 1000:.3f} ms"
-
-
 def _rank_table(summaries):
     rows = []
     means = [s.mean("iteration_time") for s in summaries]
@@ -57,9 +54,9 @@ def _rank_table(summaries):
     for summary, mean in zip(summaries, means):
         info = summary.info
         mark = " (slowest)" if mean is not None and mean == slowest else ""
-        rows.append(f"<tr><td>{info['rank_id']}</td><td>{info['device_id']}</td><td>{_ms(mean)}{mark}</td>"
-                    f"<td>{_ms(summary.mean('fp_bp'))}</td><td>{_ms(summary.mean('refresh'))}</td>"
-                    f"<td>{_ms(summary.mean('data_aug'))}</td><td>{len(summary.iterations)}</td></tr>")
+        rows.append(f"<tr><td>{info['rank_id']}</td><td>{info['device_id']}</td><td>{format_ms(mean)}{mark}</td>"
+                    f"<td>{format_ms(summary.mean('fp_bp'))}</td><td>{format_ms(summary.mean('refresh'))}</td>"
+                    f"<td>{format_ms(summary.mean('data_aug'))}</td><td>{len(summary.iterations)}</td></tr>")
     return ("<h2>Ranks</h2><table><tr><th>rank</th><th>device</th><th>mean iteration</th><th>FP to BP</th>"
             "<th>refresh</th><th>data aug bound</th><th>iterations</th></tr>" + "".join(rows) + "</table>")
 
@@ -67,12 +64,12 @@ def _rank_table(summaries):
 def _profile_section(summary, report_dir):
     info = summary.info
     mean = summary.mean("iteration_time")
-    kpis = [("iterations", str(len(summary.iterations))), ("mean iteration", _ms(mean)),
-            ("FP to BP", _ms(summary.mean("fp_bp"))), ("refresh", _ms(summary.mean("refresh"))),
-            ("data aug bound", _ms(summary.mean("data_aug")))]
+    kpis = [("iterations", str(len(summary.iterations))), ("mean iteration", format_ms(mean)),
+            ("FP to BP", format_ms(summary.mean("fp_bp"))), ("refresh", format_ms(summary.mean("refresh"))),
+            ("data aug bound", format_ms(summary.mean("data_aug")))]
     estimate = summary.mean("estimate")
     if estimate is not None:
-        kpis.append(("estimated Ascend 910 / iteration", _ms(estimate)))
+        kpis.append(("estimated Ascend 910 / iteration", format_ms(estimate)))
     timeline = info.get("exported", {}).get("timeline")
     link = ""
     if timeline:

@@ -79,18 +79,17 @@ def is_cube(op_type):
         op_type in _CONV_FILTER_GRAD
 
 
-def estimate(op_type, inputs, outputs, policy, constants=None):
+def estimate(op_type, inputs, outputs, policy):
     """Estimates the Ascend 910 duration of one op execution.
 
     Args:
       op_type: the TensorFlow op type.
       inputs, outputs: sequences of (dtype name, shape tuple or None when unknown).
       policy: a ``PrecisionPolicy``.
-      constants: peaks to use instead of ``ASCEND_910`` (same keys).
     Returns:
       An ``Estimate``.
     """
-    peaks = constants or ASCEND_910
+    peaks = ASCEND_910
     cube_flops = _cube_flops(op_type, inputs, outputs) if is_cube(op_type) else None
     if cube_flops is not None:
         sixteen = policy.cube_16bit or _dtype(inputs) in _SIXTEEN_BIT

@@ -37,7 +37,6 @@ class ProfilingHook(RunHook):
         self._options = options
         self._context = None
         self._session = next(_sessions)
-        self._trace_options = config_pb2.RunOptions(trace_level=_TRACE_LEVEL)
         _hooks.add(self)
 
     @property
@@ -53,7 +52,7 @@ class ProfilingHook(RunHook):
             self._context = _profile_context(self._options)
         recorder.ensure_started(settings, self._context)
         if context.options is None:
-            context.options = self._trace_options
+            context.options = config_pb2.RunOptions(trace_level=_TRACE_LEVEL)
         elif context.options.trace_level < _TRACE_LEVEL:
             options = config_pb2.RunOptions()
             options.CopyFrom(context.options)

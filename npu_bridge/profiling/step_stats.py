@@ -9,7 +9,7 @@ A node inside a TF while loop is recorded once per loop iteration.
 import bisect
 import dataclasses
 import re
-from typing import Optional, Tuple
+from typing import Tuple
 
 from tensorflow.core.framework import step_stats_pb2, types_pb2
 
@@ -155,12 +155,3 @@ def split_iterations(run_ops) -> list:
         iterations[min(bisect.bisect_left(ends, op.start_ns), len(ends) - 1)].append(op)
     return iterations
 
-
-def first_op(ops, predicate) -> Optional[OpRun]:
-    """The op that starts first among ``ops`` matching ``predicate``, or None."""
-    return min((op for op in ops if predicate(op)), key=lambda op: op.start_ns, default=None)
-
-
-def last_op(ops, predicate) -> Optional[OpRun]:
-    """The op that ends last among ``ops`` matching ``predicate``, or None."""
-    return max((op for op in ops if predicate(op)), key=lambda op: op.end_ns, default=None)

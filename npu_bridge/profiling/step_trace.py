@@ -15,13 +15,9 @@ Rows cover the training models (those with backward ops); when no model trains, 
 import dataclasses
 from typing import List, Optional, Tuple
 
-from npu_bridge.profiling import op_classes
+from npu_bridge.profiling import columns as column_names, op_classes
 
 NA = "N/A"
-BASE_COLUMNS = ("Device_id", "Iteration ID", "FP Start(us)", "BP End(us)", "Iteration End(us)",
-                "Iteration Time(us)", "FP to BP Time(us)", "Iteration Refresh(us)", "Data Aug Bound(us)",
-                "Model ID")
-ESTIMATE_COLUMN = "Estimated Ascend Iteration Time(us)"
 
 
 @dataclasses.dataclass
@@ -100,11 +96,11 @@ class StepTrace:
 def columns(rows, with_estimate):
     """The step trace CSV header for ``rows``."""
     pairs = max((len(row.reduces) for row in rows), default=0)
-    names = list(BASE_COLUMNS)
+    names = list(column_names.STEP_TRACE)
     for k in range(1, pairs + 1):
         suffix = "" if k == 1 else f" {k}"
         names += [f"Reduce Start{suffix}(us)", f"Reduce Duration{suffix}(us)"]
-    return names + [ESTIMATE_COLUMN] if with_estimate else names
+    return names + [column_names.STEP_TRACE_ESTIMATE] if with_estimate else names
 
 
 def csv_row(row, device_id, pairs, with_estimate):

@@ -12,10 +12,10 @@ import statistics
 from typing import List, Optional
 
 from npu_bridge.errors import ProfileDataError
-from npu_bridge.profiling import layout
+from npu_bridge.profiling import columns, layout
 
-_ESTIMATE_ITERATION = "Estimated Ascend Iteration Time(us)"
-_ESTIMATE_TOTAL = "Estimated Ascend Total Time(us)"
+_ESTIMATE_ITERATION = columns.STEP_TRACE_ESTIMATE
+_ESTIMATE_TOTAL = columns.OP_STATISTIC_ESTIMATE
 
 
 @dataclasses.dataclass
@@ -150,14 +150,14 @@ def format_text(summary, top=5):
         graphs = sorted({row.model_id for row in summary.iterations})
         mean = summary.mean("iteration_time")
         lines.append(f"  {len(summary.iterations)} iterations of graph {', '.join(map(str, graphs))}; mean "
-                     f"iteration time {_ms(mean)} over {len(steady)} (each graph's first iteration excluded when "
+                     f"iteration time {format_ms(mean)} over {len(steady)} (each graph's first iteration excluded when "
                      "it has more)")
         parts = [("FP to BP", summary.mean("fp_bp")), ("refresh", summary.mean("refresh")),
                  ("data aug bound", summary.mean("data_aug"))]
-        lines.append("  " + ", ".join(f"{name} {_ms(value)}{_share(value, mean)}" for name, value in parts))
+        lines.append("  " + ", ".join(f"{name} {format_ms(value)}{_share(value, mean)}" for name, value in parts))
         estimate = summary.mean("estimate")
         if estimate is not None:
-            lines.append(f"  estimated Ascend 910 compute per iteration: {_ms(estimate)} (roofline estimate)")
+            lines.append(f"  estimated Ascend 910 compute per iteration: {format_ms(estimate)} (roofline estimate)")
     else:
         lines.append("  no step trace (training_trace is off)")
     if summary.op_types:
@@ -177,7 +177,8 @@ def format_text(summary, top=5):
     return "\n".join(lines)
 
 
-def _ms(us):
+def format_ms(us):
+    """us -> "1.234 ms", or "N/A" for None."""
     return "N/A" if us is None else f"{us / 1000:.3f} ms"
 
 

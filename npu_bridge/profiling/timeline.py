@@ -35,7 +35,6 @@ class TimelineWriter:
         self._file.write('{"displayTimeUnit": "ms", "traceEvents": [\n')
         self._first = True
         self._pids = set()
-        self.events = 0
 
     def pid(self, layer):
         """The process id of ``layer`` for this device."""
@@ -46,7 +45,6 @@ class TimelineWriter:
         self._file.write(("" if self._first else ",\n") + json.dumps(event, separators=(",", ":")))
         self._first = False
         self._pids.add(event["pid"])
-        self.events += 1
 
     def op(self, op, group, stream, args):
         """Writes an op execution on its stream (``group`` as in ``streams.StreamAssigner``)."""
