@@ -69,6 +69,14 @@ def test_export_redoes_the_analysis_with_other_points(profile, capsys):
     assert len(read_csv(profile, "step_trace")[1]) == 4
 
 
+def test_summary_reports_runs_dropped_by_the_storage_limit(profile, capsys):
+    info = layout.read_info(profile)
+    info["runs_dropped"], info["settings"]["storage_limit_mb"] = 3, 200
+    layout.write_info(profile, info)
+    assert main(["summary", profile]) == 0
+    assert "3 runs were not recorded: storage_limit 200MB" in capsys.readouterr().out
+
+
 def test_a_profile_that_was_never_exported_is_exported_first(profile, capsys):
     shutil.rmtree(os.path.join(profile, layout.EXPORT_DIR))
     info = layout.read_info(profile)

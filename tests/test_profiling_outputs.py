@@ -196,6 +196,9 @@ def test_bad_profiling_environment_is_rejected(monkeypatch):
     monkeypatch.setenv("PROFILING_OPTIONS", '{"training_trace": "yes"}')
     with pytest.raises(ValueError, match="profiling_options.*environment variable PROFILING_OPTIONS"):
         v1.Session(config=npu_config())
+    monkeypatch.delenv("PROFILING_OPTIONS")
+    with pytest.raises(ValueError, match="profiling_options.*with profiling turned on by PROFILING_MODE"):
+        v1.Session(config=npu_config(profiling_options="training_trace:memory"))
     monkeypatch.setenv("PROFILING_MODE", "maybe")
     with pytest.raises(ValueError, match="profiling_mode.*PROFILING_MODE"):
         v1.Session(config=npu_config())
@@ -261,6 +264,10 @@ def test_collectives_are_on_the_communication_row_and_in_the_step_trace(tmp_path
     communication = [e["pid"] for e in events if e["name"] == "process_name"
                      and e["args"]["name"].startswith("Communication")]
     assert len([e for e in events if e["ph"] == "X" and e["pid"] in communication]) == len(hccl)
+
+    train(profiled_config(tmp_path / "off", training_trace="on", hccl="off"), steps=1, allreduce=True)
+    _, ops = read_csv(the_profile(tmp_path / "off"), "op_summary")
+    assert ops and not [op for op in ops if op["Task Type"] == "HCCL"]
 
 
 def test_npu_bridge_instrumentation_is_not_counted_as_the_scripts_ops(tmp_path):

@@ -35,7 +35,7 @@ class Recording:
     Args:
       settings: the ``ProfilingSettings``.
       context: dict with rank_id, rank_size, device_id, backend, precision_mode, precision_mode_v2,
-        iterations_per_loop.
+        iterations_per_loop, trace_level.
     """
 
     def __init__(self, settings, context):
@@ -47,7 +47,7 @@ class Recording:
         limit = settings.storage_limit_mb * 1024 * 1024 if settings.storage_limit_mb else None
         self.writer = raw_trace.RawTraceWriter(raw, limit)
         self.info = dict(context, format=1, pid=os.getpid(), host=socket.gethostname(), status="recording",
-                         start_time=_now(), trace_level="SOFTWARE_TRACE", settings=_settings_json(settings))
+                         start_time=_now(), settings=_settings_json(settings))
         if context["backend"] == "ascend":
             self.info["roofline_constants"] = dict(roofline.ASCEND_910)
         layout.write_info(self.directory, self.info)

@@ -96,4 +96,5 @@ def _profile_context(options):
     return {"rank_id": current.rank_id, "rank_size": current.rank_size, "device_id": current.device_id,
             "backend": device_target.resolve(options), "precision_mode": options.get("precision_mode"),
             "precision_mode_v2": options.get("precision_mode_v2"),
-            "iterations_per_loop": options.get("iterations_per_loop")}
+            "iterations_per_loop": options.get("iterations_per_loop"),
+            "trace_level": config_pb2.RunOptions.TraceLevel.Name(_TRACE_LEVEL)}

@@ -68,16 +68,15 @@ def from_session_options(options, environ=None):
     if not enabled:
         return None
     text = options.get("profiling_options")
+    origin = "the profiling_options option, with profiling turned on by PROFILING_MODE"
     if text is None and environ.get("PROFILING_OPTIONS", "").strip():
-        text = environ["PROFILING_OPTIONS"]
-        try:
-            parsed = options_format.parse(text)
-        except ValueError as e:
-            raise NpuOptionError("profiling_options", text, OPTIONS["profiling_options"].allowed,
-                                 f"{e} (from the environment variable PROFILING_OPTIONS)") from None
-    else:
-        text = text or ""
+        text, origin = environ["PROFILING_OPTIONS"], "the environment variable PROFILING_OPTIONS"
+    text = text or ""
+    try:
         parsed = options_format.parse(text)
+    except ValueError as e:  # the option table checks the option only when profiling_mode is set
+        raise NpuOptionError("profiling_options", text, OPTIONS["profiling_options"].allowed,
+                             f"{e} (from {origin})") from None
     legacy_points = {"fp_point": options.get("fp_point") or "", "bp_point": options.get("bp_point") or ""}
     return _settings(parsed, legacy_points, source, text)
 
