@@ -332,3 +332,15 @@ def test_npu_estimator_profiles_with_a_profiling_config(tmp_path, monkeypatch):
     model = training_model(profile)
     assert (model["runs"], model["iterations"]) == (2, 8)
     assert [int(r["Iteration ID"]) for r in read_csv(profile, "step_trace")[1]] == list(range(1, 9))
+
+
+def test_runs_with_other_settings_join_the_profile_being_recorded(tmp_path, npu_log):
+    from npu_bridge.profiling import recorder, settings  # pylint: disable=import-outside-toplevel
+
+    context = {"rank_id": 0, "rank_size": 1, "device_id": 0, "backend": "cpu", "precision_mode": None,
+               "precision_mode_v2": None, "iterations_per_loop": 1, "trace_level": "SOFTWARE_TRACE"}
+    first = settings.ProfilingSettings(output=str(tmp_path / "a"), options_text="a")
+    recorder.ensure_started(first, context)
+    recorder.ensure_started(settings.ProfilingSettings(output=str(tmp_path / "b"), options_text="b"), context)
+    assert any("runs with other profiling settings (b) are recorded into it" in m for m in npu_log)
+    assert not (tmp_path / "b").exists() and len(list((tmp_path / "a").iterdir())) == 1

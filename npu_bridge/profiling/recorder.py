@@ -9,6 +9,7 @@ on, or of any bridged session while a ``Profiler`` scope is active -- and create
   * the process exits (``npu_close``).
 """
 
+import dataclasses
 import datetime
 import logging
 import os
@@ -47,7 +48,7 @@ class Recording:
         limit = settings.storage_limit_mb * 1024 * 1024 if settings.storage_limit_mb else None
         self.writer = raw_trace.RawTraceWriter(raw, limit)
         self.info = dict(context, format=1, pid=os.getpid(), host=socket.gethostname(), status="recording",
-                         start_time=_now(), settings=_settings_json(settings))
+                         start_time=_now(), settings=dataclasses.asdict(settings))
         if context["backend"] == "ascend":
             self.info["roofline_constants"] = dict(roofline.ASCEND_910)
         layout.write_info(self.directory, self.info)
@@ -78,7 +79,7 @@ def ensure_started(settings, context):
         if _active is None:
             _active = Recording(settings, context)
         elif _active.settings != settings:
-            log.warn_once((__name__, "settings", settings), "profiling: a profile is already being recorded in "
+            log.warn_once((__name__, "settings", settings.source, settings.options_text), "profiling: a profile is already being recorded in "
                           "%s; runs with other profiling settings (%s) are recorded into it", _active.directory,
                           settings.options_text or settings.source)
 
@@ -171,13 +172,6 @@ def _new_directory(output, rank_id):
         except FileExistsError:
             suffix += 1
             path = f"{base}_{suffix}"
-
-
-def _settings_json(settings):
-    return {"output": settings.output, "training_trace": settings.training_trace, "task_level": settings.task_level,
-            "hccl": settings.hccl, "fp_point": settings.fp_point, "bp_point": settings.bp_point,
-            "storage_limit_mb": settings.storage_limit_mb, "hardware_only": settings.hardware_only,
-            "source": settings.source, "options_text": settings.options_text}
 
 
 def _now():
