@@ -15,10 +15,9 @@ import glob
 import os
 import time
 
-from npu_bridge.profiling import columns, layout, op_classes, raw_trace, roofline, step_trace, timeline
+from npu_bridge.profiling import columns, layout, op_classes, raw_trace, roofline, step_trace, streams, timeline
 from npu_bridge.profiling.models import ModelRegistry
 from npu_bridge.profiling.step_stats import StepStatsReader, split_iterations
-from npu_bridge.profiling.streams import StreamAssigner
 
 NA = step_trace.NA
 _PROGRESS_EVERY = 2000
@@ -81,7 +80,7 @@ class _Exporter:
             if info["backend"] == "ascend" else None
         self.registry = ModelRegistry(settings["fp_point"], settings["bp_point"])
         self._reader = StepStatsReader(read_shapes=self._shapes or self._policy is not None)
-        self._streams = StreamAssigner()
+        self._streams = streams.StreamAssigner()
         self._steps = step_trace.StepTrace()
         self._statistic = collections.defaultdict(lambda: [0, 0, None, 0, 0.0])  # count, total, min, max, est
         self._timeline = timeline.TimelineWriter(paths["timeline"], self._device)
@@ -127,7 +126,6 @@ class _Exporter:
         return roofline.estimate(op.op_type, op.inputs, op.outputs, self._policy)
 
     def _add_op(self, model, op, stream, wait_ns, estimate):
-        group = {op_classes.TASK: "compute", op_classes.HCCL: "communication"}.get(op.kind, "instrumentation")
         task_type = op_classes.task_type(op.kind, op.op_type)
         args = {"Op Type": op.op_type, "Task Type": task_type, "Model ID": model.model_id,
                 "Iteration ID": model.iterations}
@@ -136,7 +134,7 @@ class _Exporter:
             args.update(zip(columns.OP_SUMMARY_SHAPES, shapes))
         if estimate is not None:
             args[columns.OP_SUMMARY_ESTIMATES[0]] = round(estimate.microseconds, 3)
-        self._timeline.op(op, group, stream, args)
+        self._timeline.op(op, streams.GROUPS[op.kind], stream, args)
         if op.kind == op_classes.INSTRUMENTATION or not self._tasks:
             return
         duration_ns = op.end_ns - op.start_ns

@@ -8,8 +8,8 @@ stream id for the whole profile.
 
 from npu_bridge.profiling import op_classes
 
-_GROUPS = {op_classes.TASK: "compute", op_classes.HCCL: "communication",
-           op_classes.INSTRUMENTATION: "instrumentation"}
+GROUPS = {op_classes.TASK: "compute", op_classes.HCCL: "communication",
+          op_classes.INSTRUMENTATION: "instrumentation"}  # op category -> stream group
 
 
 class StreamAssigner:
@@ -35,7 +35,7 @@ class StreamAssigner:
         rows = {}  # (group, device) -> [end of last op per row]
         placed = []
         for op in ops:
-            group = _GROUPS[op.kind]
+            group = GROUPS[op.kind]
             device = "" if op.kind == op_classes.HCCL else op.device
             ends = rows.setdefault((group, device), [])
             row = next((i for i, end in enumerate(ends) if end <= op.start_ns), len(ends))
