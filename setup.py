@@ -121,6 +121,6 @@ setup(
     # `tensorflow` 2.21 is satisfied by a tensorflow-cpu + tf-keras install as well as by a GPU install.
     install_requires=["tensorflow>=2.21,<2.22", "tf-keras>=2.21,<2.22", "numpy>=1.26,<3"],
     entry_points={"console_scripts": ["npu-bridge=npu_bridge.cli.main:main", "npu-run=npu_bridge.launch.cli:main",
-                                      "npu-dump=npu_bridge.dump.cli:main"]},
+                                      "npu-dump=npu_bridge.dump.cli:main", "npu-prof=npu_bridge.profiling.cli:main"]},
     zip_safe=False,
 )

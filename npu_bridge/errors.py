@@ -55,3 +55,7 @@ class CollectiveError(NpuBridgeError, RuntimeError):
 
 class NotSupportedOffNpuError(NpuBridgeError, NotImplementedError):
     """An upstream API that needs NPU hardware or software with no counterpart off the NPU; it will not work here."""
+
+
+class ProfileDataError(NpuBridgeError, ValueError):
+    """A profiling directory or one of its files is missing or malformed."""

@@ -84,7 +84,7 @@ def _declare_c_api(cdll):
     cdll.npu_bridge_system_initialize.restype = ctypes.c_int
     cdll.npu_bridge_system_shutdown.argtypes = [ctypes.c_int]
     cdll.npu_bridge_system_shutdown.restype = ctypes.c_int
-    for name in ("npu_bridge_system_state_json", "npu_bridge_pass_stats_json"):
+    for name in ("npu_bridge_system_state_json", "npu_bridge_pass_stats_json", "npu_bridge_op_classes_json"):
         fn = getattr(cdll, name)
         fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
         fn.restype = ctypes.c_size_t

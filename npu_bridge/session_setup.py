@@ -14,6 +14,7 @@ Steps live in the modules listed in ``CAPABILITY_MODULES``, imported at the firs
 import dataclasses
 import importlib
 import threading
+import weakref
 from typing import Any, Callable, List
 
 from tensorflow.core.protobuf import config_pb2
@@ -23,11 +24,13 @@ CAPABILITY_MODULES = (
     "npu_bridge.precision.session_step",
     "npu_bridge.collectives.session_step",
     "npu_bridge.dump.dump_session",
+    "npu_bridge.profiling.session_hook",
 )
 
 _lock = threading.Lock()
 _steps = []  # (order, name, function)
 _imported = False
+_live_sessions = weakref.WeakSet()  # every bridged session not yet garbage-collected
 
 
 @dataclasses.dataclass
@@ -57,7 +60,8 @@ class RunContext:
         ``RunOptions`` or None, ``run_metadata`` a ``RunMetadata`` or None).
       step: how many ``run`` calls this session had before this one.
     For a run of a callable Keras made (``_make_callable_from_options``), ``fetches`` are the names of its
-    fetches and targets, and changes to ``options`` / ``run_metadata`` have no effect.
+    fetches and targets and ``feed_dict`` is None; ``options`` set by a hook are merged into the callable's
+    own run options (through a second callable made once per distinct options).
     """
 
     session: Any
@@ -136,10 +140,13 @@ def attach_run_hooks(session, hooks):
     """Wraps ``session.run``, the callables Keras makes (``_make_callable_from_options``) and
     ``session.close`` of this one session so ``hooks`` see every run.
 
+    Also usable later on a live session (a capability switched on after the session was created).
+
     Args:
-      session: a just-created bridged session.
+      session: a bridged session.
       hooks: ``RunHook``s; nothing is wrapped when empty.
     """
+    _live_sessions.add(session)
     if not hooks:
         return
     original_run, original_close = session.run, session.close
@@ -169,12 +176,24 @@ def attach_run_hooks(session, hooks):
                         lambda c: original_run(c.fetches, c.feed_dict, c.options, c.run_metadata))
 
     def make_callable_from_options(callable_options):
-        # The callable's run options are fixed now: hooks see its runs, but their option changes do not apply.
         call = original_make_callable(callable_options)
         fetches = list(callable_options.fetch) + list(callable_options.target)
+        with_options = {}  # serialized RunOptions a hook asked for -> a callable made with them
+
+        def call_as_hooks_ask(context, args, kwargs):
+            if context.options is None:
+                return call(*args, **dict(kwargs, run_metadata=context.run_metadata))
+            key = context.options.SerializeToString()
+            if key not in with_options:  # a callable's run options are fixed when it is made
+                options = config_pb2.CallableOptions()
+                options.CopyFrom(callable_options)
+                options.run_options.MergeFrom(context.options)
+                with_options[key] = original_make_callable(options)
+            return with_options[key](*args, **dict(kwargs, run_metadata=context.run_metadata))
 
         def invoke(*args, **kwargs):
-            return observed(fetches, None, None, None, lambda c: call(*args, **kwargs))
+            return observed(fetches, None, None, kwargs.pop("run_metadata", None),
+                            lambda c: call_as_hooks_ask(c, args, kwargs))
 
         return invoke
 
@@ -190,3 +209,8 @@ def attach_run_hooks(session, hooks):
     run.__doc__, close.__doc__ = original_run.__doc__, original_close.__doc__
     session.run, session.close = run, close
     session._make_callable_from_options = make_callable_from_options  # pylint: disable=protected-access
+
+
+def open_sessions():
+    """The bridged sessions that exist and are not closed, in no particular order."""
+    return [session for session in list(_live_sessions) if not getattr(session, "_closed", False)]

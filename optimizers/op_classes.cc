@@ -2,7 +2,19 @@
 
 #include <set>
 
+#include "ops/json_text.h"
+
 namespace npu_bridge {
+namespace {
+
+const std::set<std::string>& InstrumentationOps() {
+  static const auto* ops = new std::set<std::string>{
+      "NpuOverflowCheck", "NpuDump", "NpuExceptionCapture", "NpuExceptionRelease", "NpuSaturateFp16",
+      "NpuIterationsLoopGuard"};
+  return *ops;
+}
+
+}  // namespace
 
 bool MovesValues(const std::string& op) {
   static const auto* ops = new std::set<std::string>{
@@ -14,12 +26,7 @@ bool MovesValues(const std::string& op) {
   return ops->count(op) > 0;
 }
 
-bool IsInstrumentationOp(const std::string& op) {
-  static const auto* ops = new std::set<std::string>{
-      "NpuOverflowCheck", "NpuDump", "NpuExceptionCapture", "NpuExceptionRelease", "NpuSaturateFp16",
-      "NpuIterationsLoopGuard"};
-  return ops->count(op) > 0;
-}
+bool IsInstrumentationOp(const std::string& op) { return InstrumentationOps().count(op) > 0; }
 
 bool IsStructuralOp(const std::string& op) {
   static const auto* ops = new std::set<std::string>{
@@ -43,3 +50,14 @@ bool IsLowPrecision(tensorflow::DataType dtype) {
 }
 
 }  // namespace npu_bridge
+
+// {"instrumentation": [op types]}: lets Python tools (the profiler) tell instrumentation from the script's ops.
+extern "C" size_t npu_bridge_op_classes_json(char* buf, size_t len) {
+  std::string json = "{\"instrumentation\":[";
+  bool first = true;
+  for (const std::string& op : npu_bridge::InstrumentationOps()) {
+    json += (first ? "" : ",") + npu_bridge::JsonQuote(op);
+    first = false;
+  }
+  return npu_bridge::CopyToBuffer(json + "]}", buf, len);
+}

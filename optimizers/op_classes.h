@@ -15,7 +15,8 @@ namespace npu_bridge {
 // describe values without computing them.
 bool MovesValues(const std::string& op);
 
-// Ops of this project's own instrumentation (overflow checks, dumps, exception capture, fp16 saturation).
+// Ops of this project's own instrumentation (overflow checks, dumps, exception capture, fp16 saturation, the
+// iterations loop guard); npu_bridge_op_classes_json() lists them for Python.
 bool IsInstrumentationOp(const std::string& op);
 
 // Function calls and functional control flow (their bodies hold the computing ops), control-only ops, and

@@ -35,13 +35,12 @@ variable_use_1g_huge_page work_path
 # Keys upstream scripts still write although today's adapter does not read them, and our own extension.
 OTHER_KEYS = ["fp_point", "bp_point", "enable_reduce_precision", "min_group_size", "device_target"]
 
-PENDING = {"profiling_mode", "profiling_options", "fp_point", "bp_point"}
 WORKS = {"use_off_line", "session_device_id", "graph_run_mode", "local_rank_id", "job", "task_index",
          "iterations_per_loop", "hccl_timeout", "enable_dump", "dump_path", "dump_step", "dump_mode", "dump_data",
-         "dump_layer", "device_target"}
+         "dump_layer", "device_target", "fp_point", "bp_point"}
 EMULATED = {"deterministic", "enable_dump_debug", "dump_debug_mode", "enable_exception_dump", "precision_mode",
             "precision_mode_v2", "modify_mixlist", "customize_dtypes", "op_select_implmode",
-            "optypelist_for_implmode", "op_precision_mode"}
+            "optypelist_for_implmode", "op_precision_mode", "profiling_mode", "profiling_options"}
 
 DIR = "<tmp dir>"  # replaced by a real temporary directory in the tests
 MISSING_DIR = "/nonexistent/npu_bridge/dir"
@@ -175,8 +174,8 @@ def test_table_has_no_key_beyond_upstream_and_ours():
 
 def test_statuses_are_honest():
     by_status = {status: {name for name, spec in OPTIONS.items() if spec.status == status}
-                 for status in ("pending", "works", "emulated")}
-    assert by_status == {"pending": PENDING, "works": WORKS, "emulated": EMULATED}
+                 for status in ("works", "emulated")}
+    assert by_status == {"works": WORKS, "emulated": EMULATED}
 
 
 @pytest.mark.parametrize("name", sorted(OPTIONS))

@@ -5,17 +5,16 @@ returns the normalized value, or raises ``ValueError(detail)``. The parser turns
 ``NpuOptionError`` naming the key, the value and the allowed values, so ``detail`` only says what is wrong.
 """
 
-import json
 import os
 import re
 
 from npu_bridge import log
+from npu_bridge.options import profiling_options as profiling_options_format
 
 _STEP_ITEM = re.compile(r"(\d+)(?:-(\d+))?")
 _INT_LIST = re.compile(r"\d+(,\d+)*")
 _SHAPE_ITEM = re.compile(r"([^:;,]+):(-?\d+(?:,-?\d+)*)")
 _MAX_DUMP_STEP_SETS = 100
-_LEGACY_PROFILING = ("training_trace", "task_trace", "op_trace")
 
 
 def one_of(values, detail=None):
@@ -213,29 +212,15 @@ def dynamic_dims(value):
 def profiling_options(value):
     """Accepts a JSON object string, the legacy colon list, or an empty string (= the default options).
 
-    Only the syntax is checked here; what the keys mean is the profiling capability's business.
+    Every key and value is checked (``npu_bridge.options.profiling_options``), so a bad profile setting fails
+    when the session is created rather than when the profile is written.
 
     Args:
       value: the profiling_options text.
     Returns:
       The value unchanged.
     Raises:
-      ValueError: malformed JSON, JSON that is not an object, or a bad legacy list.
+      ValueError: malformed JSON, a bad key value, or a bad legacy list.
     """
-    text = value.strip()
-    if not text:
-        return value
-    if text[0] in "{[":
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"profiling_options is not valid JSON ({e})") from None
-        if not isinstance(parsed, dict):
-            raise ValueError("profiling_options must be a JSON object")
-        return value
-    items = text.split(":")
-    if any(item not in _LEGACY_PROFILING for item in items):
-        raise ValueError("profiling options must be in 'training_trace', 'task_trace' or 'op_trace'")
-    if "op_trace" in items and len(items) > 1:
-        raise ValueError("op_trace can not be combined with other profiling options")
+    profiling_options_format.parse(value)
     return value

@@ -318,17 +318,14 @@ def _validated(values, unknown, source):
 
 
 def _report_status(explicit):
-    """Logs once which options set to a non-default value do nothing (yet) here.
-
-    Not-implemented-yet options are a warning: the script asks for something (a dump, a precision) it will
-    not get. No-effect options are info: they only tune Ascend hardware, so results here are unaffected.
-    """
-    for status, once in (("pending", log.warn_once), ("no_effect", log.info_once)):
-        names = tuple(name for name, value in explicit.items()
-                      if OPTIONS[name].status == status and value != OPTIONS[name].default)
-        if names:
-            once((__name__, status, names), "NpuOptimizer options %s: %s (see the option table in README.md)",
-                 ", ".join(names), STATUS_TEXT[status])
+    """Logs once (info: they only tune Ascend hardware, results here are unaffected) which options set to a
+    non-default value have no effect here."""
+    names = tuple(name for name, value in explicit.items()
+                  if OPTIONS[name].status == "no_effect" and value != OPTIONS[name].default)
+    if names:
+        log.info_once((__name__, "no_effect", names),
+                      "NpuOptimizer options %s: %s (see the option table in README.md)", ", ".join(names),
+                      STATUS_TEXT["no_effect"])
 
 
 def _note_unknown(name, unknown):

@@ -5,13 +5,12 @@ from typing import Any, Callable, Optional
 
 KINDS = ("b", "i", "s")
 STAGES = ("init", "session", "graph", "pass")
-STATUSES = ("works", "emulated", "no_effect", "pending")
+STATUSES = ("works", "emulated", "no_effect")
 
 STATUS_TEXT = {
     "works": "works",
     "emulated": "emulated",
     "no_effect": "accepted, no effect here",
-    "pending": "accepted, not implemented yet",
 }
 
 
@@ -26,7 +25,7 @@ class OptionSpec:
         "graph" or "pass" (TF-side partitioning options).
       default: the normalized value used when the key is absent; None means "unset".
       allowed: human-readable allowed values or syntax; used in error messages and docs.
-      status: "works", "emulated", "no_effect" or "pending" (see STATUS_TEXT).
+      status: "works", "emulated" or "no_effect" (see STATUS_TEXT).
       effect: one line saying what the option does here.
       check: optional callable(value) -> normalized value; raises ValueError(detail) on a bad value.
       strict_kind: when True a value in the wrong AttrValue field is an error (upstream checks the

@@ -28,7 +28,7 @@ IMPL_MODES = ("high_precision", "high_performance", "high_precision_for_all", "h
 DEVICE_TARGETS = ("auto", "cpu", "gpu", "ascend")
 MAX_INPUT_FUSION_SIZE = 32 * 1024 * 1024
 
-WORKS, EMULATED, NO_EFFECT, PENDING = "works", "emulated", "no_effect", "pending"
+WORKS, EMULATED, NO_EFFECT = "works", "emulated", "no_effect"
 
 _RW_DIR = "existing directory with read and write permission"
 _FREE_TEXT = {"b": "true / false", "i": "integer", "s": "string"}
@@ -138,16 +138,24 @@ _PRECISION = (
 )
 
 _PROFILING = (
-    _opt("profiling_mode", "b", "init", False, PENDING, "Collects an Ascend-format profile."),
-    _opt("profiling_options", "s", "init", None, PENDING,
-         "What the profile collects; empty means the default options.",
-         allowed='JSON object string, e.g. {"output":"./prof","training_trace":"on"}, or the legacy colon list '
-                 "of training_trace / task_trace / op_trace (op_trace alone)",
+    _opt("profiling_mode", "b", "init", False, EMULATED,
+         "Profiles every run with TensorFlow's step stats into Ascend-format summaries (op_summary, "
+         "op_statistic, step_trace), a trace-viewer timeline and an HTML report (README: Profiling); "
+         "PROFILING_MODE when unset."),
+    _opt("profiling_options", "s", "init", None, EMULATED,
+         "What the profile collects and where it goes; empty means upstream's default options, unset means "
+         "PROFILING_OPTIONS. NPU hardware counters (aic_metrics, l2, ...) are accepted, no effect here.",
+         allowed='JSON object string, e.g. {"output":"./prof","training_trace":"on","task_trace":"on"} (keys '
+                 "output, storage_limit, training_trace, task_trace/task_time, hccl, aicpu, fp_point, bp_point, "
+                 "aic_metrics, l2, msproftx, ge_api, runtime_api, sys_*/host_sys* sampling), or the legacy colon "
+                 "list of training_trace / task_trace / op_trace (op_trace alone)",
          check=checks.profiling_options, checked_when=("profiling_mode",)),
-    _opt("fp_point", "s", "init", None, PENDING,
-         "Legacy profiling key: the first forward op of the training trace.", allowed="op name"),
-    _opt("bp_point", "s", "init", None, PENDING,
-         "Legacy profiling key: the last backward op of the training trace.", allowed="op name"),
+    _opt("fp_point", "s", "init", None, WORKS,
+         "Legacy profiling key: the first forward op of the training trace; empty detects it.",
+         allowed="op name"),
+    _opt("bp_point", "s", "init", None, WORKS,
+         "Legacy profiling key: the last backward op of the training trace; empty detects it.",
+         allowed="op name"),
 )
 
 _DUMP_DEBUG = (

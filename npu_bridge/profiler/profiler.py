@@ -1,5 +1,5 @@
 """Upstream import path for the scoped Profiler (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.profiling.profiler_scope import Profiler
 
-Profiler = pending("npu_bridge.profiler.profiler.Profiler", "profiling")
+__all__ = ["Profiler"]

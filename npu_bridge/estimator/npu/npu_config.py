@@ -6,9 +6,9 @@ from npu_bridge.estimator_runtime.config_objects import (DynamicInputConfig, Exp
                                                          NpuExecutePlacement)
 from npu_bridge.estimator_runtime.run_config import NPURunConfig
 from npu_bridge.pending import pending
+from npu_bridge.profiling.profiling_config import ProfilingConfig
 from npu_bridge.session_bridge import decorator_tf_session
 
 _MODULE = "npu_bridge.estimator.npu.npu_config"
-ProfilingConfig = pending(f"{_MODULE}.ProfilingConfig", "profiling")
 set_npu_default_config = pending(f"{_MODULE}.set_npu_default_config", "estimator")
 
