@@ -1,6 +1,6 @@
 """The upstream module paths users import (reference: npu_bridge_api.md section 1.1).
 
-Every one of them must import. Tests import them all; ``pending.render_markdown`` uses the list too.
+Every one of them must import. Tests import them all; ``unsupported.render_markdown`` uses the list too.
 """
 
 import importlib

@@ -70,6 +70,16 @@ def inject_npu_config(enabled=True):
     _inject_all = bool(enabled)
 
 
+def set_npu_default_config():
+    """Makes every session created from now on an NPU session, as ``from npu_bridge.npu_init import *`` does.
+
+    Upstream's name for patching the session classes with ``decorator_tf_session``: sessions created without
+    an ``NpuOptimizer`` entry get ``npu_config_proto``'s default one. Safe to call more than once.
+    """
+    install()
+    inject_npu_config(True)
+
+
 def bridge_config(target, config):
     """Decides how a session is created.
 

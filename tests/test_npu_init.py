@@ -1,13 +1,13 @@
-"""The import surface: `from npu_bridge.npu_init import *`, every upstream module path, and the names that
-are not available yet (they import, raise a clear error when used, and the README lists them)."""
+"""The import surface: `from npu_bridge.npu_init import *`, every upstream module path, and the session-class
+patch and graph-manager scope of npu_config / scoped_graph_manager."""
 
 import json
+import logging
 
 import pytest
 from conftest import run_python
 
-from npu_bridge import api_surface, pending, readme_blocks
-from npu_bridge.errors import NotAvailableError
+from npu_bridge import api_surface
 
 # Reference section 1.2: everything upstream's npu_init exports, plus npu_session_config_init (2021).
 NPU_INIT_NAMES = """
@@ -105,17 +105,34 @@ def test_every_upstream_module_path_imports(import_report, module):
     assert import_report[module] == "ok"
 
 
-def test_pending_names_raise_a_clear_error():
-    api_surface.import_all()
-    names = pending.registry()
-    assert names, "nothing is pending"
-    from npu_bridge.estimator import npu_ops  # pylint: disable=import-outside-toplevel
+def test_set_npu_default_config_makes_every_later_session_an_npu_session():
+    result = run_python("""
+        import tensorflow as tf
+        import npu_bridge
+        from npu_bridge.estimator.npu import npu_config
+        from npu_bridge.session_bridge import OPTIONS_ATTRIBUTE
+        tf.compat.v1.disable_eager_execution()
+        print("before", getattr(tf.compat.v1.Session(), OPTIONS_ATTRIBUTE) is not None)
+        npu_config.set_npu_default_config()
+        npu_config.set_npu_default_config()  # a second call changes nothing
+        print("after", getattr(tf.compat.v1.Session(), OPTIONS_ATTRIBUTE) is not None)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "before False" in result.stdout and "after True" in result.stdout
 
-    if "npu_bridge.estimator.npu_ops.dropout" in names:
-        with pytest.raises(NotAvailableError, match="npu_bridge.estimator.npu_ops.dropout is not available yet"):
-            npu_ops.dropout(None, 0.5)
 
+def test_scoped_graph_manager_is_a_scope_with_no_effect_here(npu_log):
+    from npu_bridge.scoped_graph_manager.scoped_graph_manager import ScopedGraphManager  # pylint: disable=import-outside-toplevel
 
-def test_readme_lists_every_pending_name():
-    assert readme_blocks.read_block(pending.README_BLOCK) == pending.render_markdown().strip(), (
-        "README's 'not available yet' list is stale: run `python -m npu_bridge.pending --write-readme`")
+    logger = logging.getLogger("npu_bridge")
+    saved_level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        with ScopedGraphManager("any", graph_id=3) as scope:
+            assert isinstance(scope, ScopedGraphManager)
+        with pytest.raises(KeyError):  # exceptions inside the scope propagate
+            with ScopedGraphManager():
+                raise KeyError("inside")
+    finally:
+        logger.setLevel(saved_level)
+    assert any("ScopedGraphManager: no effect here" in m for m in npu_log)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from npu_bridge import api_surface, pending, readme_blocks
+from npu_bridge import readme_blocks, unsupported
 from npu_bridge.errors import NotSupportedOffNpuError
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin
@@ -18,14 +18,6 @@ def test_unsupported_names_raise_with_the_reason():
         npu_cpu_ops.embedding_hash_table_lookup()
 
 
-def test_compute_capability_has_nothing_pending_any_more():
-    api_surface.import_all()
-    assert not [name for name in pending.registry() if "npu_ops" in name and "outfeed" not in name
-                and "channel" not in name]
-    assert pending.unsupported_registry()
-
-
 def test_readme_lists_every_unsupported_name():
-    assert readme_blocks.read_block(pending.UNSUPPORTED_README_BLOCK) == \
-        pending.render_unsupported_markdown().strip(), (
-            "README's 'not supported off the NPU' list is stale: run `python -m npu_bridge.pending --write-readme`")
+    assert readme_blocks.read_block(unsupported.README_BLOCK) == unsupported.render_markdown().strip(), (
+        "README's 'not supported off the NPU' list is stale: run `python -m npu_bridge.unsupported --write-readme`")

@@ -5,7 +5,7 @@ functions register device memory. There are no device addresses in this emulatio
 ``NotSupportedOffNpuError`` saying so and what to use instead (and the README lists them).
 """
 
-from npu_bridge.pending import unsupported
+from npu_bridge.unsupported import unsupported
 
 _ADDRESSES = "it accesses NPU memory by device address (RDMA); there are no such addresses off the NPU"
 _HCCL = f"{_ADDRESSES}. Use hccl_ops.send / receive or all_to_all_v to move tensors between ranks"

@@ -6,7 +6,7 @@ from npu_bridge.compute.activations import fast_gelu_v2, prelu
 from npu_bridge.compute.dropout import dropout_v3, dropout_v4
 from npu_bridge.compute.indexing import nonzero
 from npu_bridge.compute.normalization import centralization, layer_norm
-from npu_bridge.pending import unsupported
+from npu_bridge.unsupported import unsupported
 
 _MODULE = "npu_bridge.estimator.npu_aicore_ops"
 lru_cache_v2 = unsupported(f"{_MODULE}.lru_cache_v2", "it manages an embedding cache in NPU device memory")

@@ -7,7 +7,7 @@ from npu_bridge.compute.lars import lars as LARS  # noqa: N812  (upstream's name
 from npu_bridge.compute.lars import lars_v2 as LARSV2  # noqa: N812
 from npu_bridge.compute.lstm_cell import basic_lstm_cell
 from npu_bridge.outfeed import channel_get_next, outfeed_dequeue_op, outfeed_enqueue_op, stop_outfeed_dequeue_op
-from npu_bridge.pending import unsupported
+from npu_bridge.unsupported import unsupported
 from npu_bridge.system_ops import initialize_system, shutdown_system
 
 NPUInit = initialize_system

@@ -1,5 +1,5 @@
 """Upstream import path for ScopedGraphManager (facade)."""
 
-from npu_bridge.pending import pending
+from npu_bridge.graph_manager_scope import ScopedGraphManager
 
-ScopedGraphManager = pending("npu_bridge.scoped_graph_manager.scoped_graph_manager.ScopedGraphManager", "estimator")
+__all__ = ["ScopedGraphManager"]

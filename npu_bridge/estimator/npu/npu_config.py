@@ -5,10 +5,7 @@ from npu_bridge.estimator_runtime.config_objects import (DynamicInputConfig, Exp
                                                          GraphMemoryOptimizeConfig, MemoryConfig,
                                                          NpuExecutePlacement)
 from npu_bridge.estimator_runtime.run_config import NPURunConfig
-from npu_bridge.pending import pending
 from npu_bridge.profiling.profiling_config import ProfilingConfig
-from npu_bridge.session_bridge import decorator_tf_session
+from npu_bridge.session_bridge import decorator_tf_session, set_npu_default_config
 
-_MODULE = "npu_bridge.estimator.npu.npu_config"
-set_npu_default_config = pending(f"{_MODULE}.set_npu_default_config", "estimator")
 
