@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
+from npu_session_config import npu_config  # noqa: E402
 
 v1 = tf.compat.v1
 
@@ -36,14 +37,6 @@ def build_mlp():
         train = v1.train.GradientDescentOptimizer(0.01).minimize(loss)
         init = v1.global_variables_initializer()
     return graph, x, y, train, init
-
-
-def npu_config():
-    config = v1.ConfigProto()
-    entry = config.graph_options.rewrite_options.custom_optimizers.add()
-    entry.name = "NpuOptimizer"
-    entry.parameter_map["use_off_line"].b = True
-    return config
 
 
 def step_time_ratio(blocks, steps):

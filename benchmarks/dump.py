@@ -30,21 +30,14 @@ from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 from npu_bridge import dump  # noqa: E402
+import npu_session_config  # noqa: E402
 
 v1 = tf.compat.v1
 v1.disable_eager_execution()
 
 
 def npu_config(**options):
-    config = v1.ConfigProto()
-    entry = config.graph_options.rewrite_options.custom_optimizers.add()
-    entry.name = "NpuOptimizer"
-    entry.parameter_map["use_off_line"].b = True
-    for key, value in options.items():
-        if isinstance(value, bool):
-            entry.parameter_map[key].b = value
-        else:
-            entry.parameter_map[key].s = value.encode()
+    config = npu_session_config.npu_config(**options)
     config.graph_options.rewrite_options.remapping = rewriter_config_pb2.RewriterConfig.OFF  # as Ascend scripts do
     return config
 

@@ -20,6 +20,7 @@ import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 from npu_bridge import system  # noqa: E402
+from npu_session_config import npu_config  # noqa: E402
 
 v1 = tf.compat.v1
 v1.disable_eager_execution()
@@ -48,15 +49,6 @@ def build_cnn():
     return graph, train, init, feed
 
 
-def npu_config(backend, mode):
-    config = v1.ConfigProto()
-    entry = config.graph_options.rewrite_options.custom_optimizers.add()
-    entry.name = "NpuOptimizer"
-    entry.parameter_map["device_target"].s = backend.encode()
-    entry.parameter_map["precision_mode"].s = mode.encode()
-    return config
-
-
 def configurations():
     backends = ["cpu", "ascend"] + (["gpu"] if tf.config.list_physical_devices("GPU") else [])
     return [(backend, mode) for backend in backends for mode in MODES
@@ -73,7 +65,7 @@ def main(argv=None):
     sessions = {}
     for key in configurations():
         system.shutdown(force=True)  # the next session's init options (backend, precision) take effect
-        sess = v1.Session(graph=graph, config=npu_config(*key))
+        sess = v1.Session(graph=graph, config=npu_config(device_target=key[0], precision_mode=key[1]))
         sess.run(init)
         for _ in range(args.steps):  # warm-up: graph rewrite, allocator
             sess.run(train, feed)

@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
+from npu_session_config import npu_config  # noqa: E402
 from npu_bridge.profiler.profiler import Profiler  # noqa: E402
 
 v1 = tf.compat.v1
@@ -43,14 +44,6 @@ def build_cnn(batch):
         train = v1.train.MomentumOptimizer(0.01, 0.9).minimize(loss)
         init = v1.global_variables_initializer()
     return graph, x, y, train, init
-
-
-def npu_config():
-    config = v1.ConfigProto()
-    entry = config.graph_options.rewrite_options.custom_optimizers.add()
-    entry.name = "NpuOptimizer"
-    entry.parameter_map["use_off_line"].b = True
-    return config
 
 
 def main(argv=None):

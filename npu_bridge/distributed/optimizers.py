@@ -11,6 +11,7 @@ import tensorflow as tf
 from npu_bridge.distributed import averaging
 from npu_bridge.collectives import lowering, membership
 from npu_bridge.groups import WORLD_GROUP
+from npu_bridge.wrapped_optimizer import WrappedOptimizer
 
 
 def _average(grads):
@@ -23,7 +24,7 @@ def _average_pairs(grads_and_vars):
     return list(zip(averaged, (v for _, v in grads_and_vars)))
 
 
-class NPUDistributedOptimizer(tf.compat.v1.train.Optimizer):
+class NPUDistributedOptimizer(WrappedOptimizer):
     """Wraps a ``tf.compat.v1.train.Optimizer``: ``compute_gradients`` returns world-averaged gradients.
 
     Args:
@@ -35,8 +36,7 @@ class NPUDistributedOptimizer(tf.compat.v1.train.Optimizer):
     """
 
     def __init__(self, optimizer, is_weight_update_sharding=False, name=None):
-        super().__init__(use_locking=False, name=name or f"Distributed{type(optimizer).__name__}")
-        self._optimizer = optimizer
+        super().__init__(optimizer, name or f"Distributed{type(optimizer).__name__}")
         self._is_weight_update_sharding = is_weight_update_sharding
 
     def compute_gradients(self, *args, **kwargs):
@@ -67,18 +67,6 @@ class NPUDistributedOptimizer(tf.compat.v1.train.Optimizer):
                 values = lowering.broadcast([tf.identity(v.value()) for v in variables], members, owner)
                 updates.extend(tf.compat.v1.assign(v, value) for v, value in zip(variables, values))
         return tf.group(apply_op, *updates, name=name or self.get_name())
-
-    def get_slot(self, *args, **kwargs):
-        """Delegates to the wrapped optimizer."""
-        return self._optimizer.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        """Delegates to the wrapped optimizer."""
-        return self._optimizer.get_slot_names(*args, **kwargs)
-
-    def variables(self, *args, **kwargs):
-        """Delegates to the wrapped optimizer."""
-        return self._optimizer.variables(*args, **kwargs)
 
 
 def shard_owners(byte_sizes, size):

@@ -14,11 +14,12 @@ import tensorflow as tf
 from npu_bridge import device_mode
 from npu_bridge.loss_scale import overflow, scaling
 from npu_bridge.loss_scale.managers import FixedLossScaleManager
+from npu_bridge.wrapped_optimizer import WrappedOptimizer
 
 v1 = tf.compat.v1
 
 
-class NPULossScaleOptimizer(v1.train.Optimizer):
+class NPULossScaleOptimizer(WrappedOptimizer):
     """Loss scaling around another optimizer.
 
     Args:
@@ -32,8 +33,7 @@ class NPULossScaleOptimizer(v1.train.Optimizer):
     def __init__(self, opt, loss_scale_manager, is_distributed=False):
         if not isinstance(opt, v1.train.Optimizer):
             raise ValueError(f'"opt" must be an instance of tf.compat.v1.train.Optimizer, but got: {type(opt)}')
-        super().__init__(use_locking=False, name="NPULossScaleOptimizer")
-        self._opt = opt
+        super().__init__(opt, "NPULossScaleOptimizer")
         self._loss_scale_manager = loss_scale_manager
         self._is_distributed = is_distributed
 
@@ -41,7 +41,7 @@ class NPULossScaleOptimizer(v1.train.Optimizer):
                           aggregation_method=None, colocate_gradients_with_ops=False, grad_loss=None):
         """Gradients of ``loss * loss_scale``, divided by ``loss_scale``; see ``Optimizer.compute_gradients``."""
         loss_scale = self._loss_scale_manager.get_loss_scale()
-        grads_and_vars = self._opt.compute_gradients(
+        grads_and_vars = self._optimizer.compute_gradients(
             scaling.scaled_loss(loss, loss_scale), var_list=var_list, gate_gradients=gate_gradients,
             aggregation_method=aggregation_method, colocate_gradients_with_ops=colocate_gradients_with_ops,
             grad_loss=grad_loss)
@@ -56,25 +56,10 @@ class NPULossScaleOptimizer(v1.train.Optimizer):
         grads_and_vars = list(grads_and_vars)
         manager = self._loss_scale_manager
         if isinstance(manager, FixedLossScaleManager) and not manager.get_enable_overflow_check():
-            return self._opt.apply_gradients(grads_and_vars, global_step, name)
+            return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
         grads = [grad for grad, _ in grads_and_vars]
         if device_mode.is_inf_nan_enabled():
             finite = overflow.grads_are_finite(grads)
         else:
             finite = overflow.status_is_clear(grads, self._is_distributed)
-        return scaling.apply_if_finite(self._opt, grads_and_vars, global_step, name, finite, manager)
-
-    def get_slot(self, var, name):
-        return self._opt.get_slot(var, name)
-
-    def get_slot_names(self):
-        return self._opt.get_slot_names()
-
-    def variables(self):
-        return self._opt.variables()
-
-    def __getattr__(self, name):
-        # Upstream forwards unknown attributes (learning rate, ...) to the wrapped optimizer.
-        if name.startswith("__") or name == "_opt":
-            raise AttributeError(name)
-        return getattr(self._opt, name)
+        return scaling.apply_if_finite(self._optimizer, grads_and_vars, global_step, name, finite, manager)

@@ -11,11 +11,12 @@ import tensorflow as tf
 
 from npu_bridge import log, world
 from npu_bridge.loss_scale import overflow, scaling
+from npu_bridge.wrapped_optimizer import WrappedOptimizer
 
 v1 = tf.compat.v1
 
 
-class NPUOptimizer(v1.train.Optimizer):
+class NPUOptimizer(WrappedOptimizer):
     """Distributed and loss-scaling wrapper of an optimizer.
 
     Args:
@@ -38,8 +39,7 @@ class NPUOptimizer(v1.train.Optimizer):
         if is_tailing_optimization:
             log.info_once("is_tailing_optimization", "NPUOptimizer(is_tailing_optimization=True): tunes Ascend's "
                           "communication schedule; no effect here")
-        super().__init__(use_locking=False, name=name or "NPUOptimizer")
-        self._opt = opt
+        super().__init__(opt, name or "NPUOptimizer")
         self._loss_scale_manager = loss_scale_manager
         self._is_distributed = is_distributed
         self._is_loss_scale = is_loss_scale
@@ -50,7 +50,7 @@ class NPUOptimizer(v1.train.Optimizer):
         loss_scale = self._loss_scale_manager.get_loss_scale() if self._is_loss_scale else None
         if loss_scale is not None:
             loss = scaling.scaled_loss(loss, loss_scale)
-        grads_and_vars = self._opt.compute_gradients(
+        grads_and_vars = self._optimizer.compute_gradients(
             loss, var_list=var_list, gate_gradients=gate_gradients, aggregation_method=aggregation_method,
             colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
         if self._is_distributed and world.load_world().rank_size > 1:
@@ -67,16 +67,7 @@ class NPUOptimizer(v1.train.Optimizer):
         """Applies the gradients (with loss scaling: unless the step overflowed) and updates the loss scale."""
         grads_and_vars = list(grads_and_vars)
         if not self._is_loss_scale:
-            return self._opt.apply_gradients(grads_and_vars, global_step, name)
+            return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
         finite = overflow.status_is_clear([grad for grad, _ in grads_and_vars], self._is_distributed)
-        return scaling.apply_if_finite(self._opt, grads_and_vars, global_step, name, finite,
+        return scaling.apply_if_finite(self._optimizer, grads_and_vars, global_step, name, finite,
                                        self._loss_scale_manager)
-
-    def get_slot(self, var, name):
-        return self._opt.get_slot(var, name)
-
-    def get_slot_names(self):
-        return self._opt.get_slot_names()
-
-    def variables(self):
-        return self._opt.variables()

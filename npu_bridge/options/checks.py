@@ -224,3 +224,19 @@ def profiling_options(value):
     """
     profiling_options_format.parse(value)
     return value
+
+
+def parsed_file(load):
+    """Returns the check of an option naming a file that ``load(path)`` reads and validates.
+
+    Args:
+      load: a function that raises ``ValueError`` for a missing, unreadable or malformed file.
+    Returns:
+      A check that returns the absolute path.
+    """
+    def check(path):
+        path = os.path.abspath(path)
+        load(path)
+        return path
+
+    return check

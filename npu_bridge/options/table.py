@@ -110,17 +110,17 @@ _PRECISION = (
          "Edits the mixed-precision lists: Ascend's white / black / gray list become TensorFlow AMP's allow / "
          "deny / infer list.",
          allowed="path to a JSON file with black-list / white-list / gray-list to-add / to-remove; needs "
-                 "precision_mode allow_mix_precision* or precision_mode_v2 mixed_*", check=mixlist.check_file),
+                 "precision_mode allow_mix_precision* or precision_mode_v2 mixed_*", check=checks.parsed_file(mixlist.load)),
     _opt("customize_dtypes", "s", "init", None, EMULATED,
          "Per-op input / output dtypes (float16 / bfloat16 round through that type, float32 keeps float32); "
          "ignored when the precision mode keeps the graph's dtypes.",
          allowed="path to a file of OpName::InputDtype:...,OutputDtype:... and "
-                 "OpType::Type:InputDtype:...,OutputDtype:... lines", check=customize_dtypes.check_file),
+                 "OpType::Type:InputDtype:...,OutputDtype:... lines", check=checks.parsed_file(customize_dtypes.load)),
     _opt("op_precision_mode", "s", "init", None, EMULATED,
          "Per-op implementation mode by op type or node name (wins over op_select_implmode); high_precision / "
          "high_performance are reproduced on the simulated Ascend backend.",
          allowed="path to an .ini file with [ByOpType] / [ByNodeName] sections of name=mode lines",
-         check=impl_mode.check_ini),
+         check=checks.parsed_file(impl_mode.load_ini)),
     _opt("op_select_implmode", "s", "init", None, EMULATED,
          "high_precision / high_performance implementations; on the simulated Ascend backend LayerNorm and float16 "
          "SoftmaxCrossEntropyWithLogits differ as on Ascend (default high_performance); accepted and reported "

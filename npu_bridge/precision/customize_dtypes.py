@@ -7,7 +7,6 @@ slot listed as float16 or bfloat16 is rounded through that type, float32 keeps i
 precision region); dtypes of other slots (integer inputs, ...) are left as the graph has them.
 """
 
-import os
 import re
 
 from npu_bridge.precision.op_types import tf_op_type
@@ -86,14 +85,3 @@ def load(path):
     return parse(text)
 
 
-def check_file(path):
-    """Option check of customize_dtypes: the file must exist and parse.
-
-    Returns:
-      The absolute path.
-    Raises:
-      ValueError: see ``load``.
-    """
-    path = os.path.abspath(path)
-    load(path)
-    return path

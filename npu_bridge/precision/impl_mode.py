@@ -10,7 +10,6 @@ op_precision_mode names an .ini file with ``[ByOpType]`` and ``[ByNodeName]`` se
 """
 
 import configparser
-import os
 
 HIGH_PRECISION = "high_precision"
 HIGH_PERFORMANCE = "high_performance"
@@ -56,19 +55,6 @@ def load_ini(path):
                 raise ValueError(f"[{section}] {key}={value}: the value must be one of {', '.join(INI_VALUES)}")
             result[section][key] = value
     return result
-
-
-def check_ini(path):
-    """Option check of op_precision_mode: the file must exist and parse.
-
-    Returns:
-      The absolute path.
-    Raises:
-      ValueError: see ``load_ini``.
-    """
-    path = os.path.abspath(path)
-    load_ini(path)
-    return path
 
 
 def resolve(options):

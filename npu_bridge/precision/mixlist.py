@@ -84,21 +84,6 @@ def load(path):
     return placement
 
 
-def check_file(path):
-    """Option check of modify_mixlist: the file must exist and be valid.
-
-    Args:
-      path: the option value.
-    Returns:
-      The absolute path.
-    Raises:
-      ValueError: see ``load``.
-    """
-    path = os.path.abspath(path)
-    load(path)
-    return path
-
-
 def environment_for(placement):
     """Returns the TensorFlow AMP list variables (without prefix) that put each op in its list.
 
