@@ -8,6 +8,7 @@ Run: python benchmarks/bridge_overhead.py [--blocks 30] [--steps 50] [--imports 
 """
 
 import argparse
+import functools
 import os
 import statistics
 import subprocess
@@ -16,50 +17,26 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from npu_session_config import npu_config  # noqa: E402
+from bench_util import build_mlp, interleaved_times, npu_config  # noqa: E402
 
 v1 = tf.compat.v1
 
 
-def build_mlp():
-    graph = tf.Graph()
-    with graph.as_default():
-        x = v1.placeholder(tf.float32, [64, 128])
-        y = v1.placeholder(tf.float32, [64, 10])
-        h = v1.layers.dense(x, 256, activation=tf.nn.relu)
-        h = v1.layers.dense(h, 256, activation=tf.nn.relu)
-        logits = v1.layers.dense(h, 10)
-        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits))
-        train = v1.train.GradientDescentOptimizer(0.01).minimize(loss)
-        init = v1.global_variables_initializer()
-    return graph, x, y, train, init
-
-
 def step_time_ratio(blocks, steps):
-    graph, x, y, train, init = build_mlp()
-    rng = np.random.RandomState(0)
-    feed = {x: rng.rand(64, 128).astype(np.float32), y: np.eye(10, dtype=np.float32)[rng.randint(0, 10, 64)]}
+    graph, train, init, feed = build_mlp(batch=64, inputs=128, hidden=256)
     sessions = {"plain": v1.Session(graph=graph), "bridged": v1.Session(graph=graph, config=npu_config())}
     for sess in sessions.values():
         sess.run(init)
         for _ in range(steps):  # warm-up: graph optimization and allocator
             sess.run(train, feed)
-    times = {name: [] for name in sessions}
-    for block in range(blocks):
-        order = list(sessions.items()) if block % 2 == 0 else list(reversed(sessions.items()))
-        for name, sess in order:
-            start = time.perf_counter()
-            for _ in range(steps):
-                sess.run(train, feed)
-            times[name].append((time.perf_counter() - start) / steps)
+    times = interleaved_times({name: functools.partial(sess.run, train, feed) for name, sess in sessions.items()},
+                              blocks, steps)
     for sess in sessions.values():
         sess.close()
-    plain, bridged = statistics.median(times["plain"]), statistics.median(times["bridged"])
-    return plain, bridged
+    return statistics.median(times["plain"]), statistics.median(times["bridged"])
 
 
 def import_seconds(code, repeats):

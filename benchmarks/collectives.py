@@ -33,19 +33,6 @@ def _launch(args):
     return subprocess.run(command, env=env, check=False).returncode
 
 
-def _interleaved(runs, blocks, repeats):
-    """Median seconds per call of each function, measured in alternating blocks."""
-    times = {name: [] for name in runs}
-    for block in range(blocks):
-        order = list(runs.items()) if block % 2 == 0 else list(reversed(runs.items()))
-        for name, run in order:
-            start = time.perf_counter()
-            for _ in range(repeats):
-                run()
-            times[name].append((time.perf_counter() - start) / repeats)
-    return {name: statistics.median(samples) for name, samples in times.items()}
-
-
 def _copy_bandwidth(nbytes, np):
     source = np.ones(nbytes // 4, np.float32)
     target = np.empty_like(source)
@@ -60,6 +47,7 @@ def _copy_bandwidth(nbytes, np):
 def run_rank(blocks):
     import numpy as np  # pylint: disable=import-outside-toplevel
 
+    from bench_util import interleaved_times  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
     from npu_bridge import groups  # pylint: disable=import-outside-toplevel
     from npu_bridge.collectives import keys  # pylint: disable=import-outside-toplevel
     from npu_bridge.npu_init import (get_rank_id, get_rank_size, hccl_ops, npu_allreduce,  # pylint: disable=import-outside-toplevel
@@ -83,16 +71,19 @@ def run_rank(blocks):
     sess.run(tf.global_variables_initializer())
     for op in [*ours.values(), *raw.values(), fused, per_tensor]:
         sess.run(op)  # warm up: group and instance resolution
+    def interleaved(runs, repeats):
+        return {name: statistics.median(samples) for name, samples in interleaved_times(runs, blocks, repeats).items()}
+
     lines = [f"{size} ranks, loopback gRPC; median of {blocks} interleaved blocks", "",
              "allreduce float32   hccl_ops       raw CollectiveReduce   ratio raw/hccl_ops   np.copyto (ceiling)"]
     for mib in SIZES_MIB:
-        t = _interleaved({"ours": lambda m=mib: sess.run(ours[m]), "raw": lambda m=mib: sess.run(raw[m])}, blocks,
-                         REPEATS[mib])
+        t = interleaved({"ours": lambda m=mib: sess.run(ours[m]), "raw": lambda m=mib: sess.run(raw[m])},
+                        REPEATS[mib])
         copy = _copy_bandwidth(mib * MIB, np)
         lines.append(f"{mib:>4} MiB           {t['ours'] * 1e3:8.1f} ms    {t['raw'] * 1e3:8.1f} ms            "
                      f"{t['raw'] / t['ours']:6.3f}               {copy / 1e9:6.1f} GB/s  "
                      f"(allreduce: {mib * MIB / t['ours'] / 1e9:.2f} GB/s)")
-    t = _interleaved({"fused": lambda: sess.run(fused), "per_tensor": lambda: sess.run(per_tensor)}, blocks, 5)
+    t = interleaved({"fused": lambda: sess.run(fused), "per_tensor": lambda: sess.run(per_tensor)}, 5)
     lines += ["", "gradient allreduce, 100 variables (0.8 MiB)",
               f"  fused (default split 96.54/3.46): {t['fused'] * 1e3:7.1f} ms per step",
               f"  one collective per tensor:        {t['per_tensor'] * 1e3:7.1f} ms per step",

@@ -16,6 +16,7 @@ Run: python benchmarks/dump.py [--blocks 15] [--steps 30] [--dump-steps 5] [--re
 """
 
 import argparse
+import functools
 import os
 import shutil
 import statistics
@@ -30,50 +31,29 @@ from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 from npu_bridge import dump  # noqa: E402
-import npu_session_config  # noqa: E402
+import bench_util  # noqa: E402
+from bench_util import build_mlp, interleaved_times  # noqa: E402
 
 v1 = tf.compat.v1
 v1.disable_eager_execution()
 
 
 def npu_config(**options):
-    config = npu_session_config.npu_config(**options)
+    config = bench_util.npu_config(**options)
     config.graph_options.rewrite_options.remapping = rewriter_config_pb2.RewriterConfig.OFF  # as Ascend scripts do
     return config
 
 
-def build_mlp():
-    graph = tf.Graph()
-    with graph.as_default():
-        x = v1.placeholder(tf.float32, [128, 784])
-        y = v1.placeholder(tf.float32, [128, 10])
-        h = v1.layers.dense(x, 512, activation=tf.nn.relu)
-        h = v1.layers.dense(h, 512, activation=tf.nn.relu)
-        logits = v1.layers.dense(h, 10)
-        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits))
-        train = v1.train.GradientDescentOptimizer(0.01).minimize(loss)
-        init = v1.global_variables_initializer()
-    rng = np.random.RandomState(0)
-    feed = {x: rng.rand(128, 784).astype(np.float32), y: np.eye(10, dtype=np.float32)[rng.randint(0, 10, 128)]}
-    return graph, train, init, feed
-
-
 def interleaved_step_times(configs, blocks, steps):
     """Median seconds per training step of each config, measured in alternating blocks."""
-    graph, train, init, feed = build_mlp()
+    graph, train, init, feed = build_mlp(batch=128, inputs=784, hidden=512)
     sessions = {name: v1.Session(graph=graph, config=config) for name, config in configs.items()}
     for sess in sessions.values():
         sess.run(init)
         for _ in range(steps):  # warm-up: graph optimization, allocator
             sess.run(train, feed)
-    times = {name: [] for name in sessions}
-    for block in range(blocks):
-        order = list(sessions.items()) if block % 2 == 0 else list(reversed(sessions.items()))
-        for name, sess in order:
-            start = time.perf_counter()
-            for _ in range(steps):
-                sess.run(train, feed)
-            times[name].append((time.perf_counter() - start) / steps)
+    times = interleaved_times({name: functools.partial(sess.run, train, feed) for name, sess in sessions.items()},
+                              blocks, steps)
     for sess in sessions.values():
         sess.close()
     return {name: statistics.median(samples) for name, samples in times.items()}
@@ -94,18 +74,12 @@ def per_op_cost(blocks, ops=200):
         rewrite = config.graph_options.rewrite_options
         rewrite.constant_folding = rewrite.arithmetic_optimization = rewriter_config_pb2.RewriterConfig.OFF
     sessions = {name: v1.Session(graph=graph, config=config) for name, config in configs.items()}
-    times = {name: [] for name in sessions}
     try:
         for sess in sessions.values():
             for _ in range(50):
                 sess.run(y, {x: 1.0})
-        for block in range(blocks):
-            order = list(sessions.items()) if block % 2 == 0 else list(reversed(sessions.items()))
-            for name, sess in order:
-                start = time.perf_counter()
-                for _ in range(50):
-                    sess.run(y, {x: 1.0})
-                times[name].append((time.perf_counter() - start) / 50)
+        times = interleaved_times({name: functools.partial(sess.run, y, {x: 1.0}) for name, sess in sessions.items()},
+                                  blocks, 50)
     finally:
         for sess in sessions.values():
             sess.close()

@@ -9,9 +9,9 @@ Run: python benchmarks/precision.py [--blocks 15] [--steps 20]
 """
 
 import argparse
+import functools
 import os
 import statistics
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -20,7 +20,7 @@ import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 from npu_bridge import system  # noqa: E402
-from npu_session_config import npu_config  # noqa: E402
+from bench_util import interleaved_times, npu_config  # noqa: E402
 
 v1 = tf.compat.v1
 v1.disable_eager_execution()
@@ -70,14 +70,8 @@ def main(argv=None):
         for _ in range(args.steps):  # warm-up: graph rewrite, allocator
             sess.run(train, feed)
         sessions[key] = sess
-    times = {key: [] for key in sessions}
-    for block in range(args.blocks):
-        order = list(sessions.items())
-        for key, sess in (order if block % 2 == 0 else reversed(order)):
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                sess.run(train, feed)
-            times[key].append((time.perf_counter() - start) / args.steps)
+    times = interleaved_times({key: functools.partial(sess.run, train, feed) for key, sess in sessions.items()},
+                              args.blocks, args.steps)
     print(f"{'backend':8} {'precision_mode':26} {'ms/step':>8} {'ratio':>6}")
     for key, samples in times.items():
         ratio = statistics.median(t / base for t, base in zip(samples, times[BASELINE]))

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from npu_session_config import npu_config  # noqa: E402
+from bench_util import npu_config  # noqa: E402
 from npu_bridge.profiler.profiler import Profiler  # noqa: E402
 
 v1 = tf.compat.v1

@@ -25,6 +25,27 @@ def add_npu_optimizer(config):
     return True
 
 
+def append_npu_optimizer(config, values):
+    """Appends an NpuOptimizer entry holding ``values`` to ``config``, whatever entries it already has.
+
+    Args:
+      config: the ConfigProto to edit.
+      values: {parameter_map key: value}; a bool goes to ``.b``, an int to ``.i``, str or bytes to ``.s``.
+    Returns:
+      The new entry.
+    """
+    entry = config.graph_options.rewrite_options.custom_optimizers.add()
+    entry.name = NPU_OPTIMIZER
+    for key, value in values.items():
+        if isinstance(value, bool):
+            entry.parameter_map[key].b = value
+        elif isinstance(value, int):
+            entry.parameter_map[key].i = value
+        else:
+            entry.parameter_map[key].s = value.encode() if isinstance(value, str) else value
+    return entry
+
+
 def npu_config_proto(config_proto=None):
     """Makes ``config_proto`` an NPU session config, as upstream's ``npu_config_proto``.
 

@@ -280,34 +280,26 @@ absl::Status LoopBuilder::Classify() {
     inside_[i] = iteration_ops.count(node.name()) > 0 || reads_state || IsControlFlowPrimitive(node.op()) ||
                  (op_def->is_stateful() && !state_holder);
   }
-  for (int i = 0; i < original_size_; ++i) {
-    if (inside_[i]) queue.push_back(i);
-  }
-  while (!queue.empty()) {
-    int i = queue.front();
-    queue.pop_front();
-    for (int consumer : consumers[i]) {
-      if (in_fanin[consumer] && !inside_[consumer]) {
-        inside_[consumer] = true;
-        queue.push_back(consumer);
+  // Marks, in `marked`, every node downstream of a per-step node whose fan-in membership is `fanin_side`.
+  auto mark_downstream = [&](bool fanin_side, std::vector<bool>* marked) {
+    for (int i = 0; i < original_size_; ++i) {
+      if (inside_[i]) queue.push_back(i);
+    }
+    while (!queue.empty()) {
+      int i = queue.front();
+      queue.pop_front();
+      for (int consumer : consumers[i]) {
+        if (in_fanin[consumer] == fanin_side && !(*marked)[consumer]) {
+          (*marked)[consumer] = true;
+          queue.push_back(consumer);
+        }
       }
     }
-  }
+  };
+  mark_downstream(true, &inside_);
   // Nodes outside the fan-in downstream of per-step nodes: removed from this call's graph.
   remove_.assign(original_size_, false);
-  for (int i = 0; i < original_size_; ++i) {
-    if (inside_[i]) queue.push_back(i);
-  }
-  while (!queue.empty()) {
-    int i = queue.front();
-    queue.pop_front();
-    for (int consumer : consumers[i]) {
-      if (!in_fanin[consumer] && !remove_[consumer]) {
-        remove_[consumer] = true;
-        queue.push_back(consumer);
-      }
-    }
-  }
+  mark_downstream(false, &remove_);
   for (const std::string& guard : guards_) remove_[IndexOf(guard)] = true;
   return absl::OkStatus();
 }

@@ -25,7 +25,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from npu_bridge import session_bridge, system  # noqa: E402
+from npu_bridge import config_proto, session_bridge, system  # noqa: E402
 
 # TF1-style tests: graph mode, as after `from npu_bridge.npu_init import *`.
 tf.compat.v1.disable_eager_execution()
@@ -58,15 +58,7 @@ def npu_log():
 def npu_config(**options):
     """A ConfigProto with an NpuOptimizer entry holding ``options`` (bool -> .b, int -> .i, str -> .s)."""
     config = tf.compat.v1.ConfigProto()
-    entry = config.graph_options.rewrite_options.custom_optimizers.add()
-    entry.name = "NpuOptimizer"
-    for key, value in options.items():
-        if isinstance(value, bool):
-            entry.parameter_map[key].b = value
-        elif isinstance(value, int):
-            entry.parameter_map[key].i = value
-        else:
-            entry.parameter_map[key].s = tf.compat.as_bytes(value)
+    config_proto.append_npu_optimizer(config, options)
     return config
 
 

@@ -14,7 +14,7 @@ import os
 
 import tensorflow as tf
 
-from npu_bridge import arg_checks
+from npu_bridge import arg_checks, config_proto
 from npu_bridge.estimator_runtime import config_objects
 from npu_bridge.options import parse as option_parse
 from npu_bridge.tf_estimator.run_config import RunConfig
@@ -140,15 +140,7 @@ class NPURunConfig(RunConfig):
         config = tf.compat.v1.ConfigProto()
         if self.session_config is not None:
             config.CopyFrom(self.session_config)
-        entry = config.graph_options.rewrite_options.custom_optimizers.add()
-        entry.name = "NpuOptimizer"
-        for key, value in self.parameter_map_values().items():
-            if isinstance(value, bool):
-                entry.parameter_map[key].b = value
-            elif isinstance(value, int):
-                entry.parameter_map[key].i = value
-            else:
-                entry.parameter_map[key].s = tf.compat.as_bytes(value)
+        config_proto.append_npu_optimizer(config, self.parameter_map_values())
         return config
 
 

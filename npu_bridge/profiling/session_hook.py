@@ -50,10 +50,10 @@ class ProfilingHook(RunHook):
         settings = recorder.scoped_settings() or self._settings
         if settings is None:
             return
-        if self._context is None:
-            self._context = _profile_context(self._options, _trace_level(context.session))
-        recorder.ensure_started(settings, self._context)
         trace_level = _trace_level(context.session)
+        if self._context is None:
+            self._context = _profile_context(self._options, trace_level)
+        recorder.ensure_started(settings, self._context)
         if context.options is None:
             context.options = config_pb2.RunOptions(trace_level=trace_level)
         elif context.options.trace_level < trace_level:
