@@ -20,7 +20,7 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 NATIVE_SOURCE_DIRS = ("ops", "optimizers")
 EXTRA_COMPILE_FLAGS = ["-O2", "-fPIC", "-Wno-deprecated-declarations", "-Wno-interference-size"]
-BUILD_INFO = "_build_info.json"  # read by npu_bridge/native_library.py: which TensorFlow this build is for
+BUILD_INFO = "_build_info.json"  # read by npu_bridge/core/runtime/native_library.py: which TensorFlow this build is for
 MAX_COMPILE_JOBS = 2  # one TF translation unit needs ~0.6 GB and two cores are the norm here
 
 
@@ -120,7 +120,7 @@ setup(
     cmdclass={"build_ext": BuildNativeLibrary},
     # `tensorflow` 2.21 is satisfied by a tensorflow-cpu + tf-keras install as well as by a GPU install.
     install_requires=["tensorflow>=2.21,<2.22", "tf-keras>=2.21,<2.22", "numpy>=1.26,<3"],
-    entry_points={"console_scripts": ["npu-bridge=npu_bridge.cli.main:main", "npu-run=npu_bridge.launch.cli:main",
-                                      "npu-dump=npu_bridge.dump.cli:main", "npu-prof=npu_bridge.profiling.cli:main"]},
+    entry_points={"console_scripts": ["npu-bridge=npu_bridge.core.cli.main:main", "npu-run=npu_bridge.core.launch.cli:main",
+                                      "npu-dump=npu_bridge.core.dump.cli:main", "npu-prof=npu_bridge.core.profiling.cli:main"]},
     zip_safe=False,
 )

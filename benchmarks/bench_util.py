@@ -5,7 +5,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from npu_bridge import config_proto
+from npu_bridge.core.session import config_proto
 
 v1 = tf.compat.v1
 

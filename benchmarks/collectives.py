@@ -28,7 +28,7 @@ def _launch(args):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.path.dirname(here), os.environ.get("PYTHONPATH"))
                                                       if p))
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    command = [sys.executable, "-m", "npu_bridge.launch", "-n", str(args.ranks), "--", sys.executable,
+    command = [sys.executable, "-m", "npu_bridge.core.launch", "-n", str(args.ranks), "--", sys.executable,
                os.path.abspath(__file__), "--blocks", str(args.blocks)]
     return subprocess.run(command, env=env, check=False).returncode
 
@@ -48,8 +48,8 @@ def run_rank(blocks):
     import numpy as np  # pylint: disable=import-outside-toplevel
 
     from bench_util import interleaved_times  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
-    from npu_bridge import groups  # pylint: disable=import-outside-toplevel
-    from npu_bridge.collectives import keys  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.world import groups  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.collectives import keys  # pylint: disable=import-outside-toplevel
     from npu_bridge.npu_init import (get_rank_id, get_rank_size, hccl_ops, npu_allreduce,  # pylint: disable=import-outside-toplevel
                                      npu_config_proto, npu_ops, tf)
 

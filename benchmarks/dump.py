@@ -30,7 +30,7 @@ import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from npu_bridge import dump  # noqa: E402
+from npu_bridge.core import dump  # noqa: E402
 import bench_util  # noqa: E402
 from bench_util import build_mlp, interleaved_times  # noqa: E402
 

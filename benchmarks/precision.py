@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from npu_bridge import system  # noqa: E402
+from npu_bridge.core.runtime import system  # noqa: E402
 from bench_util import interleaved_times, npu_config  # noqa: E402
 
 v1 = tf.compat.v1

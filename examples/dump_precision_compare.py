@@ -4,7 +4,7 @@ compare.
 The same TF1 training step runs twice, dumping every op's outputs: once under `must_keep_origin_dtype`
 (float32 everywhere, the reference) and once on the simulated Ascend backend at its default precision
 (`allow_fp32_to_fp16`: matrix multiplications take fp16 inputs). The inputs are raw pixel values, as in
-scripts that forget to normalize, so fp16 is pushed to its limits. Then `npu_bridge.dump.compare` -- the API
+scripts that forget to normalize, so fp16 is pushed to its limits. Then `npu_bridge.core.dump.compare` -- the API
 of `npu-dump compare` -- names the first op whose output diverges.
 
 Run: python examples/dump_precision_compare.py [--dump-dir DIR]
@@ -18,8 +18,8 @@ import os
 import numpy as np
 
 from npu_bridge.npu_init import *  # noqa: F401,F403  (tf, npu_ops, RewriterConfig, ...)
-from npu_bridge import dump
-from npu_bridge.options.table import OPTIONS
+from npu_bridge.core import dump
+from npu_bridge.core.options.table import OPTIONS
 
 RUNS = {
     "must_keep_origin_dtype": {"precision_mode": "must_keep_origin_dtype"},

@@ -1,5 +1,5 @@
 """Upstream's ``hccl`` package (shipped with CANN on Ascend): ``hccl.manage.api`` and ``hccl.split.api``.
 
-Thin facades over npu_bridge's collective world (``npu_bridge.world``, ``npu_bridge.groups``,
-``npu_bridge.split_strategy``).
+Thin facades over npu_bridge's collective world (``npu_bridge.core.world.world``, ``npu_bridge.core.world.groups``,
+``npu_bridge.core.world.split_strategy``).
 """

@@ -18,8 +18,8 @@ import npu_bridge  # noqa: F401  (loads the library and installs the session bri
 from hccl.manage.api import (create_group, destroy_group, get_group_rank_from_world_rank, get_local_rank_id,
                              get_local_rank_size, get_rank_id, get_rank_size, get_world_rank_from_group_rank)
 from hccl.split.api import set_split_strategy_by_idx, set_split_strategy_by_size
-from npu_bridge import session_bridge
-from npu_bridge.config_proto import (npu_config_proto, npu_graph_options, npu_optimizer_options,
+from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.session.config_proto import (npu_config_proto, npu_graph_options, npu_optimizer_options,
                                      npu_session_config_init)
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import (keras_to_npu, npu_plugin, npu_rnn, npu_scope, npu_strategy, util)
@@ -36,13 +36,13 @@ from npu_bridge.estimator.npu.npu_optimizer import (KerasDistributeOptimizer, NP
                                                     npu_allreduce, npu_distributed_optimizer_wrapper)
 from npu_bridge.estimator.npu_unary_ops import npu_unary_ops
 from npu_bridge.hccl import hccl_ops
-from npu_bridge.keras_session import npu_clear_session, set_keras_session_npu_config
+from npu_bridge.core.session.keras_session import npu_clear_session, set_keras_session_npu_config
 from npu_bridge.npu_cpu import npu_cpu_ops
 from npu_bridge.profiler import profiler
-from npu_bridge.resource import (close_session, get_npu_local_rank_id, get_npu_local_rank_size, get_npu_rank_id,
+from npu_bridge.core.runtime.resource import (close_session, get_npu_local_rank_id, get_npu_local_rank_size, get_npu_rank_id,
                                  get_npu_rank_size, init_resource, shutdown_resource)
 from npu_bridge.scoped_graph_manager import scoped_graph_manager
-from npu_bridge.script_helpers import (NpuEmptyHook, npu_callbacks_append, npu_hooks_append, npu_keras_optimizer,
+from npu_bridge.core.session.script_helpers import (NpuEmptyHook, npu_callbacks_append, npu_hooks_append, npu_keras_optimizer,
                                        npu_run_config_init, npu_tf_optimizer)
 
 backend = tf.keras.backend

@@ -1,7 +1,7 @@
 // Ascend's dump artifacts, byte for byte: the "big dump" v2 file (8-byte little-endian header length, a
 // toolkit.dumpdata.DumpData protobuf header whose data fields are empty, then the raw tensor bytes), the
 // Opdebug overflow payload, golden .npy files and file names. Encoded by hand (protobuf wire format) so the
-// library needs no generated code; npu_bridge/dump/dump_proto.py declares the same schema for reading.
+// library needs no generated code; npu_bridge/core/dump/dump_proto.py declares the same schema for reading.
 #ifndef NPU_BRIDGE_OPS_DUMP_FORMAT_H_
 #define NPU_BRIDGE_OPS_DUMP_FORMAT_H_
 

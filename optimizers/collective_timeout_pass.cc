@@ -9,7 +9,7 @@ namespace npu_bridge {
 namespace {
 
 constexpr char kTimeoutKey[] = "_npu_bridge_hccl_exec_timeout";
-constexpr char kCollectiveMarker[] = "_npu_hccl_group";  // set by npu_bridge/collectives/primitives.py
+constexpr char kCollectiveMarker[] = "_npu_hccl_group";  // set by npu_bridge/core/collectives/primitives.py
 constexpr char kTimeoutAttr[] = "timeout_seconds";
 
 bool IsMarkedCollective(const tensorflow::NodeDef& node) {

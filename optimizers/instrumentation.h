@@ -24,7 +24,7 @@
 
 namespace npu_bridge {
 
-// parameter_map keys the dump setup step (npu_bridge/dump/dump_session.py) adds for the passes.
+// parameter_map keys the dump setup step (npu_bridge/core/dump/dump_session.py) adds for the passes.
 constexpr char kDumpRootKey[] = "_npu_bridge_dump_root";            // s: {dump_path}/{time}/{device id}
 constexpr char kExceptionDirKey[] = "_npu_bridge_exception_dir";    // s: where exception dumps go
 constexpr char kSessionIdKey[] = "_npu_bridge_session_id";          // i: names exception-capture slots

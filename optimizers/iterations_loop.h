@@ -1,4 +1,4 @@
-// iterations_per_loop: names shared by the Python side (npu_bridge/iteration_loop.py), the guard op and the
+// iterations_per_loop: names shared by the Python side (npu_bridge/core/training/iteration_loop.py), the guard op and the
 // rewrite pass that builds the training loop.
 #ifndef NPU_BRIDGE_OPTIMIZERS_ITERATIONS_LOOP_H_
 #define NPU_BRIDGE_OPTIMIZERS_ITERATIONS_LOOP_H_

@@ -1,4 +1,4 @@
-// parameter_map keys through which the Python precision setup step (npu_bridge/precision/pass_params.py,
+// parameter_map keys through which the Python precision setup step (npu_bridge/core/precision/pass_params.py,
 // which must use the same names) hands its decisions to the precision rewrite passes. Lists are
 // newline-separated strings.
 #ifndef NPU_BRIDGE_OPTIMIZERS_PRECISION_KEYS_H_

@@ -47,7 +47,7 @@ def launch(worker, size, args=(), env=None, timeout=180, launcher_args=()):
     full_env.setdefault("HCCL_EXEC_TIMEOUT", "120")
     full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     full_env.update(env or {})
-    cmd = [sys.executable, "-m", "npu_bridge.launch", "-n", str(size), "--stop-timeout", "5", *launcher_args, "--",
+    cmd = [sys.executable, "-m", "npu_bridge.core.launch", "-n", str(size), "--stop-timeout", "5", *launcher_args, "--",
            sys.executable, os.path.join(WORKERS, worker), *args]  # join keeps an absolute worker path
     result = subprocess.run(cmd, env=full_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout,
                             check=False)

@@ -25,7 +25,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from npu_bridge import config_proto, session_bridge, system  # noqa: E402
+from npu_bridge.core.session import config_proto  # noqa: E402
+from npu_bridge.core.session import bridge as session_bridge  # noqa: E402
+from npu_bridge.core.runtime import system  # noqa: E402
 
 # TF1-style tests: graph mode, as after `from npu_bridge.npu_init import *`.
 tf.compat.v1.disable_eager_execution()

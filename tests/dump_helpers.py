@@ -6,8 +6,8 @@ import numpy as np
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge import dump
-from npu_bridge.dump import dump_file, dump_tree
+from npu_bridge.core import dump
+from npu_bridge.core.dump import dump_file, dump_tree
 
 v1 = tf.compat.v1
 

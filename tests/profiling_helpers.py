@@ -12,7 +12,7 @@ from conftest import npu_config as _npu_config
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 from npu_bridge.estimator import npu_ops
-from npu_bridge.profiling import layout, recorder
+from npu_bridge.core.profiling import layout, recorder
 
 v1 = tf.compat.v1
 

@@ -1,6 +1,6 @@
 """The npu-bridge command."""
 
-from npu_bridge.cli.main import main
+from npu_bridge.core.cli.main import main
 
 
 def test_info(capsys):

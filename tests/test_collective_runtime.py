@@ -9,9 +9,9 @@ import pytest
 import tensorflow as tf
 
 from conftest import run_python
-from npu_bridge.collectives import keys, membership, primitives, registry, server, session_step, settings, transport
-from npu_bridge.collectives import watchdog as watchdog_lib
-from npu_bridge.errors import CollectiveError
+from npu_bridge.core.collectives import keys, membership, primitives, registry, server, session_step, settings, transport
+from npu_bridge.core.collectives import watchdog as watchdog_lib
+from npu_bridge.core.runtime.errors import CollectiveError
 
 PAIR = membership.Members("hccl_world_group", (0, 1), 12345, 0)
 
@@ -219,7 +219,7 @@ def test_hccl_timeout_of_the_session_bounds_a_collective_built_earlier():
     result = run_python("""
         import time
         import tensorflow as tf
-        from npu_bridge.collectives import membership, primitives
+        from npu_bridge.core.collectives import membership, primitives
         tf.compat.v1.disable_eager_execution()
         config = tf.compat.v1.ConfigProto()
         entry = config.graph_options.rewrite_options.custom_optimizers.add()

@@ -8,8 +8,8 @@ import pytest
 
 from collective_helpers import Ranks, parse_results
 from conftest import run_python
-from npu_bridge.collectives import watchdog
-from npu_bridge.launch import plan
+from npu_bridge.core.collectives import watchdog
+from npu_bridge.core.launch import plan
 
 EXEC_TIMEOUT = 20
 

@@ -2,8 +2,8 @@
 
 import tensorflow as tf
 
-from npu_bridge import config_proto
-from npu_bridge.config_proto import RewriterConfig
+from npu_bridge.core.session import config_proto
+from npu_bridge.core.session.config_proto import RewriterConfig
 
 v1 = tf.compat.v1
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from npu_bridge import device_id
-from npu_bridge.errors import DeviceIdError
+from npu_bridge.core.device import device_id
+from npu_bridge.core.runtime.errors import DeviceIdError
 
 
 @pytest.mark.parametrize("session, environ, expected", [

@@ -7,7 +7,7 @@ import re
 import pytest
 from conftest import REPO_ROOT, run_python
 
-from npu_bridge.dump import dump_tree
+from npu_bridge.core.dump import dump_tree
 
 
 @pytest.mark.timeout(300)

@@ -11,9 +11,9 @@ from conftest import npu_config
 import collective_helpers
 from dump_helpers import artifacts, device_dirs, dump_config, dumped, feed, mlp_graph, training_model
 
-from npu_bridge import dump
-from npu_bridge.dump import dump_session, dump_writer
-from npu_bridge.errors import NpuOptionError
+from npu_bridge.core import dump
+from npu_bridge.core.dump import dump_session, dump_writer
+from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu.npu_config import DumpConfig
 
 v1 = tf.compat.v1

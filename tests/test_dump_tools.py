@@ -14,9 +14,9 @@ import tensorflow as tf
 from conftest import REPO_ROOT
 from dump_helpers import artifacts, dump_config, feed, mlp_graph
 
-from npu_bridge import dump
-from npu_bridge.dump import dump_compare, dump_file, dump_proto
-from npu_bridge.dump.cli import main
+from npu_bridge.core import dump
+from npu_bridge.core.dump import dump_compare, dump_file, dump_proto
+from npu_bridge.core.dump.cli import main
 
 v1 = tf.compat.v1
 NPU_STEP = os.path.join("20240101000000", "0", "ge_default_20240101000000_1", "1", "0")
@@ -189,7 +189,7 @@ def test_compare_asks_for_a_step_when_the_trees_share_none(runs, capsys):
 
 
 def test_the_module_runs_as_a_command(runs):
-    result = subprocess.run([sys.executable, "-m", "npu_bridge.dump.cli", "info", str(runs["a"])],
+    result = subprocess.run([sys.executable, "-m", "npu_bridge.core.dump.cli", "info", str(runs["a"])],
                             env={**os.environ, "PYTHONPATH": REPO_ROOT}, capture_output=True, text=True,
                             timeout=120, check=False)
     assert result.returncode == 0, result.stderr

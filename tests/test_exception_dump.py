@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge import dump
+from npu_bridge.core import dump
 
 v1 = tf.compat.v1
 

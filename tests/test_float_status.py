@@ -6,7 +6,8 @@ import pytest
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge import float_status, native_library
+from npu_bridge.core.precision import float_status
+from npu_bridge.core.runtime import native_library
 
 v1 = tf.compat.v1
 

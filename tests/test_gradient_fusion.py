@@ -4,8 +4,9 @@ import pytest
 import tensorflow as tf
 
 from hccl.split import api as split
-from npu_bridge import split_strategy, system
-from npu_bridge.distributed import fusion, optimizers
+from npu_bridge.core.world import split_strategy
+from npu_bridge.core.runtime import system
+from npu_bridge.core.training.distributed import fusion, optimizers
 from npu_bridge.estimator.npu.npu_optimizer import NPUDistributedOptimizer, npu_allreduce
 
 

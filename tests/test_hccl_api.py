@@ -6,8 +6,10 @@ import pytest
 
 from hccl.manage import api as manage
 from hccl.split import api as split
-from npu_bridge import groups, split_strategy, system
-from npu_bridge.errors import NotInitializedError
+from npu_bridge.core.world import groups
+from npu_bridge.core.world import split_strategy
+from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime.errors import NotInitializedError
 
 TWO_SERVERS = os.path.join(os.path.dirname(__file__), "data", "rank_tables", "template1_2servers.json")
 

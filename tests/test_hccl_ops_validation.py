@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from conftest import npu_config
-from npu_bridge import system
-from npu_bridge.errors import NotInitializedError, NotSupportedOffNpuError
+from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime.errors import NotInitializedError, NotSupportedOffNpuError
 from npu_bridge.estimator.npu import npu_plugin
 from npu_bridge.hccl import hccl_ops
 

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge.errors import NpuOptionError
+from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu import npu_hook, util
 
 v1 = tf.compat.v1

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from npu_bridge import session_bridge
+from npu_bridge.core.session import bridge as session_bridge
 from npu_bridge.estimator.npu import keras_to_npu
 from npu_bridge.estimator.npu.npu_config import NPURunConfig
 from npu_bridge.npu_init import npu_clear_session, set_keras_session_npu_config

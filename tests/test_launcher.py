@@ -1,4 +1,4 @@
-"""npu-run (python -m npu_bridge.launch): environment of the ranks, output prefixes, exit codes, stopping ranks,
+"""npu-run (python -m npu_bridge.core.launch): environment of the ranks, output prefixes, exit codes, stopping ranks,
 Ctrl-C, bad arguments and rank tables, and a multi-machine job split over two launchers."""
 
 import json
@@ -13,7 +13,7 @@ import time
 import pytest
 
 from collective_helpers import REPO_ROOT, TESTS_DIR, WORKERS, parse_results
-from npu_bridge.launch import cli, plan
+from npu_bridge.core.launch import cli, plan
 
 TWO_SERVERS = os.path.join(TESTS_DIR, "data", "rank_tables", "template1_2servers.json")
 PRINT_ENV = ("import json, os; print(json.dumps({k: os.environ.get(k) for k in ('RANK_ID', 'RANK_SIZE', "
@@ -22,7 +22,7 @@ PRINT_ENV = ("import json, os; print(json.dumps({k: os.environ.get(k) for k in (
 
 def npu_run(*args, timeout=60, env=None):
     full_env = dict(os.environ, PYTHONPATH=REPO_ROOT, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "npu_bridge.launch", *args], env=full_env, cwd=REPO_ROOT,
+    return subprocess.run([sys.executable, "-m", "npu_bridge.core.launch", *args], env=full_env, cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -89,7 +89,7 @@ def test_a_rank_ignoring_sigterm_is_killed_after_the_stop_timeout():
 def test_ctrl_c_stops_every_rank():
     code = ("import time\nprint('ready', flush=True)\ntry:\n    time.sleep(50)\nexcept KeyboardInterrupt:\n"
             "    print('interrupted', flush=True)")
-    launcher = subprocess.Popen([sys.executable, "-m", "npu_bridge.launch", "-n", "2", *python(code)],
+    launcher = subprocess.Popen([sys.executable, "-m", "npu_bridge.core.launch", "-n", "2", *python(code)],
                                 env=dict(os.environ, PYTHONPATH=REPO_ROOT), cwd=REPO_ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
     try:
@@ -162,7 +162,7 @@ def test_a_two_machine_job_runs_as_two_launchers():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]), TF_CPP_MIN_LOG_LEVEL="2",
                HCCL_CONNECT_TIMEOUT="120", HCCL_EXEC_TIMEOUT="120")
     launchers = [subprocess.Popen(
-        [sys.executable, "-m", "npu_bridge.launch", "--rank-table", TWO_SERVERS, "--server-id", server,
+        [sys.executable, "-m", "npu_bridge.core.launch", "--rank-table", TWO_SERVERS, "--server-id", server,
          "--job-id", "two-machines", "--port-base", str(base), "--", sys.executable,
          os.path.join(WORKERS, "allreduce_worker.py")], env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True) for server in ("127.0.0.1", "localhost")]

@@ -5,7 +5,7 @@ import logging
 import pytest
 from conftest import run_python
 
-from npu_bridge import log
+from npu_bridge.core.runtime import log
 
 
 @pytest.mark.parametrize("value,level", [("0", logging.DEBUG), ("1", logging.INFO), ("2", logging.WARNING),
@@ -33,7 +33,7 @@ def test_bad_level_is_rejected():
 
 def test_print_to_stdout():
     result = run_python("""
-        from npu_bridge import log
+        from npu_bridge.core.runtime import log
         log.warn_once("k", "hello %s", "there")
         log.warn_once("k", "hello %s", "again")
     """, env={"ASCEND_SLOG_PRINT_TO_STDOUT": "1"})

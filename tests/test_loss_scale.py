@@ -5,12 +5,14 @@ import pytest
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge import device_mode, device_target, float_status
+from npu_bridge.core.device import device_mode
+from npu_bridge.core.device import device_target
+from npu_bridge.core.precision import float_status
 from npu_bridge.estimator.npu.npu_loss_scale_manager import (ExponentialUpdateLossScaleManager,
                                                              FixedLossScaleManager)
 from npu_bridge.estimator.npu.npu_loss_scale_optimizer import NPULossScaleOptimizer
 from npu_bridge.estimator.npu.npu_optimizer import NPUOptimizer
-from npu_bridge.hccl import hccl_ops
+from npu_bridge.core.collectives import operations as collective_operations
 
 v1 = tf.compat.v1
 
@@ -181,7 +183,7 @@ def test_distributed_runs_agree_on_overflow_through_an_allreduce_of_the_status(m
         calls.append((tensor.op.type, reduction))
         return tf.identity(tensor)  # a world of one rank
 
-    monkeypatch.setattr(hccl_ops, "allreduce", allreduce)
+    monkeypatch.setattr(collective_operations, "allreduce", allreduce)
     history, _ = train(make_optimizer)
     assert calls == [("NpuGetFloatStatusV2", "sum")]
     assert applied(history) == [True, False, True, True, False, True]

@@ -9,9 +9,9 @@ import tensorflow as tf
 from conftest import npu_config, run_python
 from precision_helpers import bf16, casts_to, fp16, run_executed
 
-from npu_bridge import system
-from npu_bridge.errors import NpuOptionError
-from npu_bridge.precision import mixlist
+from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.precision import mixlist
 
 v1 = tf.compat.v1
 RNG = np.random.RandomState(1)

@@ -8,8 +8,8 @@ import pytest
 import tensorflow as tf
 from conftest import REPO_ROOT, run_python
 
-from npu_bridge import native_library
-from npu_bridge.errors import NativeLibraryError
+from npu_bridge.core.runtime import native_library
+from npu_bridge.core.runtime.errors import NativeLibraryError
 
 
 def test_library_is_loaded_once():
@@ -31,22 +31,29 @@ def copy_package(tmp_path):
     return tmp_path
 
 
-def test_import_fails_clearly_when_library_is_missing(tmp_path):
+# npu_bridge switches itself on when TensorFlow is imported, before or after it.
+IMPORTS = ["import npu_bridge; import tensorflow", "import tensorflow; import npu_bridge",
+           "from npu_bridge.npu_init import *"]
+
+
+@pytest.mark.parametrize("imports", IMPORTS)
+def test_import_fails_clearly_when_library_is_missing(tmp_path, imports):
     root = copy_package(tmp_path)
     os.remove(root / "npu_bridge" / native_library.LIBRARY_NAME)
-    result = run_python("import npu_bridge", env={"PYTHONPATH": str(root)}, cwd=str(root))
+    result = run_python(imports, env={"PYTHONPATH": str(root)}, cwd=str(root))
     assert result.returncode != 0
     assert "NativeLibraryError" in result.stderr
     assert "is missing" in result.stderr and "--no-build-isolation" in result.stderr
 
 
-def test_import_fails_clearly_when_built_for_another_tensorflow(tmp_path):
+@pytest.mark.parametrize("imports", IMPORTS)
+def test_import_fails_clearly_when_built_for_another_tensorflow(tmp_path, imports):
     root = copy_package(tmp_path)
     info_path = root / "npu_bridge" / native_library.BUILD_INFO_NAME
     info = json.loads(info_path.read_text())
     info["tensorflow_version"] = "2.20.0"
     info_path.write_text(json.dumps(info))
-    result = run_python("import npu_bridge", env={"PYTHONPATH": str(root)}, cwd=str(root))
+    result = run_python(imports, env={"PYTHONPATH": str(root)}, cwd=str(root))
     assert result.returncode != 0
     assert f"built against TensorFlow 2.20.0, but TensorFlow {tf.__version__} is running" in result.stderr
     assert "Rebuild" in result.stderr

@@ -11,8 +11,9 @@ import pytest
 import tensorflow as tf
 from estimator_helpers import X, Y, eval_input_fn, input_fn, model_fn, numpy_training
 
-from npu_bridge import log, session_bridge
-from npu_bridge.estimator.npu import npu_hook
+from npu_bridge.core.runtime import log
+from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.training.distributed import variable_broadcast
 from npu_bridge.estimator.npu.npu_config import NPURunConfig
 from npu_bridge.estimator.npu.npu_estimator import NPUEstimator, NPUEstimatorSpec
 
@@ -153,7 +154,7 @@ def test_several_ranks_prepend_the_broadcast_hook(tmp_path, monkeypatch):
         def __init__(self, root_rank=None, index=None):
             created.append((root_rank, index))
 
-    monkeypatch.setattr(npu_hook, "NPUBroadcastGlobalVariablesHook", FakeBroadcastHook)
+    monkeypatch.setattr(variable_broadcast, "NPUBroadcastGlobalVariablesHook", FakeBroadcastHook)
     monkeypatch.setenv("RANK_SIZE", "2")
     monkeypatch.setenv("RANK_ID", "1")
     estimator = NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path)), params=NPU_PARAMS)

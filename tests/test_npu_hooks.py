@@ -6,7 +6,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from npu_bridge import system
+from npu_bridge.core.runtime import system
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_hook
 

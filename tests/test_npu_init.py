@@ -7,7 +7,7 @@ import logging
 import pytest
 from conftest import run_python
 
-from npu_bridge import api_surface
+from npu_bridge.core.runtime import api_surface
 
 # Reference section 1.2: everything upstream's npu_init exports, plus npu_session_config_init (2021).
 NPU_INIT_NAMES = """
@@ -110,7 +110,7 @@ def test_set_npu_default_config_makes_every_later_session_an_npu_session():
         import tensorflow as tf
         import npu_bridge
         from npu_bridge.estimator.npu import npu_config
-        from npu_bridge.session_bridge import OPTIONS_ATTRIBUTE
+        from npu_bridge.core.session.bridge import OPTIONS_ATTRIBUTE
         tf.compat.v1.disable_eager_execution()
         print("before", getattr(tf.compat.v1.Session(), OPTIONS_ATTRIBUTE) is not None)
         npu_config.set_npu_default_config()

@@ -8,11 +8,11 @@ import json
 import pytest
 import tensorflow as tf
 
-from npu_bridge.errors import NpuOptionError
+from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu.npu_config import (DynamicInputConfig, ExperimentalConfig, GraphMemoryOptimizeConfig,
                                                  MemoryConfig, NPURunConfig)
-from npu_bridge.estimator_runtime import run_config
-from npu_bridge.options import parse as option_parse
+from npu_bridge.core.estimator import run_config
+from npu_bridge.core.options import parse as option_parse
 
 # A valid, non-default value for every argument that maps one-to-one onto a parameter_map key.
 MAPPED = {

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from npu_bridge import readme_blocks
-from npu_bridge.options import OPTIONS, STATUS_TEXT, render_markdown
-from npu_bridge.options import __main__ as options_main
-from npu_bridge.options import docs
+from npu_bridge.core.runtime import readme_blocks
+from npu_bridge.core.options import OPTIONS, STATUS_TEXT, render_markdown
+from npu_bridge.core.options import __main__ as options_main
+from npu_bridge.core.options import docs
 
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 
@@ -22,7 +22,7 @@ def _table_rows(text):
 
 def test_readme_block_matches_the_table():
     assert readme_blocks.read_block(docs.BLOCK) == render_markdown(), \
-        "README.md is stale: run `python -m npu_bridge.options --write-readme`"
+        "README.md is stale: run `python -m npu_bridge.core.options --write-readme`"
 
 
 def test_every_option_has_one_row_with_seven_cells():
@@ -79,7 +79,7 @@ def test_write_readme_without_markers_fails(tmp_path, capsys):
 
 
 def test_python_dash_m_prints_the_table():
-    result = subprocess.run([sys.executable, "-m", "npu_bridge.options"], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "npu_bridge.core.options"], capture_output=True, text=True,
                             timeout=120, check=False, cwd=pathlib.Path(__file__).resolve().parents[1])
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == render_markdown()

@@ -6,9 +6,9 @@ import os
 import pytest
 from tensorflow.core.protobuf import config_pb2
 
-from npu_bridge import log
-from npu_bridge.errors import NpuOptionError
-from npu_bridge.options import OPTIONS, NpuOptions, find_npu_optimizers, parse_config, parse_values
+from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.options import OPTIONS, NpuOptions, find_npu_optimizers, parse_config, parse_values
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ import os
 import pytest
 from tensorflow.core.protobuf import config_pb2
 
-from npu_bridge.errors import NpuOptionError
-from npu_bridge.options import OPTIONS, checks, parse_config, parse_values
+from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.options import OPTIONS, checks, parse_config, parse_values
 
 # Every parameter_map key upstream's adapter reads today (reference artifacts_and_peers.md §4.4), with
 # "experimental_*", "in_out_pair(_flag)" and "op_compiler_cache_dir/mode" spelled out.

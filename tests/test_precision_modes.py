@@ -8,11 +8,11 @@ from precision_helpers import casts_to, fp16, run_executed
 
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-from npu_bridge import session_bridge
-from npu_bridge.errors import NpuOptionError
-from npu_bridge.options import parse_config
-from npu_bridge.options.table import PRECISION_MODES, PRECISION_MODES_V2
-from npu_bridge.precision import modes
+from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.options import parse_config
+from npu_bridge.core.options.table import PRECISION_MODES, PRECISION_MODES_V2
+from npu_bridge.core.precision import modes
 
 v1 = tf.compat.v1
 RNG = np.random.RandomState(0)

@@ -3,11 +3,11 @@
 import pytest
 from tensorflow.core.framework import step_stats_pb2, types_pb2
 
-from npu_bridge.errors import ProfileDataError
-from npu_bridge.profiling import op_classes, raw_trace, roofline, step_trace
-from npu_bridge.profiling.models import ModelRegistry
-from npu_bridge.profiling.step_stats import OpRun, RunOps, StepStatsReader, split_iterations
-from npu_bridge.profiling.streams import StreamAssigner
+from npu_bridge.core.runtime.errors import ProfileDataError
+from npu_bridge.core.profiling import op_classes, raw_trace, roofline, step_trace
+from npu_bridge.core.profiling.models import ModelRegistry
+from npu_bridge.core.profiling.step_stats import OpRun, RunOps, StepStatsReader, split_iterations
+from npu_bridge.core.profiling.streams import StreamAssigner
 
 NS = 1_800_000_000_000_000_000  # a wall-clock time in ns
 

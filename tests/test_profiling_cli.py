@@ -15,8 +15,8 @@ import pytest
 from conftest import REPO_ROOT
 from profiling_helpers import end_profiles, models, profiled_config, read_csv, the_profile, train
 
-from npu_bridge.profiling import layout
-from npu_bridge.profiling.cli import main
+from npu_bridge.core.profiling import layout
+from npu_bridge.core.profiling.cli import main
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,7 @@ def test_bad_input_exits_2_and_names_it(profile, tmp_path, capsys):
 
 @pytest.mark.timeout(120)
 def test_npu_prof_runs_as_a_module(profile):
-    result = subprocess.run([sys.executable, "-m", "npu_bridge.profiling.cli", "summary", profile],
+    result = subprocess.run([sys.executable, "-m", "npu_bridge.core.profiling.cli", "summary", profile],
                             env=dict(os.environ, PYTHONPATH=REPO_ROOT), capture_output=True, text=True, timeout=100,
                             check=False)
     assert result.returncode == 0, result.stderr

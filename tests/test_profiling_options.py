@@ -8,12 +8,12 @@ import pytest
 import tensorflow as tf
 from profiling_helpers import end_profiles, npu_config
 
-from npu_bridge.errors import NpuOptionError
+from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu.npu_config import NPURunConfig, ProfilingConfig
-from npu_bridge.options import parse_values
-from npu_bridge.options import profiling_options as options_format
+from npu_bridge.core.options import parse_values
+from npu_bridge.core.options import profiling_options as options_format
 from npu_bridge.profiler import profiler
-from npu_bridge.profiling import settings as profiling_settings
+from npu_bridge.core.profiling import settings as profiling_settings
 
 v1 = tf.compat.v1
 
@@ -141,5 +141,5 @@ def test_profiling_config_checks_values_when_created():
 
 
 def test_profiler_is_available_under_its_upstream_path():
-    assert profiler.Profiler.__module__ == "npu_bridge.profiling.profiler_scope"
+    assert profiler.Profiler.__module__ == "npu_bridge.core.profiling.profiler_scope"
 

@@ -12,7 +12,7 @@ from profiling_helpers import (assert_ops_within_iterations, build_cnn, end_prof
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin, util
 from npu_bridge.profiler.profiler import Profiler
-from npu_bridge.profiling import layout
+from npu_bridge.core.profiling import layout
 
 v1 = tf.compat.v1
 
@@ -336,7 +336,7 @@ def test_npu_estimator_profiles_with_a_profiling_config(tmp_path, monkeypatch):
 
 
 def test_runs_with_other_settings_join_the_profile_being_recorded(tmp_path, npu_log):
-    from npu_bridge.profiling import recorder, settings  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.profiling import recorder, settings  # pylint: disable=import-outside-toplevel
 
     context = {"rank_id": 0, "rank_size": 1, "device_id": 0, "backend": "cpu", "precision_mode": None,
                "precision_mode_v2": None, "iterations_per_loop": 1, "trace_level": "SOFTWARE_TRACE"}

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from npu_bridge import rank_table
-from npu_bridge.errors import RankTableError
+from npu_bridge.core.world import rank_table
+from npu_bridge.core.runtime.errors import RankTableError
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "rank_tables")
 

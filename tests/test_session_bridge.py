@@ -8,8 +8,9 @@ import tensorflow as tf
 from conftest import npu_config
 from tensorflow.python.framework import config as tf_config
 
-from npu_bridge import native_library, session_bridge
-from npu_bridge.errors import NpuOptionError
+from npu_bridge.core.runtime import native_library
+from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.runtime.errors import NpuOptionError
 
 v1 = tf.compat.v1
 

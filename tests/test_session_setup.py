@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge import session_setup
+from npu_bridge.core.session import setup_steps as session_setup
 
 v1 = tf.compat.v1
 

@@ -6,8 +6,10 @@ import tensorflow as tf
 from conftest import npu_config
 from precision_helpers import run_executed
 
-from npu_bridge import device_mode, device_target, float_status
-from npu_bridge.errors import NpuOptionError
+from npu_bridge.core.device import device_mode
+from npu_bridge.core.device import device_target
+from npu_bridge.core.precision import float_status
+from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator import npu_aicore_ops
 from npu_bridge.estimator.npu import npu_plugin
 

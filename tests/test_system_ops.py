@@ -5,8 +5,8 @@ import tensorflow as tf
 from conftest import npu_config, run_python
 
 from hccl.manage import api as hccl_api
-from npu_bridge import system
-from npu_bridge.errors import NotInitializedError
+from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime.errors import NotInitializedError
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin
 
@@ -128,7 +128,7 @@ def test_system_ops_raise_in_eager_mode():
 def test_clean_up_at_exit_runs_npu_close():
     result = run_python("""
         import npu_bridge
-        from npu_bridge import resource
+        from npu_bridge.core.runtime import resource
         from npu_bridge.estimator.npu import npu_plugin
         resource.register_close_callback(lambda: print("closed at exit"))
         npu_plugin.npu_resource_init()

@@ -10,7 +10,7 @@ import tensorflow as tf
 from conftest import run_python
 from estimator_helpers import X, Y, eval_input_fn, input_fn, model_fn, numpy_training
 
-import npu_bridge.tf_estimator
+import npu_bridge.core.tf_estimator
 
 v1 = tf.compat.v1
 
@@ -22,10 +22,10 @@ def make_estimator(model_dir, lr=0.1, **config):
 
 
 def test_tf_estimator_is_installed_under_every_name():
-    assert tf.estimator is npu_bridge.tf_estimator
-    assert tf.compat.v1.estimator is npu_bridge.tf_estimator
+    assert tf.estimator is npu_bridge.core.tf_estimator
+    assert tf.compat.v1.estimator is npu_bridge.core.tf_estimator
     from tensorflow.estimator import Estimator  # pylint: disable=import-outside-toplevel
-    assert Estimator is npu_bridge.tf_estimator.Estimator
+    assert Estimator is npu_bridge.core.tf_estimator.Estimator
     assert tf.estimator.ModeKeys.PREDICT == "infer"
 
 

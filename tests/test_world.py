@@ -5,8 +5,9 @@ import os
 
 import pytest
 
-from npu_bridge import system, world
-from npu_bridge.errors import DeviceIdError, NotAvailableError, NotInitializedError, RankTableError
+from npu_bridge.core.runtime import system
+from npu_bridge.core.world import world
+from npu_bridge.core.runtime.errors import DeviceIdError, NotAvailableError, NotInitializedError, RankTableError
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "rank_tables")
 TWO_SERVERS = os.path.join(DATA, "template1_2servers.json")

@@ -2,14 +2,15 @@
 
 Every function needs an initialized NPU system (``sess.run(npu_ops.initialize_system())``,
 ``init_resource()`` or ``npu_plugin.npu_resource_init()``) and raises ``NotInitializedError`` (a
-``ValueError``, as upstream) before that. The world comes from the environment (``npu_bridge.world``:
-rank table, ``RANK_SIZE``/``RANK_ID``, ``CM_*``, or a single rank); groups are ``npu_bridge.groups``.
+``ValueError``, as upstream) before that. The world comes from the environment (``npu_bridge.core.world.world``:
+rank table, ``RANK_SIZE``/``RANK_ID``, ``CM_*``, or a single rank); groups are ``npu_bridge.core.world.groups``.
 
 Differences from Ascend: with no rank variables at all the world has one rank (upstream fails); errors
 say what is wrong instead of returning a library code (``ret[...]``).
 """
 
-from npu_bridge import groups, system
+from npu_bridge.core.world import groups
+from npu_bridge.core.runtime import system
 
 __all__ = ["create_group", "destroy_group", "get_rank_size", "get_rank_id", "get_local_rank_size",
            "get_local_rank_id", "get_world_rank_from_group_rank", "get_group_rank_from_world_rank"]

@@ -1,10 +1,12 @@
 """``hccl.split.api``: gradient split strategies for all-reduce fusion, with upstream's names.
 
 Both functions need an initialized NPU system and raise ``NotInitializedError`` (a ``ValueError``)
-before that. Semantics, defaults and precedence are described in ``npu_bridge.split_strategy``.
+before that. Semantics, defaults and precedence are described in ``npu_bridge.core.world.split_strategy``.
 """
 
-from npu_bridge import groups, split_strategy, system
+from npu_bridge.core.world import groups
+from npu_bridge.core.world import split_strategy
+from npu_bridge.core.runtime import system
 
 __all__ = ["set_split_strategy_by_idx", "set_split_strategy_by_size"]
 

@@ -1,12 +1,12 @@
 """Upstream import path for AI Core compute ops (facade); ``npu_aicore_ops.npu_aicore_ops`` is the
 generated-op namespace (``fast_gelu``, ``fast_gelu_grad``, ...)."""
 
-from npu_bridge.compute import gen_ops as npu_aicore_ops
-from npu_bridge.compute.activations import fast_gelu_v2, prelu
-from npu_bridge.compute.dropout import dropout_v3, dropout_v4
-from npu_bridge.compute.indexing import nonzero
-from npu_bridge.compute.normalization import centralization, layer_norm
-from npu_bridge.unsupported import unsupported
+from npu_bridge.core.compute import gen_ops as npu_aicore_ops
+from npu_bridge.core.compute.activations import fast_gelu_v2, prelu
+from npu_bridge.core.compute.dropout import dropout_v3, dropout_v4
+from npu_bridge.core.compute.indexing import nonzero
+from npu_bridge.core.compute.normalization import centralization, layer_norm
+from npu_bridge.core.runtime.unsupported import unsupported
 
 _MODULE = "npu_bridge.estimator.npu_aicore_ops"
 lru_cache_v2 = unsupported(f"{_MODULE}.lru_cache_v2", "it manages an embedding cache in NPU device memory")

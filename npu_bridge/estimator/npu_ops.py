@@ -1,14 +1,14 @@
 """Upstream import path ``npu_bridge.estimator.npu_ops`` (facade)."""
 
-from npu_bridge.compute.dropout import dropout
-from npu_bridge.compute.fused_adam import adam_apply_one_assign, adam_apply_one_with_decay_assign
-from npu_bridge.compute.indexing import k_means_centroids, scatter_elements
-from npu_bridge.compute.lars import lars as LARS  # noqa: N812  (upstream's name)
-from npu_bridge.compute.lars import lars_v2 as LARSV2  # noqa: N812
-from npu_bridge.compute.lstm_cell import basic_lstm_cell
-from npu_bridge.outfeed import channel_get_next, outfeed_dequeue_op, outfeed_enqueue_op, stop_outfeed_dequeue_op
-from npu_bridge.unsupported import unsupported
-from npu_bridge.system_ops import initialize_system, shutdown_system
+from npu_bridge.core.compute.dropout import dropout
+from npu_bridge.core.compute.fused_adam import adam_apply_one_assign, adam_apply_one_with_decay_assign
+from npu_bridge.core.compute.indexing import k_means_centroids, scatter_elements
+from npu_bridge.core.compute.lars import lars as LARS  # noqa: N812  (upstream's name)
+from npu_bridge.core.compute.lars import lars_v2 as LARSV2  # noqa: N812
+from npu_bridge.core.compute.lstm_cell import basic_lstm_cell
+from npu_bridge.core.training.outfeed import channel_get_next, outfeed_dequeue_op, outfeed_enqueue_op, stop_outfeed_dequeue_op
+from npu_bridge.core.runtime.unsupported import unsupported
+from npu_bridge.core.runtime.system_ops import initialize_system, shutdown_system
 
 NPUInit = initialize_system
 NPUShutdown = shutdown_system

@@ -1,6 +1,6 @@
 """Upstream import path for experimental file constant op (facade)."""
 
-from npu_bridge.unsupported import unsupported
+from npu_bridge.core.runtime.unsupported import unsupported
 
 file_constant = unsupported("npu_bridge.experimental.file_constant.file_constant",
                             "it loads weights that Ascend's graph engine externalized (external_weight) into device "

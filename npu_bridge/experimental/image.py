@@ -1,6 +1,6 @@
 """Upstream import path for experimental image ops (facade)."""
 
-from npu_bridge.unsupported import unsupported
+from npu_bridge.core.runtime.unsupported import unsupported
 
 decode_image = unsupported("npu_bridge.experimental.image.decode_image",
                            "it decodes on the NPU's DVPP image unit; use tf.io.decode_image")

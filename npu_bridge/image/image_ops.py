@@ -1,6 +1,6 @@
 """Upstream import path for image decode ops (facade)."""
 
-from npu_bridge.unsupported import unsupported
+from npu_bridge.core.runtime.unsupported import unsupported
 
 _REASON = ("it decodes on the NPU's DVPP image unit; use tf.io.decode_jpeg with tf.image.resize / "
            "tf.image.crop_and_resize")

@@ -4,7 +4,7 @@ They keep their state in NPU device memory or run AI CPU kernels that have no co
 up in this module raises ``NotSupportedOffNpuError`` when used.
 """
 
-from npu_bridge.unsupported import unsupported
+from npu_bridge.core.runtime.unsupported import unsupported
 
 _REASON = ("Ascend AI CPU ops (embedding hash tables, OCR, ...) keep their state in NPU device memory or run AI CPU "
            "kernels that have no counterpart off the NPU")

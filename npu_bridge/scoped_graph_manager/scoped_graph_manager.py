@@ -1,5 +1,5 @@
 """Upstream import path for ScopedGraphManager (facade)."""
 
-from npu_bridge.graph_manager_scope import ScopedGraphManager
+from npu_bridge.core.runtime.graph_manager_scope import ScopedGraphManager
 
 __all__ = ["ScopedGraphManager"]

@@ -1,6 +1,6 @@
 """Upstream import path for TBE cube ops (facade)."""
 
-from npu_bridge.unsupported import unsupported
+from npu_bridge.core.runtime.unsupported import unsupported
 
 _REASON = "a TBE deformable-convolution kernel of the NPU; TensorFlow has no deformable convolution to run instead"
 deformable_conv2d = unsupported("npu_bridge.tbe.npu_cube_ops.deformable_conv2d", _REASON)

@@ -1,6 +1,6 @@
 """Upstream import path for TBE vector ops (facade)."""
 
-from npu_bridge.unsupported import unsupported
+from npu_bridge.core.runtime.unsupported import unsupported
 
 _REASON = ("a fused LAMB update kernel of the NPU whose intermediate layout is internal to it; use a LAMB optimizer "
            "written with TensorFlow ops")

@@ -1,3 +1,3 @@
 """Upstream import path for Keras callbacks (facade)."""
 
-from npu_bridge.distributed.variable_broadcast import NPUBroadcastGlobalVariablesCallback, broadcast_global_variables
+from npu_bridge.core.training.distributed.variable_broadcast import NPUBroadcastGlobalVariablesCallback, broadcast_global_variables

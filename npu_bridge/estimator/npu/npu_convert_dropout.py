@@ -1,6 +1,6 @@
 """Upstream import path ``npu_bridge.estimator.npu.npu_convert_dropout``: importing it makes Keras ``Dropout``
-layers use NPU dropout (see ``npu_bridge.compute.keras_dropout``)."""
+layers use NPU dropout (see ``npu_bridge.core.compute.keras_dropout``)."""
 
-from npu_bridge.compute import keras_dropout
+from npu_bridge.core.compute import keras_dropout
 
 keras_dropout.install()

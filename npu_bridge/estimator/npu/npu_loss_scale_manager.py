@@ -1,5 +1,5 @@
 """Upstream import path for loss scale managers (facade)."""
 
-from npu_bridge.loss_scale.managers import ExponentialUpdateLossScaleManager, FixedLossScaleManager
+from npu_bridge.core.training.loss_scale.managers import ExponentialUpdateLossScaleManager, FixedLossScaleManager
 
 __all__ = ["FixedLossScaleManager", "ExponentialUpdateLossScaleManager"]

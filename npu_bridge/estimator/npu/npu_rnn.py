@@ -1,5 +1,5 @@
 """Upstream import path for npu_dynamic_rnn (facade)."""
 
-from npu_bridge.compute.static_rnn import npu_dynamic_rnn
+from npu_bridge.core.compute.static_rnn import npu_dynamic_rnn
 
 __all__ = ["npu_dynamic_rnn"]

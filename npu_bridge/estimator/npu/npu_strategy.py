@@ -1,5 +1,5 @@
 """Upstream import path for NPUStrategy (facade)."""
 
-from npu_bridge.rank_sharded_strategy import NPUExtended, NPUStrategy
+from npu_bridge.core.training.rank_sharded_strategy import NPUExtended, NPUStrategy
 
 __all__ = ["NPUStrategy", "NPUExtended"]

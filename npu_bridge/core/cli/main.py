@@ -1,0 +1,66 @@
+"""``npu-bridge``: what is installed and how options are understood.
+
+  npu-bridge info            versions, the C++ library, the collective world seen from the environment
+  npu-bridge options [KEY]   the NpuOptimizer option table, or everything about one option
+"""
+
+import argparse
+import sys
+
+
+def _info(_args):
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    import npu_bridge  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime import native_library  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.world import world  # pylint: disable=import-outside-toplevel
+
+    print(f"npu_bridge {npu_bridge.__version__}")
+    print(f"TensorFlow {tf.__version__}")
+    print(f"C++ library {native_library.library_path()} (loaded: {native_library.is_loaded()})")
+    current = world.validate_environment()
+    print(f"world: rank {current.rank_id} of {current.rank_size} (source: {current.source}, "
+          f"device id {current.device_id})")
+    return 0
+
+
+def _options(args):
+    from npu_bridge.core.options import docs, table  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.options.spec import STATUS_TEXT  # pylint: disable=import-outside-toplevel
+
+    if not args.key:
+        sys.stdout.write(docs.render_markdown())
+        return 0
+    spec = table.OPTIONS.get(args.key)
+    if spec is None:
+        print(f"npu-bridge: unknown option {args.key!r}; `npu-bridge options` lists them all", file=sys.stderr)
+        return 2
+    print(f"{spec.name}\n  kind: .{spec.kind}\n  stage: {spec.stage}\n  default: {spec.default!r}\n"
+          f"  allowed: {spec.allowed}\n  status here: {STATUS_TEXT[spec.status]}\n  effect: {spec.effect}")
+    return 0
+
+
+def main(argv=None):
+    """Entry point of the ``npu-bridge`` command.
+
+    Args:
+      argv: arguments without the program name (default: ``sys.argv[1:]``).
+    Returns:
+      The process exit code.
+    """
+    parser = argparse.ArgumentParser(prog="npu-bridge", description="npu_bridge: installation and option info")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="versions, the C++ library and the collective world").set_defaults(run=_info)
+    options = sub.add_parser("options", help="the NpuOptimizer option table or one option")
+    options.add_argument("key", nargs="?", help="an option name, e.g. precision_mode")
+    options.set_defaults(run=_options)
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except Exception as e:  # pylint: disable=broad-except  (a CLI reports errors, it does not trace back)
+        print(f"npu-bridge: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""The TensorFlow collective ops that every HCCL operation lowers to, with keys, timeout and bookkeeping.
+
+Which op variants: V1 ``CollectiveReduce``, ``CollectiveGather`` and ``CollectiveBcastSend/Recv`` (their
+instance key is an attribute, so TensorFlow keeps ranks' step ids in sync itself, also when some ranks run
+more steps than others) and ``CollectiveAllToAllV2`` (the only all-to-all; its runs need a
+``collective_graph_key``, which the session step supplies). All are placed on the host CPU, carry the
+execution timeout (the NpuOptimizer pass resets it to the session's ``hccl_timeout``), are marked with
+``MARKER_ATTR`` and registered in ``registry``.
+
+Callers pass tensors of a dtype the op supports (see ``transport``) and groups of at least two ranks.
+"""
+
+import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
+
+from npu_bridge.core.collectives import keys, registry, settings
+
+MARKER_ATTR = "_npu_hccl_group"  # the NpuOptimizer collective-timeout pass looks for it
+DEVICE = "/device:CPU:0"
+REDUCE_DTYPES = (tf.bfloat16, tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
+GATHER_DTYPES = (tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
+BROADCAST_DTYPES = (tf.bool, tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
+ALL_TO_ALL_DTYPES = REDUCE_DTYPES
+
+
+def _register(tensor, kind, members, key, needs_graph_key=False):
+    tensor.op._set_attr(MARKER_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))  # pylint: disable=protected-access
+    registry.record(tensor.op, registry.CollectiveInfo(kind, members.group, members.ranks, key, needs_graph_key))
+    return tensor
+
+
+def all_reduce(x, members, merge_op, kind="allreduce"):
+    """Element-wise reduction over the group; every member gets the result.
+
+    Args:
+      x: a tensor of a ``REDUCE_DTYPES`` type.
+      members: the group's ``Members``.
+      merge_op: "Add", "Mul", "Max" or "Min".
+      kind: the upstream operation name for error messages and the registry.
+    """
+    key = keys.instance_key(members.key)
+    with tf.device(DEVICE):
+        y = tf.raw_ops.CollectiveReduce(
+            input=x, group_size=members.size, group_key=members.key, instance_key=key, merge_op=merge_op,
+            final_op="Id", subdiv_offsets=[0], timeout_seconds=settings.exec_timeout_now(), name="HcomAllReduce")
+    return _register(y, kind, members, key)
+
+
+def all_gather(x, members, kind="allgather"):
+    """Concatenates every member's ``x`` along dimension 0, in group-rank order (same shape everywhere)."""
+    key = keys.instance_key(members.key)
+    with tf.device(DEVICE):
+        y = tf.raw_ops.CollectiveGather(
+            input=x, group_size=members.size, group_key=members.key, instance_key=key, shape=x.shape,
+            timeout_seconds=settings.exec_timeout_now(), name="HcomAllGather")
+    if x.shape.rank is not None:
+        first = None if x.shape[0] is None else x.shape[0] * members.size
+        y.set_shape([first] + x.shape.as_list()[1:])
+    return _register(y, kind, members, key)
+
+
+def broadcast_send(x, members, key, kind="broadcast"):
+    """The root's side of a broadcast: sends ``x`` (fully defined shape) and returns it."""
+    with tf.device(DEVICE):
+        y = tf.raw_ops.CollectiveBcastSend(
+            input=x, group_size=members.size, group_key=members.key, instance_key=key, shape=x.shape,
+            timeout_seconds=settings.exec_timeout_now(), name="HcomBroadcastSend")
+    return _register(y, kind, members, key)
+
+
+def broadcast_recv(shape, dtype, members, key, kind="broadcast"):
+    """A non-root member's side of a broadcast: receives a tensor of ``shape`` and ``dtype``."""
+    with tf.device(DEVICE):
+        y = tf.raw_ops.CollectiveBcastRecv(
+            T=dtype, group_size=members.size, group_key=members.key, instance_key=key, shape=shape,
+            timeout_seconds=settings.exec_timeout_now(), name="HcomBroadcastRecv")
+    return _register(y, kind, members, key)
+
+
+def all_to_all(x, members, instance_key, block_key, kind):
+    """Member i sends ``x[j]`` to member j and receives member j's ``x[i]`` as row j of the result.
+
+    Args:
+      x: a tensor whose dimension 0 equals the group size, of an ``ALL_TO_ALL_DTYPES`` type.
+      members: the group's ``Members``.
+      instance_key: the instance key, an int or an int32 scalar tensor (size-bucketed exchanges).
+      block_key: the static key recorded for the op (equal to ``instance_key`` when that is an int).
+      kind: the upstream operation name.
+    """
+    with tf.device(DEVICE):
+        y = tf.raw_ops.CollectiveAllToAllV2(
+            input=x, group_size=members.size, group_key=members.key, instance_key=instance_key,
+            ordering_token=[], timeout_seconds=settings.exec_timeout_now(), name="HcomAllToAll")
+    y.set_shape(x.shape)
+    return _register(y, kind, members, block_key, needs_graph_key=True)

@@ -1,0 +1,158 @@
+"""This rank's collective server (a ``tf.distribute.Server``) and the wait for every other rank.
+
+The job is one TensorFlow cluster: job "worker", task r = rank r, listening on ``host_r:base + r`` (hosts from
+the world, ``settings.port_base``). Rank 0 is the collective group leader. A process serves one rank for
+its whole life; the server starts with the first bridged session of a multi-rank world, which then waits
+until every other rank's server accepts connections, or ``HCCL_CONNECT_TIMEOUT`` passes and the error names
+the ranks that never arrived.
+"""
+
+import threading
+import time
+
+from npu_bridge.core.runtime import log
+from npu_bridge.core.collectives import settings, watchdog
+from npu_bridge.core.runtime.errors import CollectiveError
+
+JOB = "worker"
+LEADER_DEVICE = f"/job:{JOB}/replica:0/task:0"
+REPORT_EVERY = 10.0
+_POLL = 0.1
+_MAX_LISTED = 16
+
+_lock = threading.Lock()
+_runtime = None
+
+
+class Runtime:
+    """The collective side of this process.
+
+    Attributes:
+      rank, rank_size: this process's world rank and the number of ranks.
+      addresses: "host:port" of every rank's server, indexed by rank.
+      target: the gRPC target bridged sessions use.
+      device_filter: the session device filter that keeps a session on this rank's own worker (so creating
+        a session never waits for other ranks).
+      watchdog: the ``watchdog.Watchdog`` of this process.
+      failure: the first collective failure of this process (a message), None while there was none.
+    """
+
+    def __init__(self, rank, addresses, server):
+        self.rank = rank
+        self.rank_size = len(addresses)
+        self.addresses = tuple(addresses)
+        self.target = server.target
+        self.device_filter = f"/job:{JOB}/replica:0/task:{rank}"
+        self.watchdog = watchdog.Watchdog(addresses, rank)
+        self.failure = None
+        self.formed = False
+        self._server = server  # must stay referenced: the server stops when garbage collected
+
+    def record_failure(self, message):
+        """Remembers the first collective failure; later collectives fail fast with it."""
+        if self.failure is None:
+            self.failure = message
+
+    def describe_rank(self, rank):
+        """Returns e.g. "rank 1 (127.0.0.1:60001)"."""
+        return f"rank {rank} ({self.addresses[rank]})"
+
+
+def addresses_of(current_world):
+    """Returns the "host:port" of every rank's collective server.
+
+    Raises:
+      ValueError: HCCL_IF_BASE_PORT is invalid.
+    """
+    base = settings.port_base(current_world.rank_size)
+    result = []
+    for info in current_world.ranks:
+        host = f"[{info.host}]" if ":" in info.host else info.host
+        result.append(f"{host}:{base + info.rank_id}")
+    return result
+
+
+def ensure_started(current_world):
+    """Starts this rank's server (once per process) and waits until every rank has arrived.
+
+    Args:
+      current_world: the ``World`` of this process (more than one rank).
+    Returns:
+      The ``Runtime``.
+    Raises:
+      CollectiveError: the server cannot start, the process already serves another world, or some ranks did
+        not arrive within HCCL_CONNECT_TIMEOUT.
+      ValueError: HCCL_IF_BASE_PORT or HCCL_CONNECT_TIMEOUT is invalid.
+    """
+    global _runtime
+    addresses = addresses_of(current_world)
+    timeout = settings.connect_timeout()
+    with _lock:
+        if _runtime is None:
+            _runtime = Runtime(current_world.rank_id, addresses, _start_server(current_world.rank_id, addresses))
+        elif (_runtime.rank, _runtime.addresses) != (current_world.rank_id, tuple(addresses)):
+            raise CollectiveError(
+                f"this process already serves {_runtime.describe_rank(_runtime.rank)} of a {_runtime.rank_size}-rank "
+                f"world; the environment now describes rank {current_world.rank_id} of {current_world.rank_size} "
+                f"at {addresses[current_world.rank_id]}. A process is one rank for its whole life: start a new "
+                "process for another rank")
+        if not _runtime.formed:
+            wait_for_ranks(_runtime.addresses, _runtime.rank, timeout)
+            _runtime.formed = True
+            log.logger.info("rank %d: all %d ranks arrived; collective server %s", _runtime.rank,
+                            _runtime.rank_size, _runtime.target)
+        return _runtime
+
+
+def _start_server(rank, addresses):
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    config = tf.compat.v1.ConfigProto()
+    config.experimental.collective_group_leader = LEADER_DEVICE
+    cluster = tf.train.ClusterSpec({JOB: list(addresses)})
+    try:
+        return tf.distribute.Server(cluster, job_name=JOB, task_index=rank, config=config, start=True)
+    except (tf.errors.OpError, RuntimeError, ValueError) as e:
+        port = addresses[rank].rpartition(":")[2]
+        raise CollectiveError(
+            f"rank {rank}: cannot start the collective server on port {port} ({settings.PORT_BASE_VARIABLE} + "
+            f"rank id): {e}. Another process probably uses the port; set {settings.PORT_BASE_VARIABLE} to the "
+            f"first of {len(addresses)} free ports (npu-run chooses free ports itself)") from e
+
+
+def wait_for_ranks(addresses, rank, timeout, probe=watchdog.probe, clock=time.monotonic, sleep=time.sleep):
+    """Waits until the server of every other rank accepts connections.
+
+    Args:
+      addresses: "host:port" of every rank's server.
+      rank: this process's rank (not waited for).
+      timeout: seconds to wait (HCCL_CONNECT_TIMEOUT).
+      probe, clock, sleep: injectable for tests.
+    Raises:
+      CollectiveError: some ranks did not arrive in time; the message names them.
+    """
+    start = clock()
+    next_report = start + REPORT_EVERY
+    missing = [r for r in range(len(addresses)) if r != rank]
+    while True:
+        missing = [r for r in missing if not probe(addresses[r])]
+        if not missing:
+            return
+        now = clock()
+        if now - start >= timeout:
+            raise CollectiveError(
+                f"rank {rank}: {_listed(missing, addresses)} never arrived within {settings.CONNECT_TIMEOUT_VARIABLE}="
+                f"{timeout} s (their collective servers did not accept connections). Check that every rank was "
+                "started (npu-run starts them all), that all ranks see the same rank table / RANK_SIZE and "
+                f"{settings.PORT_BASE_VARIABLE}, and that the hosts can reach each other")
+        if now >= next_report:
+            log.logger.warning("rank %d: waiting for %s to start (%.0f s of %s=%d s)", rank,
+                               _listed(missing, addresses), now - start, settings.CONNECT_TIMEOUT_VARIABLE, timeout)
+            next_report += REPORT_EVERY
+        sleep(_POLL)
+
+
+def _listed(ranks, addresses):
+    shown = ", ".join(f"{r} ({addresses[r]})" for r in ranks[:_MAX_LISTED])
+    more = f" and {len(ranks) - _MAX_LISTED} more" if len(ranks) > _MAX_LISTED else ""
+    return f"rank{'s' if len(ranks) > 1 else ''} {shown}{more}"

@@ -1,0 +1,89 @@
+"""Collective settings from the environment and the session options, validated.
+
+``HCCL_CONNECT_TIMEOUT`` (seconds, default 120): how long a rank waits for every other rank to start.
+``HCCL_EXEC_TIMEOUT`` (seconds, default 1836, HCCL's default): how long one collective may wait for its
+peers; the ``hccl_timeout`` option (an init option) wins over it, as on Ascend.
+``HCCL_IF_BASE_PORT`` (default 60000): rank ``r``'s collective server listens on base + r. Upstream uses
+this variable for HCCL's host ports; here the gRPC servers of the ranks take that role. Base + rank id never
+collides between ranks, also when several ranks share a machine.
+"""
+
+import os
+
+from npu_bridge.core.runtime import system
+
+CONNECT_TIMEOUT_VARIABLE = "HCCL_CONNECT_TIMEOUT"
+EXEC_TIMEOUT_VARIABLE = "HCCL_EXEC_TIMEOUT"
+PORT_BASE_VARIABLE = "HCCL_IF_BASE_PORT"
+DEFAULT_CONNECT_TIMEOUT = 120
+DEFAULT_EXEC_TIMEOUT = 1836
+DEFAULT_PORT_BASE = 60000
+MAX_PORT = 65535
+
+
+def _seconds(environ, name, default):
+    text = environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{name} has invalid value {environ[name]!r}: must be a whole number of seconds >= 1")
+    return value
+
+
+def connect_timeout(environ=os.environ):
+    """Returns HCCL_CONNECT_TIMEOUT in seconds.
+
+    Raises:
+      ValueError: the variable is not a whole number >= 1.
+    """
+    return _seconds(environ, CONNECT_TIMEOUT_VARIABLE, DEFAULT_CONNECT_TIMEOUT)
+
+
+def exec_timeout(hccl_timeout=None, environ=os.environ):
+    """Returns the collective execution timeout in seconds.
+
+    Args:
+      hccl_timeout: the ``hccl_timeout`` option value (already validated), None when unset.
+      environ: mapping of environment variables.
+    Returns:
+      ``hccl_timeout`` when set, else HCCL_EXEC_TIMEOUT, else 1836.
+    Raises:
+      ValueError: HCCL_EXEC_TIMEOUT is not a whole number >= 1.
+    """
+    from_environment = _seconds(environ, EXEC_TIMEOUT_VARIABLE, DEFAULT_EXEC_TIMEOUT)
+    return int(hccl_timeout) if hccl_timeout is not None else from_environment
+
+
+def exec_timeout_now():
+    """The execution timeout for a collective built now: the process's init options decide once initialized."""
+    state = system.state()
+    return exec_timeout(state.init_options.get("hccl_timeout") if state.initialized else None)
+
+
+def port_base(rank_size, environ=os.environ):
+    """Returns the port of rank 0's collective server; rank r listens on base + r.
+
+    Args:
+      rank_size: the number of ranks (all of their ports must be valid).
+      environ: mapping of environment variables.
+    Raises:
+      ValueError: HCCL_IF_BASE_PORT is not an integer, or base + rank_size - 1 is not a valid port.
+    """
+    text = environ.get(PORT_BASE_VARIABLE, "").strip()
+    if not text:
+        base = DEFAULT_PORT_BASE
+    else:
+        try:
+            base = int(text)
+        except ValueError:
+            base = -1
+    if not 1 <= base <= MAX_PORT - rank_size + 1:
+        value = f"value {text!r}" if text else f"default {DEFAULT_PORT_BASE} (unset)"
+        raise ValueError(
+            f"{PORT_BASE_VARIABLE} has invalid {value}: must be an integer in [1, {MAX_PORT - rank_size + 1}], "
+            f"so that the ports base..base+{rank_size - 1} of the {rank_size} ranks are valid")
+    return base

@@ -1,0 +1,171 @@
+"""``npu-dump``: read dumps written here or by Ascend's runtime.
+
+  npu-dump convert SOURCE... -o DIR        dump files -> .npy ({file}.{input|output}.{index}.npy)
+  npu-dump compare MINE TRUTH [-o CSV]     two dump trees tensor by tensor; says which op diverges first
+  npu-dump overflow DIR [-n N] [-o FILE]   the overflow report of a dump tree
+  npu-dump info PATH...                    what dump files, Opdebug records or .npy files hold
+
+Exit codes: 0 done, 1 an input is missing or damaged (the message names it), 2 bad usage.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from npu_bridge.core.dump import dump_compare, dump_convert, dump_file, dump_tree, overflow_records
+
+_PROGRESS_SECONDS = 1.0
+
+
+class _Progress:
+    """Prints "verb done/total" to stderr at most once a second, for long work."""
+
+    def __init__(self, verb):
+        self.verb = verb
+        self.last = time.monotonic()
+
+    def __call__(self, done, total=None):
+        now = time.monotonic()
+        if now - self.last >= _PROGRESS_SECONDS or (total is not None and done == total and now - self.last > 0.2):
+            self.last = now
+            print(f"npu-dump: {self.verb} {done}" + (f"/{total}" if total else ""), file=sys.stderr, flush=True)
+
+
+def _convert(args):
+    result = dump_convert.convert(args.sources, args.output, progress=_Progress("converted"))
+    print(f"wrote {len(result.written)} files to {args.output}")
+    for skipped in result.skipped:
+        print(f"skipped (no numeric values): {skipped}")
+    for path, message in result.failures:
+        print(f"npu-dump: cannot convert {path}: {message}", file=sys.stderr)
+    return 1 if result.failures else 0
+
+
+def _compare(args):
+    comparison = dump_compare.compare(args.mine, args.truth, step=args.step, cosine_threshold=args.cosine,
+                                      progress=_Progress("compared"))
+    output = args.output or dump_compare.default_csv_name()
+    comparison.write_csv(output)
+    print(comparison.summary(top=args.top))
+    print(f"result: {output}")
+    return 0
+
+
+def _overflow(args):
+    entries = overflow_records.find(args.dir)
+    text = overflow_records.render(entries, args.dir, detailed=args.number)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {args.output}")
+    sys.stdout.write(text)
+    return 0
+
+
+def _info(args):
+    status = 0
+    for path in args.paths:
+        if os.path.isdir(path):
+            _describe_tree(path)
+            continue
+        try:
+            _describe_file(dump_file.load(path))
+        except (dump_file.DumpFormatError, FileNotFoundError) as e:
+            print(f"npu-dump: {e}", file=sys.stderr)
+            status = 1
+    return status
+
+
+def _describe_file(loaded):
+    kind = "npy tensor" if loaded.version is None else f"Ascend dump file, version {loaded.version}"
+    if loaded.overflow is not None:
+        kind = f"Opdebug overflow record, version {loaded.version}"
+    print(f"{loaded.path}\n  {kind}; op {loaded.op_name or '?'}" +
+          (f"; type {loaded.name.op_type}" if loaded.name and loaded.name.op_type else "") +
+          (f"; dump time {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(loaded.dump_time / 1000))}"
+           if loaded.dump_time else ""))
+    if loaded.overflow is not None:
+        for section, fields in loaded.overflow.items():
+            print(f"  {section}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
+        return
+    for tensor in loaded.tensors:
+        print(f"  {tensor.io} {tensor.index}: {tensor.dtype_name} {tensor.format_name} {list(tensor.shape)} "
+              f"{len(tensor.raw)} bytes{_statistics(tensor)}")
+
+
+def _statistics(tensor):
+    array, converted = tensor.logical_array()
+    if array is None or array.size == 0 or array.dtype.kind not in "fiub":
+        return ""
+    values = array.astype(np.float64).reshape(-1)
+    finite = values[np.isfinite(values)]
+    text = f" (as {list(array.shape)})" if converted else ""
+    if finite.size:
+        text += f"  min {finite.min():.6g} max {finite.max():.6g} mean {finite.mean():.6g}"
+    return text + f" nan {int(np.isnan(values).sum())} inf {int(np.isinf(values).sum())}"
+
+
+def _describe_tree(path):
+    artifacts = dump_tree.require_artifacts(path, dump_tree.scan(path))
+    groups = {}
+    for artifact in artifacts:
+        key = (artifact.model or "-", artifact.step)
+        groups.setdefault(key, {}).setdefault(artifact.name.kind, 0)
+        groups[key][artifact.name.kind] += 1
+    print(f"{path}: {len(artifacts)} artifacts")
+    for (model, step), kinds in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or -1)):
+        where = f"model {model}" + ("" if step is None else f", step {step}")
+        print(f"  {where}: " + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())))
+
+
+def _parser():
+    summary, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(prog="npu-dump", description=summary.replace("``", ""),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=details)
+    sub = parser.add_subparsers(dest="command", required=True)
+    convert = sub.add_parser("convert", help="dump files and trees -> .npy")
+    convert.add_argument("sources", nargs="+", help="dump files, Opdebug records or directories")
+    convert.add_argument("-o", "--output", required=True, help="output directory (created when missing)")
+    convert.set_defaults(run=_convert)
+    compare = sub.add_parser("compare", help="compare two dump trees tensor by tensor")
+    compare.add_argument("mine", help="my dump: a dump tree or file (the NPUDump column)")
+    compare.add_argument("truth", help="the ground truth: a dump tree or a directory of golden .npy files")
+    compare.add_argument("-o", "--output", help="result CSV (default: ./compare_result_{time}.csv)")
+    compare.add_argument("--step", type=int, help="step to compare (default: the lowest step both hold)")
+    compare.add_argument("--cosine", type=float, default=dump_compare.DEFAULT_COSINE_THRESHOLD,
+                         help="a tensor diverges below this cosine similarity (default %(default)s)")
+    compare.add_argument("--top", type=int, default=5, help="worst tensors to list (default %(default)s)")
+    compare.set_defaults(run=_compare)
+    overflow = sub.add_parser("overflow", help="the overflow report of a dump tree")
+    overflow.add_argument("dir", help="a dump tree (any level) or an Opdebug file")
+    overflow.add_argument("-n", "--number", type=int, default=overflow_records.DEFAULT_DETAILED,
+                          help="records shown with their tensors' statistics (default %(default)s)")
+    overflow.add_argument("-o", "--output", help="also write the report to this file")
+    overflow.set_defaults(run=_overflow)
+    info = sub.add_parser("info", help="what dump files, Opdebug records or .npy files hold")
+    info.add_argument("paths", nargs="+", help="files, or directories to summarize")
+    info.set_defaults(run=_info)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of ``npu-dump``.
+
+    Args:
+      argv: arguments without the program name (default: ``sys.argv[1:]``).
+    Returns:
+      The exit code: 0 done, 1 missing or damaged input, 2 bad usage.
+    """
+    args = _parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (dump_file.DumpFormatError, dump_tree.DumpTreeError, FileNotFoundError, ValueError, OSError) as e:
+        print(f"npu-dump: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,282 @@
+"""How a bridged session dumps: its setup step (order 400) and its run hook.
+
+Setup, for a session with enable_dump, enable_dump_debug or enable_exception_dump=1:
+  * the dump root {dump_path}/{time}/{device id} (``time`` is this process's first dump, YYYYmmddHHMMSS; the
+    device id is the world's, so every rank writes its own directory) goes into the parameter_map for the
+    NpuOptimizer passes (optimizers/dump_pass.cc, overflow_check_pass.cc, exception_capture_pass.cc), with
+    the simulated Ascend backend's fp16 rule, whether golden .npy files are written (NPU_BRIDGE_DUMP_GOLDEN,
+    default 1) and the exception dump directory;
+  * TensorFlow's remapper and arithmetic optimizer, which fuse ops or replace them by ops of other names, are
+    turned off for the session, so every op of the script is dumped and checked under its own name (Ascend
+    scripts turn the remapper off anyway);
+  * a ``DumpRunHook`` is attached.
+
+The hook costs one call into the library per run. When the writer reports overflows it warns once, notes
+where each overflowing op was created (op_sources.json) and rewrites {root}/overflow_report.txt from the
+writer's overflow events (at most every few seconds, and when the session closes and the process exits). When a run fails in a session with
+enable_exception_dump=1, it writes the failed op's inputs and says where in the error.
+"""
+
+import itertools
+import json
+import os
+import re
+import threading
+import time
+import weakref
+
+from tensorflow.core.protobuf import rewriter_config_pb2
+
+from npu_bridge.core.device import device_target
+from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import resource
+from npu_bridge.core.world import world
+from npu_bridge.core.dump import dump_writer, overflow_records
+from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.session.setup_steps import RunHook, setup_step
+
+ROOT_KEY = "_npu_bridge_dump_root"
+EXCEPTION_DIR_KEY = "_npu_bridge_exception_dir"
+SESSION_ID_KEY = "_npu_bridge_session_id"
+FP16_SATURATION_KEY = "_npu_bridge_fp16_saturation"
+GOLDEN_KEY = "_npu_bridge_dump_golden"
+GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
+REPORT_INTERVAL_SECONDS = 5.0
+_FAILED_NODE = re.compile(r"\{\{node ([^}]+)\}\}")
+_LIBRARY_PATHS = tuple(os.sep + part + os.sep for part in ("tensorflow", "tf_keras", "keras", "npu_bridge"))
+
+_lock = threading.RLock()
+_session_ids = itertools.count(1)
+_state = {"time": None, "exit_registered": False, "next_event": 0, "seen_changes": 0, "errors_seen": 0}
+_reports = {}  # dump root -> _Report
+_graphs = weakref.WeakSet()  # graphs of hooked sessions, to find where overflowing ops were created
+
+
+@setup_step(400, "dump")
+def plan_dump(plan):
+    """Prepares a session that dumps, detects overflows or captures failing ops."""
+    options = plan.options
+    dumping, debugging = options.get("enable_dump"), options.get("enable_dump_debug")
+    capturing = options.get("enable_exception_dump") == 1
+    if not (dumping or debugging or capturing):
+        return
+    params = option_parse.find_npu_optimizers(plan.config)[0].parameter_map
+    device = world.validate_environment(session_device_id=options.get("session_device_id")).device_id
+    session_id = next(_session_ids)
+    root = None
+    if dumping or debugging:
+        root = os.path.join(options.get("dump_path"), process_time(), str(device))
+        params[ROOT_KEY].s = root.encode("utf-8")
+        params[FP16_SATURATION_KEY].b = debugging and device_target.resolve(options) == "ascend"
+        params[GOLDEN_KEY].b = golden_files_wanted()
+        _keep_op_names(plan.config.graph_options.rewrite_options)
+        with _lock:
+            _reports.setdefault(root, _Report(root))
+    if capturing:
+        params[EXCEPTION_DIR_KEY].s = exception_dir(device).encode("utf-8")
+        params[SESSION_ID_KEY].i = session_id
+    dump_writer.configure_from_environment()
+    _register_exit()
+    layer = tuple(options.get("dump_layer").split()) if dumping and options.get("dump_layer") else ()
+    plan.run_hooks.append(DumpRunHook(session_id, capturing, layer))
+
+
+def _keep_op_names(rewrite_options):
+    """Turns off the grappler passes that fuse ops or replace them by ops of other names."""
+    off = rewriter_config_pb2.RewriterConfig.OFF
+    changed = [name for name in ("remapping", "arithmetic_optimization") if getattr(rewrite_options, name) != off]
+    for name in changed:
+        setattr(rewrite_options, name, off)
+    if changed:
+        log.info_once("dump-keeps-op-names", "dump: TensorFlow's %s are off in sessions that dump or detect "
+                      "overflows, so every op is dumped and checked under its own name", " and ".join(changed))
+
+
+def golden_files_wanted(environ=None):
+    """NPU_BRIDGE_DUMP_GOLDEN: 1 (default) writes golden .npy files next to the dump files, 0 does not.
+
+    Raises:
+      NpuOptionError: the variable holds something else.
+    """
+    text = (os.environ if environ is None else environ).get(GOLDEN_VARIABLE, "").strip()
+    if text not in ("", "0", "1"):
+        raise NpuOptionError(GOLDEN_VARIABLE, text, "0 / 1",
+                             "the environment variable chooses whether golden .npy files are written")
+    return text != "0"
+
+
+def process_time():
+    """The {time} directory of this process's dumps: when the first dumping session was created."""
+    with _lock:
+        if _state["time"] is None:
+            _state["time"] = time.strftime("%Y%m%d%H%M%S")
+        return _state["time"]
+
+
+def exception_dir(device_id):
+    """Where exception dumps go: {NPU_COLLECT_PATH or ASCEND_WORK_PATH or the current directory}/
+    extra-info/data-dump/{device id}, following CANN's default layout."""
+    base = os.environ.get("NPU_COLLECT_PATH") or os.environ.get("ASCEND_WORK_PATH") or os.getcwd()
+    return os.path.join(os.path.abspath(base), "extra-info", "data-dump", str(device_id))
+
+
+class DumpRunHook(RunHook):
+    """Watches the runs of one dumping session."""
+
+    def __init__(self, session_id, capturing, layer=()):
+        self._session_id, self._capturing = session_id, capturing
+        self._unchecked_layer = layer
+
+    def after_run(self, context, results):
+        _graphs.add(context.session.graph)
+        if self._unchecked_layer:
+            _warn_unknown_layer_ops(context.session.graph, self._unchecked_layer)
+            self._unchecked_layer = ()
+        if dump_writer.changes() != _state["seen_changes"]:
+            poll()
+
+    def run_failed(self, context, error):
+        """Writes the failed op's inputs (enable_exception_dump=1) and adds where to the error."""
+        _graphs.add(context.session.graph)
+        poll()
+        if not self._capturing:
+            return None
+        match = _FAILED_NODE.search(str(error))
+        if match is None:
+            return None
+        node = match.group(1)
+        result = dump_writer.exception_dump(f"{self._session_id}/{node}")
+        if "path" in result:
+            note = (f"npu_bridge exception dump: the {result['inputs']} inputs of {result['op_type']} "
+                    f"{result['op_name']} (the op that failed) were written to {result['path']}; read them with "
+                    f"`npu-dump info {result['path']}`")
+        else:
+            note = f"npu_bridge exception dump: the inputs of {node} were not captured ({result['error']})"
+        log.logger.warning("%s", note)
+        return _with_note(error, note)
+
+    def end(self, session):
+        dump_writer.flush()
+        poll(final=True)
+
+
+def _warn_unknown_layer_ops(graph, names):
+    existing = {op.name for op in graph.get_operations()}
+    unknown = [name for name in names if name not in existing]
+    if unknown:
+        log.warn_once(("dump-layer-unknown", tuple(unknown)),
+                      "dump_layer names ops this session's graph does not have, so they are not dumped: %s",
+                      ", ".join(unknown))
+
+
+def poll(final=False):
+    """Takes in the writer's new overflow records and errors; rewrites overflow reports that are due.
+
+    Args:
+      final: rewrite every report with news now (a session closes, the process exits).
+    """
+    with _lock:
+        _state["seen_changes"] = dump_writer.changes()
+        events = dump_writer.overflow_events(_state["next_event"])
+        _state["next_event"] += len(events)
+        _log_new_errors()
+        for event in events:
+            report = next((r for root, r in _reports.items() if event["dir"].startswith(root + os.sep)), None)
+            if report is not None:
+                report.add(event)
+        for report in _reports.values():
+            report.write_if_due(final)
+
+
+def _log_new_errors():
+    status = dump_writer.status()
+    new = status["error_count"] - _state["errors_seen"]
+    if new > 0:
+        first = status["errors"][_state["errors_seen"]] if _state["errors_seen"] < len(status["errors"]) else \
+            status["errors"][-1]
+        log.logger.error("dump: a dump file could not be written: %s (%d failed writes since the last report, "
+                         "%d in all)", first, new, status["error_count"])
+        _state["errors_seen"] = status["error_count"]
+
+
+class _Report:
+    """The overflow report of one dump root, kept from the writer's overflow events (no directory scans)."""
+
+    def __init__(self, root):
+        self.root = root
+        self.sources = {}
+        self.entries = []
+        self.pending = False
+        self.written_at = None
+
+    def add(self, event):
+        if not self.entries:
+            log.logger.warning("overflow detected: [%s] %s at step %d overflowed first; the report is %s",
+                               event["op_type"], event["op_name"], event["step"],
+                               os.path.join(self.root, overflow_records.REPORT_FILE))
+        if event["op_name"] not in self.sources:
+            self.sources[event["op_name"]] = creation_site(event["op_name"])
+        model_dir = os.path.dirname(event["dir"])
+        self.entries.append(overflow_records.OverflowEntry(
+            event["step"], f"{os.path.basename(os.path.dirname(model_dir))}/{os.path.basename(model_dir)}",
+            event["timestamp"], event["op_type"], event["op_name"], event["task_id"], 0, event["status"],
+            event["opdebug"], event["dump"], self.sources[event["op_name"]]))
+        self.pending = True
+
+    def write_if_due(self, final):
+        due = self.written_at is None or time.monotonic() - self.written_at >= REPORT_INTERVAL_SECONDS
+        if not self.pending or not (final or due):
+            return
+        sources = {name: site for name, site in self.sources.items() if site}
+        with open(os.path.join(self.root, overflow_records.SOURCES_FILE), "w", encoding="utf-8") as f:
+            json.dump(sources, f, indent=1, sort_keys=True)
+        if dump_writer.status()["overflow_events_dropped"]:  # the writer stopped listing them: read the files
+            entries = overflow_records.find(self.root, sources)
+        else:
+            self.entries.sort(key=lambda entry: entry.timestamp)
+            entries = self.entries
+        text = overflow_records.render(entries, self.root)
+        with open(os.path.join(self.root, overflow_records.REPORT_FILE), "w", encoding="utf-8") as f:
+            f.write(text)
+        self.pending = False
+        self.written_at = time.monotonic()
+
+
+def creation_site(op_name):
+    """Where ``op_name`` was created in the user's code ("file:line in function"), or None when unknown."""
+    for graph in list(_graphs):
+        try:
+            op = graph.get_operation_by_name(op_name)
+        except (KeyError, ValueError):
+            continue
+        for frame in reversed(op.traceback):
+            if not any(part in frame.filename for part in _LIBRARY_PATHS) and not frame.filename.startswith("<"):
+                return f"{frame.filename}:{frame.lineno} in {frame.name}"
+    return None
+
+
+def _with_note(error, note):
+    """Returns ``error`` with ``note`` appended to its message (an OpError of the same class), or None after
+    attaching the note to ``error`` itself when it cannot be rebuilt."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    if isinstance(error, tf.errors.OpError):
+        try:
+            return type(error)(error.node_def, error.op, f"{error.message}\n{note}")
+        except TypeError:
+            pass
+    error.add_note(note)
+    return None
+
+
+def _register_exit():
+    with _lock:
+        if not _state["exit_registered"]:
+            _state["exit_registered"] = True
+            resource.register_close_callback(_at_exit)
+
+
+def _at_exit():
+    dump_writer.flush()
+    poll(final=True)

@@ -1,0 +1,89 @@
+"""Finding the artifacts in a dump directory tree.
+
+A tree is anything from a dump_path down to one step directory, written here or by Ascend's runtime:
+{dump_path}/{time}/{device_id}/{model_name}/{model_id}/{step}/{files}. Golden and converted .npy
+directories work too. The step and model of a file are read from the directories that hold it.
+"""
+
+import dataclasses
+import os
+from typing import Optional
+
+from npu_bridge.core.dump import dump_names
+from npu_bridge.core.runtime.errors import NpuBridgeError
+
+_IGNORED = (dump_names.MAPPING_FILE, dump_names.STATISTICS_FILE)
+
+
+class DumpTreeError(NpuBridgeError, FileNotFoundError):
+    """A dump directory does not exist or holds no artifacts."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Artifact:
+    """One artifact file in a tree.
+
+    Attributes:
+      path: the file.
+      name: what its (original) file name says (``dump_names.DumpName``).
+      step: the step directory's number, None when the file is not in a numbered directory.
+      model: "{model_name}/{model_id}" when the step directory sits in one, else None.
+    """
+
+    path: str
+    name: dump_names.DumpName
+    step: Optional[int]
+    model: Optional[str]
+
+
+def scan(root):
+    """Lists the artifacts under ``root`` (or ``root`` itself when it is a file).
+
+    Args:
+      root: a directory or a file.
+    Returns:
+      A list of ``Artifact`` sorted by path; files that are not artifacts are skipped.
+    Raises:
+      DumpTreeError: ``root`` does not exist.
+      ValueError: a mapping.csv is malformed.
+    """
+    root = os.fspath(root)
+    if not os.path.exists(root):
+        raise DumpTreeError(f"no such dump directory or file: {root}")
+    if os.path.isfile(root):
+        directory, base = os.path.split(os.path.abspath(root))
+        artifact = _artifact(directory, base, dump_names.read_mapping(directory))
+        return [artifact] if artifact else []
+    found = []
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories.sort()
+        mapping = dump_names.read_mapping(directory)
+        for base in sorted(files):
+            artifact = _artifact(directory, base, mapping)
+            if artifact:
+                found.append(artifact)
+    return found
+
+
+def _artifact(directory, base, mapping):
+    if base.startswith(".") or base in _IGNORED:
+        return None
+    name = dump_names.parse(mapping.get(base, base))
+    if name is None:
+        return None
+    step_dir = os.path.basename(directory)
+    step = int(step_dir) if step_dir.isdigit() else None
+    model = None
+    if step is not None:
+        model_id_dir = os.path.dirname(directory)
+        model_id = os.path.basename(model_id_dir)
+        if model_id.isdigit():
+            model = f"{os.path.basename(os.path.dirname(model_id_dir))}/{model_id}"
+    return Artifact(os.path.join(directory, base), name, step, model)
+
+
+def require_artifacts(root, artifacts, what="dump artifacts"):
+    """Raises DumpTreeError naming ``root`` when ``artifacts`` is empty; returns them otherwise."""
+    if not artifacts:
+        raise DumpTreeError(f"{root} holds no {what} (dump files, Opdebug records or golden .npy files)")
+    return artifacts

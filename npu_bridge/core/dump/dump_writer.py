@@ -1,0 +1,113 @@
+"""Python's handle on the C++ dump writer (ops/dump_writer.cc) and the exception-capture slots.
+
+The writer writes every dump artifact on its own threads; ``flush`` waits until everything queued is on
+disk. Its memory limit and thread count come from the environment:
+  NPU_BRIDGE_DUMP_QUEUE_MB   tensors the writer may hold before training waits for the disk (default 256)
+  NPU_BRIDGE_DUMP_THREADS    writer threads (default 2; fixed once the writer has started)
+"""
+
+import ctypes
+import json
+import os
+import threading
+
+from npu_bridge.core.runtime import native_library
+from npu_bridge.core.runtime.errors import NpuOptionError
+
+QUEUE_VARIABLE = "NPU_BRIDGE_DUMP_QUEUE_MB"
+THREADS_VARIABLE = "NPU_BRIDGE_DUMP_THREADS"
+_DEFAULT_QUEUE_MB = 256
+_DEFAULT_THREADS = 2
+_MAX_THREADS = 16
+_RESULT_BUFFER = 1 << 16
+
+_lock = threading.Lock()
+_declared = False
+
+
+def _library():
+    global _declared
+    lib = native_library.c_api()
+    with _lock:
+        if not _declared:
+            lib.npu_bridge_dump_flush.argtypes = []
+            lib.npu_bridge_dump_flush.restype = None
+            lib.npu_bridge_dump_configure.argtypes = [ctypes.c_int64, ctypes.c_int]
+            lib.npu_bridge_dump_configure.restype = None
+            lib.npu_bridge_dump_changes.argtypes = []
+            lib.npu_bridge_dump_changes.restype = ctypes.c_uint64
+            lib.npu_bridge_dump_status_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+            lib.npu_bridge_dump_status_json.restype = ctypes.c_size_t
+            for name in ("npu_bridge_dump_overflow_events_json", "npu_bridge_exception_dump_json"):
+                function = getattr(lib, name)
+                function.restype = ctypes.c_size_t
+            lib.npu_bridge_dump_overflow_events_json.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_size_t]
+            lib.npu_bridge_exception_dump_json.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+            _declared = True
+    return lib
+
+
+def flush():
+    """Waits until every dump record queued so far is written (the GIL is released while waiting)."""
+    _library().npu_bridge_dump_flush()
+
+
+def changes():
+    """A counter that moves whenever the writer records an overflow or an error (cheap to poll)."""
+    return int(_library().npu_bridge_dump_changes())
+
+
+def status():
+    """Returns the writer's counters: files_written, bytes_written, queued_bytes, error_count, errors, ..."""
+    _library()
+    return native_library.read_json("npu_bridge_dump_status_json")
+
+
+def overflow_events(start=0):
+    """Returns the overflow records written so far, from index ``start`` (dicts: opdebug, dump, dir, op_name,
+    op_type, model_id, step, task_id, status, timestamp)."""
+    function = _library().npu_bridge_dump_overflow_events_json
+    size = _RESULT_BUFFER
+    while True:
+        buffer = ctypes.create_string_buffer(size)
+        needed = function(start, buffer, size)
+        if needed < size:
+            return json.loads(buffer.value.decode("utf-8"))
+        size = needed + 1
+
+
+def exception_dump(slot):
+    """Writes the inputs held for a failed op.
+
+    Args:
+      slot: "{session id}/{node name}".
+    Returns:
+      {"path", "op_name", "op_type", "inputs"} on success, {"error": text} otherwise.
+    """
+    buffer = ctypes.create_string_buffer(_RESULT_BUFFER)
+    needed = _library().npu_bridge_exception_dump_json(slot.encode("utf-8"), buffer, _RESULT_BUFFER)
+    if needed >= _RESULT_BUFFER:
+        return {"error": f"the result for {slot} is too long to read"}
+    return json.loads(buffer.value.decode("utf-8"))
+
+
+def configure_from_environment(environ=None):
+    """Applies NPU_BRIDGE_DUMP_QUEUE_MB and NPU_BRIDGE_DUMP_THREADS.
+
+    Raises:
+      NpuOptionError: a variable is not a positive integer (or too many threads).
+    """
+    environ = os.environ if environ is None else environ
+    queue_mb = _positive(environ, QUEUE_VARIABLE, _DEFAULT_QUEUE_MB, None)
+    threads = _positive(environ, THREADS_VARIABLE, _DEFAULT_THREADS, _MAX_THREADS)
+    _library().npu_bridge_dump_configure(queue_mb << 20, threads)
+
+
+def _positive(environ, name, default, maximum):
+    text = environ.get(name, "").strip()
+    if not text:
+        return default
+    allowed = "a positive integer" + (f" <= {maximum}" if maximum else "")
+    if not text.isdigit() or int(text) < 1 or (maximum and int(text) > maximum):
+        raise NpuOptionError(name, text, allowed, "the environment variable configures the dump writer")
+    return int(text)

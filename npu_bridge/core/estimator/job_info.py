@@ -1,0 +1,122 @@
+"""Job information upstream's NPUEstimator reads (``npu_common``): a job start file, else the environment.
+
+A job start file is JSON: {"job_id": ..., "device_info": {"Index": ...}, "rank_table_file": ...,
+"rank_size": ..., "local_checkpoint_dir": ...}. Without one, ``JOB_ID`` must be set (upstream's NPUEstimator
+refuses to start otherwise); ``HEARTBEAT``, ``RANK_TABLE_FILE``, ``POD_NAME`` or ``RANK_ID``,
+``LOCAL_CHECKPOINT_DIR`` and ``RANK_SIZE`` / ``CM_WORKER_SIZE`` complete it.
+"""
+
+import dataclasses
+import json
+import os
+from typing import Optional
+
+from npu_bridge.core.runtime import log
+
+JOB_ID_ERROR = "Load job info failed, please check whether `JOB_ID` is set in environment variable"
+
+
+def get_ranksize():
+    """Returns the rank size as upstream's ``util.get_ranksize``: a **string**, "1" when unset.
+
+    Raises:
+      ValueError: both RANK_SIZE and CM_WORKER_SIZE are set.
+    """
+    rank_size, worker_size = os.environ.get("RANK_SIZE"), os.environ.get("CM_WORKER_SIZE")
+    if rank_size is not None and worker_size is not None:
+        raise ValueError("RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time, got "
+                         f"RANK_SIZE={rank_size!r} and CM_WORKER_SIZE={worker_size!r}")
+    return rank_size if rank_size is not None else (worker_size if worker_size is not None else "1")
+
+
+@dataclasses.dataclass
+class DeviceInfo:
+    """This process's device: ``index`` is its identity (device_info.Index, POD_NAME or RANK_ID)."""
+
+    index: str = "0"
+
+
+@dataclasses.dataclass
+class JobConfig:
+    """Job-level settings: ``job_id`` and the heartbeat interval (HEARTBEAT)."""
+
+    job_id: str = ""
+    heartbeat_time: Optional[str] = None
+
+
+@dataclasses.dataclass
+class JobInfo:
+    """Everything NPUEstimator knows about the job."""
+
+    job_id: str
+    job_config: JobConfig
+    device_info: DeviceInfo
+    rank_table_file: Optional[str]
+    local_checkpoint_dir: Optional[str]
+    rank_size: int
+
+
+class NPUBasics:
+    """Reads the job information once (upstream's job-info reader).
+
+    Args:
+      job_start_file: path of a job start file; "" (or a missing file) reads the environment.
+    Raises:
+      ValueError: the file is not valid JSON, or there is no file and ``JOB_ID`` is not set.
+    """
+
+    def __init__(self, job_start_file=""):
+        if job_start_file and os.path.isfile(job_start_file):
+            self._jobinfo = _from_file(job_start_file)
+        else:
+            if job_start_file:
+                log.warn_once(("job_start_file", job_start_file), "job start file %r does not exist; reading the "
+                              "job information from the environment", job_start_file)
+            self._jobinfo = _from_environment()
+
+    @property
+    def jobinfo(self):
+        """The ``JobInfo``."""
+        return self._jobinfo
+
+    def size(self):
+        """Returns the number of ranks of the job."""
+        return self._jobinfo.rank_size
+
+
+def _from_file(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"job start file {path!r} is not a readable JSON file: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"job start file {path!r} must hold a JSON object, got {type(data).__name__}")
+    device = data.get("device_info") or {}
+    return JobInfo(job_id=str(data.get("job_id", "")),
+                   job_config=JobConfig(job_id=str(data.get("job_id", "")), heartbeat_time=data.get("heartbeat")),
+                   device_info=DeviceInfo(index=str(device.get("Index", "0"))),
+                   rank_table_file=data.get("rank_table_file"),
+                   local_checkpoint_dir=data.get("local_checkpoint_dir"),
+                   rank_size=_as_rank_size(data.get("rank_size", get_ranksize()), f"rank_size in {path!r}"))
+
+
+def _from_environment():
+    job_id = os.environ.get("JOB_ID")
+    if not job_id:
+        raise ValueError(f"{JOB_ID_ERROR} (npu_bridge accepts any value, e.g. JOB_ID=10086)")
+    identity = os.environ.get("POD_NAME") or os.environ.get("RANK_ID") or "0"
+    return JobInfo(job_id=job_id, job_config=JobConfig(job_id=job_id, heartbeat_time=os.environ.get("HEARTBEAT")),
+                   device_info=DeviceInfo(index=identity), rank_table_file=os.environ.get("RANK_TABLE_FILE"),
+                   local_checkpoint_dir=os.environ.get("LOCAL_CHECKPOINT_DIR"),
+                   rank_size=_as_rank_size(get_ranksize(), "RANK_SIZE / CM_WORKER_SIZE"))
+
+
+def _as_rank_size(value, source):
+    try:
+        size = int(value)
+    except (TypeError, ValueError):
+        size = 0
+    if size < 1:
+        raise ValueError(f"{source} must be a positive integer, got {value!r}")
+    return size

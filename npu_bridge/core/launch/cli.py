@@ -1,0 +1,110 @@
+"""The ``npu-run`` command line.
+
+  npu-run -n 4 -- python train.py --flags
+      4 ranks on this machine (a generated rank table, free ports)
+  npu-run --rank-table hccl.json --server-id 10.0.0.1 -- python train.py
+      this machine's ranks of a multi-machine job; run the same on every machine with its own --server-id
+
+Exit code: 0 when every rank succeeded; the first failing rank's code; 128 + signal when interrupted; 2 for
+bad arguments or a malformed rank table; 127 when the command cannot be started.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+from npu_bridge.core.runtime import log
+from npu_bridge.core.launch import plan, supervisor
+
+EXIT_USAGE = 2
+EXIT_CANNOT_START = 127
+DEFAULT_STOP_TIMEOUT = 10.0
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="npu-run", description="Start the rank processes of an npu_bridge job on this machine.",
+        epilog="Example: npu-run -n 2 -- python train.py --batch 64")
+    parser.add_argument("-n", "--np", dest="size", type=int, metavar="N",
+                        help="number of ranks to start here (with --rank-table: must match the table, or leave out)")
+    parser.add_argument("--rank-table", metavar="FILE", help="rank table of a multi-machine job (needs --server-id)")
+    parser.add_argument("--server-id", metavar="ID", help="this machine's server_id in --rank-table")
+    parser.add_argument("--job-id", metavar="ID", help="JOB_ID of every rank (default: $JOB_ID, or generated "
+                        "for a local job)")
+    parser.add_argument("--port-base", type=int, metavar="PORT",
+                        help="HCCL_IF_BASE_PORT: rank r listens on PORT + r (default: $HCCL_IF_BASE_PORT; a local "
+                             "job finds free ports, a multi-machine job uses 60000)")
+    parser.add_argument("--stop-timeout", type=float, default=DEFAULT_STOP_TIMEOUT, metavar="SECONDS",
+                        help="how long stopped ranks get between SIGTERM and SIGKILL (default: %(default)s)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="the command every rank runs, after --")
+    return parser
+
+
+def main(argv=None):
+    """Entry point of ``npu-run`` and ``python -m npu_bridge.core.launch``.
+
+    Args:
+      argv: arguments without the program name (default: ``sys.argv[1:]``).
+    Returns:
+      The exit code (see the module docstring).
+    """
+    parser = _parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        log.configure()  # rank table warnings; a bad ASCEND_GLOBAL_LOG_LEVEL is the ranks' to report
+    except ValueError:
+        pass
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    work_dir = None
+    try:
+        if not command:
+            raise plan.LaunchError("no command given; put it after --, e.g. npu-run -n 2 -- python train.py")
+        if args.stop_timeout < 0:
+            raise plan.LaunchError(f"--stop-timeout {args.stop_timeout}: must be >= 0 seconds")
+        if args.rank_table is not None or args.server_id is not None:
+            if args.rank_table is None or args.server_id is None:
+                raise plan.LaunchError("--rank-table and --server-id go together: the table describes the job, "
+                                       "--server-id says which of its servers this machine is")
+            job = plan.plan_from_table(args.rank_table, args.server_id, os.environ, args.size, args.job_id,
+                                       args.port_base)
+        else:
+            if args.size is None:
+                raise plan.LaunchError("say how many ranks to start with -n N (or use --rank-table and --server-id)")
+            work_dir = tempfile.mkdtemp(prefix="npu-run-")
+            job = plan.plan_local(args.size, work_dir, os.environ, args.job_id, args.port_base)
+    except plan.LaunchError as e:
+        parser.print_usage(sys.stderr)
+        _report(f"error: {e}")
+        _remove(work_dir)
+        return EXIT_USAGE
+    first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
+    _report(f"job {job.job_id}: starting {len(job.ranks)} of {job.rank_size} ranks ({first}-{last}), rank table "
+            f"{job.rank_table_path}, ports from {job.port_base}")
+    runner = supervisor.Supervisor(command, job.ranks, args.stop_timeout, supervisor.binary_stream(sys.stdout),
+                                   supervisor.binary_stream(sys.stderr), _report)
+    try:
+        code = runner.run()
+    except OSError as e:
+        _report(f"error: cannot start {command[0]!r}: {e}")
+        return EXIT_CANNOT_START
+    finally:
+        _remove(work_dir)
+    if code == 0:
+        _report(f"job {job.job_id}: all {len(job.ranks)} ranks finished")
+    return code
+
+
+def _report(text):
+    sys.stderr.write(f"npu-run: {text}\n")
+    sys.stderr.flush()
+
+
+def _remove(path):
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""``python -m npu_bridge.core.options``: print the option table, or write it into README.md."""
+
+import argparse
+import sys
+
+from npu_bridge.core.runtime import readme_blocks
+from npu_bridge.core.options import docs
+
+
+def main(argv=None):
+    """Runs the command line.
+
+    Args:
+      argv: arguments without the program name; default ``sys.argv[1:]``.
+    Returns:
+      The exit code: 0 on success, 1 when the README lacks the markers.
+    """
+    parser = argparse.ArgumentParser(prog="python -m npu_bridge.core.options",
+                                     description="Print the NpuOptimizer option table as markdown.")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="rewrite the block between the options-table markers of the README instead")
+    parser.add_argument("--readme", default=str(readme_blocks.DEFAULT_README),
+                        help="README to rewrite (default: %(default)s)")
+    args = parser.parse_args(argv)
+    if not args.write_readme:
+        print(docs.render_markdown())
+        return 0
+    try:
+        docs.write_readme(args.readme)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

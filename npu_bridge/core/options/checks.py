@@ -1,0 +1,242 @@
+"""Reusable validators for one option value.
+
+A check is a callable that takes a value already converted to the option's kind (bool, int or str) and
+returns the normalized value, or raises ``ValueError(detail)``. The parser turns that ``ValueError`` into an
+``NpuOptionError`` naming the key, the value and the allowed values, so ``detail`` only says what is wrong.
+"""
+
+import os
+import re
+
+from npu_bridge.core.runtime import log
+from npu_bridge.core.options import profiling_options as profiling_options_format
+
+_STEP_ITEM = re.compile(r"(\d+)(?:-(\d+))?")
+_INT_LIST = re.compile(r"\d+(,\d+)*")
+_SHAPE_ITEM = re.compile(r"([^:;,]+):(-?\d+(?:,-?\d+)*)")
+_MAX_DUMP_STEP_SETS = 100
+
+
+def one_of(values, detail=None):
+    """Returns a check accepting exactly the given values.
+
+    Args:
+      values: the accepted values (compared with ``==``).
+      detail: the message for a rejected value; default "must be one of ...".
+    Returns:
+      The check.
+    """
+    accepted = tuple(values)
+    detail = detail or "must be one of " + ", ".join(str(v) for v in accepted)
+
+    def check(value):
+        if value not in accepted:
+            raise ValueError(detail)
+        return value
+
+    return check
+
+
+def at_least(minimum, detail):
+    """Returns a check accepting integers >= ``minimum``.
+
+    Args:
+      minimum: smallest accepted value.
+      detail: the message for a rejected value.
+    Returns:
+      The check.
+    """
+
+    def check(value):
+        if value < minimum:
+            raise ValueError(detail)
+        return value
+
+    return check
+
+
+def between(low, high, detail):
+    """Returns a check accepting integers in ``[low, high]``.
+
+    Args:
+      low: smallest accepted value.
+      high: largest accepted value.
+      detail: the message for a rejected value.
+    Returns:
+      The check.
+    """
+
+    def check(value):
+        if not low <= value <= high:
+            raise ValueError(detail)
+        return value
+
+    return check
+
+
+def clamped(low, high, label):
+    """Returns a check that clamps integers into ``[low, high]`` and warns once when it had to.
+
+    Args:
+      low: smallest kept value.
+      high: largest kept value.
+      label: the option name used in the warning.
+    Returns:
+      The check; it never raises.
+    """
+
+    def check(value):
+        result = min(max(value, low), high)
+        if result != value:
+            log.warn_once((__name__, label, value), "NpuOptimizer option %s=%d is outside [%d, %d]; using %d",
+                          label, value, low, high, result)
+        return result
+
+    return check
+
+
+def note_when(noted, message):
+    """Returns a check that accepts every value and logs ``message`` once when the value equals ``noted``.
+
+    Args:
+      noted: the value worth a note.
+      message: the info-level log text.
+    Returns:
+      The check; it never raises.
+    """
+
+    def check(value):
+        if value == noted:
+            log.info_once((__name__, message), message)
+        return value
+
+    return check
+
+
+def existing_rw_dir(value):
+    """Accepts an existing directory with read and write permission.
+
+    Args:
+      value: the path as given.
+    Returns:
+      The path made absolute with symlinks resolved (``os.path.realpath``).
+    Raises:
+      ValueError: the path is empty, missing, not a directory or not readable and writable.
+    """
+    if not value:
+        raise ValueError("the path is empty")
+    path = os.path.realpath(value)
+    if not os.path.exists(path):
+        raise ValueError(f"the path {path} is invalid: it does not exist")
+    if not os.path.isdir(path):
+        raise ValueError(f"the path {path} is not a directory")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise ValueError(f"the path {path} doesn't have read, write permissions")
+    return path
+
+
+def dump_step(value):
+    """Accepts ``|``-separated steps, each ``N`` or ``A-B`` with ``A < B``, at most 100 of them.
+
+    Args:
+      value: the dump_step text, e.g. ``"0|5|10-20"``.
+    Returns:
+      The value unchanged.
+    Raises:
+      ValueError: with upstream's wording for each kind of mistake.
+    """
+    items = value.split("|")
+    if len(items) > _MAX_DUMP_STEP_SETS:
+        raise ValueError(f"dump_step only support dump <= {_MAX_DUMP_STEP_SETS} sets of data")
+    for item in items:
+        match = _STEP_ITEM.fullmatch(item)
+        if not match:
+            raise ValueError("dump_step string style is error, correct example:'0|5|10|50-100'")
+        first, second = match.groups()
+        if second is not None and int(first) >= int(second):
+            raise ValueError("in range steps, the first step is >= second step, correct example:'0|5|10-20'")
+    return value
+
+
+def int_list(detail):
+    """Returns a check accepting comma-separated non-negative integers such as ``"0,1,2"``.
+
+    Args:
+      detail: the message for a rejected value.
+    Returns:
+      The check.
+    """
+
+    def check(value):
+        if not _INT_LIST.fullmatch(value):
+            raise ValueError(detail)
+        return value
+
+    return check
+
+
+def input_shape(value):
+    """Accepts ``name:d,d,...;name2:d,...`` where every dim is an integer >= -1 (-1 = dynamic).
+
+    Args:
+      value: the input_shape text.
+    Returns:
+      The value unchanged.
+    Raises:
+      ValueError: "input_shape string style is invalid".
+    """
+    for item in value.split(";"):
+        match = _SHAPE_ITEM.fullmatch(item)
+        if not match or any(int(dim) < -1 for dim in match.group(2).split(",")):
+            raise ValueError("input_shape string style is invalid, example:'data:-1,3;label:-1'")
+    return value
+
+
+def dynamic_dims(value):
+    """Accepts ``;``-separated groups of comma-separated non-negative integers, all groups equally long.
+
+    Args:
+      value: the dynamic_dims text, e.g. ``"20,20;40,40"``.
+    Returns:
+      The value unchanged.
+    Raises:
+      ValueError: "dynamic_dims string style is invalid".
+    """
+    groups = value.split(";")
+    if not all(_INT_LIST.fullmatch(group) for group in groups) or \
+            len({group.count(",") for group in groups}) != 1:
+        raise ValueError("dynamic_dims string style is invalid, example:'20,20;40,40' (equal-length groups)")
+    return value
+
+
+def profiling_options(value):
+    """Accepts a JSON object string, the legacy colon list, or an empty string (= the default options).
+
+    Every key and value is checked (``npu_bridge.core.options.profiling_options``), so a bad profile setting fails
+    when the session is created rather than when the profile is written.
+
+    Args:
+      value: the profiling_options text.
+    Returns:
+      The value unchanged.
+    Raises:
+      ValueError: malformed JSON, a bad key value, or a bad legacy list.
+    """
+    profiling_options_format.parse(value)
+    return value
+
+
+def parsed_file(load):
+    """Returns the check of an option naming a file that ``load(path)`` reads and validates.
+
+    Args:
+      load: a function that raises ``ValueError`` for a missing, unreadable or malformed file.
+    Returns:
+      A check that returns the absolute path.
+    """
+    def check(path):
+        path = os.path.abspath(path)
+        load(path)
+        return path
+
+    return check

@@ -1,0 +1,67 @@
+"""Renders the option table as markdown and keeps README.md's copy of it in sync."""
+
+import collections
+
+from npu_bridge.core.runtime import readme_blocks
+from npu_bridge.core.options.spec import STATUS_TEXT, STATUSES
+from npu_bridge.core.options.table import OPTIONS
+
+BLOCK = "options-table"  # README block name, see npu_bridge/core/runtime/readme_blocks.py
+
+_HEADER = ("key", "kind", "stage", "default", "allowed", "status", "effect here")
+
+
+def render_markdown():
+    """Returns the option table as markdown: a note, one row per option, then one count line per status.
+
+    Returns:
+      The markdown text (no trailing newline).
+    """
+    lines = [
+        "Generated from `npu_bridge/core/options/table.py` by `python -m npu_bridge.core.options --write-readme`; "
+        "do not edit by hand. kind = the AttrValue field upstream reads (b bool, i int, s string); "
+        "a bad value raises `NpuOptionError` when the session is created.",
+        "",
+        _row(_HEADER),
+        _row(["---"] * len(_HEADER)),
+    ]
+    for spec in OPTIONS.values():
+        lines.append(_row([f"`{spec.name}`", spec.kind, spec.stage, _default_text(spec.default),
+                           _allowed_text(spec), STATUS_TEXT[spec.status], spec.effect]))
+    counts = collections.Counter(spec.status for spec in OPTIONS.values())
+    lines.append("")
+    lines.extend(f"- {STATUS_TEXT[status]}: {counts[status]} option{'' if counts[status] == 1 else 's'}"
+                 for status in STATUSES)
+    return "\n".join(lines)
+
+
+def write_readme(path=readme_blocks.DEFAULT_README):
+    """Replaces the option-table block of a README with ``render_markdown()``.
+
+    Args:
+      path: the README to rewrite; default the repository's README.md.
+    Raises:
+      ValueError: the README lacks the block's markers.
+    """
+    readme_blocks.write_block(BLOCK, render_markdown(), path)
+
+
+def _allowed_text(spec):
+    text = spec.allowed
+    if spec.strict_kind:
+        text += " (string field only)"
+    if spec.checked_when:
+        text += "; checked only when " + " or ".join(spec.checked_when) + " is set"
+    return text
+
+
+def _default_text(value):
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    return f"`{value}`"
+
+
+def _row(cells):
+    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"

@@ -1,0 +1,105 @@
+"""``npu-prof``: summarize profiling directories and write their HTML report.
+
+  npu-prof summary PATH [--top N]                       the headline numbers of every profile under PATH
+  npu-prof report PATH [-o FILE]                        write the HTML report (all ranks under PATH in one)
+  npu-prof export PATH [--fp-point OP] [--bp-point OP]  redo the summaries and timeline from the raw data
+
+PATH is a profile directory (``PROF_*``) or a directory holding several, e.g. the ``output`` of all ranks.
+A profile whose process ended before exporting is exported first. Exit codes: 0 success, 2 bad input (a
+missing or malformed directory), 1 any other failure.
+"""
+
+import argparse
+import os
+import sys
+
+from npu_bridge.core.runtime.errors import ProfileDataError
+from npu_bridge.core.profiling import layout, report, summary
+
+
+def _progress(done, total):
+    print(f"npu-prof: analysed {done} of {total} runs", file=sys.stderr, flush=True)
+
+
+def _export(profile_dir, fp_point=None, bp_point=None):
+    from npu_bridge.core.profiling import export  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
+
+    print(f"npu-prof: exporting {profile_dir}", file=sys.stderr, flush=True)
+    return export.export_profile(profile_dir, fp_point, bp_point, progress=_progress)
+
+
+def _load_all(path):
+    summaries = []
+    for profile_dir in layout.find_profiles(path):
+        if not layout.read_info(profile_dir).get("exported"):
+            _export(profile_dir)
+        summaries.append(summary.load(profile_dir))
+    return sorted(summaries, key=lambda loaded: (loaded.info["rank_id"], loaded.directory))
+
+
+def _summary(args):
+    for loaded in _load_all(args.path):
+        print(summary.format_text(loaded, top=args.top))
+    return 0
+
+
+def _report(args):
+    summaries = _load_all(args.path)
+    if args.output:
+        target = args.output
+    elif len(summaries) == 1:
+        target = report.report_path(summaries[0].directory)
+    else:
+        target = os.path.join(args.path, layout.REPORT_FILE)
+    report.write_report(summaries, target)
+    print(f"npu-prof: wrote {target}")
+    return 0
+
+
+def _export_command(args):
+    for profile_dir in layout.find_profiles(args.path):
+        paths = _export(profile_dir, args.fp_point, args.bp_point)
+        loaded = summary.load(profile_dir)
+        report.write_report([loaded], report.report_path(profile_dir))
+        for kind, path in sorted(paths.items()):
+            print(f"{kind}: {path}")
+        print(summary.format_text(loaded))
+    return 0
+
+
+def main(argv=None):
+    """Entry point of ``npu-prof``.
+
+    Args:
+      argv: arguments without the program name (default ``sys.argv[1:]``).
+    Returns:
+      The exit code.
+    """
+    parser = argparse.ArgumentParser(prog="npu-prof", description="Summarize npu_bridge profiling directories.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmd = sub.add_parser("summary", help="print the headline numbers of each profile")
+    cmd.add_argument("path", help="a PROF_* directory or a directory holding several")
+    cmd.add_argument("--top", type=int, default=5, help="op types to list (default %(default)s)")
+    cmd.set_defaults(run=_summary)
+    cmd = sub.add_parser("report", help="write the HTML report")
+    cmd.add_argument("path", help="a PROF_* directory or a directory holding several")
+    cmd.add_argument("-o", "--output", help="the HTML file (default: report.html in PATH or the profile)")
+    cmd.set_defaults(run=_report)
+    cmd = sub.add_parser("export", help="redo the exported files from the raw data")
+    cmd.add_argument("path", help="a PROF_* directory or a directory holding several")
+    cmd.add_argument("--fp-point", help="op name of the first forward op (default: as recorded)")
+    cmd.add_argument("--bp-point", help="op name of the last backward op (default: as recorded)")
+    cmd.set_defaults(run=_export_command)
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except (ProfileDataError, OSError) as e:
+        print(f"npu-prof: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # pylint: disable=broad-except  (a CLI reports errors, it does not trace back)
+        print(f"npu-prof: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Turns a profile's raw data into Ascend-format summaries and the timeline (one pass over the runs).
+
+Files (``layout``): ``op_summary_*.csv`` (one row per op execution), ``op_statistic_*.csv`` (per op type),
+``step_trace_*.csv`` / ``step_trace_*.json`` (per iteration; ``training_trace`` on) and ``msprof_*.json``
+(the timeline). ``task_time`` off leaves out the per-op files; ``l0`` leaves out the shape columns.
+Instrumentation ops are on the timeline only. When the backend is the simulated Ascend, every AI_CORE op gets
+a roofline estimate of its Ascend 910 duration (``roofline``) in columns named "Estimated ..."; AI_CPU and
+HCCL tasks are not estimated (N/A).
+"""
+
+import collections
+import csv
+import functools
+import glob
+import os
+import time
+
+from npu_bridge.core.profiling import columns, layout, op_classes, raw_trace, roofline, step_trace, streams, timeline
+from npu_bridge.core.profiling.models import ModelRegistry
+from npu_bridge.core.profiling.step_stats import StepStatsReader, split_iterations
+
+NA = step_trace.NA
+_PROGRESS_EVERY = 2000
+_FORMATS = {4: "NHWC", 5: "NDHWC"}  # TensorFlow's default layouts; others are ND
+
+
+def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None):
+    """Writes the exported files of a profile from its raw data; replaces earlier exports.
+
+    Args:
+      profile_dir: the profile directory.
+      fp_point, bp_point: op names overriding the profile's settings (None: keep them).
+      progress: optional callable(runs done, runs total) called now and then.
+    Returns:
+      {kind: path} of the files written ("op_summary", "op_statistic", "step_trace", "step_trace_json",
+      "timeline").
+    Raises:
+      ProfileDataError: the directory or its raw data is missing or malformed.
+    """
+    info = layout.read_info(profile_dir)
+    settings = info["settings"]
+    if fp_point is not None:
+        settings["fp_point"] = fp_point
+    if bp_point is not None:
+        settings["bp_point"] = bp_point
+    device_id = info["device_id"]
+    raw = layout.raw_path(profile_dir, device_id)
+    for old in glob.glob(os.path.join(profile_dir, layout.EXPORT_DIR, "*")):
+        if os.path.basename(old).startswith(layout.EXPORT_PREFIXES):
+            os.remove(old)
+    os.makedirs(os.path.join(profile_dir, layout.EXPORT_DIR), exist_ok=True)
+    stamp = time.strftime("%Y%m%d%H%M%S")
+    paths = {"timeline": layout.export_path(profile_dir, "msprof", stamp, "json")}
+    exporter = _Exporter(info, settings, paths, profile_dir, stamp)
+    total = info.get("runs_recorded", 0)
+    try:
+        for done, run in enumerate(raw_trace.read_runs(raw), 1):
+            exporter.add_run(run)
+            if progress is not None and done % _PROGRESS_EVERY == 0:
+                progress(done, total)
+    finally:
+        exporter.close()
+    info["models"] = [model.to_json() for model in exporter.registry.models]
+    info["exported"] = {kind: os.path.relpath(path, profile_dir) for kind, path in exporter.paths.items()}
+    layout.write_info(profile_dir, info)
+    return exporter.paths
+
+
+class _Exporter:
+    """State of one export pass."""
+
+    def __init__(self, info, settings, paths, profile_dir, stamp):
+        self.paths = paths
+        self._device = info["device_id"]
+        self._tasks = settings["task_level"] != "off"
+        self._shapes = settings["task_level"] == "l1"
+        self._hccl = settings["hccl"]
+        self._training_trace = settings["training_trace"]
+        self._policy = roofline.PrecisionPolicy(info.get("precision_mode"), info.get("precision_mode_v2")) \
+            if info["backend"] == "ascend" else None
+        self.registry = ModelRegistry(settings["fp_point"], settings["bp_point"])
+        self._reader = StepStatsReader(read_shapes=self._shapes or self._policy is not None)
+        self._streams = streams.StreamAssigner()
+        self._steps = step_trace.StepTrace()
+        self._statistic = collections.defaultdict(lambda: [0, 0, None, 0, 0.0])  # count, total, min, max, est
+        self._timeline = timeline.TimelineWriter(paths["timeline"], self._device)
+        self._summary_file = self._summary = None
+        self._profile_dir, self._stamp = profile_dir, stamp
+        if self._tasks:
+            paths["op_summary"] = layout.export_path(profile_dir, "op_summary", stamp, "csv")
+            self._summary_file = open(paths["op_summary"], "w", newline="", encoding="utf-8")  # pylint: disable=consider-using-with
+            self._summary = csv.writer(self._summary_file)
+            self._summary.writerow(columns.OP_SUMMARY + (columns.OP_SUMMARY_SHAPES if self._shapes else ())
+                                   + (columns.OP_SUMMARY_ESTIMATES if self._policy else ()))
+
+    def add_run(self, run):
+        """Adds one ``raw_trace.RawRun``."""
+        run_ops = self._reader.read(run.step_stats)
+        if not run_ops.ops:
+            return
+        iterations = split_iterations(run_ops)
+        model = self.registry.model_for(run_ops, iterations[0])
+        model.runs += 1
+        placed = {id(op): place for op, place in zip(run_ops.ops, self._streams.assign(run_ops.ops))}
+        self._timeline.host_run(run.start_ns, run.end_ns, {"session": run.session, "run": run.run,
+                                                           "Model ID": model.model_id,
+                                                           "iterations": len(iterations)})
+        for ops in iterations:
+            model.iterations += 1
+            shown = [op for op in ops if self._hccl or op.kind != op_classes.HCCL]
+            if not shown:
+                continue
+            estimate_total = 0.0 if self._policy else None
+            for op in shown:
+                stream, wait = placed[id(op)]
+                estimate = self._estimate(op)
+                if estimate is not None:
+                    estimate_total += estimate.microseconds
+                self._add_op(model, op, stream, wait, estimate)
+            self._steps.add(step_trace.iteration_of(model, model.iterations, shown, estimate_total))
+
+    def _estimate(self, op):
+        if self._policy is None or op.kind != op_classes.TASK or \
+                op_classes.task_type(op.kind, op.op_type) != "AI_CORE":
+            return None
+        return roofline.estimate(op.op_type, op.inputs, op.outputs, self._policy)
+
+    def _add_op(self, model, op, stream, wait_ns, estimate):
+        task_type = op_classes.task_type(op.kind, op.op_type)
+        args = {"Op Type": op.op_type, "Task Type": task_type, "Model ID": model.model_id,
+                "Iteration ID": model.iterations}
+        shapes = _shape_columns(op.inputs, op.outputs) if self._shapes else ()
+        if shapes:
+            args.update(zip(columns.OP_SUMMARY_SHAPES, shapes))
+        if estimate is not None:
+            args[columns.OP_SUMMARY_ESTIMATES[0]] = round(estimate.microseconds, 3)
+        self._timeline.op(op, streams.GROUPS[op.kind], stream, args)
+        if op.kind == op_classes.INSTRUMENTATION or not self._tasks:
+            return
+        duration_ns = op.end_ns - op.start_ns
+        is_hccl = op.kind == op_classes.HCCL
+        row = [self._device, model.name, model.model_id, NA if is_hccl else model.task_id(op.name),
+               NA if is_hccl else stream, model.iterations, op.name, op.op_type, NA, task_type,
+               step_trace.us(op.start_ns), step_trace.us(duration_ns), step_trace.us(wait_ns), NA, NA, NA]
+        row.extend(shapes)
+        if self._policy:
+            row.extend((NA,) * 4 if estimate is None else
+                       (f"{estimate.microseconds:.3f}", f"{estimate.flops:.0f}", f"{estimate.bytes:.0f}",
+                        estimate.bound))
+        self._summary.writerow(row)
+        stat = self._statistic[(op.op_type, task_type)]
+        stat[0] += 1
+        stat[1] += duration_ns
+        stat[2] = duration_ns if stat[2] is None else min(stat[2], duration_ns)
+        stat[3] = max(stat[3], duration_ns)
+        stat[4] += estimate.microseconds if estimate is not None else 0.0
+
+    def close(self):
+        """Writes the remaining files and closes them."""
+        rows = self._steps.rows(self.registry.models) if self._training_trace else []
+        self._timeline.close(self._streams.streams, timeline.step_trace_events(
+            rows, self._timeline.pid(timeline.STEP_TRACE)))
+        if self._summary_file is not None:
+            self._summary_file.close()
+            self._write_statistic()
+        if self._training_trace:
+            self._write_step_trace(rows)
+
+    def _write_statistic(self):
+        path = self.paths["op_statistic"] = layout.export_path(self._profile_dir, "op_statistic", self._stamp, "csv")
+        grand_total = sum(stat[1] for stat in self._statistic.values()) or 1
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(columns.OP_STATISTIC + ((columns.OP_STATISTIC_ESTIMATE,) if self._policy else ()))
+            for (op_type, core), (count, total, low, high, est) in sorted(
+                    self._statistic.items(), key=lambda item: (-item[1][1], item[0])):
+                row = [self._device, op_type, core, count, step_trace.us(total), step_trace.us(low),
+                       step_trace.us(total / count), step_trace.us(high), f"{100.0 * total / grand_total:.2f}"]
+                writer.writerow(row + ([f"{est:.3f}"] if self._policy else []))
+
+    def _write_step_trace(self, rows):
+        self.paths["step_trace"] = layout.export_path(self._profile_dir, "step_trace", self._stamp, "csv")
+        self.paths["step_trace_json"] = layout.export_path(self._profile_dir, "step_trace", self._stamp, "json")
+        with_estimate = self._policy is not None
+        pairs = max((len(row.reduces) for row in rows), default=0)
+        with open(self.paths["step_trace"], "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(step_trace.columns(rows, with_estimate))
+            for row in rows:
+                writer.writerow(step_trace.csv_row(row, self._device, pairs, with_estimate))
+        timeline.write_step_trace_json(self.paths["step_trace_json"], rows, self._device)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_columns(inputs, outputs):
+    """Input/output shapes, dtypes and formats in Ascend's notation: tensors joined by ';', dims by ','."""
+    def shapes(tensors):
+        return ";".join("" if shape is None else ",".join(str(d) for d in shape) for _, shape in tensors)
+
+    def dtypes(tensors):
+        return ";".join(dtype for dtype, _ in tensors)
+
+    def formats(tensors):
+        return ";".join(_FORMATS.get(len(shape), "ND") if shape is not None else "ND" for _, shape in tensors)
+
+    return (shapes(inputs), dtypes(inputs), formats(inputs), shapes(outputs), dtypes(outputs), formats(outputs))
+

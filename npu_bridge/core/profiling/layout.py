@@ -1,0 +1,86 @@
+"""Where a profile's files are.
+
+One profile directory per rank and profiling period, as Ascend's ``PROF_*`` directories::
+
+    <output>/PROF_<YYYYMMDDhhmmssmmm>_rank<R>/
+        info.json                              what was profiled (rank, device, settings, graphs, ...)
+        device_<D>/data/step_stats.records     raw data (``raw_trace``)
+        mindstudio_profiler_output/            Ascend-format exports
+            op_summary_<ts>.csv  op_statistic_<ts>.csv  step_trace_<ts>.csv  step_trace_<ts>.json
+            msprof_<ts>.json   (the timeline)
+        report.html                            the picture (``report``)
+"""
+
+import glob
+import json
+import os
+
+from npu_bridge.core.runtime.errors import ProfileDataError
+from npu_bridge.core.profiling import raw_trace
+
+INFO_FILE = "info.json"
+EXPORT_DIR = "mindstudio_profiler_output"
+REPORT_FILE = "report.html"
+EXPORT_PREFIXES = ("op_summary", "op_statistic", "step_trace", "msprof")
+
+
+def raw_path(profile_dir, device_id):
+    """The raw trace file of ``device_id`` in ``profile_dir``."""
+    return os.path.join(profile_dir, f"device_{device_id}", "data", raw_trace.FILE_NAME)
+
+
+def export_path(profile_dir, prefix, timestamp, extension):
+    """``<profile_dir>/mindstudio_profiler_output/<prefix>_<timestamp>.<extension>``."""
+    return os.path.join(profile_dir, EXPORT_DIR, f"{prefix}_{timestamp}.{extension}")
+
+
+def exported_file(profile_dir, prefix, extension):
+    """The newest exported ``<prefix>_<timestamp>.<extension>`` of a profile, or None."""
+    pattern = os.path.join(profile_dir, EXPORT_DIR, f"{prefix}_[0-9]*.{extension}")
+    matches = sorted(glob.glob(pattern))
+    return matches[-1] if matches else None
+
+
+def read_info(profile_dir):
+    """Returns the parsed info.json of a profile.
+
+    Raises:
+      ProfileDataError: it is missing or not valid JSON.
+    """
+    path = os.path.join(profile_dir, INFO_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise ProfileDataError(f"{profile_dir} is not an npu_bridge profile directory: {INFO_FILE} is missing") \
+            from None
+    except (OSError, ValueError) as e:
+        raise ProfileDataError(f"{path} cannot be read: {e}") from None
+
+
+def write_info(profile_dir, info):
+    """Writes info.json atomically."""
+    path = os.path.join(profile_dir, INFO_FILE)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(info, f, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
+def find_profiles(path):
+    """Finds the profile directories at or under ``path``.
+
+    Args:
+      path: a profile directory, or a directory holding profiles (e.g. the ``output`` of several ranks).
+    Returns:
+      The profile directories, sorted by path.
+    Raises:
+      ProfileDataError: ``path`` does not exist or holds no profile.
+    """
+    if not os.path.isdir(path):
+        raise ProfileDataError(f"profiling directory {path} does not exist or is not a directory")
+    if os.path.isfile(os.path.join(path, INFO_FILE)):
+        return [path]
+    found = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(path, "**", INFO_FILE), recursive=True))
+    if not found:
+        raise ProfileDataError(f"no npu_bridge profile (a directory with {INFO_FILE}) under {path}")
+    return found

@@ -1,0 +1,62 @@
+"""Upstream names that cannot work here: APIs that need NPU hardware or software with no counterpart off the NPU.
+
+Such a name still imports (so scripts import cleanly), but using it raises ``NotSupportedOffNpuError`` saying
+why and what to use instead. ``python -m npu_bridge.core.runtime.unsupported [--write-readme]`` prints the list the README
+shows (or writes it into its ``unsupported-table`` block); a test keeps them in sync.
+"""
+
+import sys
+
+from npu_bridge.core.runtime import readme_blocks
+from npu_bridge.core.runtime.errors import NotSupportedOffNpuError
+
+README_BLOCK = "unsupported-table"
+
+_registry = {}  # qualified name -> why it cannot work off the NPU
+
+
+def unsupported(qualname, reason, register=True):
+    """Returns a stand-in for an upstream function or class that cannot work off the NPU.
+
+    Args:
+      qualname: the upstream name, e.g. "npu_bridge.estimator.npu_ops.npu_onnx_graph_op".
+      reason: why, and what to use instead when there is something.
+      register: list it in ``registry()`` (and so in the README); False for names made on demand.
+    Returns:
+      A callable that raises ``NotSupportedOffNpuError`` naming ``qualname`` and the reason.
+    """
+    if register:
+        _registry[qualname] = reason
+    short = qualname.rsplit(".", 1)[-1]
+
+    def not_supported(*args, **kwargs):
+        raise NotSupportedOffNpuError(f"{qualname} is not supported off the NPU: {reason}")
+
+    not_supported.__name__ = short
+    not_supported.__qualname__ = short
+    not_supported.__doc__ = f"Not supported off the NPU: {reason}"
+    not_supported._npu_bridge_unsupported = reason  # pylint: disable=protected-access
+    return not_supported
+
+
+def registry():
+    """Returns {qualified name: reason} of every "not supported off the NPU" stand-in created so far."""
+    return dict(_registry)
+
+
+def render_markdown():
+    """Imports every upstream module path and renders the "not supported off the NPU" list as markdown."""
+    from npu_bridge.core.runtime import api_surface  # pylint: disable=import-outside-toplevel
+
+    api_surface.import_all()
+    return "".join(f"- `{name}`: {reason}\n" for name, reason in sorted(_registry.items()))
+
+
+if __name__ == "__main__":
+    # Run as a script this file is `__main__`, whose registry the facades never fill: use the real module.
+    from npu_bridge.core.runtime import unsupported as _module  # pylint: disable=import-self
+
+    if sys.argv[1:] == ["--write-readme"]:
+        readme_blocks.write_block(README_BLOCK, _module.render_markdown())
+    else:
+        sys.stdout.write(_module.render_markdown())

@@ -1,0 +1,181 @@
+"""The session bridge: how a TF1 session with an ``NpuOptimizer`` config becomes an npu_bridge session.
+
+Once npu_bridge is switched on (``npu_bridge.core.runtime.activation``), ``BaseSession.__init__`` -- the
+constructor that ``tf.compat.v1.Session`` and ``InteractiveSession`` both call (upstream patches those two
+subclasses) -- calls ``create_session``. Every session created afterwards -- directly, by
+``MonitoredTrainingSession`` or by Keras -- passes through ``bridge_config``. Sessions whose config has no
+``NpuOptimizer`` entry are left exactly as they are, unless ``npu_bridge.npu_init`` was imported: like
+upstream, that import makes every session an NPU session (``inject_npu_config``).
+
+For a bridged session the bridge:
+  1. validates the parameter_map through the option table (a bad value raises here, at session creation);
+  2. applies the process-wide init options if the system is already initialized (as on Ascend, the first
+     initialization fixes them; a differing session value is logged once and ignored);
+  3. validates the collective world (device id, rank table) so a malformed rank table fails early;
+  4. writes one normalized ``NpuOptimizer`` entry back (merging several entries), marks it validated for the
+     C++ pass and sets ``min_graph_nodes = -1`` so even the one-node ``initialize_system`` graph is optimized;
+     it turns ``place_pruned_graph`` off (``InteractiveSession`` turns it on), because TF skips Grappler --
+     and so the NpuOptimizer pass -- for pruned-graph placement;
+  5. runs the capabilities' setup steps (``npu_bridge.core.session.setup_steps``), which map options onto TensorFlow's
+     own machinery, may redirect the target and may attach run hooks to the new session.
+The user's ConfigProto is never modified: the session gets a copy.
+"""
+
+import json
+
+from tensorflow.core.protobuf import config_pb2
+
+from npu_bridge.core.session import config_proto
+from npu_bridge.core.runtime import activation, log
+from npu_bridge.core.runtime import native_library
+from npu_bridge.core.session import setup_steps as session_setup
+from npu_bridge.core.runtime import system
+from npu_bridge.core.world import world
+from npu_bridge.core.options import parse as option_parse
+
+VALIDATED_KEY = "_npu_bridge_validated"
+INIT_OPTIONS_KEY = "_npu_bridge_init_options"
+OPTIONS_ATTRIBUTE = "_npu_bridge_options"  # set on every bridged session instance
+
+_inject_all = False
+
+
+def create_session(original_init, session, target, graph, config):
+    """Creates ``session`` through TensorFlow's ``BaseSession.__init__`` as a bridged session.
+
+    ``npu_bridge.core.runtime.activation`` wraps ``BaseSession.__init__`` so that it calls this.
+
+    Args:
+      original_init: TensorFlow's ``BaseSession.__init__``.
+      session, target, graph, config: its arguments.
+    Raises:
+      The errors of ``bridge_config``; the session is then never created.
+    """
+    try:
+        plan = bridge_config(target, config)
+    except Exception:
+        session._session = None  # pylint: disable=protected-access  # BaseSession.__del__ reads it
+        raise
+    original_init(session, plan.target, graph, plan.config)
+    setattr(session, OPTIONS_ATTRIBUTE, plan.options)
+    session_setup.attach_run_hooks(session, plan.run_hooks)
+
+
+def inject_npu_config(enabled=True):
+    """Makes every new session an NPU session (upstream's behaviour after ``from npu_bridge.npu_init import *``).
+
+    Args:
+      enabled: True to add the NpuOptimizer config to sessions created without one.
+    """
+    global _inject_all
+    _inject_all = bool(enabled)
+
+
+def set_npu_default_config():
+    """Makes every session created from now on an NPU session, as ``from npu_bridge.npu_init import *`` does.
+
+    Upstream's name for patching the session classes with ``decorator_tf_session``: sessions created without
+    an ``NpuOptimizer`` entry get ``npu_config_proto``'s default one. Safe to call more than once.
+    """
+    activation.activate()
+    inject_npu_config(True)
+
+
+def bridge_config(target, config):
+    """Decides how a session is created.
+
+    Args:
+      target: the session target the user passed.
+      config: the ConfigProto the user passed (or None).
+    Returns:
+      A ``session_setup.SessionPlan``: target and config to create the session with, the validated
+      ``NpuOptions`` (None for a session that is not bridged) and run hooks to attach.
+    Raises:
+      NpuOptionError: an option has a bad value.
+      RankTableError, DeviceIdError: the collective world is misconfigured.
+      RuntimeError: the C++ library is not loaded, so the session cannot be bridged.
+    """
+    if config is None and _inject_all:
+        config = config_pb2.ConfigProto()
+    if not isinstance(config, config_pb2.ConfigProto):
+        return session_setup.SessionPlan(options=None, config=config, target=target)
+    if not config_proto.has_npu_optimizer(config):
+        if not _inject_all:
+            return session_setup.SessionPlan(options=None, config=config, target=target)
+        config = config_proto.npu_config_proto(_copy(config))
+    log.configure()
+    if not native_library.is_loaded():
+        raise RuntimeError(
+            "npu_bridge: this session's config names NpuOptimizer but the npu_bridge C++ library is not "
+            "loaded, so the session would silently run without it. Import npu_bridge before creating sessions "
+            f"and check that it imports without errors. {native_library.REBUILD_HINT}")
+    options = _with_process_init_options(option_parse.parse_config(config))
+    world.validate_environment(session_device_id=options.get("session_device_id"))
+    bridged = _copy(config)
+    _write_single_entry(bridged, options)
+    bridged.graph_options.rewrite_options.min_graph_nodes = -1
+    bridged.graph_options.place_pruned_graph = False
+    return session_setup.plan_session(options, bridged, target)
+
+
+def _copy(config):
+    copied = config_pb2.ConfigProto()
+    copied.CopyFrom(config)
+    return copied
+
+
+def _with_process_init_options(options):
+    """Imposes the init-stage options of an already initialized system, as Ascend does."""
+    state = system.state()
+    if not state.initialized:
+        return options
+    in_force = state.init_options
+    session_init = options.by_stage("init")
+    overrides = {}
+    for key in sorted(set(session_init) | set(in_force)):
+        if session_init.get(key) != in_force.get(key):
+            overrides[key] = in_force.get(key)
+            if options.is_set(key):
+                log.warn_once(
+                    ("init-option-ignored", key, repr(session_init.get(key))),
+                    "NpuOptimizer option %s=%r is an init option; the NPU system was already initialized "
+                    "(by %s) with %r, which stays in force for this process as on Ascend",
+                    key, session_init.get(key), state.source, in_force.get(key))
+    return options.with_values(overrides) if overrides else options
+
+
+def _write_single_entry(config, options):
+    """Replaces every NpuOptimizer entry by one normalized entry at the position of the first."""
+    custom = config.graph_options.rewrite_options.custom_optimizers
+    kept = list(custom)
+    del custom[:]
+    written = False
+    for entry in kept:
+        if entry.name != config_proto.NPU_OPTIMIZER:
+            custom.add().CopyFrom(entry)
+        elif not written:
+            target_entry = custom.add()
+            target_entry.name = config_proto.NPU_OPTIMIZER
+            options.write_parameter_map(target_entry)
+            params = target_entry.parameter_map
+            params[VALIDATED_KEY].b = True
+            params[INIT_OPTIONS_KEY].s = json.dumps(options.by_stage("init"), sort_keys=True).encode()
+            written = True
+
+
+def decorator_tf_session(session_init):
+    """Wraps a ``Session.__init__`` so every session it creates gets an NPU config (upstream's decorator).
+
+    Args:
+      session_init: an ``__init__(self, target='', graph=None, config=None)`` function.
+    Returns:
+      The wrapped function; the config passed to ``session_init`` is a copy edited by ``npu_config_proto``.
+    """
+
+    def __init__(self, target="", graph=None, config=None):
+        config = _copy(config) if isinstance(config, config_pb2.ConfigProto) else None
+        return session_init(self, target, graph, config_proto.npu_config_proto(config))
+
+    __init__.__doc__ = session_init.__doc__
+    __init__.__wrapped__ = session_init
+    return __init__

@@ -1,0 +1,39 @@
+"""A ``tf.estimator`` for TensorFlow versions that no longer ship one (TensorFlow removed it in 2.16).
+
+``import npu_bridge`` installs this package as ``tf.estimator`` and ``tf.compat.v1.estimator`` when the
+installed TensorFlow has no Estimator (see ``install.py``), so Estimator scripts -- NPUEstimator ones and plain
+``tf.estimator`` ones -- run on TensorFlow 2.21. It is written for this project on ``tf.compat.v1``
+MonitoredSession; the canned estimators (DNNClassifier, ...) and distributed (TF_CONFIG) training are not
+provided.
+"""
+
+import tensorflow as _tf
+
+from npu_bridge.core.tf_estimator import export, inputs
+from npu_bridge.core.tf_estimator.estimator import Estimator
+from npu_bridge.core.tf_estimator.export import Exporter, FinalExporter, LatestExporter
+from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
+from npu_bridge.core.tf_estimator.run_config import RunConfig
+from npu_bridge.core.tf_estimator.spec import EstimatorSpec
+from npu_bridge.core.tf_estimator.training import EvalSpec, TrainSpec, train_and_evaluate
+from npu_bridge.core.tf_estimator.warm_start import WarmStartSettings
+
+_train = _tf.compat.v1.train
+VocabInfo = _train.VocabInfo
+SessionRunHook = _train.SessionRunHook
+SessionRunArgs = _train.SessionRunArgs
+SessionRunContext = _train.SessionRunContext
+SessionRunValues = _train.SessionRunValues
+CheckpointSaverHook = _train.CheckpointSaverHook
+CheckpointSaverListener = _train.CheckpointSaverListener
+FeedFnHook = _train.FeedFnHook
+FinalOpsHook = _train.FinalOpsHook
+GlobalStepWaiterHook = _train.GlobalStepWaiterHook
+LoggingTensorHook = _train.LoggingTensorHook
+NanLossDuringTrainingError = _train.NanLossDuringTrainingError
+NanTensorHook = _train.NanTensorHook
+ProfilerHook = _train.ProfilerHook
+SecondOrStepTimer = _train.SecondOrStepTimer
+StepCounterHook = _train.StepCounterHook
+StopAtStepHook = _train.StopAtStepHook
+SummarySaverHook = _train.SummarySaverHook

@@ -1,0 +1,364 @@
+"""The collective world of this process: how many ranks the job has, which one this process is, where the
+others run.
+
+As on Ascend, every rank is its own OS process driving one (here simulated) device. The world is read from
+the environment, in this order:
+
+1. ``RANK_TABLE_FILE`` (source "rank_table"): the rank table (``npu_bridge.core.world.rank_table``) lists every rank.
+   ``RANK_SIZE``, when set, must equal the number of ranks in the table. This process's rank is chosen by
+   ``RANK_ID``; else, for a template 2 table, by ``POD_NAME`` (narrowed by device id when the pod has several
+   devices); else by the device id when it is set explicitly and appears exactly once in the table; a table
+   with a single rank needs none of them. ``RANK_ID`` and ``POD_NAME`` must agree when both are set.
+2. ``CM_*`` variables (source "cm"; upstream's rank-table-free cluster setup): ``CM_CHIEF_IP``,
+   ``CM_CHIEF_PORT`` (0-65520), ``CM_CHIEF_DEVICE`` and ``CM_WORKER_SIZE`` (1-32768, the number of ranks) are
+   required, ``CM_WORKER_IP`` is optional. ``RANK_SIZE`` together with ``CM_WORKER_SIZE`` is an error, and
+   so is any ``CM_*`` variable together with ``RANK_TABLE_FILE``. Upstream lets the chief hand out rank
+   ids at start-up; here no process talks to another before the collectives start, so the rank id is
+   known from the environment: ``RANK_ID`` when set, else 0 when this process runs on the chief's device
+   (device id set explicitly and equal to ``CM_CHIEF_DEVICE``). The chief is rank 0; a ``RANK_ID`` that
+   contradicts the device is an error. A worker other than the chief must set its device id (the chief's
+   defaults to ``CM_CHIEF_DEVICE``). All ranks must run on the chief's machine (``CM_WORKER_IP`` unset or
+   equal to ``CM_CHIEF_IP``), since nothing else tells where the other workers are; a different
+   ``CM_WORKER_IP`` raises ``NotAvailableError`` (use a rank table for several machines).
+   ``World.chief_address`` is ``CM_CHIEF_IP:CM_CHIEF_PORT``.
+3. ``RANK_SIZE`` / ``RANK_ID`` (source "env"): integers with 0 <= RANK_ID < RANK_SIZE <= 32768. Unset
+   ``RANK_SIZE`` means 1; ``RANK_ID`` may be left unset only when ``RANK_SIZE`` is 1. All ranks run on this
+   machine (server "127.0.0.1", host 127.0.0.1), so the local rank is the rank.
+4. None of the above (source "single"): a world of one rank, rank 0 on this machine. (Upstream sets up no
+   HCCL at all in this case, so its queries fail; here they answer 1 / 0, which is what scripts that shard
+   data by ``get_rank_size()`` expect.)
+
+An empty variable counts as unset. The device id is resolved by ``npu_bridge.core.device.device_id`` (session_device_id
+> ASCEND_DEVICE_ID > DEVICE_ID); when none is set it is the rank table's device of this rank, else the
+local rank in a multi-rank "env" world (so ranks do not share a device, and their artifact paths differ;
+logged as a warning), else 0. An explicit device id is not checked against the rank table's: on Ascend
+ASCEND_DEVICE_ID is a logical id and the table's a physical one, so they may legitimately differ.
+
+Local ranks are the ranks with this rank's ``server_id``; ``local_rank_id`` is this rank's position among
+them in rank order.
+
+For the collective runtime (one ``tf.distribute.Server`` per rank): ``World.ranks[i].host`` is where rank
+``i``'s process can be reached (see ``npu_bridge.core.world.rank_table`` for the rank table rule; "127.0.0.1" in the
+"env" and "single" worlds; ``CM_CHIEF_IP`` in the "cm" world). Ports are not part of the world: the
+collective layer chooses them. A base port plus the rank id never collides; a base port plus the local
+rank id would when two servers of a table are the same machine (e.g. server ids "127.0.0.1" and
+"localhost" in a test table).
+"""
+
+import dataclasses
+import functools
+import ipaddress
+import os
+import threading
+from typing import Optional
+
+from npu_bridge.core.device import device_id as device_id_lib
+from npu_bridge.core.runtime import log
+from npu_bridge.core.world import rank_table
+from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime.errors import NotAvailableError, RankTableError
+from npu_bridge.core.world.rank_table import LOOPBACK, RankInfo
+
+MAX_RANKS = 32768
+CM_VARIABLES = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_IP", "CM_WORKER_SIZE")
+CM_REQUIRED = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_SIZE")
+CM_MAX_PORT = 65520
+
+
+@dataclasses.dataclass(frozen=True)
+class World:
+    """Who is in the job and who this process is.
+
+    Attributes:
+      rank_size: number of ranks (processes) in the job.
+      rank_id: this process's rank, 0 <= rank_id < rank_size.
+      device_id: this process's device id.
+      local_rank_size: number of ranks on this process's server.
+      local_rank_id: this process's position among the ranks on its server (in rank order).
+      server_id: this process's server; ``ranks[i].server_id == server_id`` means rank i is local.
+      ranks: tuple of ``rank_table.RankInfo``, one per rank, ``ranks[i].rank_id == i``.
+      source: where the world came from: "rank_table", "cm", "env" or "single".
+      rank_table_path: the rank table file (source "rank_table"), else None.
+      job_id: ``JOB_ID`` when set, else None.
+      pod_name: this rank's pod (template 2 rank table, else ``POD_NAME``), None when unknown.
+      chief_address: "ip:port" of the CM chief (source "cm"), else None.
+    """
+
+    rank_size: int
+    rank_id: int
+    device_id: int
+    local_rank_size: int
+    local_rank_id: int
+    server_id: str
+    ranks: tuple
+    source: str
+    rank_table_path: Optional[str] = None
+    job_id: Optional[str] = None
+    pod_name: Optional[str] = None
+    chief_address: Optional[str] = None
+
+    @property
+    def local_rank_ids(self):
+        """The world rank ids on this process's server, ascending."""
+        return tuple(r.rank_id for r in self.ranks if r.server_id == self.server_id)
+
+
+def load_world(environ=os.environ, session_device_id=None):
+    """Reads the world from the environment (rules in the module docstring).
+
+    Args:
+      environ: mapping of environment variables to read.
+      session_device_id: the ``session_device_id`` option (None or -1: not set).
+    Returns:
+      A ``World``.
+    Raises:
+      RankTableError: the rank table or a rank variable is malformed, or they disagree.
+      DeviceIdError: the device id option or variable is malformed.
+      NotAvailableError: CM mode with workers on several machines.
+    """
+    env = {k: v for k, v in environ.items() if v != ""}
+    table_path = env.get("RANK_TABLE_FILE")
+    cm_set = [name for name in CM_VARIABLES if name in env]
+    if table_path is not None and cm_set:
+        raise RankTableError(
+            f"RANK_TABLE_FILE={table_path!r} and {_assignments(env, cm_set)} both describe the world; "
+            "set only one of them (CM_* is upstream's rank-table-free setup)")
+    device, device_source = device_id_lib.resolve_with_source(session_device_id, env)
+    if table_path is not None:
+        world = _rank_table_world(env, table_path, device, device_source)
+    elif cm_set:
+        world = _cm_world(env, cm_set, device, device_source)
+    elif "RANK_SIZE" in env or "RANK_ID" in env:
+        world = _env_world(env, device, device_source)
+    else:
+        world = _world([RankInfo(0, LOOPBACK, device, None, LOOPBACK)], 0, device, "single", env)
+    log.logger.debug("collective world: %s", world)
+    return world
+
+
+def validate_environment(environ=os.environ, session_device_id=None):
+    """Checks the world description without needing an initialized system.
+
+    The session bridge calls this when a session is created, so a bad rank table fails then rather than at
+    the first HCCL query.
+
+    Args:
+      environ: mapping of environment variables to read.
+      session_device_id: the ``session_device_id`` option of the session (None or -1: not set).
+    Returns:
+      The ``World`` the environment describes.
+    Raises:
+      RankTableError, DeviceIdError, NotAvailableError: as ``load_world``.
+    """
+    return load_world(environ, session_device_id)
+
+
+def once_per_initialization(api_name):
+    """Decorator: caches a factory's result for one initialization of the NPU system.
+
+    The wrapped function requires an initialized system, and calls the factory again after a shutdown and
+    re-initialization (a new ``system.state().init_count``), so world, groups and split strategies are
+    re-read or reset then, as on Ascend.
+
+    Args:
+      api_name: named in the error when the system is not initialized.
+    Returns:
+      A decorator for a function without arguments.
+    """
+    def decorator(factory):
+        lock = threading.Lock()
+        cache = {}
+
+        @functools.wraps(factory)
+        def get():
+            system.require_initialized(api_name)
+            count = system.state().init_count
+            with lock:
+                if cache.get("init_count") != count:
+                    cache["value"] = factory()
+                    cache["init_count"] = count
+                return cache["value"]
+        return get
+    return decorator
+
+
+@once_per_initialization("current_world")
+def current_world():
+    """Returns the world of this process, loaded once per initialization of the NPU system.
+
+    Reads ``os.environ`` and the ``session_device_id`` init option.
+
+    Returns:
+      A ``World``.
+    Raises:
+      NotInitializedError: the system is not initialized.
+      RankTableError, DeviceIdError, NotAvailableError: as ``load_world``.
+    """
+    return load_world(os.environ, system.state().init_options.get("session_device_id"))
+
+
+def _rank_table_world(env, path, device, device_source):
+    table = rank_table.load(path)
+    size = table.rank_size
+    if "RANK_SIZE" in env:
+        rank_size = _env_int(env, "RANK_SIZE", 1, MAX_RANKS)
+        if rank_size != size:
+            raise RankTableError(
+                f"RANK_SIZE={env['RANK_SIZE']!r} disagrees with the rank table {path}, which has {size} ranks; "
+                f"set RANK_SIZE={size} or unset it")
+    rank = _rank_in_table(env, table, device, device_source)
+    me = table.ranks[rank]
+    if device_source == device_id_lib.DEFAULT:
+        device = me.device_id
+    return _world(table.ranks, rank, device, "rank_table", env, rank_table_path=path, pod_name=me.pod_name)
+
+
+def _rank_in_table(env, table, device, device_source):
+    size, path = table.rank_size, table.path
+    pod = env.get("POD_NAME")
+    pods_known = table.template == 2 and any(r.pod_name for r in table.ranks)
+    if "RANK_ID" in env:
+        rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+        if rank >= size:
+            raise RankTableError(
+                f"RANK_ID={env['RANK_ID']!r} is not a rank of the rank table {path}, which has ranks 0..{size - 1}")
+        if pod is not None and pods_known and table.ranks[rank].pod_name != pod:
+            raise RankTableError(
+                f"RANK_ID={env['RANK_ID']!r} and POD_NAME={pod!r} disagree: in the rank table {path} rank {rank} "
+                f"belongs to pod {table.ranks[rank].pod_name!r}")
+        return rank
+    explicit = device_source != device_id_lib.DEFAULT
+    if pod is not None and pods_known:
+        in_pod = [r for r in table.ranks if r.pod_name == pod]
+        if not in_pod:
+            pods = sorted({r.pod_name for r in table.ranks if r.pod_name})
+            raise RankTableError(f"POD_NAME={pod!r} names no pod of the rank table {path} (pods: {pods})")
+        if len(in_pod) == 1:
+            return in_pod[0].rank_id
+        on_device = [r for r in in_pod if explicit and r.device_id == device]
+        if len(on_device) == 1:
+            return on_device[0].rank_id
+        raise RankTableError(
+            f"POD_NAME={pod!r} has ranks {[r.rank_id for r in in_pod]} (devices {[r.device_id for r in in_pod]}) "
+            f"in the rank table {path}; set RANK_ID, or ASCEND_DEVICE_ID to one of those devices, to pick one")
+    if size == 1:
+        return 0
+    on_device = [r.rank_id for r in table.ranks if r.device_id == device]
+    if explicit and len(on_device) == 1:
+        return on_device[0]
+    ways = "set RANK_ID to this process's rank_id in the table"
+    if pods_known:
+        ways += ", or POD_NAME to its pod_name"
+    if explicit:
+        found = f"matches ranks {on_device}" if on_device else "matches no rank"
+        detail = f"the device id {device} (from {device_source}) {found}"
+    else:
+        detail = "no device id is set either (ASCEND_DEVICE_ID would select the rank using that device)"
+    raise RankTableError(
+        f"the rank table {path} has {size} ranks and nothing says which one this process is: {ways}; "
+        f"{detail}")
+
+
+def _cm_world(env, cm_set, device, device_source):
+    if "RANK_SIZE" in env and "CM_WORKER_SIZE" in env:
+        raise RankTableError(
+            f"RANK_SIZE={env['RANK_SIZE']!r} and CM_WORKER_SIZE={env['CM_WORKER_SIZE']!r} cannot be configured "
+            "at the same time; in CM mode the number of ranks is CM_WORKER_SIZE, so unset RANK_SIZE")
+    missing = [name for name in CM_REQUIRED if name not in env]
+    if missing:
+        raise RankTableError(
+            f"CM mode ({_assignments(env, cm_set)}) also needs {', '.join(missing)}; CM mode requires "
+            f"{', '.join(CM_REQUIRED)} (CM_WORKER_IP is optional)")
+    chief_ip = _env_ip(env, "CM_CHIEF_IP")
+    port = _env_int(env, "CM_CHIEF_PORT", 0, CM_MAX_PORT)
+    chief_device = _env_int(env, "CM_CHIEF_DEVICE", 0, None)
+    size = _env_int(env, "CM_WORKER_SIZE", 1, MAX_RANKS)
+    if "CM_WORKER_IP" in env and _env_ip(env, "CM_WORKER_IP") != chief_ip:
+        raise NotAvailableError(
+            f"CM mode with workers on several machines (CM_WORKER_IP={env['CM_WORKER_IP']!r}, "
+            f"CM_CHIEF_IP={chief_ip!r}) is not supported: nothing in the environment says where the other "
+            "workers run. Describe a multi-machine job with a rank table (RANK_TABLE_FILE), or set "
+            "CM_WORKER_IP equal to CM_CHIEF_IP when all workers run on the chief's machine")
+    explicit = device_source != device_id_lib.DEFAULT
+    on_chief_device = explicit and device == chief_device
+    if "RANK_ID" in env:
+        rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+        if rank >= size:
+            raise RankTableError(
+                f"RANK_ID={env['RANK_ID']!r} must be less than CM_WORKER_SIZE={env['CM_WORKER_SIZE']!r}")
+        if explicit and (rank == 0) != on_chief_device:
+            raise RankTableError(
+                f"RANK_ID={env['RANK_ID']!r} contradicts the device id {device} (from {device_source}): the chief "
+                f"runs on CM_CHIEF_DEVICE={chief_device} and is rank 0, every other worker on another device")
+    elif on_chief_device:
+        rank = 0
+    else:
+        raise RankTableError(
+            "CM mode: cannot tell this worker's rank; set RANK_ID (0..{}; 0 is the chief, the process on "
+            "CM_CHIEF_DEVICE={})".format(size - 1, chief_device))
+    if not explicit:
+        if rank != 0:
+            raise RankTableError(
+                f"CM mode: worker rank {rank} has no device id; set ASCEND_DEVICE_ID (or DEVICE_ID), since CM "
+                "workers are told apart by their device")
+        device = chief_device
+    ranks = [RankInfo(i, chief_ip, device if i == rank else (chief_device if i == 0 else None), None, chief_ip)
+             for i in range(size)]
+    return _world(ranks, rank, device, "cm", env, chief_address=f"{_bracketed(chief_ip)}:{port}")
+
+
+def _env_world(env, device, device_source):
+    size = _env_int(env, "RANK_SIZE", 1, MAX_RANKS) if "RANK_SIZE" in env else 1
+    if "RANK_ID" in env:
+        rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+        if rank >= size:
+            size_text = f"RANK_SIZE={env['RANK_SIZE']!r}" if "RANK_SIZE" in env else "RANK_SIZE (unset, so 1)"
+            raise RankTableError(f"RANK_ID={env['RANK_ID']!r} must be less than {size_text}")
+    elif size == 1:
+        rank = 0
+    else:
+        raise RankTableError(
+            f"RANK_SIZE={env['RANK_SIZE']!r} but RANK_ID is not set; set RANK_ID to this process's rank, "
+            f"0..{size - 1}")
+    if device_source == device_id_lib.DEFAULT and size > 1:
+        device = rank
+        log.warn_once(("world_default_device", rank),
+                      "rank %d of %d has no device id (ASCEND_DEVICE_ID / DEVICE_ID unset); using device %d, its "
+                      "local rank, so ranks do not share a device", rank, size, device)
+    ranks = [RankInfo(i, LOOPBACK, device if i == rank else None, None, LOOPBACK) for i in range(size)]
+    return _world(ranks, rank, device, "env", env)
+
+
+def _world(ranks, rank, device, source, env, rank_table_path=None, pod_name=None, chief_address=None):
+    ranks = tuple(ranks)
+    server_id = ranks[rank].server_id
+    local = [r.rank_id for r in ranks if r.server_id == server_id]
+    return World(rank_size=len(ranks), rank_id=rank, device_id=device, local_rank_size=len(local),
+                 local_rank_id=local.index(rank), server_id=server_id, ranks=ranks, source=source,
+                 rank_table_path=rank_table_path, job_id=env.get("JOB_ID"),
+                 pod_name=pod_name or env.get("POD_NAME"), chief_address=chief_address)
+
+
+def _env_int(env, name, low, high):
+    value = device_id_lib.parse_int(env[name])
+    if value is None or value < low or (high is not None and value > high):
+        allowed = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
+        raise RankTableError(f"{name} has invalid value {env[name]!r}: must be {allowed}")
+    return value
+
+
+def _env_ip(env, name):
+    text = env[name].strip()
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        raise RankTableError(
+            f"{name} has invalid value {env[name]!r}: must be an IPv4 or IPv6 address such as \"10.0.0.1\"") from None
+
+
+def _bracketed(ip):
+    return f"[{ip}]" if ":" in ip else ip
+
+
+def _assignments(env, names):
+    return ", ".join(f"{name}={env[name]!r}" for name in names)
