@@ -4,6 +4,10 @@ import numpy as np
 import tensorflow as tf
 from conftest import npu_config
 
+from tensorflow.core.framework import node_def_pb2
+
+from npu_bridge.core.runtime.executed_op_types import user_op_type
+
 v1 = tf.compat.v1
 
 
@@ -11,13 +15,26 @@ def run_executed(graph, fetches, feed=None, **options):
     """Runs ``fetches`` once in a bridged session with ``options``.
 
     Returns:
-      (values, executed): the fetched values and the NodeDefs of the graph TensorFlow executed.
+      (values, executed): the fetched values and ``executed_nodes`` of the run.
     """
     run_metadata = v1.RunMetadata()
     with v1.Session(graph=graph, config=npu_config(**options)) as sess:
         values = sess.run(fetches, feed, options=v1.RunOptions(output_partition_graphs=True),
                           run_metadata=run_metadata)
-    return values, [node for g in run_metadata.partition_graphs for node in g.node]
+    return values, executed_nodes(run_metadata)
+
+
+def executed_nodes(run_metadata):
+    """Copies of the NodeDefs of the partition graphs TensorFlow ran, each with its op type in the user's graph
+    (with oneDNN on, TensorFlow runs MatMul as _MklMatMul, Conv2D as _MklNativeConv2D, ...)."""
+    nodes = []
+    for graph_def in run_metadata.partition_graphs:
+        for node in graph_def.node:
+            copy = node_def_pb2.NodeDef()
+            copy.CopyFrom(node)
+            copy.op = user_op_type(node.op)
+            nodes.append(copy)
+    return nodes
 
 
 def casts_to(executed, dtype):

@@ -34,8 +34,11 @@ def profiling_options(output, **keys):
     return json.dumps({"output": str(output), **keys})
 
 
-def build_cnn(batch=4, allreduce=False):
+def build_cnn(batch=4, allreduce=False, conv_bias=False):
     """A conv + dense classifier on placeholders; gradients optionally all-reduced over a one-rank group.
+
+    The conv has no bias unless ``conv_bias``: with oneDNN on, TensorFlow runs a Conv2D and the BiasAdd it feeds
+    as one node named after the BiasAdd, whatever the remapper setting, and the tests name conv/Conv2D.
 
     Returns:
       (graph, tensors) with "train", "init", "shutdown" and "feed".
@@ -44,7 +47,7 @@ def build_cnn(batch=4, allreduce=False):
     with graph.as_default():
         x = v1.placeholder(tf.float32, [batch, 8, 8, 3], name="x")
         y = v1.placeholder(tf.int32, [batch], name="y")
-        net = v1.layers.conv2d(x, 4, 3, activation=tf.nn.relu, name="conv")
+        net = v1.layers.conv2d(x, 4, 3, activation=tf.nn.relu, use_bias=conv_bias, name="conv")
         logits = v1.layers.dense(v1.layers.flatten(net), 10, name="dense")
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         optimizer = v1.train.GradientDescentOptimizer(0.1)

@@ -57,6 +57,7 @@ def test_scope_arguments_are_checked():
         npu_scope.npu_stage_scope(-1)
 
 
+@pytest.mark.op_types
 def test_keep_dtype_reaches_the_graph_tensorflow_executes():
     graph = tf.Graph()
     with graph.as_default():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import npu_config
-from precision_helpers import casts_to, fp16, run_executed
+from precision_helpers import casts_to, executed_nodes, fp16, run_executed
 
 from tensorflow.core.protobuf import rewriter_config_pb2
 
@@ -82,6 +82,7 @@ def test_the_simulated_ascend_backend_defaults_to_allow_fp32_to_fp16():
     assert policy.describe().startswith("precision mode allow_fp32_to_fp16 (the simulated Ascend backend's default)")
 
 
+@pytest.mark.op_types
 def test_backprops_of_cube_ops_take_fp16_inputs():
     graph = tf.Graph()
     with graph.as_default():
@@ -98,7 +99,7 @@ def test_backprops_of_cube_ops_take_fp16_inputs():
         run_metadata = v1.RunMetadata()
         sess.run(grads, {images: RNG.randn(2, 8, 8, 3)}, options=v1.RunOptions(output_partition_graphs=True),
                  run_metadata=run_metadata)
-    executed = {n.name: n for g in run_metadata.partition_graphs for n in g.node}
+    executed = {n.name: n for n in executed_nodes(run_metadata)}
     cube = [n for n in executed.values() if n.op in modes.CUBE_OPS]
     assert {n.op for n in cube} >= {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
                                     "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",

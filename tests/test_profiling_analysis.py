@@ -45,6 +45,18 @@ def test_step_stats_reader_reads_types_shapes_inputs_and_drops_plumbing():
     assert run.fetched == ("gradients/y",) and "w" in run.graph_key and run.step_ends == ()
 
 
+@pytest.mark.op_types
+def test_step_stats_reader_gives_the_op_types_of_the_users_graph():
+    stats = step_stats_pb2.StepStats()
+    dev = stats.dev_stats.add(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    node(dev, "conv/BiasAdd", "conv/BiasAdd = _MklNativeConv2DWithBias(x, w, b)", 0, 5)  # oneDNN's merge
+    node(dev, "dense/Relu", "dense/Relu = _FusedMatMul(conv/BiasAdd, k, c)", 6, 2)  # the remapper's fusion
+    node(dev, "gradients/MatMul_grad/MatMul", "gradients/MatMul_grad/MatMul = _MklMatMul(dense/Relu, k)", 9, 2)
+    run = StepStatsReader(read_shapes=False).read(stats.SerializeToString())
+    assert [o.op_type for o in run.ops] == ["Conv2D", "MatMul", "MatMul"]
+    assert all(roofline.is_cube(o.op_type) for o in run.ops)
+
+
 def test_categories_and_task_types():
     assert op_classes.category("_SOURCE", "NoOp") == op_classes.PLUMBING
     assert op_classes.category("npu_iterations_loop/counter/add", "AddV2") == op_classes.PLUMBING

@@ -50,6 +50,7 @@ def test_summary_prints_the_headline_numbers(profile, capsys):
     assert len(re.search(r"top op types by time: (.*)", out).group(1).split(", ")) == 3
 
 
+@pytest.mark.op_types
 def test_report_is_a_self_contained_html_page(profile, tmp_path, capsys):
     target = str(tmp_path / "r.html")
     assert main(["report", profile, "-o", target]) == 0
@@ -122,6 +123,7 @@ def test_npu_prof_runs_as_a_module(profile):
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.op_types
 def test_two_ranks_write_one_profile_each_and_one_report(tmp_path, capsys):
     output = str(tmp_path / "prof")
     result, _ = collective_helpers.launch("profiling_worker.py", 2, args=[output], timeout=200)

@@ -9,6 +9,9 @@ from conftest import REPO_ROOT, run_python
 from profiling_helpers import (assert_ops_within_iterations, build_cnn, end_profiles, models, npu_config, num,
                                profiled_config, profiling_options, read_csv, read_timeline, the_profile, train)
 
+from tensorflow.core.protobuf import rewriter_config_pb2
+from tensorflow.python.framework import op_def_registry
+
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin, util
 from npu_bridge.profiler.profiler import Profiler
@@ -29,6 +32,7 @@ def training_model(profile_dir):
     return training[0]
 
 
+@pytest.mark.op_types
 def test_files_have_upstream_columns_and_consistent_numbers(tmp_path, npu_log):
     train(profiled_config(tmp_path, training_trace="on", task_trace="on"), steps=6)
     profile = the_profile(tmp_path)
@@ -109,6 +113,7 @@ def test_timeline_is_trace_event_json_with_streams_iterations_and_host_runs(tmp_
     assert len([e for e in step_json["traceEvents"] if e["name"].startswith("Iteration ")]) == 3
 
 
+@pytest.mark.op_types
 def test_fp_and_bp_points_are_detected_when_empty(tmp_path):
     train(profiled_config(tmp_path, training_trace="on", fp_point="", bp_point=""), steps=2)
     model = training_model(the_profile(tmp_path))
@@ -116,6 +121,7 @@ def test_fp_and_bp_points_are_detected_when_empty(tmp_path):
     assert model["bp_point"].startswith("gradients/conv/") and model["bp_point_source"] == "detected"
 
 
+@pytest.mark.op_types
 def test_named_fp_and_bp_points_are_used_and_a_missing_one_is_reported(tmp_path, npu_log):
     train(profiled_config(tmp_path, training_trace="on", fp_point="dense/MatMul", bp_point="no/such/op"), steps=2)
     profile = the_profile(tmp_path)
@@ -158,6 +164,7 @@ def test_what_the_options_collect(options, files, tmp_path, monkeypatch):
         assert ("Input Shapes" in header) == (options == "op_trace")
 
 
+@pytest.mark.op_types
 def test_iterations_per_loop_runs_are_split_into_iterations(tmp_path):
     graph, t = build_cnn()
     config = profiled_config(tmp_path, training_trace="on")
@@ -291,6 +298,7 @@ def test_npu_bridge_instrumentation_is_not_counted_as_the_scripts_ops(tmp_path):
     assert sorted(e["name"] for e in timeline if e["ph"] == "X" and e["pid"] == pid) == ["NPUInit", "NPUShutdown"]
 
 
+@pytest.mark.op_types
 def test_simulated_ascend_backend_adds_roofline_estimates(tmp_path, npu_log):
     config = profiled_config(tmp_path, training_trace="on")
     config.graph_options.rewrite_options.custom_optimizers[0].parameter_map["device_target"].s = b"ascend"
@@ -347,6 +355,7 @@ def test_runs_with_other_settings_join_the_profile_being_recorded(tmp_path, npu_
     assert not (tmp_path / "b").exists() and len(list((tmp_path / "a").iterdir())) == 1
 
 
+@pytest.mark.op_types
 def test_ops_the_passes_insert_are_instrumentation(tmp_path):
     config = profiled_config(tmp_path / "prof", task_trace="on")
     parameters = config.graph_options.rewrite_options.custom_optimizers[0].parameter_map
@@ -367,6 +376,26 @@ def test_ops_the_passes_insert_are_instrumentation(tmp_path):
     assert {"NpuSaturateFp16", "NpuOverflowCheck"} <= shown
 
 
+@pytest.mark.op_types
+@pytest.mark.parametrize("remapping", [False, True])
+def test_op_types_are_the_scripts_whatever_kernels_ran(tmp_path, remapping):
+    # With oneDNN on, the conv and its bias run as one _MklNativeConv2DWithBias named conv/BiasAdd and the
+    # MatMuls as _MklMatMul; the remapper fuses conv, bias and relu into one _FusedConv2D named conv/Relu.
+    config = profiled_config(tmp_path, task_trace="on")
+    if remapping:
+        config.graph_options.rewrite_options.remapping = rewriter_config_pb2.RewriterConfig.ON
+    train(config, steps=2, conv_bias=True)
+    profile = the_profile(tmp_path)
+    _, ops = read_csv(profile, "op_summary")
+    _, stats = read_csv(profile, "op_statistic")
+    types = {op["OP Type"] for op in ops}
+    assert {"Conv2D", "Conv2DBackpropFilter", "MatMul"} <= types and {s["OP Type"] for s in stats} == types
+    assert all(not t.startswith("_") and op_def_registry.get(t) is not None for t in types), types
+    conv = [op for op in ops if op["Op Name"].startswith("conv/") and op["OP Type"] == "Conv2D"]
+    assert len(conv) == 2 and conv[0]["Input Shapes"].startswith("4,8,8,3;3,3,3,4")
+
+
+@pytest.mark.op_types
 @pytest.mark.timeout(300)
 def test_keras_fit_in_a_profiled_session_is_traced(tmp_path):
     script = f"""

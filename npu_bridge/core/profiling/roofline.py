@@ -36,8 +36,8 @@ _SIXTEEN_BIT = ("FLOAT16", "BF16")
 DTYPE_BYTES = {"FLOAT": 4, "FLOAT16": 2, "BF16": 2, "DOUBLE": 8, "INT8": 1, "UINT8": 1, "BOOL": 1, "INT16": 2,
                "UINT16": 2, "INT32": 4, "UINT32": 4, "INT64": 8, "UINT64": 8, "COMPLEX64": 8, "COMPLEX128": 16,
                "QINT8": 1, "QUINT8": 1, "QINT32": 4}
-_MATMUL = ("MatMul", "_FusedMatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
-_CONV_FORWARD = ("Conv2D", "_FusedConv2D", "Conv3D", "DepthwiseConv2dNative")
+_MATMUL = ("MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
+_CONV_FORWARD = ("Conv2D", "Conv3D", "DepthwiseConv2dNative")
 _CONV_INPUT_GRAD = ("Conv2DBackpropInput", "Conv3DBackpropInputV2", "DepthwiseConv2dNativeBackpropInput")
 _CONV_FILTER_GRAD = ("Conv2DBackpropFilter", "Conv3DBackpropFilterV2", "DepthwiseConv2dNativeBackpropFilter")
 
@@ -83,7 +83,7 @@ def estimate(op_type, inputs, outputs, policy):
     """Estimates the Ascend 910 duration of one op execution.
 
     Args:
-      op_type: the TensorFlow op type.
+      op_type: the op type of the user's graph (fused kernels map to their op: ``executed_op_types``).
       inputs, outputs: sequences of (dtype name, shape tuple or None when unknown).
       policy: a ``PrecisionPolicy``.
     Returns:

@@ -3,6 +3,7 @@
 Per node, TensorFlow records the device, the start (``all_start_nanos``) and end (``all_end_rel_nanos``) of
 its execution, its output tensors (dtype, shape) and a timeline label ``name = Type(input, input:1, ^ctrl)``,
 which gives the op type and the inputs; an input's dtype and shape are those of the producing output.
+The op type is the user's graph's (``executed_op_types``), whatever kernel TensorFlow ran.
 A node inside a TF while loop is recorded once per loop iteration.
 """
 
@@ -14,6 +15,7 @@ from typing import Tuple
 from tensorflow.core.framework import step_stats_pb2, types_pb2
 
 from npu_bridge.core.profiling import op_classes
+from npu_bridge.core.runtime import executed_op_types
 
 _DTYPE_NAMES = {"HALF": "FLOAT16", "BFLOAT16": "BF16"}
 _LABEL = re.compile(r"(?:^|\] )(\S+) = ([\w>]+)\((.*)\)$")
@@ -26,7 +28,7 @@ class OpRun:
     Attributes:
       node: the node name in the graph TensorFlow ran.
       name: the node's name in the user's graph (``op_classes.display_name``).
-      op_type: the op type.
+      op_type: the op type in the user's graph (``executed_op_types.user_op_type``).
       kind: ``op_classes.category`` of the node.
       device: the TensorFlow device.
       start_ns, end_ns: wall-clock start and end, ns since the epoch.
@@ -112,7 +114,7 @@ class StepStatsReader:
             if match is None or match.group(1) != name:
                 op_type, refs = "unknown", ()
             else:
-                op_type = match.group(2)
+                op_type = executed_op_types.user_op_type(match.group(2))
                 refs = tuple(_input_ref(text) for text in match.group(3).split(", ")
                              if text and not text.startswith("^"))
             cached = (op_type, refs, op_classes.category(name, op_type))
