@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from npu_bridge.core.dump import dump_file, dump_layouts, dump_names, dump_proto
-from npu_bridge.core.dump.dump_file import DumpFormatError
+from npu_bridge.core.runtime.errors import DumpFormatError
 
 ARRAYS = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1.5, -2.0], np.float16),
           np.array([[True, False]]), np.array(7, np.int64), np.array([1, 2], ml_dtypes.bfloat16),

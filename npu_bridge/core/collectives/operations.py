@@ -1,9 +1,10 @@
 """``npu_bridge.hccl.hccl_ops``: upstream's HCCL graph operations, validated, lowered to TF collectives.
 
 Every function builds graph ops (call it while building the graph, on every rank alike: SPMD) and raises at
-once for a bad argument: ``TypeError`` for a dtype HCCL does not support, ``ValueError`` for everything else,
-each naming the argument, the value and what is allowed. Ranks (``root_rank``, ``dest_rank``, ``src_rank``)
-are group ranks. Before the NPU system is initialized only the world group exists.
+once for a bad argument: ``NpuArgumentTypeError`` (a ``TypeError``) for a dtype HCCL does not support,
+``NpuArgumentError`` (a ``ValueError``) for everything else, each naming the argument, the value and what is
+allowed. Ranks (``root_rank``, ``dest_rank``, ``src_rank``) are group ranks. Before the NPU system is initialized
+only the world group exists.
 
 Differences from Ascend (see the README): ``fusion`` / ``fusion_id`` are validated but each call is its own
 collective (the distributed optimizers fuse gradients themselves); ``reduce`` leaves the result on every
@@ -14,6 +15,7 @@ import tensorflow as tf
 
 from npu_bridge.core.collectives import all_to_all, keys, lowering, membership, primitives, transport
 from npu_bridge.core.world.groups import WORLD_GROUP
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 
 REDUCTIONS = ("sum", "prod", "max", "min")
 REDUCE_DTYPES = (tf.int8, tf.int16, tf.int32, tf.int64, tf.float16, tf.float32, tf.bfloat16)
@@ -33,24 +35,24 @@ def check_tensor(api, name, value, dtypes):
     """
     tensor = tf.convert_to_tensor(value)
     if tensor.dtype.base_dtype not in dtypes:
-        raise TypeError(f"{api}: {name} has dtype {tensor.dtype.name}, which HCCL does not support here; "
-                        f"allowed: {_names(dtypes)}")
+        raise NpuArgumentTypeError(f"{api}: {name} has dtype {tensor.dtype.name}, which HCCL does not support here; "
+                                   f"allowed: {_names(dtypes)}")
     return tensor
 
 
 def _int(api, name, value, low=None, high=None):
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{api}: {name} must be a python int, got {type(value).__name__} {value!r}")
+        raise NpuArgumentError(f"{api}: {name} must be a python int, got {type(value).__name__} {value!r}")
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = f"in [{low}, {high}]" if high is not None else f">= {low}"
-        raise ValueError(f"{api}: {name}={value} is out of range; it must be {bounds}")
+        raise NpuArgumentError(f"{api}: {name}={value} is out of range; it must be {bounds}")
     return value
 
 
 def _reduction(api, reduction):
     if reduction not in REDUCTIONS:
-        raise ValueError(f"{api}: reduction {reduction!r} is not supported; allowed: "
-                         f"{', '.join(repr(r) for r in REDUCTIONS)}")
+        raise NpuArgumentError(f"{api}: reduction {reduction!r} is not supported; allowed: "
+                               f"{', '.join(repr(r) for r in REDUCTIONS)}")
     return reduction
 
 
@@ -61,8 +63,8 @@ def check_fusion(api, fusion, fusion_id, allowed):
       ValueError: naming ``api``, the value and what is allowed.
     """
     if fusion not in allowed or isinstance(fusion, bool):
-        raise ValueError(f"{api}: fusion={fusion!r} is not supported; allowed: {', '.join(map(str, allowed))} "
-                         "(0: no fusion, 1: by the gradient split strategy, 2: by fusion_id)")
+        raise NpuArgumentError(f"{api}: fusion={fusion!r} is not supported; allowed: {', '.join(map(str, allowed))} "
+                               "(0: no fusion, 1: by the gradient split strategy, 2: by fusion_id)")
     _int(api, "fusion_id", fusion_id, -1)
 
 
@@ -74,8 +76,8 @@ def check_group_rank(api, name, value, members):
     """
     _int(api, name, value)
     if not 0 <= value < members.size:
-        raise ValueError(f"{api}: {name}={value} is not a rank of group {members.group!r}, which has ranks "
-                         f"0..{members.size - 1}")
+        raise NpuArgumentError(f"{api}: {name}={value} is not a rank of group {members.group!r}, which has ranks "
+                               f"0..{members.size - 1}")
     return value
 
 
@@ -117,13 +119,13 @@ def allgather(tensor, rank_size, group=WORLD_GROUP, fusion=0, fusion_id=-1):
     api = "allgather"
     tensor = check_tensor(api, "tensor", tensor, DATA_DTYPES)
     if isinstance(rank_size, bool) or not isinstance(rank_size, int) or rank_size <= 0:
-        raise ValueError(f"rank_size should be greater than 0. allgather got rank_size={rank_size!r}")
+        raise NpuArgumentError(f"rank_size should be greater than 0. allgather got rank_size={rank_size!r}")
     check_fusion(api, fusion, fusion_id, (0, 2))
     members = membership.resolve(group, api)
     _matches_group_size(api, rank_size, members)
     if tensor.shape.rank == 0:
-        raise ValueError(f"{api}: tensor must have at least one dimension (they are concatenated along "
-                         "dimension 0), got a scalar")
+        raise NpuArgumentError(f"{api}: tensor must have at least one dimension (they are concatenated along "
+                               "dimension 0), got a scalar")
     return lowering.allgather(tensor, members)
 
 
@@ -145,13 +147,13 @@ def broadcast(tensor, root_rank, fusion=2, fusion_id=0, group=WORLD_GROUP):
     """
     api = "broadcast"
     if not isinstance(tensor, (list, tuple)):
-        raise TypeError(f"{api}: tensor must be a list of tensors (upstream broadcasts lists), got "
-                        f"{type(tensor).__name__}")
+        raise NpuArgumentTypeError(f"{api}: tensor must be a list of tensors (upstream broadcasts lists), got "
+                                   f"{type(tensor).__name__}")
     tensors = [check_tensor(api, f"tensor[{i}]", t, DATA_DTYPES) for i, t in enumerate(tensor)]
     for i, t in enumerate(tensors):
         if not t.shape.is_fully_defined():
-            raise ValueError(f"{api}: tensor[{i}] ({t.name}) has shape {t.shape}; broadcast needs fully defined "
-                             "shapes, since the receiving ranks allocate the tensor before it arrives")
+            raise NpuArgumentError(f"{api}: tensor[{i}] ({t.name}) has shape {t.shape}; broadcast needs fully defined "
+                                   "shapes, since the receiving ranks allocate the tensor before it arrives")
     check_fusion(api, fusion, fusion_id, (0, 2))
     members = membership.resolve(group, api)
     return lowering.broadcast(tensors, members, check_group_rank(api, "root_rank", root_rank, members))
@@ -189,8 +191,8 @@ def reduce_scatter(tensor, reduction, rank_size, group=WORLD_GROUP, fusion=0, fu
     _matches_group_size(api, rank_size, members)
     if tensor.shape.rank == 0 or (tensor.shape.rank is not None and tensor.shape[0] is not None
                                   and tensor.shape[0] % rank_size):
-        raise ValueError(f"input first dim should be N * rank_size. reduce_scatter got shape {tensor.shape} "
-                         f"with rank_size={rank_size}")
+        raise NpuArgumentError(f"input first dim should be N * rank_size. reduce_scatter got shape {tensor.shape} "
+                               f"with rank_size={rank_size}")
     return lowering.reduce_scatter(tensor, members, reduction)
 
 
@@ -208,8 +210,8 @@ def send(tensor, sr_tag, dest_rank, group=WORLD_GROUP):
     api = "send"
     tensor = check_tensor(api, "tensor", tensor, DATA_DTYPES)
     if not tensor.shape.is_fully_defined():
-        raise ValueError(f"{api}: tensor has shape {tensor.shape}; send needs a fully defined shape (the "
-                         "receiver names it in receive)")
+        raise NpuArgumentError(f"{api}: tensor has shape {tensor.shape}; send needs a fully defined shape (the "
+                               "receiver names it in receive)")
     _int(api, "sr_tag", sr_tag, 0)
     members = membership.resolve(group, api)
     peer = _peer(api, "dest_rank", dest_rank, members)
@@ -233,10 +235,11 @@ def receive(shape, data_type, sr_tag, src_rank, group=WORLD_GROUP):
     api = "receive"
     shape = tf.TensorShape(shape)
     if not shape.is_fully_defined():
-        raise ValueError(f"{api}: shape {shape} must be fully defined")
+        raise NpuArgumentError(f"{api}: shape {shape} must be fully defined")
     dtype = tf.as_dtype(data_type).base_dtype
     if dtype not in DATA_DTYPES:
-        raise TypeError(f"{api}: data_type {dtype.name} is not supported here; allowed: {_names(DATA_DTYPES)}")
+        raise NpuArgumentTypeError(f"{api}: data_type {dtype.name} is not supported here; allowed: "
+                                   f"{_names(DATA_DTYPES)}")
     _int(api, "sr_tag", sr_tag, 0)
     members = membership.resolve(group, api)
     peer = _peer(api, "src_rank", src_rank, members)
@@ -285,30 +288,30 @@ def all_to_all_v_c(send_data, send_count_matrix, rank, fusion=0, fusion_id=-1, g
     check_fusion(api, fusion, fusion_id, (0, 2))
     members = membership.resolve(group, api)
     if _int(api, "rank", rank, 0, members.size - 1) != members.rank:
-        raise ValueError(f"{api}: rank={rank} but this process is group rank {members.rank} of {members.group!r}")
+        raise NpuArgumentError(f"{api}: rank={rank} but this process is group rank {members.rank} of {members.group!r}")
     matrix = tf.cast(check_tensor(api, "send_count_matrix", send_count_matrix, (tf.int32, tf.int64)), tf.int64)
     if not matrix.shape.is_compatible_with([members.size, members.size]):
-        raise ValueError(f"{api}: send_count_matrix has shape {matrix.shape}; it must be "
-                         f"[{members.size}, {members.size}] (rank_size x rank_size)")
+        raise NpuArgumentError(f"{api}: send_count_matrix has shape {matrix.shape}; it must be "
+                               f"[{members.size}, {members.size}] (rank_size x rank_size)")
     return all_to_all.all_to_all_v_c(send_data, matrix, members)
 
 
 def _matches_group_size(api, rank_size, members):
     if rank_size != members.size:
-        raise ValueError(f"{api}: rank_size={rank_size} but group {members.group!r} has {members.size} ranks")
+        raise NpuArgumentError(f"{api}: rank_size={rank_size} but group {members.group!r} has {members.size} ranks")
 
 
 def _count_vector(api, name, value, size):
     vector = tf.cast(check_tensor(api, name, value, (tf.int32, tf.int64)), tf.int64)
     if not vector.shape.is_compatible_with([size]):
-        raise ValueError(f"{api}: {name} has shape {vector.shape}; it must be [{size}] (one entry per rank)")
+        raise NpuArgumentError(f"{api}: {name} has shape {vector.shape}; it must be [{size}] (one entry per rank)")
     return vector
 
 
 def _peer(api, name, value, members):
     peer = check_group_rank(api, name, value, members)
     if peer == members.rank:
-        raise ValueError(f"{api}: {name}={value} is this process's own group rank")
+        raise NpuArgumentError(f"{api}: {name}={value} is this process's own group rank")
     return members.ranks[peer]
 
 

@@ -11,6 +11,7 @@ collides between ranks, also when several ranks share a machine.
 import os
 
 from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime.errors import EnvironmentVariableError
 
 CONNECT_TIMEOUT_VARIABLE = "HCCL_CONNECT_TIMEOUT"
 EXEC_TIMEOUT_VARIABLE = "HCCL_EXEC_TIMEOUT"
@@ -30,7 +31,8 @@ def _seconds(environ, name, default):
     except ValueError:
         value = 0
     if value < 1:
-        raise ValueError(f"{name} has invalid value {environ[name]!r}: must be a whole number of seconds >= 1")
+        raise EnvironmentVariableError(f"{name} has invalid value {environ[name]!r}: must be a whole number of "
+                                       "seconds >= 1")
     return value
 
 
@@ -83,7 +85,7 @@ def port_base(rank_size, environ=os.environ):
             base = -1
     if not 1 <= base <= MAX_PORT - rank_size + 1:
         value = f"value {text!r}" if text else f"default {DEFAULT_PORT_BASE} (unset)"
-        raise ValueError(
+        raise EnvironmentVariableError(
             f"{PORT_BASE_VARIABLE} has invalid {value}: must be an integer in [1, {MAX_PORT - rank_size + 1}], "
             f"so that the ports base..base+{rank_size - 1} of the {rank_size} ranks are valid")
     return base

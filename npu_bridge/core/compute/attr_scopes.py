@@ -15,6 +15,7 @@ import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
 from npu_bridge.core.estimator.config_objects import NpuExecutePlacement
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 KEEP_DTYPE_ATTR = "_keep_dtype"
 WITHOUT_NPU_COMPILE_ATTR = "_without_npu_compile"
@@ -41,7 +42,7 @@ def _attr_scope(attrs):
 def _check_int(name, value, low=None):
     if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
         limit = f" >= {low}" if low is not None else ""
-        raise ValueError(f"{name} must be an int{limit}, got {value!r}")
+        raise NpuArgumentError(f"{name} must be an int{limit}, got {value!r}")
 
 
 def without_npu_compile_scope():
@@ -61,7 +62,7 @@ def npu_variable_scope(placement=NpuExecutePlacement.ALL):
       ValueError: ``placement`` is not an ``NpuExecutePlacement``.
     """
     if not isinstance(placement, NpuExecutePlacement):
-        raise ValueError(f"placement must be an NpuExecutePlacement, got {placement!r}")
+        raise NpuArgumentError(f"placement must be an NpuExecutePlacement, got {placement!r}")
     return _attr_scope({"_variable_placement": _s(placement.value)})
 
 

@@ -10,12 +10,14 @@ import numbers
 
 import tensorflow as tf
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 
 def _check_x(x):
     x = tf.convert_to_tensor(x, name="x")
     if not x.dtype.is_floating:
-        raise ValueError(f"x has to be a floating point tensor since it's going to be scaled. Got a {x.dtype.name} "
-                         "tensor instead.")
+        raise NpuArgumentError("x has to be a floating point tensor since it's going to be scaled. Got a "
+                               f"{x.dtype.name} tensor instead.")
     return x
 
 
@@ -23,7 +25,8 @@ def _keep_prob(keep_prob, dtype):
     """Validates keep_prob (a number in (0, 1] or a scalar tensor); returns it as a tensor of ``dtype``."""
     if isinstance(keep_prob, numbers.Real) and not isinstance(keep_prob, bool):
         if not 0 < keep_prob <= 1:
-            raise ValueError(f"keep_prob must be a scalar tensor or a float in the range (0, 1], got {keep_prob:g}")
+            raise NpuArgumentError("keep_prob must be a scalar tensor or a float in the range (0, 1], got "
+                                   f"{keep_prob:g}")
     keep_prob = tf.convert_to_tensor(keep_prob, dtype=dtype, name="keep_prob")
     keep_prob.shape.assert_has_rank(0)
     return keep_prob
@@ -113,5 +116,5 @@ def dropout_v4(x, keep_prob, noise_shape=None, seed=None, output_dtype=tf.bool, 
     """
     output_dtype = tf.as_dtype(output_dtype)
     if output_dtype not in (tf.bool, tf.uint8):
-        raise ValueError(f"output_dtype must be tf.bool or tf.uint8, got {output_dtype.name}")
+        raise NpuArgumentError(f"output_dtype must be tf.bool or tf.uint8, got {output_dtype.name}")
     return _dropout(x, keep_prob, noise_shape, seed, name, "dropout_v4", mask_dtype=output_dtype)

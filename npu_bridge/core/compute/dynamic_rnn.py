@@ -25,6 +25,7 @@ DynamicAUGRU (DIEN's attention GRU) takes weight_att [time, batch] and updates b
 import tensorflow as tf
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.compute.tensors import as_dtype
 
 UNIDIRECTIONAL = "UNIDIRECTIONAL"
@@ -35,8 +36,8 @@ _DIRECTIONS = (UNIDIRECTIONAL, REDIRECTIONAL)
 
 def _require(name, value, allowed, why):
     if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported: {why} (allowed: "
-                         f"{', '.join(repr(a) for a in allowed)})")
+        raise NpuArgumentError(f"{name}={value!r} is not supported: {why} (allowed: "
+                               f"{', '.join(repr(a) for a in allowed)})")
 
 
 class _DynamicBasic(tf.compat.v1.layers.Layer):
@@ -46,7 +47,7 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):
                  activation, is_training, name):
         super().__init__(dtype=dtype, name=name)
         if not isinstance(hidden_size, int) or hidden_size < 1:
-            raise ValueError(f"hidden_size must be a positive integer, got {hidden_size!r}")
+            raise NpuArgumentError(f"hidden_size must be a positive integer, got {hidden_size!r}")
         _require("direction", direction, _DIRECTIONS, "the NPU op runs one direction; stack two layers for a "
                  "bidirectional RNN")
         _require("cell_depth", cell_depth, (1,), "the NPU op has one layer")
@@ -65,7 +66,7 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):
     def _input_size(input_shape):
         shape = tf.TensorShape(input_shape)
         if shape.rank != 3 or shape[-1] is None:
-            raise ValueError(f"x must be [time, batch, input_size] with a known input_size, got {shape}")
+            raise NpuArgumentError(f"x must be [time, batch, input_size] with a known input_size, got {shape}")
         return int(shape[-1])
 
     def _initial_state(self, x, init, name):

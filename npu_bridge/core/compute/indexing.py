@@ -3,6 +3,7 @@
 import tensorflow as tf
 
 from npu_bridge.core.compute.tensors import as_dtype
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 
 def scatter_elements(data, indices, updates, axis=0, name=None):
@@ -26,15 +27,15 @@ def scatter_elements(data, indices, updates, axis=0, name=None):
         indices = tf.convert_to_tensor(indices)
         updates = tf.convert_to_tensor(updates, dtype=data.dtype)
         if indices.dtype not in (tf.int32, tf.int64):
-            raise ValueError(f"scatter_elements: indices must be int32 or int64, got {indices.dtype.name}")
+            raise NpuArgumentError(f"scatter_elements: indices must be int32 or int64, got {indices.dtype.name}")
         rank = data.shape.rank
         if rank is None or indices.shape.rank != rank:
-            raise ValueError(f"scatter_elements: indices {indices.shape} must have the rank of data {data.shape}")
+            raise NpuArgumentError(f"scatter_elements: indices {indices.shape} must have the rank of data {data.shape}")
         if not indices.shape.is_compatible_with(updates.shape):
-            raise ValueError(f"scatter_elements: indices {indices.shape} and updates {updates.shape} must have the "
-                             "same shape")
+            raise NpuArgumentError(f"scatter_elements: indices {indices.shape} and updates {updates.shape} must have "
+                                   "the same shape")
         if not -rank <= axis < rank:
-            raise ValueError(f"scatter_elements: axis {axis} is out of range for rank {rank}")
+            raise NpuArgumentError(f"scatter_elements: axis {axis} is out of range for rank {rank}")
         axis %= rank
         indices = tf.cast(indices, tf.int64)
         dim = tf.shape(data, out_type=tf.int64)[axis]
@@ -57,7 +58,7 @@ def nonzero(x, transpose=False, output_type=tf.int64, name=None):
     """
     output_type = tf.as_dtype(output_type)
     if output_type not in (tf.int32, tf.int64):
-        raise ValueError(f"nonzero: output_type must be tf.int32 or tf.int64, got {output_type.name}")
+        raise NpuArgumentError(f"nonzero: output_type must be tf.int32 or tf.int64, got {output_type.name}")
     with tf.name_scope(name or "NonZero"):
         x = tf.convert_to_tensor(x)
         coordinates = tf.cast(tf.where(tf.not_equal(x, tf.zeros([], x.dtype))), output_type)
@@ -82,7 +83,7 @@ def k_means_centroids(x, y, sum_square_y, sum_square_x=None, use_actual_distance
       ValueError: use_actual_distance without sum_square_x.
     """
     if use_actual_distance and sum_square_x is None:
-        raise ValueError("k_means_centroids: use_actual_distance=True needs sum_square_x")
+        raise NpuArgumentError("k_means_centroids: use_actual_distance=True needs sum_square_x")
     with tf.name_scope(name or "KMeansCentroids"):
         x = tf.convert_to_tensor(x)
         y = tf.convert_to_tensor(y, dtype=x.dtype)

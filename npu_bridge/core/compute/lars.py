@@ -10,6 +10,7 @@ effective rate never exceeds ``learning_rate``; without it ``learning_rate`` is 
 import tensorflow as tf
 
 from npu_bridge.core.compute.tensors import as_dtype
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 
 def _trust(w, g, weight_decay, hyperpara, epsilon):
@@ -34,7 +35,7 @@ def lars(inputs_w, inputs_g, weight_decay, hyperpara=0.001, epsilon=1e-5, name=N
       ValueError: the lists differ in length.
     """
     if len(inputs_w) != len(inputs_g):
-        raise ValueError(f"LARS: inputs_w has {len(inputs_w)} tensors but inputs_g has {len(inputs_g)}")
+        raise NpuArgumentError(f"LARS: inputs_w has {len(inputs_w)} tensors but inputs_g has {len(inputs_g)}")
     with tf.name_scope(name or "LARS"):
         result = []
         for w, g in zip(inputs_w, inputs_g):

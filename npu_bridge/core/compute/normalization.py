@@ -3,6 +3,7 @@
 import tensorflow as tf
 
 from npu_bridge.core.compute.tensors import as_dtype
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 # Read by the impl_mode rewrite pass (optimizers/impl_mode_pass.cc): which Ascend op a Rsqrt implements.
 IMPL_OP_ATTR = "_npu_impl_op"
@@ -11,7 +12,7 @@ IMPL_NAME_ATTR = "_npu_impl_name"
 
 def _axes(rank, begin, what):
     if not -rank <= begin < rank:
-        raise ValueError(f"layer_norm: {what}={begin} is out of range for a tensor of rank {rank}")
+        raise NpuArgumentError(f"layer_norm: {what}={begin} is out of range for a tensor of rank {rank}")
     return list(range(begin % rank, rank))
 
 
@@ -44,7 +45,7 @@ def layer_norm(x, gamma, beta, begin_norm_axis=0, begin_params_axis=0, epsilon=1
         x = tf.convert_to_tensor(x)
         rank = x.shape.rank
         if rank is None:
-            raise ValueError("layer_norm: x must have a known rank")
+            raise NpuArgumentError("layer_norm: x must have a known rank")
         axes = _axes(rank, begin_norm_axis, "begin_norm_axis")
         _axes(rank, begin_params_axis, "begin_params_axis")
         mean = tf.reduce_mean(x, axis=axes, keepdims=True)

@@ -12,6 +12,7 @@ from tensorflow.core.framework import attr_value_pb2
 
 from npu_bridge.core.compute.attr_scopes import KEEP_DTYPE_ATTR
 from npu_bridge.core.estimator.config_objects import ExperimentalConfig
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 _EXECUTE_MODES = ("lazy_recompile", "dynamic_execute")
 
@@ -28,7 +29,7 @@ def _ops_of(fetch, graph=None):
     if isinstance(fetch, str):
         element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
         return [element if isinstance(element, tf.Operation) else element.op]
-    raise ValueError(f"fetch must be an Operation, Tensor, name, or a list/tuple of them, got {fetch!r}")
+    raise NpuArgumentError(f"fetch must be an Operation, Tensor, name, or a list/tuple of them, got {fetch!r}")
 
 
 def _set(op, name, **value):
@@ -52,11 +53,11 @@ def set_graph_exec_config(fetch, dynamic_input=False, dynamic_graph_execute_mode
       ValueError: a bad fetch, execute mode or experimental_config.
     """
     if dynamic_graph_execute_mode not in _EXECUTE_MODES:
-        raise ValueError(f"dynamic_graph_execute_mode should be lazy_recompile or dynamic_execute, got "
-                         f"{dynamic_graph_execute_mode!r}")
+        raise NpuArgumentError(f"dynamic_graph_execute_mode should be lazy_recompile or dynamic_execute, got "
+                               f"{dynamic_graph_execute_mode!r}")
     if experimental_config is not None and not isinstance(experimental_config, ExperimentalConfig):
-        raise ValueError(f'"experimental_config" must be provided with type "ExperimentalConfig", got '
-                         f"{type(experimental_config).__name__}")
+        raise NpuArgumentError(f'"experimental_config" must be provided with type "ExperimentalConfig", got '
+                               f"{type(experimental_config).__name__}")
     memory = experimental_config.graph_memory_optimize_config if experimental_config is not None else None
     for op in _ops_of(fetch):
         _set(op, "_graph_dynamic_input", b=bool(dynamic_input))
@@ -87,7 +88,7 @@ def _shape_text(value, name):
         return value
     if isinstance(value, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) for d in value):
         return ",".join(str(d) for d in value)
-    raise ValueError(f"{name} must be a string or a list of ints, got {value!r}")
+    raise NpuArgumentError(f"{name} must be a string or a list of ints, got {value!r}")
 
 
 def set_op_tensor_max_range(tensor, max_shape):
@@ -109,7 +110,7 @@ def set_op_tensor_max_size(tensor, max_size):
       ValueError: ``max_size`` is not a positive int.
     """
     if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size <= 0:
-        raise ValueError(f"max_size must be a positive int, got {max_size!r}")
+        raise NpuArgumentError(f"max_size must be a positive int, got {max_size!r}")
     _set(_ops_of(tensor)[0], "_op_max_size", i=max_size)
 
 

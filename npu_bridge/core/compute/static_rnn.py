@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 
 def npu_dynamic_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
     """Runs ``cell`` over time-major ``inputs`` [time, batch, features] (static time length).
@@ -17,8 +19,8 @@ def npu_dynamic_rnn(cell, inputs, initial_state=None, dtype=None, sequence_lengt
     """
     inputs = tf.convert_to_tensor(inputs)
     if inputs.shape.rank is None or inputs.shape[0] is None:
-        raise ValueError(f"npu_dynamic_rnn: inputs must be time-major with a known time dimension, got "
-                         f"{inputs.shape}")
+        raise NpuArgumentError(f"npu_dynamic_rnn: inputs must be time-major with a known time dimension, got "
+                               f"{inputs.shape}")
     outputs, state = tf.compat.v1.nn.static_rnn(cell, tf.unstack(inputs, axis=0), initial_state=initial_state,
                                                 dtype=dtype, sequence_length=sequence_length, scope=scope)
     return tf.stack(outputs, axis=0), state

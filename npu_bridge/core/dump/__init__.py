@@ -13,11 +13,11 @@ runtime:
 
 from npu_bridge.core.dump.dump_compare import compare
 from npu_bridge.core.dump.dump_convert import convert
-from npu_bridge.core.dump.dump_file import DumpFormatError, load, write_dump_file
-from npu_bridge.core.dump.dump_tree import DumpTreeError
+from npu_bridge.core.dump.dump_file import load, write_dump_file
 from npu_bridge.core.dump.dump_writer import flush
 from npu_bridge.core.dump import overflow_records
 from npu_bridge.core.dump.overflow_records import DEFAULT_DETAILED
+from npu_bridge.core.runtime.errors import DumpFormatError, DumpTreeError
 
 
 def overflow_report(root, detailed=DEFAULT_DETAILED):

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from npu_bridge.core.dump import dump_compare, dump_convert, dump_file, dump_tree, overflow_records
+from npu_bridge.core.runtime.errors import DumpFormatError, DumpTreeError
 
 _PROGRESS_SECONDS = 1.0
 
@@ -73,7 +74,7 @@ def _info(args):
             continue
         try:
             _describe_file(dump_file.load(path))
-        except (dump_file.DumpFormatError, FileNotFoundError) as e:
+        except (DumpFormatError, FileNotFoundError) as e:
             print(f"npu-dump: {e}", file=sys.stderr)
             status = 1
     return status
@@ -162,7 +163,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         return args.run(args)
-    except (dump_file.DumpFormatError, dump_tree.DumpTreeError, FileNotFoundError, ValueError, OSError) as e:
+    except (DumpFormatError, DumpTreeError, FileNotFoundError, ValueError, OSError) as e:
         print(f"npu-dump: {e}", file=sys.stderr)
         return 1
 

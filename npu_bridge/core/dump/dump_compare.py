@@ -31,6 +31,7 @@ from typing import Optional
 import numpy as np
 
 from npu_bridge.core.dump import dump_file, dump_names, dump_tree
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 ALGORITHMS = ("CosineSimilarity", "MaxAbsoluteError", "AccumulatedRelativeError", "RelativeEuclideanDistance",
               "KullbackLeiblerDivergence", "StandardDeviation", "MeanAbsoluteError", "RootMeanSquareError",
@@ -217,13 +218,13 @@ def _choose_step(mine, truth, step, mine_root, truth_root):
     if step is not None:
         for root, steps in ((mine_root, my_steps), (truth_root, truth_steps)):
             if steps and step not in steps:
-                raise ValueError(f"step {step} is not in {root}; it holds steps {sorted(steps)}")
+                raise NpuArgumentError(f"step {step} is not in {root}; it holds steps {sorted(steps)}")
         return step
     if my_steps and truth_steps:
         common = my_steps & truth_steps
         if not common:
-            raise ValueError(f"{mine_root} (steps {sorted(my_steps)}) and {truth_root} (steps {sorted(truth_steps)}) "
-                             "share no step; choose one with step=/--step")
+            raise NpuArgumentError(f"{mine_root} (steps {sorted(my_steps)}) and {truth_root} (steps "
+                                   f"{sorted(truth_steps)}) share no step; choose one with step=/--step")
         return min(common)
     steps = my_steps or truth_steps
     return min(steps) if steps else None

@@ -13,6 +13,7 @@ from typing import List, Tuple
 import numpy as np
 
 from npu_bridge.core.dump import dump_file, dump_tree
+from npu_bridge.core.runtime.errors import DumpFormatError
 
 
 @dataclasses.dataclass
@@ -55,7 +56,7 @@ def convert(sources, output_dir, progress=None):
         target_dir = os.path.normpath(os.path.join(output_dir, relative))
         try:
             _convert_one(artifact, target_dir, result)
-        except (dump_file.DumpFormatError, OSError) as e:
+        except (DumpFormatError, OSError) as e:
             result.failures.append((artifact.path, str(e)))
         if progress:
             progress(done, len(work))

@@ -18,7 +18,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from npu_bridge.core.dump import dump_layouts, dump_names, dump_proto
-from npu_bridge.core.runtime.errors import NpuBridgeError
+from npu_bridge.core.runtime.errors import DumpFormatError, NpuArgumentError
 
 _HEADER_LENGTH = struct.Struct("<Q")
 OVERFLOW_PAYLOAD_SIZE = 2048
@@ -26,10 +26,6 @@ OVERFLOW_PAYLOAD_SIZE = 2048
 # sections; the AI Core status starts with {kernel_code, block_idx, status}.
 _OVERFLOW_SECTIONS = (("DHA Atomic Add", 0, 512), ("L2 Atomic Add", 128, 768), ("AI Core", 256, 1024))
 _INFO_FIELDS = ("model_id", "stream_id", "task_id", "task_type", "pc_start", "para_base")
-
-
-class DumpFormatError(NpuBridgeError, ValueError):
-    """A file is not a dump artifact, or is damaged."""
 
 
 @dataclasses.dataclass
@@ -290,7 +286,7 @@ def write_dump_file(path, op_name, inputs=(), outputs=(), version=2, dump_time=N
       ValueError: a bad version or an array dtype without an Ascend DataType.
     """
     if version not in (1, 2):
-        raise ValueError(f"version must be 1 or 2, got {version!r}")
+        raise NpuArgumentError(f"version must be 1 or 2, got {version!r}")
     message = dump_proto.DumpData(version="2.0" if version == 2 else "", op_name=op_name,
                                   dump_time=round(time.time() * 1000) if dump_time is None else dump_time)
     payload = []

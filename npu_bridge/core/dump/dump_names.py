@@ -17,6 +17,8 @@ import os
 import re
 from typing import Optional
 
+from npu_bridge.core.runtime.errors import DumpFormatError
+
 MAPPING_FILE = "mapping.csv"
 STATISTICS_FILE = "statistic.csv"
 OPDEBUG_TYPE, OPDEBUG_NAME = "Opdebug", "Node_OpDebug"
@@ -112,6 +114,6 @@ def read_mapping(directory):
             if not row:
                 continue
             if len(row) != 2:
-                raise ValueError(f"{path} line {number}: expected 'file name,original name', got {row!r}")
+                raise DumpFormatError(f"{path} line {number}: expected 'file name,original name', got {row!r}")
             mapping[row[0].strip()] = row[1].strip()
     return mapping

@@ -10,6 +10,8 @@ import ml_dtypes
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 _F = descriptor_pb2.FieldDescriptorProto
 _SCALARS = {"string": _F.TYPE_STRING, "bytes": _F.TYPE_BYTES, "uint64": _F.TYPE_UINT64,
             "uint32": _F.TYPE_UINT32, "int32": _F.TYPE_INT32}
@@ -108,4 +110,4 @@ def data_type_of(dtype):
     for value, (_, candidate) in DATA_TYPES.items():
         if candidate is not None and np.dtype(candidate) == dtype and value not in (14, 15, 18, 19, 20, 21, 22):
             return value
-    raise ValueError(f"numpy dtype {dtype} has no Ascend DataType")
+    raise NpuArgumentError(f"numpy dtype {dtype} has no Ascend DataType")

@@ -10,13 +10,9 @@ import os
 from typing import Optional
 
 from npu_bridge.core.dump import dump_names
-from npu_bridge.core.runtime.errors import NpuBridgeError
+from npu_bridge.core.runtime.errors import DumpTreeError
 
 _IGNORED = (dump_names.MAPPING_FILE, dump_names.STATISTICS_FILE)
-
-
-class DumpTreeError(NpuBridgeError, FileNotFoundError):
-    """A dump directory does not exist or holds no artifacts."""
 
 
 @dataclasses.dataclass(frozen=True)

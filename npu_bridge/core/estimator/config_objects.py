@@ -8,6 +8,8 @@ method, ``parameter_map_values()``, returning the NpuOptimizer options it contri
 
 import enum
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 _AUTO_OR_MANUAL = ("auto", "manual")
 
 
@@ -58,7 +60,7 @@ class GraphMemoryOptimizeConfig:
     def __init__(self, recompute=None, graph_slice=None):
         for name, value in (("recompute", recompute), ("graph_slice", graph_slice)):
             if value is not None and value not in _AUTO_OR_MANUAL:
-                raise ValueError(f"{name} should be in {list(_AUTO_OR_MANUAL)}, got {value!r}")
+                raise NpuArgumentError(f"{name} should be in {list(_AUTO_OR_MANUAL)}, got {value!r}")
         self._recompute = recompute
         self._graph_slice = graph_slice
 
@@ -79,8 +81,8 @@ class ExperimentalConfig:
                  accelerate_train_mode=None):
         if graph_memory_optimize_config is not None and not isinstance(graph_memory_optimize_config,
                                                                        GraphMemoryOptimizeConfig):
-            raise ValueError('"graph_memory_optimize_config" type must be GraphMemoryOptimizeConfig, got '
-                             f"{type(graph_memory_optimize_config).__name__}")
+            raise NpuArgumentError('"graph_memory_optimize_config" type must be GraphMemoryOptimizeConfig, got '
+                                   f"{type(graph_memory_optimize_config).__name__}")
         self.logical_device_cluster_deploy_mode = logical_device_cluster_deploy_mode
         self.logical_device_id = logical_device_id
         self.model_deploy_mode = model_deploy_mode

@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from npu_bridge.core.training import iteration_loop
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuUsageError
 from npu_bridge.core.training import outfeed
 from npu_bridge.core.estimator import hooks as npu_hooks
 from npu_bridge.core.estimator import job_info
@@ -73,19 +74,19 @@ def _checked_host_call(host_call):
     if host_call is None:
         return None
     if not isinstance(host_call, (tuple, list)):
-        raise ValueError(f"host_call should be tuple or list, got {type(host_call).__name__}")
+        raise NpuArgumentError(f"host_call should be tuple or list, got {type(host_call).__name__}")
     if len(host_call) != 2:
-        raise ValueError(f"host_call should have two elements, got {len(host_call)}.")
+        raise NpuArgumentError(f"host_call should have two elements, got {len(host_call)}.")
     fn, tensors = host_call
     if not callable(fn):
-        raise ValueError(f"host_call[0] should be callable, got {fn!r}.")
+        raise NpuArgumentError(f"host_call[0] should be callable, got {fn!r}.")
     if not isinstance(tensors, (tuple, list, dict)):
-        raise ValueError(f"host_call[1] should be tuple or list or dict, got {type(tensors).__name__}")
+        raise NpuArgumentError(f"host_call[1] should be tuple or list or dict, got {type(tensors).__name__}")
     if not isinstance(tensors, dict):
         args = calling.fn_args(fn)
         if len(args) != len(tensors):
-            raise RuntimeError(f"In host_call, there is a mismatch between the number of arguments of fn "
-                               f"({len(args)}: {list(args)}) and the number of tensors ({len(tensors)})")
+            raise NpuUsageError(f"In host_call, there is a mismatch between the number of arguments of fn "
+                                f"({len(args)}: {list(args)}) and the number of tensors ({len(tensors)})")
     return tuple(host_call)
 
 
@@ -106,8 +107,8 @@ class NPUEstimator(Estimator):
     def __init__(self, model_fn=None, model_dir=None, config=None, params=None, job_start_file="",
                  warm_start_from=None):
         if not isinstance(config, NPURunConfig):
-            raise ValueError(f"`config` must be provided with type `NPUConfigs` (NPURunConfig), got "
-                             f"{type(config).__name__}")
+            raise NpuArgumentError(f"`config` must be provided with type `NPUConfigs` (NPURunConfig), got "
+                                   f"{type(config).__name__}")
         self._job_info = job_info.NPUBasics(job_start_file).jobinfo
         if not model_dir and not config.model_dir:
             model_dir = default_model_dir()

@@ -15,6 +15,7 @@ from npu_bridge.core.training import iteration_loop
 from npu_bridge.core.runtime import log
 from npu_bridge.core.training import outfeed
 from npu_bridge.core.runtime import system_ops
+from npu_bridge.core.runtime.errors import NpuArgumentError, OutfeedError
 
 v1 = tf.compat.v1
 LOG_CHANNEL = "_npu_log"
@@ -121,7 +122,7 @@ class TellMeStepOrLossHook(v1.train.SessionRunHook):
 
     def __init__(self, step=None, total_step=None, loss=None, final_loss=None):
         if step is None and loss is None:
-            raise ValueError("TellMeStepOrLossHook needs step (with total_step) or loss (with final_loss)")
+            raise NpuArgumentError("TellMeStepOrLossHook needs step (with total_step) or loss (with final_loss)")
         self._values = {"STEP_NOW": step, "TOTAL_STEP": total_step, "LOSS_NOW": loss, "TARGET_LOSS": final_loss}
 
     def before_run(self, run_context):
@@ -175,10 +176,10 @@ class NPUInfeedOutfeedSessionHook(v1.train.SessionRunHook):
             return
         self._thread.join(_JOIN_TIMEOUT_SECS)
         if self._thread.is_alive():
-            raise RuntimeError(f"outfeed channel {self._channel_name!r}: the host thread did not finish within "
+            raise OutfeedError(f"outfeed channel {self._channel_name!r}: the host thread did not finish within "
                                f"{_JOIN_TIMEOUT_SECS} s after the channel was closed")
         if self._error is not None:
-            raise RuntimeError(f"outfeed channel {self._channel_name!r}: the host ops failed: "
+            raise OutfeedError(f"outfeed channel {self._channel_name!r}: the host ops failed: "
                                f"{self._error}") from self._error
 
 

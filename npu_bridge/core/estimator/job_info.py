@@ -12,6 +12,7 @@ import os
 from typing import Optional
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import EnvironmentVariableError, NpuArgumentError, RankTableError
 
 JOB_ID_ERROR = "Load job info failed, please check whether `JOB_ID` is set in environment variable"
 
@@ -24,8 +25,8 @@ def get_ranksize():
     """
     rank_size, worker_size = os.environ.get("RANK_SIZE"), os.environ.get("CM_WORKER_SIZE")
     if rank_size is not None and worker_size is not None:
-        raise ValueError("RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time, got "
-                         f"RANK_SIZE={rank_size!r} and CM_WORKER_SIZE={worker_size!r}")
+        raise RankTableError("RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time, got "
+                             f"RANK_SIZE={rank_size!r} and CM_WORKER_SIZE={worker_size!r}")
     return rank_size if rank_size is not None else (worker_size if worker_size is not None else "1")
 
 
@@ -89,9 +90,9 @@ def _from_file(path):
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError) as e:
-        raise ValueError(f"job start file {path!r} is not a readable JSON file: {e}") from None
+        raise NpuArgumentError(f"job start file {path!r} is not a readable JSON file: {e}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"job start file {path!r} must hold a JSON object, got {type(data).__name__}")
+        raise NpuArgumentError(f"job start file {path!r} must hold a JSON object, got {type(data).__name__}")
     device = data.get("device_info") or {}
     return JobInfo(job_id=str(data.get("job_id", "")),
                    job_config=JobConfig(job_id=str(data.get("job_id", "")), heartbeat_time=data.get("heartbeat")),
@@ -104,7 +105,7 @@ def _from_file(path):
 def _from_environment():
     job_id = os.environ.get("JOB_ID")
     if not job_id:
-        raise ValueError(f"{JOB_ID_ERROR} (npu_bridge accepts any value, e.g. JOB_ID=10086)")
+        raise EnvironmentVariableError(f"{JOB_ID_ERROR} (npu_bridge accepts any value, e.g. JOB_ID=10086)")
     identity = os.environ.get("POD_NAME") or os.environ.get("RANK_ID") or "0"
     return JobInfo(job_id=job_id, job_config=JobConfig(job_id=job_id, heartbeat_time=os.environ.get("HEARTBEAT")),
                    device_info=DeviceInfo(index=identity), rank_table_file=os.environ.get("RANK_TABLE_FILE"),
@@ -118,5 +119,5 @@ def _as_rank_size(value, source):
     except (TypeError, ValueError):
         size = 0
     if size < 1:
-        raise ValueError(f"{source} must be a positive integer, got {value!r}")
+        raise RankTableError(f"{source} must be a positive integer, got {value!r}")
     return size

@@ -13,6 +13,7 @@ import os
 import tensorflow as tf
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.estimator.estimator import NPUEstimator, NPUEstimatorSpec, default_model_dir
 from npu_bridge.core.estimator.run_config import NPURunConfig
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
@@ -27,11 +28,11 @@ def _by_name(value, names, what):
     if isinstance(value, dict):
         missing = [name for name in names if name not in value]
         if missing:
-            raise ValueError(f"{what} lack the Keras model's {missing}; they have {sorted(value)}")
+            raise NpuArgumentError(f"{what} lack the Keras model's {missing}; they have {sorted(value)}")
         return [value[name] for name in names]
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if len(values) != len(names):
-        raise ValueError(f"the Keras model has {len(names)} {what} ({names}), got {len(values)}")
+        raise NpuArgumentError(f"the Keras model has {len(names)} {what} ({names}), got {len(values)}")
     return values
 
 
@@ -129,18 +130,19 @@ def model_to_npu_estimator(keras_model=None, keras_model_path=None, custom_objec
         bad checkpoint_format.
     """
     if (keras_model is None) == (keras_model_path is None):
-        raise ValueError("Either `keras_model` or `keras_model_path` needs to be provided.")
+        raise NpuArgumentError("Either `keras_model` or `keras_model_path` needs to be provided.")
     if checkpoint_format not in _CHECKPOINT_FORMATS:
-        raise ValueError(f"checkpoint_format must be one of {_CHECKPOINT_FORMATS}, got {checkpoint_format!r}")
+        raise NpuArgumentError(f"checkpoint_format must be one of {_CHECKPOINT_FORMATS}, got {checkpoint_format!r}")
     if keras_model_path is not None:
         keras_model = tf.keras.models.load_model(keras_model_path, custom_objects=custom_objects)
     if getattr(keras_model, "optimizer", None) is None or getattr(keras_model, "loss", None) is None:
-        raise ValueError("The given keras model has not been compiled yet. Please compile the model with "
-                         "`model.compile()` before calling `model_to_npu_estimator()`.")
+        raise NpuArgumentError("The given keras model has not been compiled yet. Please compile the model with "
+                               "`model.compile()` before calling `model_to_npu_estimator()`.")
     if not hasattr(keras_model.optimizer, "get_updates"):
-        raise ValueError("model_to_npu_estimator trains in graph mode, which needs a legacy Keras optimizer "
-                         "(tf.compat.v1.keras.optimizers.* or tf.keras.optimizers.legacy.*); the model is compiled "
-                         f"with {type(keras_model.optimizer).__module__}.{type(keras_model.optimizer).__name__}")
+        raise NpuArgumentError("model_to_npu_estimator trains in graph mode, which needs a legacy Keras optimizer "
+                               "(tf.compat.v1.keras.optimizers.* or tf.keras.optimizers.legacy.*); the model is "
+                               f"compiled with {type(keras_model.optimizer).__module__}."
+                               f"{type(keras_model.optimizer).__name__}")
     config = config if config is not None else NPURunConfig(model_dir=model_dir)
     model_dir = model_dir or config.model_dir or default_model_dir()
     warm_start_from = None

@@ -15,6 +15,7 @@ import os
 import tensorflow as tf
 
 from npu_bridge.core.runtime import arg_checks
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 from npu_bridge.core.session import config_proto
 from npu_bridge.core.estimator import config_objects
 from npu_bridge.core.options import parse as option_parse
@@ -150,25 +151,25 @@ def _check_arguments(args, has_cluster):
     arg_checks.check_positive_integer(args["iterations_per_loop"], "iterations_per_loop")
     arg_checks.check_bool_type(args["mix_compile_mode"], "mix_compile_mode")
     if args["mix_compile_mode"] and args["iterations_per_loop"] != 1:
-        raise ValueError('"iterations_per_loop" must be 1 with "mix_compile_mode" is True, got '
-                         f"{args['iterations_per_loop']}")
+        raise NpuArgumentError('"iterations_per_loop" must be 1 with "mix_compile_mode" is True, got '
+                               f"{args['iterations_per_loop']}")
     if not isinstance(args["jit_compile"], str):
-        raise TypeError(f"jit_compile: Expected str, got {type(args['jit_compile'])}")
+        raise NpuArgumentTypeError(f"jit_compile: Expected str, got {type(args['jit_compile'])}")
     if not isinstance(args["horovod_mode"], bool):
-        raise ValueError('"horovod_mode" type must be bool')
+        raise NpuArgumentError('"horovod_mode" type must be bool')
     arg_checks.check_nonnegative_integer(args["graph_run_mode"], "graph_run_mode")
     if args["graph_run_mode"] > 1:
-        raise ValueError("graph_run_mode value must be 0 or 1")
+        raise NpuArgumentError("graph_run_mode value must be 0 or 1")
     arg_checks.check_nonnegative_integer(args["enable_exception_dump"], "enable_exception_dump")
     for name, (class_name, cls) in _SUB_CONFIGS.items():
         value = args[name]
         valid = isinstance(value, cls) if cls else callable(getattr(value, "parameter_map_values", None))
         if value is not None and not valid:
-            raise ValueError(f'"{name}" must be provided with type "{class_name}", got {type(value).__name__}')
+            raise NpuArgumentError(f'"{name}" must be provided with type "{class_name}", got {type(value).__name__}')
     distribute = args["distribute"]
     is_ps_strategy = isinstance(distribute, (tf.distribute.experimental.ParameterServerStrategy,
                                              tf.compat.v1.distribute.experimental.ParameterServerStrategy))
     if has_cluster != is_ps_strategy:
-        raise ValueError('"cluster" and "distribute" must all be set in ps mode')
+        raise NpuArgumentError('"cluster" and "distribute" must all be set in ps mode')
     if has_cluster and not args["mix_compile_mode"]:
-        raise ValueError('"mix_compile_mode" can only be True with "cluster" is set')
+        raise NpuArgumentError('"mix_compile_mode" can only be True with "cluster" is set')

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import LaunchError
 from npu_bridge.core.launch import plan, supervisor
 
 EXIT_USAGE = 2
@@ -60,21 +61,21 @@ def main(argv=None):
     work_dir = None
     try:
         if not command:
-            raise plan.LaunchError("no command given; put it after --, e.g. npu-run -n 2 -- python train.py")
+            raise LaunchError("no command given; put it after --, e.g. npu-run -n 2 -- python train.py")
         if args.stop_timeout < 0:
-            raise plan.LaunchError(f"--stop-timeout {args.stop_timeout}: must be >= 0 seconds")
+            raise LaunchError(f"--stop-timeout {args.stop_timeout}: must be >= 0 seconds")
         if args.rank_table is not None or args.server_id is not None:
             if args.rank_table is None or args.server_id is None:
-                raise plan.LaunchError("--rank-table and --server-id go together: the table describes the job, "
-                                       "--server-id says which of its servers this machine is")
+                raise LaunchError("--rank-table and --server-id go together: the table describes the job, "
+                                  "--server-id says which of its servers this machine is")
             job = plan.plan_from_table(args.rank_table, args.server_id, os.environ, args.size, args.job_id,
                                        args.port_base)
         else:
             if args.size is None:
-                raise plan.LaunchError("say how many ranks to start with -n N (or use --rank-table and --server-id)")
+                raise LaunchError("say how many ranks to start with -n N (or use --rank-table and --server-id)")
             work_dir = tempfile.mkdtemp(prefix="npu-run-")
             job = plan.plan_local(args.size, work_dir, os.environ, args.job_id, args.port_base)
-    except plan.LaunchError as e:
+    except LaunchError as e:
         parser.print_usage(sys.stderr)
         _report(f"error: {e}")
         _remove(work_dir)

@@ -16,6 +16,7 @@ import os
 import random
 import socket
 
+from npu_bridge.core.runtime.errors import LaunchError
 from npu_bridge.core.world import rank_table
 from npu_bridge.core.collectives import settings
 
@@ -25,10 +26,6 @@ MAX_RANKS = 32768
 _PORT_SEARCH_RANGE = (61000, settings.MAX_PORT)
 _REMOVED_VARIABLES = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_IP", "CM_WORKER_SIZE",
                       "POD_NAME")
-
-
-class LaunchError(Exception):
-    """Bad launcher arguments or rank table; the message says what to change."""
 
 
 @dataclasses.dataclass(frozen=True)

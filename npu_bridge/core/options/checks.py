@@ -1,14 +1,15 @@
 """Reusable validators for one option value.
 
 A check is a callable that takes a value already converted to the option's kind (bool, int or str) and
-returns the normalized value, or raises ``ValueError(detail)``. The parser turns that ``ValueError`` into an
-``NpuOptionError`` naming the key, the value and the allowed values, so ``detail`` only says what is wrong.
+returns the normalized value, or raises ``OptionValueError(detail)`` (a ``ValueError``). The parser turns it into
+an ``NpuOptionError`` naming the key, the value and the allowed values, so ``detail`` only says what is wrong.
 """
 
 import os
 import re
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import OptionValueError
 from npu_bridge.core.options import profiling_options as profiling_options_format
 
 _STEP_ITEM = re.compile(r"(\d+)(?:-(\d+))?")
@@ -31,7 +32,7 @@ def one_of(values, detail=None):
 
     def check(value):
         if value not in accepted:
-            raise ValueError(detail)
+            raise OptionValueError(detail)
         return value
 
     return check
@@ -49,7 +50,7 @@ def at_least(minimum, detail):
 
     def check(value):
         if value < minimum:
-            raise ValueError(detail)
+            raise OptionValueError(detail)
         return value
 
     return check
@@ -68,7 +69,7 @@ def between(low, high, detail):
 
     def check(value):
         if not low <= value <= high:
-            raise ValueError(detail)
+            raise OptionValueError(detail)
         return value
 
     return check
@@ -124,14 +125,14 @@ def existing_rw_dir(value):
       ValueError: the path is empty, missing, not a directory or not readable and writable.
     """
     if not value:
-        raise ValueError("the path is empty")
+        raise OptionValueError("the path is empty")
     path = os.path.realpath(value)
     if not os.path.exists(path):
-        raise ValueError(f"the path {path} is invalid: it does not exist")
+        raise OptionValueError(f"the path {path} is invalid: it does not exist")
     if not os.path.isdir(path):
-        raise ValueError(f"the path {path} is not a directory")
+        raise OptionValueError(f"the path {path} is not a directory")
     if not os.access(path, os.R_OK | os.W_OK):
-        raise ValueError(f"the path {path} doesn't have read, write permissions")
+        raise OptionValueError(f"the path {path} doesn't have read, write permissions")
     return path
 
 
@@ -147,14 +148,14 @@ def dump_step(value):
     """
     items = value.split("|")
     if len(items) > _MAX_DUMP_STEP_SETS:
-        raise ValueError(f"dump_step only support dump <= {_MAX_DUMP_STEP_SETS} sets of data")
+        raise OptionValueError(f"dump_step only support dump <= {_MAX_DUMP_STEP_SETS} sets of data")
     for item in items:
         match = _STEP_ITEM.fullmatch(item)
         if not match:
-            raise ValueError("dump_step string style is error, correct example:'0|5|10|50-100'")
+            raise OptionValueError("dump_step string style is error, correct example:'0|5|10|50-100'")
         first, second = match.groups()
         if second is not None and int(first) >= int(second):
-            raise ValueError("in range steps, the first step is >= second step, correct example:'0|5|10-20'")
+            raise OptionValueError("in range steps, the first step is >= second step, correct example:'0|5|10-20'")
     return value
 
 
@@ -169,7 +170,7 @@ def int_list(detail):
 
     def check(value):
         if not _INT_LIST.fullmatch(value):
-            raise ValueError(detail)
+            raise OptionValueError(detail)
         return value
 
     return check
@@ -188,7 +189,7 @@ def input_shape(value):
     for item in value.split(";"):
         match = _SHAPE_ITEM.fullmatch(item)
         if not match or any(int(dim) < -1 for dim in match.group(2).split(",")):
-            raise ValueError("input_shape string style is invalid, example:'data:-1,3;label:-1'")
+            raise OptionValueError("input_shape string style is invalid, example:'data:-1,3;label:-1'")
     return value
 
 
@@ -205,7 +206,7 @@ def dynamic_dims(value):
     groups = value.split(";")
     if not all(_INT_LIST.fullmatch(group) for group in groups) or \
             len({group.count(",") for group in groups}) != 1:
-        raise ValueError("dynamic_dims string style is invalid, example:'20,20;40,40' (equal-length groups)")
+        raise OptionValueError("dynamic_dims string style is invalid, example:'20,20;40,40' (equal-length groups)")
     return value
 
 

@@ -18,6 +18,7 @@ import os
 import re
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import OptionValueError
 
 DEFAULT_OPTIONS = {"output": "./", "training_trace": "on", "task_time": "on", "hccl": "on", "aicpu": "on",
                    "aic_metrics": "PipeUtilization", "msproftx": "off"}
@@ -36,7 +37,7 @@ _STORAGE = re.compile(r"(\d+)MB")
 def _choice(values):
     def check(key, value):
         if value not in values:
-            raise ValueError(f'"{key}" must be one of {", ".join(values)}, got {value!r}')
+            raise OptionValueError(f'"{key}" must be one of {", ".join(values)}, got {value!r}')
         return value
     return check
 
@@ -47,7 +48,7 @@ def _text(key, value):
 
 def _positive_int(key, value):
     if not re.fullmatch(r"[1-9]\d*", value):
-        raise ValueError(f'"{key}" must be a positive integer, got {value!r}')
+        raise OptionValueError(f'"{key}" must be a positive integer, got {value!r}')
     return value
 
 
@@ -56,7 +57,7 @@ def _items_of(allowed):
         items = value.split(",")
         bad = [item for item in items if item not in allowed]
         if bad:
-            raise ValueError(f'"{key}" must be a comma-separated list of {", ".join(allowed)}, got {value!r}')
+            raise OptionValueError(f'"{key}" must be a comma-separated list of {", ".join(allowed)}, got {value!r}')
         return value
     return check
 
@@ -65,22 +66,22 @@ def _storage_limit(key, value):
     match = _STORAGE.fullmatch(value)
     low, high = STORAGE_LIMIT_MB
     if not match or not low <= int(match.group(1)) <= high:
-        raise ValueError(f'"{key}" must be <N>MB with {low} <= N <= {high}, e.g. "500MB", got {value!r}')
+        raise OptionValueError(f'"{key}" must be <N>MB with {low} <= N <= {high}, e.g. "500MB", got {value!r}')
     return value
 
 
 def _output(key, value):
     """Accepts a directory that exists and is writable, or that can be created (nearest ancestor writable)."""
     if not value:
-        raise ValueError(f'"{key}" is empty; give the directory for the profile, e.g. "./profiling"')
+        raise OptionValueError(f'"{key}" is empty; give the directory for the profile, e.g. "./profiling"')
     path = os.path.abspath(value)
     probe = path
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe):
-        raise ValueError(f'"{key}" {path}: {probe} exists and is not a directory')
+        raise OptionValueError(f'"{key}" {path}: {probe} exists and is not a directory')
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise ValueError(f'"{key}" {path}: the directory {probe} is not writable')
+        raise OptionValueError(f'"{key}" {path}: the directory {probe} is not writable')
     return value
 
 
@@ -147,9 +148,9 @@ def _parse_json(text):
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ValueError(f"profiling_options is not valid JSON ({e})") from None
+        raise OptionValueError(f"profiling_options is not valid JSON ({e})") from None
     if not isinstance(parsed, dict):
-        raise ValueError("profiling_options must be a JSON object")
+        raise OptionValueError("profiling_options must be a JSON object")
     result = {}
     for key, value in parsed.items():
         check = _KEYS.get(key)
@@ -159,12 +160,12 @@ def _parse_json(text):
                           "ignored%s", key, f"; did you mean {matches[0]!r}?" if matches else "")
             continue
         if not isinstance(value, str):
-            raise ValueError(f'profiling_options key "{key}" must be a JSON string, got {json.dumps(value)}')
+            raise OptionValueError(f'profiling_options key "{key}" must be a JSON string, got {json.dumps(value)}')
         result[key] = check(key, value)
     levels = {result[key] for key in ("task_trace", "task_time") if key in result}
     if len(levels) > 1:
-        raise ValueError(f'"task_trace" ({result["task_trace"]}) and "task_time" ({result["task_time"]}) '
-                         "are two names of one setting and disagree")
+        raise OptionValueError(f'"task_trace" ({result["task_trace"]}) and "task_time" ({result["task_time"]}) '
+                               "are two names of one setting and disagree")
     if "task_trace" in result:
         result["task_time"] = result.pop("task_trace")
     return result
@@ -173,9 +174,9 @@ def _parse_json(text):
 def _parse_legacy(text):
     items = text.split(":")
     if any(item not in LEGACY_ITEMS for item in items):
-        raise ValueError("profiling options must be in 'training_trace', 'task_trace' or 'op_trace'")
+        raise OptionValueError("profiling options must be in 'training_trace', 'task_trace' or 'op_trace'")
     if "op_trace" in items and len(items) > 1:
-        raise ValueError("op_trace can not be combined with other profiling options")
+        raise OptionValueError("op_trace can not be combined with other profiling options")
     return {"training_trace": "on" if "training_trace" in items else "off",
             "task_time": "on" if {"task_trace", "op_trace"} & set(items) else "off"}
 
@@ -192,7 +193,7 @@ def check_value(key, value):
       ValueError: unknown key or bad value.
     """
     if key not in _KEYS:
-        raise ValueError(f"unknown profiling_options key {key!r}; known keys: {', '.join(_KEYS)}")
+        raise OptionValueError(f"unknown profiling_options key {key!r}; known keys: {', '.join(_KEYS)}")
     return _KEYS[key](key, value)
 
 

@@ -10,6 +10,7 @@ precision region); dtypes of other slots (integer inputs, ...) are left as the g
 import re
 
 from npu_bridge.core.precision.op_types import tf_op_type
+from npu_bridge.core.runtime.errors import OptionValueError
 
 # Dtype names Ascend's files use; the float ones change the computation here.
 ROUNDING_DTYPES = ("float16", "bfloat16", "float32")
@@ -23,8 +24,8 @@ def _slots(text, line_number):
     slots = []
     for index, dtype in enumerate(item.strip() for item in text.split(",") if item.strip()):
         if dtype not in ROUNDING_DTYPES + OTHER_DTYPES:
-            raise ValueError(f"line {line_number}: unknown dtype {dtype!r}; known dtypes are "
-                             + ", ".join(ROUNDING_DTYPES + OTHER_DTYPES))
+            raise OptionValueError(f"line {line_number}: unknown dtype {dtype!r}; known dtypes are "
+                                   + ", ".join(ROUNDING_DTYPES + OTHER_DTYPES))
         if dtype in ROUNDING_DTYPES:
             slots.append(f"{index}={dtype}")
     return ",".join(slots)
@@ -52,17 +53,17 @@ def parse(text):
             head, _, rest = line.partition("::")
             selector = f"name:{head.strip()}"
         else:
-            raise ValueError(f"line {number}: {line!r} is not OpName::InputDtype:...,OutputDtype:... or "
-                             "OpType::Type:InputDtype:...,OutputDtype:...")
+            raise OptionValueError(f"line {number}: {line!r} is not OpName::InputDtype:...,OutputDtype:... or "
+                                   "OpType::Type:InputDtype:...,OutputDtype:...")
         parts = {"InputDtype": "", "OutputDtype": ""}
         pieces = _PART.split(rest)
         if pieces[0].strip(" ,") or len(pieces) < 3:
-            raise ValueError(f"line {number}: expected InputDtype:... and/or OutputDtype:... after the op, "
-                             f"got {rest!r}")
+            raise OptionValueError(f"line {number}: expected InputDtype:... and/or OutputDtype:... after the op, "
+                                   f"got {rest!r}")
         for key, value in zip(pieces[1::2], pieces[2::2]):
             parts[key] = _slots(value, number)
         if not head.strip():
-            raise ValueError(f"line {number}: the op name or type is empty")
+            raise OptionValueError(f"line {number}: the op name or type is empty")
         rules.append(f"{selector}|{parts['InputDtype']}|{parts['OutputDtype']}")
     return rules
 
@@ -81,7 +82,7 @@ def load(path):
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        raise ValueError(f"cannot read the file: {e.strerror}") from None
+        raise OptionValueError(f"cannot read the file: {e.strerror}") from None
     return parse(text)
 
 

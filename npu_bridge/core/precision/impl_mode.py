@@ -11,6 +11,8 @@ op_precision_mode names an .ini file with ``[ByOpType]`` and ``[ByNodeName]`` se
 
 import configparser
 
+from npu_bridge.core.runtime.errors import OptionValueError
+
 HIGH_PRECISION = "high_precision"
 HIGH_PERFORMANCE = "high_performance"
 ASCEND_DEFAULT = HIGH_PERFORMANCE
@@ -43,16 +45,16 @@ def load_ini(path):
         with open(path, encoding="utf-8") as f:
             parser.read_file(f)
     except OSError as e:
-        raise ValueError(f"cannot read the file: {e.strerror}") from None
+        raise OptionValueError(f"cannot read the file: {e.strerror}") from None
     except configparser.Error as e:
-        raise ValueError(f"the file is not a valid .ini file ({e.message.splitlines()[0]})") from None
+        raise OptionValueError(f"the file is not a valid .ini file ({e.message.splitlines()[0]})") from None
     result = {section: {} for section in INI_SECTIONS}
     for section in parser.sections():
         if section not in INI_SECTIONS:
-            raise ValueError(f"unknown section [{section}]; the sections are [ByOpType] and [ByNodeName]")
+            raise OptionValueError(f"unknown section [{section}]; the sections are [ByOpType] and [ByNodeName]")
         for key, value in parser.items(section):
             if value not in INI_VALUES:
-                raise ValueError(f"[{section}] {key}={value}: the value must be one of {', '.join(INI_VALUES)}")
+                raise OptionValueError(f"[{section}] {key}={value}: the value must be one of {', '.join(INI_VALUES)}")
             result[section][key] = value
     return result
 

@@ -12,6 +12,7 @@ import json
 import os
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import OptionValueError
 from npu_bridge.core.precision.op_types import tf_op_type
 
 LISTS = ("black-list", "white-list", "gray-list")
@@ -51,30 +52,31 @@ def load(path):
         with open(path, encoding="utf-8") as f:
             content = json.load(f)
     except OSError as e:
-        raise ValueError(f"cannot read the file: {e.strerror}") from None
+        raise OptionValueError(f"cannot read the file: {e.strerror}") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"the file is not valid JSON ({e})") from None
+        raise OptionValueError(f"the file is not valid JSON ({e})") from None
     if not isinstance(content, dict):
-        raise ValueError("the file must hold a JSON object with black-list / white-list / gray-list")
+        raise OptionValueError("the file must hold a JSON object with black-list / white-list / gray-list")
     edits = {}  # op -> set of (list, action)
     for list_name, actions in content.items():
         if list_name not in LISTS:
-            raise ValueError(f"unknown key {list_name!r}; the keys are {', '.join(LISTS)}")
+            raise OptionValueError(f"unknown key {list_name!r}; the keys are {', '.join(LISTS)}")
         if not isinstance(actions, dict):
-            raise ValueError(f"{list_name} must be an object with to-add / to-remove")
+            raise OptionValueError(f"{list_name} must be an object with to-add / to-remove")
         for action, ops in actions.items():
             if action not in ACTIONS:
-                raise ValueError(f"unknown key {action!r} in {list_name}; the keys are to-add, to-remove")
+                raise OptionValueError(f"unknown key {action!r} in {list_name}; the keys are to-add, to-remove")
             if not isinstance(ops, list) or not all(isinstance(op, str) and op for op in ops):
-                raise ValueError(f"{list_name}.{action} must be a list of op type names")
+                raise OptionValueError(f"{list_name}.{action} must be a list of op type names")
             for op in ops:
                 edits.setdefault(op, set()).add((list_name, action))
     placement = {}
     for op, pairs in sorted(edits.items()):
         if frozenset(pairs) not in _VALID_COMBINATIONS:
             described = " and ".join(f"{action} {list_name}" for list_name, action in sorted(pairs))
-            raise ValueError(f"Operation {described} for op {op} is invalid: add an op to one list (and "
-                             "optionally remove it from another), or only remove it from black-list or white-list")
+            raise OptionValueError(f"Operation {described} for op {op} is invalid: add an op to one list (and "
+                                   "optionally remove it from another), or only remove it from black-list or "
+                                   "white-list")
         if ("black-list", "to-add") in pairs:
             placement[op] = "DENYLIST"
         elif ("white-list", "to-add") in pairs:

@@ -20,6 +20,8 @@ compute as the graph says.
 import dataclasses
 from typing import Optional
 
+from npu_bridge.core.runtime.errors import OptionValueError
+
 # Ascend's cube ops as TensorFlow op types: forward ops and their backprops.
 CUBE_OPS = (
     "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum",
@@ -129,10 +131,10 @@ def mode_check(accepted, detail):
 
     def check(mode):
         if mode not in accepted:
-            raise ValueError(detail)
+            raise OptionValueError(detail)
         if mode in UNSUPPORTED_MODES:
-            raise ValueError(f"{UNSUPPORTED_MODES[mode]}; there is no HiFloat8 type off the NPU, so npu_bridge "
-                             "does not support it (nor does Ascend's software on other chips)")
+            raise OptionValueError(f"{UNSUPPORTED_MODES[mode]}; there is no HiFloat8 type off the NPU, so npu_bridge "
+                                   "does not support it (nor does Ascend's software on other chips)")
         return mode
 
     return check

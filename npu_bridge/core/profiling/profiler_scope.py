@@ -1,6 +1,7 @@
 """``Profiler``: profile a block of code, whatever the sessions' options say (upstream's scoped profiler)."""
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuUsageError
 from npu_bridge.core.profiling import recorder, session_hook, settings as profiling_settings
 
 
@@ -43,7 +44,7 @@ class Profiler:
           RuntimeError: this Profiler was not started.
         """
         if not self._started:
-            raise RuntimeError("Profiler.stop: this Profiler was not started (call start() first)")
+            raise NpuUsageError("Profiler.stop: this Profiler was not started (call start() first)")
         self._started = False
         self.directory = recorder.stop_scope()
         if self.directory is None:

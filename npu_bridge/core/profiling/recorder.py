@@ -18,6 +18,7 @@ import threading
 
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime import resource
+from npu_bridge.core.runtime.errors import NpuUsageError
 from npu_bridge.core.profiling import export, layout, raw_trace, report, roofline, summary
 
 # The summary is what the user asked for by turning profiling on: it is shown at INFO unless the npu_bridge
@@ -106,10 +107,10 @@ def start_scope(settings):
     global _scoped
     with _lock:
         if _scoped is not None:
-            raise RuntimeError("Profiler: a Profiler is already active in this process; stop it first")
+            raise NpuUsageError("Profiler: a Profiler is already active in this process; stop it first")
         if _active is not None:
-            raise RuntimeError(f"Profiler: profiling is already on for this process ({_active.settings.source}) "
-                               f"and recording into {_active.directory}; a Profiler cannot start a second profile")
+            raise NpuUsageError(f"Profiler: profiling is already on for this process ({_active.settings.source}) "
+                                f"and recording into {_active.directory}; a Profiler cannot start a second profile")
         _scoped = settings
 
 

@@ -11,7 +11,7 @@ import dataclasses
 import os
 from typing import Optional
 
-from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
 from npu_bridge.core.options import profiling_options as options_format
 from npu_bridge.core.options.table import OPTIONS
 
@@ -94,7 +94,7 @@ def for_profiler(level, aic_metrics, output_path):
       ValueError: a bad argument (named in the message).
     """
     if level not in PROFILER_LEVELS:
-        raise ValueError(f"Profiler level must be one of {', '.join(PROFILER_LEVELS)}, got {level!r}")
+        raise NpuArgumentError(f"Profiler level must be one of {', '.join(PROFILER_LEVELS)}, got {level!r}")
     options = {"output": output_path or "./", "training_trace": "on",
                "task_time": "l0" if level == "L0" else "l1"}
     if aic_metrics:
@@ -103,7 +103,7 @@ def for_profiler(level, aic_metrics, output_path):
     try:
         checked = {key: options_format.check_value(key, value) for key, value in options.items()}
     except ValueError as e:
-        raise ValueError(f"Profiler: {e}") from None
+        raise NpuArgumentError(f"Profiler: {e}") from None
     return _settings(checked, {}, "Profiler", text)
 
 

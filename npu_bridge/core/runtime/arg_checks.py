@@ -1,32 +1,34 @@
 """Argument checks with upstream's messages (``util.check_*``), used by the config classes and util."""
 
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+
 
 def check_not_none(value, name):
     """Raises ValueError when ``value`` is None."""
     if value is None:
-        raise ValueError(f"{name} must not be None")
+        raise NpuArgumentError(f"{name} must not be None")
 
 
 def check_positive_integer(value, name):
     """Raises TypeError unless ``value`` is an int (not bool), ValueError unless it is > 0."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be int, got {type(value)}")
+        raise NpuArgumentTypeError(f"{name} must be int, got {type(value)}")
     if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
+        raise NpuArgumentError(f"{name} must be positive, got {value}")
 
 
 def check_nonnegative_integer(value, name):
     """Raises TypeError unless ``value`` is an int (not bool), ValueError unless it is >= 0."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be int, got {type(value)}")
+        raise NpuArgumentTypeError(f"{name} must be int, got {type(value)}")
     if value < 0:
-        raise ValueError(f"{name} must be nonnegative, got {value}")
+        raise NpuArgumentError(f"{name} must be nonnegative, got {value}")
 
 
 def check_bool_type(value, name):
     """Raises TypeError unless ``value`` is a bool."""
     if not isinstance(value, bool):
-        raise TypeError(f'"{name}" type must be bool, got {type(value)}')
+        raise NpuArgumentTypeError(f'"{name}" type must be bool, got {type(value)}')
 
 
 _PROFILING_OPTIONS = ("training_trace", "task_time", "op_trace")
@@ -40,6 +42,6 @@ def check_profiling_options(profiling_options=()):
     """
     for option in profiling_options:
         if option not in _PROFILING_OPTIONS:
-            raise ValueError("profiling options must be in `training_trace`, `task_time` or `op_trace`, got "
-                             f"{option!r}")
+            raise NpuArgumentError("profiling options must be in `training_trace`, `task_time` or `op_trace`, got "
+                                   f"{option!r}")
     return ":".join(profiling_options)

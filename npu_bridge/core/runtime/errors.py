@@ -2,7 +2,8 @@
 
 Every error names the input, the bad value and what would be accepted. Error classes derive from the
 builtin type upstream raises in the same situation (mostly ``ValueError``), so scripts that catch
-upstream's exceptions keep working.
+upstream's exceptions keep working. Every error class of npu_bridge is defined here (tests/test_errors.py
+checks it); this module imports nothing, so the launcher can use it without TensorFlow.
 """
 
 
@@ -23,6 +24,33 @@ class NpuOptionError(NpuBridgeError, ValueError):
         if allowed:
             message += f". Allowed: {allowed}"
         super().__init__(message)
+
+
+class OptionValueError(NpuBridgeError, ValueError):
+    """An option value, or the content of a file an option names, failed one check.
+
+    The message only says what is wrong; the option parser re-raises it as ``NpuOptionError`` naming the
+    option and its value.
+    """
+
+
+class NpuArgumentError(NpuBridgeError, ValueError):
+    """An argument of a public function or class has a bad value (upstream raises ``ValueError``)."""
+
+
+class NpuArgumentTypeError(NpuBridgeError, TypeError):
+    """An argument of a public function or class has the wrong type or dtype (upstream raises ``TypeError``)."""
+
+
+class NpuUsageError(NpuBridgeError, RuntimeError):
+    """An API was used where it cannot work: a graph-only op in eager mode, a Profiler stopped before it
+    started or started twice, a host_call fn that does not take its tensors, an NpuOptimizer session without
+    the C++ library."""
+
+
+class EnvironmentVariableError(NpuBridgeError, ValueError):
+    """An environment variable (HCCL_*_TIMEOUT, HCCL_IF_BASE_PORT, ASCEND_GLOBAL_LOG_LEVEL, JOB_ID) is missing
+    or has a bad value."""
 
 
 class RankTableError(NpuBridgeError, ValueError):
@@ -59,3 +87,19 @@ class NotSupportedOffNpuError(NpuBridgeError, NotImplementedError):
 
 class ProfileDataError(NpuBridgeError, ValueError):
     """A profiling directory or one of its files is missing or malformed."""
+
+
+class OutfeedError(NpuBridgeError, RuntimeError):
+    """The host side of an outfeed channel (``host_call``, the outfeed session hooks) failed or did not finish."""
+
+
+class DumpFormatError(NpuBridgeError, ValueError):
+    """A file is not a dump artifact, or is damaged."""
+
+
+class DumpTreeError(NpuBridgeError, FileNotFoundError):
+    """A dump directory does not exist or holds no artifacts."""
+
+
+class LaunchError(NpuBridgeError):
+    """Bad launcher arguments or rank table; the message says what to change."""

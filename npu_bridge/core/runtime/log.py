@@ -10,6 +10,8 @@ import os
 import sys
 import threading
 
+from npu_bridge.core.runtime.errors import EnvironmentVariableError
+
 logger = logging.getLogger("npu_bridge")
 
 _LEVELS = {"0": logging.DEBUG, "1": logging.INFO, "2": logging.WARNING, "3": logging.ERROR,
@@ -38,7 +40,7 @@ def configure(environ=None):
     if key == _configured_from:
         return
     if level_text and level_text not in _LEVELS:
-        raise ValueError(
+        raise EnvironmentVariableError(
             f"ASCEND_GLOBAL_LOG_LEVEL has invalid value {level_text!r}. Allowed: 0 (debug), 1 (info), "
             f"2 (warning), 3 (error), 4 (off)")
     logger.setLevel(_LEVELS.get(level_text, logging.WARNING))

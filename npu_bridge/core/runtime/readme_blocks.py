@@ -6,6 +6,8 @@ generated into the README through this module, and tests compare the README's bl
 
 import pathlib
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 DEFAULT_README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
 
 
@@ -17,7 +19,7 @@ def _span(text, name, path):
     start_marker, end_marker = _markers(name)
     start, end = text.find(start_marker), text.find(end_marker)
     if start < 0 or end < start:
-        raise ValueError(f"{path} needs the lines {start_marker} and {end_marker}, in that order")
+        raise NpuArgumentError(f"{path} needs the lines {start_marker} and {end_marker}, in that order")
     return start + len(start_marker), end
 
 

@@ -8,6 +8,7 @@ from npu_bridge.core.runtime import job_values
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime import system_ops
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.world import world
 from npu_bridge.core.options import parse as option_parse
 
@@ -34,7 +35,7 @@ def npu_resource_init(graph_run_mode=1, op_debug_level=0, enable_profiling=False
       ValueError: ``enable_profiling`` without ``profiling_options`` (as upstream).
     """
     if enable_profiling and profiling_options is None:
-        raise ValueError("profiling_options must be set when use profiling")
+        raise NpuArgumentError("profiling_options must be set when use profiling")
     values = {
         "graph_run_mode": graph_run_mode, "op_debug_level": op_debug_level, "profiling_mode": enable_profiling,
         "profiling_options": profiling_options, "precision_mode": precision_mode,

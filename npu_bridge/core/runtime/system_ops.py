@@ -3,12 +3,13 @@
 import tensorflow as tf
 
 from npu_bridge.core.runtime import native_library
+from npu_bridge.core.runtime.errors import NpuUsageError
 from npu_bridge.core.world import world
 
 
 def _require_graph_mode(op_name):
     if tf.executing_eagerly():
-        raise RuntimeError(f"tf.{op_name}() is not compatible with eager execution.")
+        raise NpuUsageError(f"tf.{op_name}() is not compatible with eager execution.")
 
 
 def initialize_system(name=None):

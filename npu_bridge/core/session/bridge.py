@@ -30,6 +30,7 @@ from npu_bridge.core.runtime import activation, log
 from npu_bridge.core.runtime import native_library
 from npu_bridge.core.session import setup_steps as session_setup
 from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime.errors import NpuUsageError
 from npu_bridge.core.world import world
 from npu_bridge.core.options import parse as option_parse
 
@@ -105,7 +106,7 @@ def bridge_config(target, config):
         config = config_proto.npu_config_proto(_copy(config))
     log.configure()
     if not native_library.is_loaded():
-        raise RuntimeError(
+        raise NpuUsageError(
             "npu_bridge: this session's config names NpuOptimizer but the npu_bridge C++ library is not "
             "loaded, so the session would silently run without it. Import npu_bridge before creating sessions "
             f"and check that it imports without errors. {native_library.REBUILD_HINT}")

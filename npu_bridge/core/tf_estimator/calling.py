@@ -6,6 +6,7 @@ import inspect
 import tensorflow as tf
 
 from npu_bridge.core.tf_estimator.spec import EstimatorSpec
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 
 MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
 INPUT_FN_ARGS = ("mode", "params", "config", "input_context")
@@ -40,17 +41,17 @@ def verify_model_fn_args(model_fn, params):
         ``params`` are given but not taken.
     """
     if not callable(model_fn):
-        raise ValueError(f"model_fn must be callable, given: {model_fn!r}")
+        raise NpuArgumentError(f"model_fn must be callable, given: {model_fn!r}")
     args = fn_args(model_fn)
     if "features" not in args:
-        raise ValueError(f"model_fn ({model_fn}) must include features argument.")
+        raise NpuArgumentError(f"model_fn ({model_fn}) must include features argument.")
     if params is not None and "params" not in args:
-        raise ValueError(f"model_fn ({model_fn}) does not include params argument, but params ({params}) is "
-                         "passed to Estimator.")
+        raise NpuArgumentError(f"model_fn ({model_fn}) does not include params argument, but params ({params}) is "
+                               "passed to Estimator.")
     unexpected = sorted(set(args) - set(MODEL_FN_ARGS))
     if unexpected:
-        raise ValueError(f"model_fn ({model_fn}) has following not expected args: {unexpected}; it may take "
-                         f"{list(MODEL_FN_ARGS)}")
+        raise NpuArgumentError(f"model_fn ({model_fn}) has following not expected args: {unexpected}; it may take "
+                               f"{list(MODEL_FN_ARGS)}")
 
 
 def call_model_fn(model_fn, features, labels, mode, params, config):
@@ -65,13 +66,13 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
     if "labels" in args:
         kwargs["labels"] = labels
     elif labels is not None:
-        raise ValueError("model_fn does not take labels, but input_fn returns labels.")
+        raise NpuArgumentError("model_fn does not take labels, but input_fn returns labels.")
     for name, value in (("mode", mode), ("params", params), ("config", config)):
         if name in args:
             kwargs[name] = value
     spec = model_fn(features=features, **kwargs)
     if not isinstance(spec, EstimatorSpec):
-        raise ValueError(f"model_fn should return an EstimatorSpec, given: {type(spec).__name__}")
+        raise NpuArgumentError(f"model_fn should return an EstimatorSpec, given: {type(spec).__name__}")
     return spec
 
 
@@ -84,7 +85,7 @@ def call_input_fn(input_fn, mode, params, config):
       TypeError: ``input_fn`` is not callable.
     """
     if not callable(input_fn):
-        raise TypeError(f"input_fn must be callable, given: {input_fn!r}")
+        raise NpuArgumentTypeError(f"input_fn must be callable, given: {input_fn!r}")
     args = fn_args(input_fn)
     kwargs = {name: value for name, value in (("mode", mode), ("params", params), ("config", config))
               if name in args}
@@ -115,6 +116,6 @@ def parse_input_fn_result(result):
         result = iterator.get_next()
     if isinstance(result, (list, tuple)):
         if len(result) != 2:
-            raise ValueError(f"input_fn should return (features, labels) or features; got {len(result)} items")
+            raise NpuArgumentError(f"input_fn should return (features, labels) or features; got {len(result)} items")
         return result[0], result[1], hooks
     return result, None, hooks

@@ -20,7 +20,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 from tensorflow.python.training import training_util
 
 from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import NotAvailableError
+from npu_bridge.core.runtime.errors import NotAvailableError, NpuArgumentError
 from npu_bridge.core.tf_estimator import calling, export, warm_start
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 from npu_bridge.core.tf_estimator.run_config import RunConfig
@@ -48,8 +48,8 @@ def _check_not_overridden(cls):
     overridden = sorted(name for name in _PUBLIC_METHODS
                         if any(name in vars(base) for base in cls.__mro__[:cls.__mro__.index(Estimator)]))
     if overridden:
-        raise ValueError(f"Subclasses of Estimator cannot override members of Estimator; {cls.__name__} "
-                         f"overrides {overridden} (wrap the construction in no_check_override() to allow it)")
+        raise NpuArgumentError(f"Subclasses of Estimator cannot override members of Estimator; {cls.__name__} "
+                               f"overrides {overridden} (wrap the construction in no_check_override() to allow it)")
 
 
 def default_session_config():
@@ -101,11 +101,12 @@ class Estimator:
         if config is None:
             config = RunConfig()
         elif not isinstance(config, RunConfig):
-            raise ValueError(f"config must be an instance of RunConfig (tf.estimator.RunConfig), given: {config!r}")
+            raise NpuArgumentError("config must be an instance of RunConfig (tf.estimator.RunConfig), given: "
+                                   f"{config!r}")
         model_dir = os.fspath(model_dir) if model_dir is not None else None
         if model_dir and config.model_dir and model_dir != config.model_dir:
-            raise ValueError(f"model_dir is set both in the constructor ({model_dir!r}) and in RunConfig "
-                             f"({config.model_dir!r}), with different values")
+            raise NpuArgumentError(f"model_dir is set both in the constructor ({model_dir!r}) and in RunConfig "
+                                   f"({config.model_dir!r}), with different values")
         model_dir = model_dir or config.model_dir
         if not model_dir:
             model_dir = tempfile.mkdtemp()
@@ -166,10 +167,10 @@ class Estimator:
         """
         self._check_local("train")
         if steps is not None and max_steps is not None:
-            raise ValueError("Can not provide both steps and max_steps.")
+            raise NpuArgumentError("Can not provide both steps and max_steps.")
         for name, value in (("steps", steps), ("max_steps", max_steps)):
             if value is not None and value <= 0:
-                raise ValueError(f"Must specify {name} > 0, given: {value}")
+                raise NpuArgumentError(f"Must specify {name} > 0, given: {value}")
         if max_steps is not None:
             current = self._checkpoint_global_step()
             if current is not None and current >= max_steps:
@@ -197,7 +198,7 @@ class Estimator:
           ValueError: ``steps`` is not positive.
         """
         if steps is not None and steps <= 0:
-            raise ValueError(f"Must specify steps > 0, given: {steps}")
+            raise NpuArgumentError(f"Must specify steps > 0, given: {steps}")
         checkpoint_path = self._checkpoint_or_warn(checkpoint_path, "evaluate")
         with tf.Graph().as_default():
             self._set_random_seed()
@@ -317,7 +318,7 @@ class Estimator:
     def _require_checkpoint(self):
         checkpoint = self.latest_checkpoint()
         if checkpoint is None:
-            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir}")
+            raise NpuArgumentError(f"Could not find trained model in model_dir: {self._model_dir}")
         return checkpoint
 
     def _checkpoint_or_warn(self, checkpoint_path, what):
@@ -370,8 +371,8 @@ class Estimator:
         else:
             saver_hook = self._checkpoint_saver_hook(spec.scaffold, saving_listeners)
             if saver_hook is None and saving_listeners:
-                raise ValueError("saving_listeners need checkpoints: set save_checkpoints_steps or "
-                                 "save_checkpoints_secs in the RunConfig")
+                raise NpuArgumentError("saving_listeners need checkpoints: set save_checkpoints_steps or "
+                                       "save_checkpoints_secs in the RunConfig")
             if saver_hook is not None:
                 chief_hooks.append(saver_hook)
         if self._warm_start_settings is not None:
@@ -405,11 +406,11 @@ def _selected_predictions(predictions, predict_keys):
     if predict_keys is None:
         return predictions
     if not isinstance(predictions, dict):
-        raise ValueError("predict_keys needs the model_fn to return a dict of predictions")
+        raise NpuArgumentError("predict_keys needs the model_fn to return a dict of predictions")
     keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
     missing = [key for key in keys if key not in predictions]
     if missing:
-        raise ValueError(f"Expected to find {missing} in predictions, which has {sorted(predictions)}")
+        raise NpuArgumentError(f"Expected to find {missing} in predictions, which has {sorted(predictions)}")
     return {key: predictions[key] for key in keys}
 
 
@@ -419,7 +420,7 @@ def _examples(batch):
         return
     sizes = {key: len(value) for key, value in batch.items()}
     if len(set(sizes.values())) > 1:
-        raise ValueError(f"Batch length of predictions should be same; got {sizes}. To return whole batches "
-                         "use yield_single_examples=False")
+        raise NpuArgumentError(f"Batch length of predictions should be same; got {sizes}. To return whole batches "
+                               "use yield_single_examples=False")
     for i in range(next(iter(sizes.values()), 0)):
         yield {key: value[i] for key, value in batch.items()}

@@ -9,6 +9,7 @@ import tensorflow as tf
 from tensorflow.python.saved_model.model_utils import export_output as export_output_lib
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 
 v1 = tf.compat.v1
@@ -24,7 +25,7 @@ def _as_tensor_dict(value, default_key, what):
         value = {default_key: value}
     for key, tensor in value.items():
         if not isinstance(key, str) or not isinstance(tensor, (tf.Tensor, tf.SparseTensor)):
-            raise ValueError(f"{what} must be a Tensor or a dict of string -> Tensor, given {key!r}: {tensor!r}")
+            raise NpuArgumentError(f"{what} must be a Tensor or a dict of string -> Tensor, given {key!r}: {tensor!r}")
     return value
 
 
@@ -42,7 +43,7 @@ class ServingInputReceiver(collections.namedtuple(
 
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
         if receiver_tensors_alternatives:
-            raise ValueError("receiver_tensors_alternatives are not supported by npu_bridge's Estimator export")
+            raise NpuArgumentError("receiver_tensors_alternatives are not supported by npu_bridge's Estimator export")
         return super().__new__(cls, _as_tensor_dict(features, "feature", "features"),
                                _as_tensor_dict(receiver_tensors, "input", "receiver_tensors"), None)
 
@@ -98,10 +99,10 @@ def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn, as
       ValueError: there is no checkpoint, or ``mode`` is not PREDICT.
     """
     if mode != ModeKeys.PREDICT:
-        raise ValueError(f"export_saved_model exports the PREDICT graph only here, given mode {mode!r}")
+        raise NpuArgumentError(f"export_saved_model exports the PREDICT graph only here, given mode {mode!r}")
     checkpoint_path = checkpoint_path or estimator.latest_checkpoint()
     if not checkpoint_path:
-        raise ValueError(f"Couldn't find trained model at {estimator.model_dir}.")
+        raise NpuArgumentError(f"Couldn't find trained model at {estimator.model_dir}.")
     export_dir = _new_export_dir(os.fspath(export_dir_base))
     temp_dir = os.path.join(os.path.dirname(export_dir), f"temp-{os.path.basename(export_dir)}")
     with tf.Graph().as_default():
@@ -145,7 +146,7 @@ class Exporter:
 class _SavedModelExporter(Exporter):
     def __init__(self, name, serving_input_receiver_fn, assets_extra=None, as_text=False):
         if not name:
-            raise ValueError("An Exporter needs a non-empty name")
+            raise NpuArgumentError("An Exporter needs a non-empty name")
         self._name = name
         self._receiver_fn = serving_input_receiver_fn
         self._assets_extra = assets_extra
@@ -173,7 +174,7 @@ class LatestExporter(_SavedModelExporter):
     def __init__(self, name, serving_input_receiver_fn, assets_extra=None, as_text=False, exports_to_keep=5):
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
         if exports_to_keep is not None and exports_to_keep <= 0:
-            raise ValueError(f"exports_to_keep must be positive or None, given: {exports_to_keep}")
+            raise NpuArgumentError(f"exports_to_keep must be positive or None, given: {exports_to_keep}")
         self._keep = exports_to_keep
 
     def export(self, estimator, export_path, checkpoint_path, eval_result, is_the_final_export):

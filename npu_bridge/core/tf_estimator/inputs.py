@@ -5,6 +5,8 @@ import collections
 import numpy as np
 import tensorflow as tf
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 
 def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1):
     """Returns an input_fn feeding batches of numpy arrays (through tf.data instead of TF1 queues).
@@ -24,8 +26,8 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
     """
     del num_threads
     if not isinstance(shuffle, bool):
-        raise ValueError(f"shuffle must be provided and explicitly set as boolean (it is recommended to set it as "
-                         f"True for training); got {shuffle!r}")
+        raise NpuArgumentError("shuffle must be provided and explicitly set as boolean (it is recommended to set it "
+                               f"as True for training); got {shuffle!r}")
     arrays = collections.OrderedDict()
     for prefix, value in (("x", x), ("y", y)):
         if isinstance(value, dict):
@@ -34,7 +36,7 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
             arrays[(prefix, None)] = np.asarray(value)
     lengths = {key: len(value) for key, value in arrays.items()}
     if len(set(lengths.values())) > 1:
-        raise ValueError(f"numpy_input_fn: x and y must have the same length, got {lengths}")
+        raise NpuArgumentError(f"numpy_input_fn: x and y must have the same length, got {lengths}")
 
     def restructure(prefix, value, elements):
         if isinstance(value, dict):

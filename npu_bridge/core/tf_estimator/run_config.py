@@ -6,6 +6,8 @@ import os
 
 import tensorflow as tf
 
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+
 _USE_DEFAULT = object()
 DEFAULT_SAVE_CHECKPOINTS_SECS = 600
 
@@ -19,7 +21,7 @@ _REPLACEABLE = ("model_dir", "tf_random_seed", "save_summary_steps", "save_check
 
 def _non_negative(name, value):
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-        raise ValueError(f"{name} must be a number >= 0 or None, given: {value!r}")
+        raise NpuArgumentError(f"{name} must be a number >= 0 or None, given: {value!r}")
 
 
 def _cluster_from_tf_config():
@@ -30,7 +32,7 @@ def _cluster_from_tf_config():
     try:
         tf_config = json.loads(text)
     except ValueError as e:
-        raise ValueError(f"TF_CONFIG is not valid JSON ({e}): {text!r}") from None
+        raise NpuArgumentError(f"TF_CONFIG is not valid JSON ({e}): {text!r}") from None
     task = tf_config.get("task", {})
     return tf_config.get("cluster", {}) or {}, task.get("type", "worker"), int(task.get("index", 0))
 
@@ -60,8 +62,8 @@ class RunConfig:
         elif save_checkpoints_secs is _USE_DEFAULT:
             save_checkpoints_secs = None
         if save_checkpoints_steps and save_checkpoints_secs:
-            raise ValueError("Can not specify both save_checkpoints_steps and save_checkpoints_secs "
-                             f"(given {save_checkpoints_steps} and {save_checkpoints_secs})")
+            raise NpuArgumentError("Can not specify both save_checkpoints_steps and save_checkpoints_secs "
+                                   f"(given {save_checkpoints_steps} and {save_checkpoints_secs})")
         for name, value in (("save_summary_steps", save_summary_steps),
                             ("save_checkpoints_steps", save_checkpoints_steps),
                             ("save_checkpoints_secs", save_checkpoints_secs),
@@ -71,7 +73,7 @@ class RunConfig:
                             ("session_creation_timeout_secs", session_creation_timeout_secs)):
             _non_negative(name, value)
         if session_config is not None and not isinstance(session_config, tf.compat.v1.ConfigProto):
-            raise TypeError(f"session_config must be a tf.compat.v1.ConfigProto, given: {session_config!r}")
+            raise NpuArgumentTypeError(f"session_config must be a tf.compat.v1.ConfigProto, given: {session_config!r}")
         self._model_dir = os.fspath(model_dir) if model_dir is not None else None
         self._tf_random_seed = tf_random_seed
         self._save_summary_steps = save_summary_steps
@@ -100,12 +102,12 @@ class RunConfig:
         """
         unknown = sorted(set(kwargs) - set(_REPLACEABLE))
         if unknown:
-            raise ValueError(f"RunConfig.replace: {unknown} cannot be replaced; allowed: {list(_REPLACEABLE)}")
+            raise NpuArgumentError(f"RunConfig.replace: {unknown} cannot be replaced; allowed: {list(_REPLACEABLE)}")
         new = copy.copy(self)
         for name, value in kwargs.items():
             setattr(new, f"_{name}", os.fspath(value) if name == "model_dir" and value is not None else value)
         if new._save_checkpoints_steps and new._save_checkpoints_secs:
-            raise ValueError("Can not specify both save_checkpoints_steps and save_checkpoints_secs")
+            raise NpuArgumentError("Can not specify both save_checkpoints_steps and save_checkpoints_secs")
         return new
 
     model_dir = property(lambda self: self._model_dir)

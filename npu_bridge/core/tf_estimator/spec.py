@@ -6,6 +6,7 @@ import tensorflow as tf
 from tensorflow.python.saved_model.model_utils import export_output as export_output_lib
 
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 
 _FIELDS = ("mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs", "training_chief_hooks",
            "training_hooks", "scaffold", "evaluation_hooks", "prediction_hooks")
@@ -31,7 +32,7 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
                 training_chief_hooks=None, training_hooks=None, scaffold=None, evaluation_hooks=None,
                 prediction_hooks=None):
         if mode not in ModeKeys.ALL:
-            raise ValueError(f"mode must be one of {ModeKeys.ALL} (tf.estimator.ModeKeys), given: {mode!r}")
+            raise NpuArgumentError(f"mode must be one of {ModeKeys.ALL} (tf.estimator.ModeKeys), given: {mode!r}")
         graph = tf.compat.v1.get_default_graph()
         loss = _checked_loss(loss, mode, graph)
         train_op = _checked_train_op(train_op, mode, graph)
@@ -44,14 +45,14 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
         if scaffold is None:
             scaffold = tf.compat.v1.train.Scaffold()
         elif not isinstance(scaffold, tf.compat.v1.train.Scaffold):
-            raise TypeError(f"scaffold must be a tf.compat.v1.train.Scaffold, given: {scaffold!r}")
+            raise NpuArgumentTypeError(f"scaffold must be a tf.compat.v1.train.Scaffold, given: {scaffold!r}")
         return super().__new__(cls, mode=mode, predictions=predictions, loss=loss, train_op=train_op,
                                eval_metric_ops=eval_metric_ops, export_outputs=export_outputs, scaffold=scaffold,
                                **hooks)
 
     def _replace(self, **kwargs):
         if "mode" in kwargs and kwargs["mode"] != self.mode:
-            raise ValueError("mode of an EstimatorSpec cannot be changed")
+            raise NpuArgumentError("mode of an EstimatorSpec cannot be changed")
         fields = self._asdict()
         fields.update(kwargs)
         return type(self)(**fields)
@@ -59,20 +60,20 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
 
 def _check_graph(tensor_or_op, what, graph):
     if tensor_or_op.graph is not graph:
-        raise ValueError(f"{what} must be from the default graph (the graph the Estimator built); "
-                         f"{tensor_or_op.name} is from another graph")
+        raise NpuArgumentError(f"{what} must be from the default graph (the graph the Estimator built); "
+                               f"{tensor_or_op.name} is from another graph")
 
 
 def _checked_loss(loss, mode, graph):
     if loss is None:
         if mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
-            raise ValueError(f"Missing loss: an EstimatorSpec in mode {mode!r} needs a loss")
+            raise NpuArgumentError(f"Missing loss: an EstimatorSpec in mode {mode!r} needs a loss")
         return None
     if not isinstance(loss, tf.Tensor):
         loss = tf.convert_to_tensor(loss)
     _check_graph(loss, "loss", graph)
     if loss.shape.rank is not None and loss.shape.num_elements() not in (1, None):
-        raise ValueError(f"loss must be a scalar (shape [] or [1]), given shape {loss.shape}")
+        raise NpuArgumentError(f"loss must be a scalar (shape [] or [1]), given shape {loss.shape}")
     if loss.shape.rank not in (0, None):
         with graph.as_default():
             loss = tf.reshape(loss, [])
@@ -82,12 +83,12 @@ def _checked_loss(loss, mode, graph):
 def _checked_train_op(train_op, mode, graph):
     if train_op is None:
         if mode == ModeKeys.TRAIN:
-            raise ValueError("Missing train_op: an EstimatorSpec in mode 'train' needs a train_op")
+            raise NpuArgumentError("Missing train_op: an EstimatorSpec in mode 'train' needs a train_op")
         return None
     if isinstance(train_op, tf.Tensor):
         train_op = train_op.op
     if not isinstance(train_op, tf.Operation):
-        raise TypeError(f"train_op must be an Operation or Tensor, given: {train_op!r}")
+        raise NpuArgumentTypeError(f"train_op must be an Operation or Tensor, given: {train_op!r}")
     _check_graph(train_op, "train_op", graph)
     return train_op
 
@@ -95,12 +96,12 @@ def _checked_train_op(train_op, mode, graph):
 def _checked_predictions(predictions, mode, graph):
     if predictions is None:
         if mode == ModeKeys.PREDICT:
-            raise ValueError("Missing predictions: an EstimatorSpec in mode 'infer' needs predictions")
+            raise NpuArgumentError("Missing predictions: an EstimatorSpec in mode 'infer' needs predictions")
         return None
     values = predictions.values() if isinstance(predictions, dict) else [predictions]
     for value in values:
         if not isinstance(value, (tf.Tensor, tf.SparseTensor)):
-            raise TypeError(f"predictions must be a Tensor or a dict of Tensors, given: {predictions!r}")
+            raise NpuArgumentTypeError(f"predictions must be a Tensor or a dict of Tensors, given: {predictions!r}")
         _check_graph(value, "predictions", graph)
     return predictions
 
@@ -109,15 +110,15 @@ def _checked_metrics(eval_metric_ops, graph):
     if eval_metric_ops is None:
         return {}
     if not isinstance(eval_metric_ops, dict):
-        raise TypeError(f"eval_metric_ops must be a dict, given: {eval_metric_ops!r}")
+        raise NpuArgumentTypeError(f"eval_metric_ops must be a dict, given: {eval_metric_ops!r}")
     checked = {}
     for name, metric in eval_metric_ops.items():
         if hasattr(metric, "result") and hasattr(metric, "updates"):  # a Keras Metric object
             with graph.as_default():
                 metric = (metric.result(), tf.group(*metric.updates))
         if not isinstance(metric, tuple) or len(metric) != 2:
-            raise TypeError(f"eval_metric_ops[{name!r}] must be a (metric_tensor, update_op) tuple or a Keras "
-                            f"Metric, given: {metric!r}")
+            raise NpuArgumentTypeError(f"eval_metric_ops[{name!r}] must be a (metric_tensor, update_op) tuple or a "
+                                       f"Keras Metric, given: {metric!r}")
         for part in metric:
             _check_graph(part, f"eval_metric_ops[{name!r}]", graph)
         checked[name] = metric
@@ -128,13 +129,13 @@ def _checked_export_outputs(export_outputs):
     if export_outputs is None:
         return None
     if not isinstance(export_outputs, dict):
-        raise TypeError(f"export_outputs must be a dict, given: {export_outputs!r}")
+        raise NpuArgumentTypeError(f"export_outputs must be a dict, given: {export_outputs!r}")
     for key, value in export_outputs.items():
         if not isinstance(key, str):
-            raise ValueError(f"export_outputs keys must be strings, given: {key!r}")
+            raise NpuArgumentError(f"export_outputs keys must be strings, given: {key!r}")
         if not isinstance(value, export_output_lib.ExportOutput):
-            raise TypeError(f"export_outputs[{key!r}] must be an ExportOutput (e.g. tf.estimator.export."
-                            f"PredictOutput), given: {value!r}")
+            raise NpuArgumentTypeError(f"export_outputs[{key!r}] must be an ExportOutput (e.g. tf.estimator.export."
+                                       f"PredictOutput), given: {value!r}")
     return dict(export_outputs)
 
 
@@ -142,5 +143,5 @@ def _checked_hooks(name, hooks):
     hooks = tuple(hooks or ())
     for hook in hooks:
         if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-            raise TypeError(f"All hooks must be SessionRunHook instances; {name} has {hook!r}")
+            raise NpuArgumentTypeError(f"All hooks must be SessionRunHook instances; {name} has {hook!r}")
     return hooks

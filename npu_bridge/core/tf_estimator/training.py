@@ -11,7 +11,7 @@ import time
 
 import tensorflow as tf
 
-from npu_bridge.core.runtime.errors import NotAvailableError
+from npu_bridge.core.runtime.errors import NotAvailableError, NpuArgumentError, NpuArgumentTypeError
 from npu_bridge.core.tf_estimator.estimator import Estimator
 from npu_bridge.core.tf_estimator.export import Exporter
 
@@ -26,13 +26,13 @@ class TrainSpec(collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "h
 
     def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):
         if not callable(input_fn):
-            raise TypeError(f"TrainSpec.input_fn must be callable, given: {input_fn!r}")
+            raise NpuArgumentTypeError(f"TrainSpec.input_fn must be callable, given: {input_fn!r}")
         if max_steps is not None and max_steps <= 0:
-            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+            raise NpuArgumentError(f"Must specify max_steps > 0, given: {max_steps}")
         hooks = tuple(hooks or ())
         for hook in hooks:
             if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-                raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
+                raise NpuArgumentTypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
         return super().__new__(cls, input_fn, max_steps, hooks, tuple(saving_listeners or ()))
 
 
@@ -48,25 +48,25 @@ class EvalSpec(collections.namedtuple(
     def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None, start_delay_secs=120,
                 throttle_secs=600):
         if not callable(input_fn):
-            raise TypeError(f"EvalSpec.input_fn must be callable, given: {input_fn!r}")
+            raise NpuArgumentTypeError(f"EvalSpec.input_fn must be callable, given: {input_fn!r}")
         if steps is not None and steps <= 0:
-            raise ValueError(f"Must specify steps > 0, given: {steps}")
+            raise NpuArgumentError(f"Must specify steps > 0, given: {steps}")
         for what, value in (("start_delay_secs", start_delay_secs), ("throttle_secs", throttle_secs)):
             if value < 0:
-                raise ValueError(f"Must specify {what} >= 0, given: {value}")
+                raise NpuArgumentError(f"Must specify {what} >= 0, given: {value}")
         hooks = tuple(hooks or ())
         for hook in hooks:
             if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-                raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
+                raise NpuArgumentTypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
         if isinstance(exporters, Exporter):
             exporters = (exporters,)
         exporters = tuple(exporters or ())
         for exporter in exporters:
             if not isinstance(exporter, Exporter):
-                raise TypeError(f"exporters must be Exporter instances, given: {exporter!r}")
+                raise NpuArgumentTypeError(f"exporters must be Exporter instances, given: {exporter!r}")
         names = [exporter.name for exporter in exporters]
         if len(set(names)) != len(names):
-            raise ValueError(f"exporters must have unique names, given: {names}")
+            raise NpuArgumentError(f"exporters must have unique names, given: {names}")
         return super().__new__(cls, input_fn, steps, name, hooks, exporters, start_delay_secs, throttle_secs)
 
 
@@ -122,11 +122,11 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
       NotAvailableError: TF_CONFIG describes a cluster (distributed Estimator training is not available here).
     """
     if not isinstance(estimator, Estimator):
-        raise TypeError(f"estimator must be a tf.estimator.Estimator, given: {estimator!r}")
+        raise NpuArgumentTypeError(f"estimator must be a tf.estimator.Estimator, given: {estimator!r}")
     if not isinstance(train_spec, TrainSpec):
-        raise TypeError(f"train_spec must be a tf.estimator.TrainSpec, given: {train_spec!r}")
+        raise NpuArgumentTypeError(f"train_spec must be a tf.estimator.TrainSpec, given: {train_spec!r}")
     if not isinstance(eval_spec, EvalSpec):
-        raise TypeError(f"eval_spec must be a tf.estimator.EvalSpec, given: {eval_spec!r}")
+        raise NpuArgumentTypeError(f"eval_spec must be a tf.estimator.EvalSpec, given: {eval_spec!r}")
     if estimator.config.cluster_spec.jobs:
         raise NotAvailableError("train_and_evaluate: distributed mode (a cluster in TF_CONFIG) is not available "
                                 "in npu_bridge; run it locally, one process per rank")

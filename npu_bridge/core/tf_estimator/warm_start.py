@@ -5,6 +5,8 @@ import os
 
 import tensorflow as tf
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 
 class WarmStartSettings(collections.namedtuple(
         "WarmStartSettings",
@@ -21,8 +23,8 @@ class WarmStartSettings(collections.namedtuple(
     def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_vocab_info=None,
                 var_name_to_prev_var_name=None):
         if not ckpt_to_initialize_from:
-            raise ValueError("ckpt_to_initialize_from must be a checkpoint path or directory, given: "
-                             f"{ckpt_to_initialize_from!r}")
+            raise NpuArgumentError("ckpt_to_initialize_from must be a checkpoint path or directory, given: "
+                                   f"{ckpt_to_initialize_from!r}")
         return super().__new__(cls, os.fspath(ckpt_to_initialize_from), vars_to_warm_start,
                                var_name_to_vocab_info or {}, var_name_to_prev_var_name or {})
 
@@ -41,7 +43,7 @@ def settings_from(warm_start_from):
         if tf.io.gfile.exists(os.path.join(path, "saved_model.pb")) and tf.io.gfile.exists(variables + ".index"):
             path = variables
         return WarmStartSettings(ckpt_to_initialize_from=path)
-    raise ValueError(f"warm_start_from must be a string or a WarmStartSettings, given: {warm_start_from!r}")
+    raise NpuArgumentError(f"warm_start_from must be a string or a WarmStartSettings, given: {warm_start_from!r}")
 
 
 def apply(settings):

@@ -21,7 +21,7 @@ from tensorflow.core.framework import attr_value_pb2
 from npu_bridge.core.runtime import arg_checks
 from npu_bridge.core.runtime import native_library
 from npu_bridge.core.session import bridge as session_bridge
-from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
 
 ITERATION_OP_ATTR = "_npu_iteration_op"  # optimizers/iterations_loop.h: kIterationOpAttr
 ITERATION_OP_NAME = "IterationOp"
@@ -119,7 +119,7 @@ class IterationPerLoop:
           ValueError: ``train_op`` is not a ``tf.Operation``.
         """
         if not isinstance(train_op, tf.Operation):
-            raise ValueError(f"train_op must be a tf.Operation, got {type(train_op).__name__}: {train_op!r}")
+            raise NpuArgumentError(f"train_op must be a tf.Operation, got {type(train_op).__name__}: {train_op!r}")
         graph = train_op.graph
         loop_variables(graph)
         with graph.as_default():

@@ -11,20 +11,22 @@ import weakref
 
 import tensorflow as tf
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 _channels = weakref.WeakKeyDictionary()  # graph -> {channel name: FIFOQueue}
 
 
 def _channel(channel_name, dtypes):
     """Returns the queue of ``channel_name`` in the default graph, creating it with ``dtypes`` if needed."""
     if not isinstance(channel_name, str) or not channel_name:
-        raise ValueError(f"channel_name must be a non-empty string, given: {channel_name!r}")
+        raise NpuArgumentError(f"channel_name must be a non-empty string, given: {channel_name!r}")
     graph = tf.compat.v1.get_default_graph()
     queues = _channels.setdefault(graph, {})
     queue = queues.get(channel_name)
     if queue is None:
         if dtypes is None:
-            raise ValueError(f"outfeed channel {channel_name!r} does not exist in this graph; create it with "
-                             "outfeed_enqueue_op or outfeed_dequeue_op first")
+            raise NpuArgumentError(f"outfeed channel {channel_name!r} does not exist in this graph; create it with "
+                                   "outfeed_enqueue_op or outfeed_dequeue_op first")
         # Outside the caller's control dependencies and name scope: a channel belongs to the whole graph.
         with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None), \
                 tf.compat.v1.device("/cpu:0"):
@@ -32,8 +34,8 @@ def _channel(channel_name, dtypes):
                                        name=f"npu_channel_{channel_name.strip('_') or 'default'}")
         queues[channel_name] = queue
     elif dtypes is not None and list(queue.dtypes) != [tf.as_dtype(d) for d in dtypes]:
-        raise ValueError(f"outfeed channel {channel_name!r} carries {[d.name for d in queue.dtypes]}, not "
-                         f"{[tf.as_dtype(d).name for d in dtypes]}")
+        raise NpuArgumentError(f"outfeed channel {channel_name!r} carries {[d.name for d in queue.dtypes]}, not "
+                               f"{[tf.as_dtype(d).name for d in dtypes]}")
     return queue
 
 
@@ -54,8 +56,8 @@ def outfeed_dequeue_op(channel_name, output_types, output_shapes, name=None):
       ValueError: a bad channel name, the channel carries other dtypes, or types and shapes differ in length.
     """
     if len(output_types) != len(output_shapes):
-        raise ValueError(f"output_types ({len(output_types)}) and output_shapes ({len(output_shapes)}) must have "
-                         "the same length")
+        raise NpuArgumentError(f"output_types ({len(output_types)}) and output_shapes ({len(output_shapes)}) must have "
+                               "the same length")
     values = _channel(channel_name, output_types).dequeue(name=name)
     values = values if isinstance(values, (list, tuple)) else [values]
     for value, shape in zip(values, output_shapes):

@@ -7,6 +7,7 @@ As upstream, ``num_replicas_in_sync`` is the rank size and datasets are sharded 
 from tensorflow.python.distribute import distribute_lib, one_device_strategy
 
 from npu_bridge.core.world import world
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 
 class NPUExtended(one_device_strategy.OneDeviceExtended):
@@ -43,7 +44,7 @@ class NPUStrategy(distribute_lib.StrategyV1):
 
     def __init__(self, device="/cpu:0"):
         if device != "/cpu:0":
-            raise ValueError(f'"device" only support "/cpu:0", got {device!r}')
+            raise NpuArgumentError(f'"device" only support "/cpu:0", got {device!r}')
         super().__init__(NPUExtended(self, device))
 
 

@@ -23,6 +23,7 @@ import hashlib
 import threading
 
 from npu_bridge.core.world import world as world_lib
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 WORLD_GROUP = "hccl_world_group"
 MAX_GROUP_NAME_LENGTH = 127
@@ -73,12 +74,12 @@ def check_group_name(group):
       ValueError: not a str, empty, or longer than 127 characters.
     """
     if not isinstance(group, str):
-        raise ValueError(f"group must be a python str, got {type(group).__name__} {group!r}")
+        raise NpuArgumentError(f"group must be a python str, got {type(group).__name__} {group!r}")
     if not group:
-        raise ValueError("group name is empty.")
+        raise NpuArgumentError("group name is empty.")
     if len(group) > MAX_GROUP_NAME_LENGTH:
-        raise ValueError(f"group name is invalid: it has {len(group)} characters, at most "
-                         f"{MAX_GROUP_NAME_LENGTH} are allowed ({group[:40]!r}...)")
+        raise NpuArgumentError(f"group name is invalid: it has {len(group)} characters, at most "
+                               f"{MAX_GROUP_NAME_LENGTH} are allowed ({group[:40]!r}...)")
 
 
 class GroupRegistry:
@@ -113,8 +114,8 @@ class GroupRegistry:
         """
         check_group_name(group)
         if group not in self._groups:
-            raise ValueError(f"{error}: group {group!r} does not exist; create it with create_group first "
-                             f"(existing groups: {list(self._groups)})")
+            raise NpuArgumentError(f"{error}: group {group!r} does not exist; create it with create_group first "
+                                   f"(existing groups: {list(self._groups)})")
         return self._groups[group]
 
     def create(self, group, rank_num, rank_ids):
@@ -136,37 +137,40 @@ class GroupRegistry:
         check_group_name(group)
         error = f"create group error:{group}"
         if group == WORLD_GROUP:
-            raise ValueError(f"{error}: the world group always exists and cannot be created")
+            raise NpuArgumentError(f"{error}: the world group always exists and cannot be created")
         if group in self._groups:
-            raise ValueError(f"{error}: a group with this name already exists (world ranks "
-                             f"{list(self._groups[group].ranks)}); destroy it first")
+            raise NpuArgumentError(f"{error}: a group with this name already exists (world ranks "
+                                   f"{list(self._groups[group].ranks)}); destroy it first")
         if isinstance(rank_num, bool) or not isinstance(rank_num, int):
-            raise ValueError(f"rank_num must be a python int, got {type(rank_num).__name__} {rank_num!r}")
+            raise NpuArgumentError(f"rank_num must be a python int, got {type(rank_num).__name__} {rank_num!r}")
         if rank_num <= 0:
-            raise ValueError(f"rank_num[{rank_num}] is less than 0 or equal to 0")
+            raise NpuArgumentError(f"rank_num[{rank_num}] is less than 0 or equal to 0")
         if rank_num > MAX_GROUP_RANKS:
-            raise ValueError(f"rank_num[{rank_num}] is greater than {MAX_GROUP_RANKS}, the maximum group size")
+            raise NpuArgumentError(f"rank_num[{rank_num}] is greater than {MAX_GROUP_RANKS}, the maximum group size")
         if not isinstance(rank_ids, (list, tuple)):
-            raise ValueError(f"rank_ids must be a python list of ints, got {type(rank_ids).__name__} {rank_ids!r}")
+            raise NpuArgumentError(f"rank_ids must be a python list of ints, got {type(rank_ids).__name__} "
+                                   f"{rank_ids!r}")
         if len(rank_ids) != rank_num:
-            raise ValueError(f"rank_num[{rank_num}] not equal to rank_ids len[{len(rank_ids)}].")
+            raise NpuArgumentError(f"rank_num[{rank_num}] not equal to rank_ids len[{len(rank_ids)}].")
         size = self.world.rank_size
         first_index = {}
         for i, rank in enumerate(rank_ids):
             if isinstance(rank, bool) or not isinstance(rank, int):
-                raise ValueError(f"{error}: rank_ids[{i}] must be a python int, got {type(rank).__name__} {rank!r}")
+                raise NpuArgumentError(f"{error}: rank_ids[{i}] must be a python int, got {type(rank).__name__} "
+                                       f"{rank!r}")
             if not 0 <= rank < size:
-                raise ValueError(f"{error}: rank_ids[{i}]={rank} is not a rank of the world, which has ranks "
-                                 f"0..{size - 1}")
+                raise NpuArgumentError(f"{error}: rank_ids[{i}]={rank} is not a rank of the world, which has ranks "
+                                       f"0..{size - 1}")
             if rank in first_index:
-                raise ValueError(f"{error}: rank_ids[{i}]={rank} is listed twice (also rank_ids[{first_index[rank]}])")
+                raise NpuArgumentError(f"{error}: rank_ids[{i}]={rank} is listed twice (also "
+                                       f"rank_ids[{first_index[rank]}])")
             first_index[rank] = i
         ranks = tuple(sorted(rank_ids))
         key = group_key(group, ranks)
         for other in self._groups.values():
             if other.key == key:
-                raise ValueError(f"{error}: its group key {key} equals the key of group {other.name!r}; "
-                                 "choose another group name")
+                raise NpuArgumentError(f"{error}: its group key {key} equals the key of group {other.name!r}; "
+                                       "choose another group name")
         self._groups[group] = Group(group, ranks, key)
         return self._groups[group]
 
@@ -181,7 +185,7 @@ class GroupRegistry:
         check_group_name(group)
         error = f"destroy group error :{group}"
         if group == WORLD_GROUP:
-            raise ValueError(f"{error}: the world group cannot be destroyed")
+            raise NpuArgumentError(f"{error}: the world group cannot be destroyed")
         with self._lock:
             self.get(group, error)
             del self._groups[group]
@@ -228,11 +232,11 @@ class GroupRegistry:
         error = "get world rank from group rank error"
         g = self.get(group, error)
         if isinstance(group_rank_id, bool) or not isinstance(group_rank_id, int):
-            raise ValueError(f"{error}: group_rank_id must be a python int, got {type(group_rank_id).__name__} "
-                             f"{group_rank_id!r}")
+            raise NpuArgumentError(f"{error}: group_rank_id must be a python int, got {type(group_rank_id).__name__} "
+                                   f"{group_rank_id!r}")
         if not 0 <= group_rank_id < g.size:
-            raise ValueError(f"{error}: group_rank_id {group_rank_id} is not a rank of group {group!r}, which "
-                             f"has ranks 0..{g.size - 1}")
+            raise NpuArgumentError(f"{error}: group_rank_id {group_rank_id} is not a rank of group {group!r}, which "
+                                   f"has ranks 0..{g.size - 1}")
         return g.ranks[group_rank_id]
 
     def group_rank_from_world_rank(self, world_rank_id, group):
@@ -244,11 +248,11 @@ class GroupRegistry:
         error = "get group rank from world rank error"
         g = self.get(group, error)
         if isinstance(world_rank_id, bool) or not isinstance(world_rank_id, int):
-            raise ValueError(f"{error}: world_rank_id must be a python int, got {type(world_rank_id).__name__} "
-                             f"{world_rank_id!r}")
+            raise NpuArgumentError(f"{error}: world_rank_id must be a python int, got {type(world_rank_id).__name__} "
+                                   f"{world_rank_id!r}")
         if world_rank_id not in g.ranks:
-            raise ValueError(f"{error}: world rank {world_rank_id} is not a member of group {group!r} (world "
-                             f"ranks {list(g.ranks)})")
+            raise NpuArgumentError(f"{error}: world rank {world_rank_id} is not a member of group {group!r} (world "
+                                   f"ranks {list(g.ranks)})")
         return g.ranks.index(world_rank_id)
 
     def set_split(self, group, kind, values):
@@ -280,8 +284,8 @@ class GroupRegistry:
 
     def _my_group_rank(self, g, error):
         if self.world.rank_id not in g.ranks:
-            raise ValueError(f"{error}: this process (world rank {self.world.rank_id}) is not a member of group "
-                             f"{g.name!r} (world ranks {list(g.ranks)})")
+            raise NpuArgumentError(f"{error}: this process (world rank {self.world.rank_id}) is not a member of group "
+                                   f"{g.name!r} (world ranks {list(g.ranks)})")
         return g.ranks.index(self.world.rank_id)
 
     def _local_members(self, group, error):

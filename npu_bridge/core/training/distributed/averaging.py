@@ -10,6 +10,7 @@ import tensorflow as tf
 from npu_bridge.core.collectives import lowering, membership, operations
 from npu_bridge.core.training.distributed import fusion
 from npu_bridge.core.world.groups import WORLD_GROUP
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 REDUCTIONS = ("mean",) + operations.REDUCTIONS
 
@@ -35,8 +36,8 @@ def allreduce_many(values, reduction="mean", fuse=True, group=WORLD_GROUP):
     """
     api = "npu_allreduce"
     if reduction not in REDUCTIONS:
-        raise ValueError(f"{api}: reduction {reduction!r} is not supported; allowed: "
-                         f"{', '.join(repr(r) for r in REDUCTIONS)}")
+        raise NpuArgumentError(f"{api}: reduction {reduction!r} is not supported; allowed: "
+                               f"{', '.join(repr(r) for r in REDUCTIONS)}")
     members = membership.resolve(group, api)
     results = list(values)
     if members.size == 1:
@@ -58,8 +59,8 @@ def allreduce_many(values, reduction="mean", fuse=True, group=WORLD_GROUP):
     for i, v in enumerate(values):
         if isinstance(v, tf.IndexedSlices):
             if reduction not in ("mean", "sum"):
-                raise ValueError(f"{api}: values[{i}] is an IndexedSlices, which can only be reduced with "
-                                 f"'mean' or 'sum', not {reduction!r}")
+                raise NpuArgumentError(f"{api}: values[{i}] is an IndexedSlices, which can only be reduced with "
+                                       f"'mean' or 'sum', not {reduction!r}")
             results[i] = tf.IndexedSlices(lowering.allgather(v.values, members), lowering.allgather(v.indices, members),
                                           v.dense_shape)
     if reduction == "mean":

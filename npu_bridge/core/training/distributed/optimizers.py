@@ -12,6 +12,7 @@ from npu_bridge.core.training.distributed import averaging
 from npu_bridge.core.collectives import lowering, membership
 from npu_bridge.core.world.groups import WORLD_GROUP
 from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 
 
 def _average(grads):
@@ -55,8 +56,8 @@ class NPUDistributedOptimizer(WrappedOptimizer):
             return self._optimizer.apply_gradients(grads_and_vars, global_step=global_step, name=name)
         present = [(g, v) for g, v in grads_and_vars if g is not None]
         if members.size > len(present):
-            raise ValueError(f"NPUDistributedOptimizer: weight update sharding needs at least as many gradients as "
-                             f"ranks; {len(present)} gradients for {members.size} ranks")
+            raise NpuArgumentError("NPUDistributedOptimizer: weight update sharding needs at least as many gradients "
+                                   f"as ranks; {len(present)} gradients for {members.size} ranks")
         owners = shard_owners([v.shape.num_elements() * v.dtype.base_dtype.size for _, v in present], members.size)
         mine = [pair for pair, owner in zip(present, owners) if owner == members.rank]
         apply_op = self._optimizer.apply_gradients(mine, global_step=global_step, name=name)
@@ -130,8 +131,9 @@ class KerasDistributeOptimizer(tf.keras.optimizers.legacy.Optimizer):
 
     def __init__(self, optimizer, name="NpuKerasOptimizer", **kwargs):
         if not isinstance(optimizer, tf.keras.optimizers.legacy.Optimizer):
-            raise TypeError(f"KerasDistributeOptimizer: optimizer must be a tf.keras.optimizers.legacy optimizer "
-                            f"(Keras trains TF1 graphs only with those), got {type(optimizer).__name__}")
+            raise NpuArgumentTypeError("KerasDistributeOptimizer: optimizer must be a tf.keras.optimizers.legacy "
+                                       "optimizer (Keras trains TF1 graphs only with those), got "
+                                       f"{type(optimizer).__name__}")
         super().__init__(name=name, **kwargs)
         self._optimizer = optimizer
 

@@ -15,6 +15,7 @@ from npu_bridge.core.device import device_mode
 from npu_bridge.core.training.loss_scale import overflow, scaling
 from npu_bridge.core.training.loss_scale.managers import FixedLossScaleManager
 from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 v1 = tf.compat.v1
 
@@ -32,7 +33,7 @@ class NPULossScaleOptimizer(WrappedOptimizer):
 
     def __init__(self, opt, loss_scale_manager, is_distributed=False):
         if not isinstance(opt, v1.train.Optimizer):
-            raise ValueError(f'"opt" must be an instance of tf.compat.v1.train.Optimizer, but got: {type(opt)}')
+            raise NpuArgumentError(f'"opt" must be an instance of tf.compat.v1.train.Optimizer, but got: {type(opt)}')
         super().__init__(opt, "NPULossScaleOptimizer")
         self._loss_scale_manager = loss_scale_manager
         self._is_distributed = is_distributed

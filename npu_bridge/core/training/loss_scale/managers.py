@@ -9,6 +9,8 @@ import numbers
 
 import tensorflow as tf
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 v1 = tf.compat.v1
 
 # Largest float32; the scale only grows while growing keeps it below this.
@@ -37,7 +39,7 @@ def _number(name, value, minimum, integer=False):
         valid = valid and isinstance(value, numbers.Integral)
     if not valid:
         kind = "an integer" if integer else "a number"
-        raise ValueError(f"{name} must be {kind} >= {minimum}, got {value!r}")
+        raise NpuArgumentError(f"{name} must be {kind} >= {minimum}, got {value!r}")
     return value
 
 
@@ -53,7 +55,7 @@ class FixedLossScaleManager(LossScaleManager):
 
     def __init__(self, loss_scale, enable_overflow_check=True):
         if not isinstance(loss_scale, numbers.Real) or isinstance(loss_scale, bool) or loss_scale < 1:
-            raise ValueError(f"loss scale must be at least 1. (got {loss_scale!r})")
+            raise NpuArgumentError(f"loss scale must be at least 1. (got {loss_scale!r})")
         self._loss_scale = float(loss_scale)
         self._enable_overflow_check = bool(enable_overflow_check)
 
@@ -96,9 +98,9 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
         _number("incr_every_n_steps", incr_every_n_steps, 1, integer=True)
         _number("decr_every_n_nan_or_inf", decr_every_n_nan_or_inf, 1, integer=True)
         if not isinstance(incr_ratio, numbers.Real) or incr_ratio <= 1:
-            raise ValueError(f"incr_ratio must be a number > 1, got {incr_ratio!r}")
+            raise NpuArgumentError(f"incr_ratio must be a number > 1, got {incr_ratio!r}")
         if not isinstance(decr_ratio, numbers.Real) or not 0 < decr_ratio < 1:
-            raise ValueError(f"decr_ratio must be a number in (0, 1), got {decr_ratio!r}")
+            raise NpuArgumentError(f"decr_ratio must be a number in (0, 1), got {decr_ratio!r}")
         self._incr_every_n_steps = int(incr_every_n_steps)
         self._decr_every_n_nan_or_inf = int(decr_every_n_nan_or_inf)
         self._incr_ratio = float(incr_ratio)

@@ -10,6 +10,7 @@ distributed, applies the gradients only when no overflow happened and updates th
 import tensorflow as tf
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.world import world
 from npu_bridge.core.training.loss_scale import overflow, scaling
 from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
@@ -34,9 +35,9 @@ class NPUOptimizer(WrappedOptimizer):
     def __init__(self, opt, loss_scale_manager=None, is_distributed=False, is_loss_scale=False,
                  is_tailing_optimization=False, name=None):
         if not isinstance(opt, v1.train.Optimizer):
-            raise ValueError(f'"opt" must be an instance of tf.compat.v1.train.Optimizer, but got: {type(opt)}')
+            raise NpuArgumentError(f'"opt" must be an instance of tf.compat.v1.train.Optimizer, but got: {type(opt)}')
         if is_loss_scale and loss_scale_manager is None:
-            raise ValueError("is_loss_scale is True, loss_scale_manager can not be None")
+            raise NpuArgumentError("is_loss_scale is True, loss_scale_manager can not be None")
         if is_tailing_optimization:
             log.info_once("is_tailing_optimization", "NPUOptimizer(is_tailing_optimization=True): tunes Ascend's "
                           "communication schedule; no effect here")
