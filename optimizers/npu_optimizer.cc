@@ -11,7 +11,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "ops/system_state.h"
+#include "ops/runtime/system_state.h"
+#include "optimizers/init_options.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/pass_options.h"
 #include "optimizers/pass_stats.h"
 #include "optimizers/rewrite_pass.h"
@@ -53,15 +55,19 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
   std::string name() const override { return "NpuOptimizer"; }
   bool UsesFunctionLibrary() const override { return false; }
 
+  // Rejects a parameter_map whose pass-contract keys do not hold their kinds (the error names the key).
   absl::Status Init(const tensorflow::RewriterConfig_CustomGraphOptimizer* config) override {
-    if (config != nullptr) options_ = PassOptions(*config);
+    options_ = PassOptions();
+    init_status_ = config == nullptr ? absl::OkStatus() : PassOptions::FromConfig(*config, &options_);
+    if (init_status_.ok()) init_status_ = InitOptionsJson(options_.Get(contract::kInitOptions), &init_options_json_);
     passes_ = CreateRewritePasses();
     RecordInit(options_.Keys());
-    return absl::OkStatus();
+    return init_status_;
   }
 
   absl::Status Optimize(tensorflow::grappler::Cluster*, const tensorflow::grappler::GrapplerItem& item,
                         tensorflow::GraphDef* optimized_graph) override {
+    if (!init_status_.ok()) return init_status_;
     if (!options_.validated()) {
       // Sessions created through npu_bridge are always validated; anything else was built around it.
       return absl::FailedPreconditionError(
@@ -70,7 +76,7 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     }
     // Ascend initializes its runtime lazily on the first run of a device graph; NPUInit does it itself.
     if (!GraphHasOp(item.graph, "NPUInit")) {
-      SystemState::Get().Initialize(options_.GetString(kInitOptionsKey, "{}"), "graph", false);
+      SystemState::Get().Initialize(init_options_json_, "graph", false);
     }
     if (RewrittenAlready(item.graph)) return absl::AbortedError("npu_bridge: graph already rewritten");
     std::vector<RewritePass*> enabled;
@@ -103,6 +109,8 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
 
  private:
   PassOptions options_;
+  absl::Status init_status_;
+  std::string init_options_json_ = "{}";
   std::vector<std::unique_ptr<RewritePass>> passes_;
 };
 

@@ -1,5 +1,7 @@
-// Typed read access to the NpuOptimizer parameter_map. The Python session bridge has already validated
-// and normalized every value (bools in .b, ints in .i, strings in .s), so C++ only reads.
+// Typed read access to the NpuOptimizer parameter_map, through the keys of the pass contract
+// (pass_contract.h) only. The Python session bridge has validated, normalized and structured every value and
+// FromConfig has checked that each "_npu_" key holds its kind, so the getters only read; a key's default
+// (for an absent key) comes from the contract.
 #ifndef NPU_BRIDGE_OPTIMIZERS_PASS_OPTIONS_H_
 #define NPU_BRIDGE_OPTIMIZERS_PASS_OPTIONS_H_
 
@@ -7,33 +9,54 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "optimizers/pass_contract.h"
 #include "tensorflow/core/framework/attr_value.pb.h"
+#include "tensorflow/core/framework/types.pb.h"
 #include "tensorflow/core/protobuf/rewriter_config.pb.h"
 
 namespace npu_bridge {
 
-// Keys the session bridge adds next to the user's options.
-constexpr char kValidatedKey[] = "_npu_bridge_validated";        // b: written by the session bridge
-constexpr char kInitOptionsKey[] = "_npu_bridge_init_options";   // s: JSON of init-stage options
-
 class PassOptions {
  public:
   PassOptions() = default;
-  explicit PassOptions(const tensorflow::RewriterConfig_CustomGraphOptimizer& config);
 
-  bool Has(const std::string& key) const;
-  bool GetBool(const std::string& key, bool default_value) const;
-  int64_t GetInt(const std::string& key, int64_t default_value) const;
-  std::string GetString(const std::string& key, const std::string& default_value) const;
+  // Reads `config`; an "_npu_" key that is not a contract key, or holds another kind, is an
+  // InvalidArgument error naming the key.
+  static absl::Status FromConfig(const tensorflow::RewriterConfig_CustomGraphOptimizer& config,
+                                 PassOptions* options);
+
+  bool Get(contract::BoolKey key) const;
+  int64_t Get(contract::IntKey key) const;
+  std::string Get(contract::StringKey key) const;
+  std::vector<int64_t> Get(contract::IntListKey key) const;
+  std::vector<std::string> Get(contract::StringListKey key) const;
+  std::vector<tensorflow::NameAttrList> Get(contract::RecordListKey key) const;
+  tensorflow::NameAttrList Get(contract::RecordKey key) const;
 
   // True when the session bridge validated these options (it always does for bridged sessions).
-  bool validated() const { return GetBool(kValidatedKey, false); }
+  bool validated() const { return Get(contract::kValidated); }
   std::vector<std::string> Keys() const;
 
  private:
-  const tensorflow::AttrValue* Find(const std::string& key) const;
+  const tensorflow::AttrValue* Find(const char* key) const;
   google::protobuf::Map<std::string, tensorflow::AttrValue> params_;
 };
+
+// Reads one field of a record (an element of a list.func key); a missing field or one of another kind is an
+// InvalidArgument error naming the key and the field.
+absl::Status GetField(const tensorflow::NameAttrList& record, contract::RecordField field, std::string* value);
+absl::Status GetField(const tensorflow::NameAttrList& record, contract::RecordField field,
+                      std::vector<int64_t>* value);
+absl::Status GetField(const tensorflow::NameAttrList& record, contract::RecordField field,
+                      std::vector<tensorflow::DataType>* value);
+
+// True when `value` holds `kind`; a list holds only elements of its kind (an empty list is every list kind).
+bool HoldsKind(const tensorflow::AttrValue& value, contract::Kind kind);
+// The kind's name as the contract spells it ("b", "list.i", ...).
+const char* KindName(contract::Kind kind);
+// What `value` holds, in the same spelling ("list.s", "empty list", "nothing", ...), for error messages.
+std::string DescribeKind(const tensorflow::AttrValue& value);
 
 }  // namespace npu_bridge
 

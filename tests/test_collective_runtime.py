@@ -1,6 +1,6 @@
 """The pieces behind multi-rank sessions, one process: settings, keys, which collectives a run executes,
 the watchdog, the wait for ranks, error explanations, dtype transport, and the timeout the NpuOptimizer pass
-puts on collectives."""
+puts on collectives (and, on two ranks, the bound they keep in sessions that are not bridged)."""
 
 import logging
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from collective_helpers import launch
 from conftest import run_python
 from npu_bridge.core.collectives import keys, membership, primitives, registry, server, session_step, settings, transport
 from npu_bridge.core.collectives import watchdog as watchdog_lib
@@ -214,6 +215,7 @@ def test_every_dtype_travels_unchanged(dtype):
 
 # the collective timeout of a session
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_hccl_timeout_of_the_session_bounds_a_collective_built_earlier():
     result = run_python("""
@@ -236,3 +238,16 @@ def test_hccl_timeout_of_the_session_bounds_a_collective_built_earlier():
     """, timeout=50)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split()[-1] in ("2", "3", "4"), result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_a_collective_in_a_session_that_is_not_bridged_ends_at_its_built_in_bound():
+    # No NpuOptimizer pass runs there, and the session never joins the rank's collective server, so without the
+    # bound the op is built with (HCCL_EXEC_TIMEOUT) the run would wait forever for its group.
+    result, ranks = launch("unbridged_collective_worker.py", 2, env={"HCCL_EXEC_TIMEOUT": "3"}, timeout=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for rank in (0, 1):
+        assert ranks[rank]["timeouts"] == [3.0]
+        assert ranks[rank]["ended"] == "DeadlineExceededError"
+        assert 2.5 < ranks[rank]["seconds"] < 30

@@ -1,4 +1,4 @@
-// NpuDump: the data-dump kernel the dump rewrite pass (optimizers/dump_pass.cc) puts after every dumped op.
+// NpuDump: the data-dump kernel the dump rewrite pass (optimizers/passes/dump_pass.cc) puts after every dumped op.
 // It takes the op's outputs (and, for dump_mode input/all, its inputs) and usually *replaces* the op by
 // name -- the op is renamed and NpuDump forwards its outputs without copying -- so it runs whenever the op's
 // results are used or fetched. In a step that dump_step selects it hands the tensors to the dump writer;
@@ -7,51 +7,22 @@
 #include <string>
 #include <vector>
 
-#include "ops/dump_format.h"
-#include "ops/dump_steps.h"
-#include "ops/dump_writer.h"
-#include "tensorflow/core/framework/common_shape_fns.h"
+#include "ops/runtime/dump_format.h"
+#include "ops/runtime/dump_steps.h"
+#include "ops/runtime/dump_writer.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_util.h"
 
 namespace npu_bridge {
 
-REGISTER_OP("NpuDump")
-    .Input("op_outputs: Tout")
-    .Input("op_inputs: Tin")
-    .Output("forwarded: Tfwd")
-    .Attr("Tout: list(type) >= 0")
-    .Attr("Tin: list(type) >= 0")
-    .Attr("Tfwd: list(type) >= 0")  // Tout to forward the op's outputs, empty for a sink
-    .Attr("op_name: string")
-    .Attr("op_type: string")
-    .Attr("dump_dir: string")  // {dump root}/{model name}/{model id}; the step is appended
-    .Attr("model_id: int")
-    .Attr("task_id: int")
-    .Attr("dump_step: string = ''")
-    .Attr("dump_outputs: bool = true")
-    .Attr("data_format: string = ''")
-    // Inputs (by index) and outputs that may share a TF1 reference variable's buffer, which can change in
-    // place before the writer gets to them: copied before queueing.
-    .Attr("ref_inputs: list(int) = []")
-    .Attr("ref_outputs: bool = false")
-    .Attr("stats: bool = false")
-    .Attr("golden: bool = true")
-    .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, c->input(i));
-      return absl::OkStatus();
-    })
-    .Doc("Forwards an op's outputs and dumps its inputs/outputs in Ascend's format in selected steps.");
-
 namespace {
 
 class DumpOp : public tensorflow::OpKernel {
  public:
-  explicit DumpOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx), selection_("") {
+  explicit DumpOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
     tensorflow::DataTypeVector outputs, forwarded, inputs;
-    std::string dump_step;
+    std::vector<int64_t> dump_steps;
     int64_t model_id = 0;
     std::vector<int32_t> ref_inputs;
     OP_REQUIRES_OK(ctx, ctx->GetAttr("Tout", &outputs));
@@ -62,7 +33,7 @@ class DumpOp : public tensorflow::OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_step", &dump_step));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_steps", &dump_steps));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_outputs", &dump_outputs_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_inputs", &ref_inputs));
@@ -75,7 +46,7 @@ class DumpOp : public tensorflow::OpKernel {
     num_inputs_ = inputs.size();
     forward_ = !forwarded.empty();
     ref_inputs_.insert(ref_inputs.begin(), ref_inputs.end());
-    selection_ = StepSelection(dump_step);
+    OP_REQUIRES_OK(ctx, StepSelection::FromPairs(dump_steps, &selection_));
     steps_ = ModelSteps::ForModel(model_id);
   }
 

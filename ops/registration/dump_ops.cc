@@ -16,7 +16,7 @@ REGISTER_OP("NpuDump")
     .Attr("dump_dir: string")  // {dump root}/{model name}/{model id}; the step is appended
     .Attr("model_id: int")
     .Attr("task_id: int")
-    .Attr("dump_step: string = ''")
+    .Attr("dump_steps: list(int) = []")  // first, last pairs of the steps to dump; empty: every step
     .Attr("dump_outputs: bool = true")
     .Attr("data_format: string = ''")
     // Inputs (by index) and outputs that may share a TF1 reference variable's buffer, which can change in

@@ -1,8 +1,8 @@
-#include "ops/dump_steps.h"
+#include "ops/runtime/dump_steps.h"
 
 #include <map>
 #include <memory>
-#include <sstream>
+#include <string>
 
 namespace npu_bridge {
 
@@ -35,17 +35,23 @@ bool ModelSteps::FirstReport(int64_t step, int64_t task_id) {
   return reported_tasks_.insert(task_id).second;
 }
 
-StepSelection::StepSelection(const std::string& spec) {
-  if (spec.empty()) return;
-  all_ = false;
-  std::stringstream items(spec);
-  std::string item;
-  while (std::getline(items, item, '|')) {
-    const size_t dash = item.find('-');
-    const int64_t first = std::stoll(item.substr(0, dash));
-    const int64_t last = dash == std::string::npos ? first : std::stoll(item.substr(dash + 1));
-    ranges_.push_back({first, last});
+absl::Status StepSelection::FromPairs(const std::vector<int64_t>& pairs, StepSelection* selection) {
+  if (pairs.size() % 2 != 0) {
+    return absl::InvalidArgumentError("npu_bridge: dump steps must be first, last pairs; got " +
+                                      std::to_string(pairs.size()) + " numbers");
   }
+  StepSelection parsed;
+  for (size_t k = 0; k < pairs.size(); k += 2) {
+    if (pairs[k] < 0 || pairs[k] > pairs[k + 1]) {
+      return absl::InvalidArgumentError("npu_bridge: dump step range " + std::to_string(pairs[k]) + "-" +
+                                        std::to_string(pairs[k + 1]) +
+                                        " is not a range of steps (0 <= first <= last)");
+    }
+    parsed.ranges_.push_back({pairs[k], pairs[k + 1]});
+  }
+  parsed.all_ = parsed.ranges_.empty();
+  *selection = std::move(parsed);
+  return absl::OkStatus();
 }
 
 bool StepSelection::Contains(int64_t step) const {

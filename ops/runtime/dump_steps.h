@@ -8,9 +8,10 @@
 #include <cstdint>
 #include <mutex>
 #include <set>
-#include <string>
 #include <utility>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace npu_bridge {
 
@@ -36,10 +37,13 @@ class ModelSteps {
   std::set<int64_t> reported_tasks_;
 };
 
-// dump_step: "" (every step) or "0|5|10-20", already validated by the option table.
+// The steps dump_step selects, as Python parsed them: first, last pairs (dump_step "0|5|10-20" is
+// {0, 0, 5, 5, 10, 20}); no pairs select every step.
 class StepSelection {
  public:
-  explicit StepSelection(const std::string& spec);
+  StepSelection() = default;  // every step
+  // An odd count, a negative step or first > last is an InvalidArgument error; *selection is then unchanged.
+  static absl::Status FromPairs(const std::vector<int64_t>& pairs, StepSelection* selection);
   bool Contains(int64_t step) const;
 
  private:

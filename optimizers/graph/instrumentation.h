@@ -15,21 +15,14 @@
 #include <string>
 #include <unordered_map>
 
-#include "optimizers/graph_util.h"
-#include "optimizers/op_classes.h"
+#include "optimizers/graph/graph_util.h"
+#include "optimizers/graph/op_classes.h"
 #include "optimizers/pass_options.h"
 #include "tensorflow/core/framework/graph.pb.h"
 #include "tensorflow/core/framework/types.h"
 #include "tensorflow/core/grappler/grappler_item.h"
 
 namespace npu_bridge {
-
-// parameter_map keys the dump setup step (npu_bridge/core/dump/dump_session.py) adds for the passes.
-constexpr char kDumpRootKey[] = "_npu_bridge_dump_root";            // s: {dump_path}/{time}/{device id}
-constexpr char kExceptionDirKey[] = "_npu_bridge_exception_dir";    // s: where exception dumps go
-constexpr char kSessionIdKey[] = "_npu_bridge_session_id";          // i: names exception-capture slots
-constexpr char kFp16SaturationKey[] = "_npu_bridge_fp16_saturation";  // b: simulated Ascend backend
-constexpr char kDumpGoldenKey[] = "_npu_bridge_dump_golden";          // b: golden .npy next to dumps
 
 // Attributes stamped on instrumented ops.
 constexpr char kTaskIdAttr[] = "_npu_task_id";              // its task id in every artifact

@@ -1,4 +1,4 @@
-// Data dump (enable_dump): puts an NpuDump (ops/dump_op.cc) after every computing op of the graph a session
+// Data dump (enable_dump): puts an NpuDump (ops/kernels/dump_kernels.cc) after every computing op of the graph a session
 // runs, or only after the ops named in dump_layer (plus the Data inputs of those, as upstream dumps them).
 //
 // The NpuDump takes the op's name and forwards its outputs (see instrumentation.h), so it runs exactly when
@@ -6,11 +6,12 @@
 // cannot be forwarded: they get a sink NpuDump that everything reading the op also waits for.
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "optimizers/instrumentation.h"
+#include "ops/runtime/dump_steps.h"
+#include "optimizers/graph/instrumentation.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/types.h"
 #include "tensorflow/core/grappler/utils.h"
@@ -32,8 +33,8 @@ struct Settings {
   bool dump_outputs = true;
   bool stats = false;
   bool golden = true;
-  std::string dump_step;
-  std::set<std::string> layer;  // empty: every op
+  std::vector<int64_t> dump_steps;  // first, last pairs; empty: every step
+  std::set<std::string> layer;      // empty: every op
   DumpModel model;
 };
 
@@ -48,22 +49,22 @@ class DumpPass : public RewritePass {
   std::string name() const override { return "dump"; }
 
   bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.GetBool("enable_dump", false) && !options.GetString(kDumpRootKey, "").empty() &&
-           IsMainGraph(item);
+    return options.Get(contract::kDumpEnabled) && !options.Get(contract::kDumpRoot).empty() && IsMainGraph(item);
   }
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
                    tensorflow::GraphDef* graph, bool* changed) override {
     Settings settings;
-    const std::string mode = options.GetString("dump_mode", "output");
-    settings.dump_inputs = mode != "output";
-    settings.dump_outputs = mode != "input";
-    settings.stats = options.GetString("dump_data", "tensor") == "stats";
-    settings.golden = options.GetBool(kDumpGoldenKey, true) && !settings.stats;
-    settings.dump_step = options.GetString("dump_step", "");
-    std::stringstream layer(options.GetString("dump_layer", ""));
-    for (std::string name; layer >> name;) settings.layer.insert(name);
-    settings.model = FindOrCreateModel(*graph, options.GetString(kDumpRootKey, ""));
+    settings.dump_inputs = options.Get(contract::kDumpInputs);
+    settings.dump_outputs = options.Get(contract::kDumpOutputs);
+    settings.stats = options.Get(contract::kDumpStats);
+    settings.golden = options.Get(contract::kDumpGolden);
+    settings.dump_steps = options.Get(contract::kDumpSteps);
+    StepSelection checked;  // the NpuDump kernels would reject bad steps one by one; fail once, here
+    absl::Status steps = StepSelection::FromPairs(settings.dump_steps, &checked);
+    if (!steps.ok()) return steps;
+    for (const std::string& name : options.Get(contract::kDumpLayers)) settings.layer.insert(name);
+    settings.model = FindOrCreateModel(*graph, options.Get(contract::kDumpRoot));
 
     const std::set<std::string> fed = FedNodes(item);
     std::map<std::string, int> index_of;
@@ -165,7 +166,8 @@ class DumpPass : public RewritePass {
     attrs["dump_dir"].set_s(settings.model.dir);
     attrs["model_id"].set_i(settings.model.id);
     attrs["task_id"].set_i(task_id);
-    attrs["dump_step"].set_s(settings.dump_step);
+    auto* steps = attrs["dump_steps"].mutable_list();
+    for (int64_t step : settings.dump_steps) steps->add_i(step);
     attrs["dump_outputs"].set_b(settings.dump_outputs);
     attrs["stats"].set_b(settings.stats);
     attrs["golden"].set_b(settings.golden);

@@ -1,12 +1,13 @@
 // Exception dump (enable_exception_dump=1): brackets every computing op of the graph a session runs with
 // NpuExceptionCapture (holds the op's inputs; the op waits for it) and NpuExceptionRelease (drops them once
-// the op has run; whatever reads the op waits for it). See ops/exception_capture_ops.cc.
+// the op has run; whatever reads the op waits for it). See ops/kernels/exception_capture_kernels.cc.
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "optimizers/instrumentation.h"
+#include "optimizers/graph/instrumentation.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/types.h"
 
@@ -18,15 +19,15 @@ class ExceptionCapturePass : public RewritePass {
   std::string name() const override { return "exception_capture"; }
 
   bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.GetInt("enable_exception_dump", 0) == 1 && !options.GetString(kExceptionDirKey, "").empty() &&
+    return options.Get(contract::kExceptionDump) && !options.Get(contract::kExceptionDir).empty() &&
            IsMainGraph(item);
   }
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
                    tensorflow::GraphDef* graph, bool* changed) override {
     const std::set<std::string> fed = FedNodes(item);  // a fed op does not run
-    const std::string slot_prefix = std::to_string(options.GetInt(kSessionIdKey, 0)) + "/";
-    const std::string dir = options.GetString(kExceptionDirKey, "");
+    const std::string slot_prefix = std::to_string(options.Get(contract::kSessionId)) + "/";
+    const std::string dir = options.Get(contract::kExceptionDir);
     NameSet names(*graph);
     std::map<std::string, std::string> release_of;
     const int original_size = graph->node_size();

@@ -1,14 +1,14 @@
 // fp16 on the simulated Ascend device (order 250, after the precision rules, before overflow checks): every
 // fp16 value the graph produces -- the output of a Cast to float16 or of a computing op -- is followed by
 // NpuSaturateFp16, so that in saturation mode (npu_plugin.set_device_sat_mode(0), the Atlas training default)
-// overflowing fp16 values become +-65504 and set the float-status register (ops/fp16_saturation_op.cc).
+// overflowing fp16 values become +-65504 and set the float-status register (ops/kernels/fp16_saturation_kernels.cc).
 #include <map>
 #include <set>
 #include <string>
 
-#include "optimizers/graph_edit.h"
-#include "optimizers/op_classes.h"
-#include "optimizers/precision_keys.h"
+#include "optimizers/graph/graph_edit.h"
+#include "optimizers/graph/op_classes.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/types.h"
 
@@ -22,7 +22,7 @@ class Fp16SaturationPass : public RewritePass {
   std::string name() const override { return "fp16_saturation"; }
 
   bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem&) const override {
-    return options.GetBool(kAscendFp16Key, false);
+    return options.Get(contract::kPrecisionAscendFp16);
   }
 
   absl::Status Run(const PassOptions&, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,

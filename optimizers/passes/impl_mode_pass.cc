@@ -7,13 +7,12 @@
 //   SoftmaxCrossEntropyWithLogits with float16 inputs:
 //     high_performance skips the max subtraction, so exp overflows fp16 for logits above ~11.1.
 // high_precision keeps TensorFlow's implementation (which is the accurate one) for both.
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "optimizers/graph_edit.h"
-#include "optimizers/precision_keys.h"
+#include "optimizers/graph/graph_edit.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/framework/types.h"
@@ -24,20 +23,24 @@ namespace {
 using tensorflow::DataType;
 using tensorflow::NodeDef;
 
-constexpr char kImplOpAttr[] = "_npu_impl_op";      // the Ascend op type a composed op stands for
-constexpr char kImplNameAttr[] = "_npu_impl_name";  // the name the user gave that op
 constexpr char kHighPerformance[] = "high_performance";
 
 class ImplModes {
  public:
-  explicit ImplModes(const std::string& text) {
-    std::stringstream stream(text);
-    std::string line;
-    while (std::getline(stream, line)) {
-      const size_t eq = line.rfind('=');
-      if (eq == std::string::npos) continue;
-      modes_[line.substr(0, eq)] = line.substr(eq + 1);
+  absl::Status Build(const std::vector<tensorflow::NameAttrList>& records) {
+    for (const tensorflow::NameAttrList& record : records) {
+      std::string selector, target, mode;
+      absl::Status status = GetField(record, contract::kImplModeSelector, &selector);
+      if (status.ok()) status = GetField(record, contract::kImplModeTarget, &target);
+      if (status.ok()) status = GetField(record, contract::kImplModeMode, &mode);
+      if (!status.ok()) return status;
+      if (selector != "type" && selector != "name") {
+        return absl::InvalidArgumentError("npu_bridge: an implementation mode's selector is '" + selector +
+                                          "'; the selectors are type and name");
+      }
+      modes_[selector + ":" + target] = mode;
     }
+    return absl::OkStatus();
   }
 
   // Node name wins over op type, which wins over the mode for every op; "" when nothing applies.
@@ -63,17 +66,19 @@ class ImplModePass : public RewritePass {
   std::string name() const override { return "impl_mode"; }
 
   bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem&) const override {
-    return options.Has(kImplModesKey);
+    return !options.Get(contract::kPrecisionImplModes).empty();
   }
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&,
                    tensorflow::GraphDef* graph, bool* changed) override {
-    const ImplModes modes(options.GetString(kImplModesKey, ""));
+    ImplModes modes;
+    absl::Status status = modes.Build(options.Get(contract::kPrecisionImplModes));
+    if (!status.ok()) return status;
     GraphEditor editor(graph);
     for (const std::string& name : editor.original_nodes()) {
       NodeDef* node = editor.Find(name);
-      if (node->op() == "Rsqrt" && StringAttr(*node, kImplOpAttr) == "LayerNorm") {
-        if (modes.For("LayerNorm", StringAttr(*node, kImplNameAttr)) != kHighPerformance) continue;
+      if (node->op() == "Rsqrt" && StringAttr(*node, contract::kImplOpAttr.name) == "LayerNorm") {
+        if (modes.For("LayerNorm", StringAttr(*node, contract::kImplNameAttr.name)) != kHighPerformance) continue;
         RsqrtThroughExpLog(&editor, node);
         *changed = true;
       } else if (node->op() == "SoftmaxCrossEntropyWithLogits" && TypeAttr(*node, "T") == tensorflow::DT_HALF) {

@@ -1,6 +1,8 @@
 // Stamps the session's init-stage options on NPUInit nodes, so that running initialize_system() in a
 // bridged session makes that session's init options process-wide (as upstream's graph pass does).
-#include "ops/system_state.h"
+#include "ops/runtime/system_state.h"
+#include "optimizers/init_options.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 
 namespace npu_bridge {
@@ -12,12 +14,14 @@ class InitOptionsPass : public RewritePass {
 
   bool Enabled(const PassOptions& options,
                const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.Has(kInitOptionsKey) && GraphHasOp(item.graph, "NPUInit");
+    return options.validated() && GraphHasOp(item.graph, "NPUInit");
   }
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&,
                    tensorflow::GraphDef* graph, bool* changed) override {
-    const std::string init_options = options.GetString(kInitOptionsKey, "{}");
+    std::string init_options;
+    absl::Status status = InitOptionsJson(options.Get(contract::kInitOptions), &init_options);
+    if (!status.ok()) return status;
     for (auto& node : *graph->mutable_node()) {
       if (node.op() != "NPUInit") continue;
       auto* attrs = node.mutable_attr();

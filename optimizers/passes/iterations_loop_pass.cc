@@ -32,8 +32,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "optimizers/graph_util.h"
+#include "optimizers/graph/graph_util.h"
 #include "optimizers/iterations_loop.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/function.h"
 #include "tensorflow/core/framework/node_def_util.h"
@@ -90,7 +91,7 @@ class IterationsLoopPass : public RewritePass {
   bool Enabled(const PassOptions&, const tensorflow::grappler::GrapplerItem& item) const override {
     const std::set<std::string> fetched = FetchedNodes(item);
     for (const NodeDef& node : item.graph.node()) {
-      if (fetched.count(node.name()) && AttrIsTrue(node, kIterationOpAttr)) return true;
+      if (fetched.count(node.name()) && AttrIsTrue(node, contract::kIterationOpAttr.name)) return true;
     }
     return false;
   }
@@ -161,7 +162,7 @@ bool LoopBuilder::FindIterationOps() {
   for (const NodeDef& node : graph_->node()) by_name[node.name()] = &node;
   for (const std::string& name : fetch_nodes_) {
     auto it = by_name.find(name);
-    if (it == by_name.end() || !AttrIsTrue(*it->second, kIterationOpAttr)) continue;
+    if (it == by_name.end() || !AttrIsTrue(*it->second, contract::kIterationOpAttr.name)) continue;
     iteration_ops_.push_back(name);
     if (device_.empty()) device_ = it->second->device();
     for (const std::string& input : it->second->input()) {
@@ -502,7 +503,7 @@ void LoopBuilder::RemoveNodes() {
 
 absl::Status IterationsLoopPass::Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
                                      GraphDef* graph, bool* changed) {
-  const int64_t iterations = options.GetInt(kIterationsOption, 1);
+  const int64_t iterations = options.Get(contract::kIterationsPerLoop);
   GraphDef rewritten = *graph;
   LoopBuilder builder(item, &rewritten, iterations);
   if (!builder.FindIterationOps()) return absl::OkStatus();

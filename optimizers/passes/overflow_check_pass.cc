@@ -2,7 +2,7 @@
 // float-status register sees overflows anywhere in the graph, as Ascend's hardware register does.
 // Enabled for graphs that read or clear the register (loss scaling's NpuGetFloatStatus & co) and, with
 // enable_dump_debug, for every graph a session runs: then the checks also report each overflowing op
-// (Opdebug record and a dump of its inputs and outputs, see ops/overflow_check_op.cc).
+// (Opdebug record and a dump of its inputs and outputs, see ops/kernels/overflow_check_kernels.cc).
 //
 // A checked output's consumers are rewired to read the check's output (an identity that forwards the
 // buffer), so the check runs whenever the value is used; a control dependency on a checked node also
@@ -15,7 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "optimizers/instrumentation.h"
+#include "optimizers/graph/instrumentation.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/types.h"
 #include "tensorflow/core/grappler/utils.h"
@@ -42,8 +43,7 @@ std::string CheckName(const std::string& node, int index) {
 }
 
 bool Reports(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) {
-  return options.GetBool("enable_dump_debug", false) && !options.GetString(kDumpRootKey, "").empty() &&
-         IsMainGraph(item);
+  return options.Get(contract::kOverflowCheck) && !options.Get(contract::kDumpRoot).empty() && IsMainGraph(item);
 }
 
 class OverflowCheckPass : public RewritePass {
@@ -61,8 +61,8 @@ class OverflowCheckPass : public RewritePass {
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
                    tensorflow::GraphDef* graph, bool* changed) override {
     const bool report = Reports(options, item);
-    const bool fp16_saturation = options.GetBool(kFp16SaturationKey, false);
-    const DumpModel model = report ? FindOrCreateModel(*graph, options.GetString(kDumpRootKey, "")) : DumpModel();
+    const bool fp16_saturation = options.Get(contract::kOverflowFp16Saturation);
+    const DumpModel model = report ? FindOrCreateModel(*graph, options.Get(contract::kDumpRoot)) : DumpModel();
     NameSet names(*graph);
 
     // tensor name ("n" or "n:i") -> check node that replaces it; node -> its checks

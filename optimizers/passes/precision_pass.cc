@@ -3,7 +3,7 @@
 // A float32 tensor "rounded through fp16" is a Cast float->half followed by a Cast half->float: the consumer
 // computes in float32 on values that fp16 can represent, which is exactly fp16 inputs with fp32
 // accumulation (Ascend's cube units). The Python precision step turns precision_mode, customize_dtypes and
-// the backend into rules (precision_keys.h); this pass applies them:
+// the backend into rules (contract::kPrecisionRules, records in pass_contract.h); this pass applies them:
 //   1. With bf16 mixed precision, the rounding casts TensorFlow's fp16-emulating AMP pass inserted are
 //      retargeted to bfloat16.
 //   2. Rules round (or keep) the float inputs and outputs of the ops they select.
@@ -14,14 +14,13 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "optimizers/graph_edit.h"
-#include "optimizers/op_classes.h"
-#include "optimizers/precision_keys.h"
+#include "optimizers/graph/graph_edit.h"
+#include "optimizers/graph/op_classes.h"
+#include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/framework/types.h"
@@ -33,23 +32,6 @@ using tensorflow::DataType;
 using tensorflow::NodeDef;
 
 constexpr char kAmpSuffix[] = "AutoMixedPrecision";
-
-std::vector<std::string> Split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, separator)) parts.push_back(part);
-  if (!text.empty() && text.back() == separator) parts.emplace_back();
-  return parts;
-}
-
-bool DtypeFromName(const std::string& name, DataType* dtype) {
-  if (name == "float16") *dtype = tensorflow::DT_HALF;
-  else if (name == "bfloat16") *dtype = tensorflow::DT_BFLOAT16;
-  else if (name == "float32") *dtype = tensorflow::DT_FLOAT;
-  else return false;
-  return true;
-}
 
 // What to do with the float slots of an op: a dtype per index, or for every slot.
 struct SlotSpec {
@@ -65,19 +47,34 @@ struct SlotSpec {
   }
 };
 
-absl::Status ParseSlots(const std::string& text, SlotSpec* spec) {
-  if (text.empty()) return absl::OkStatus();
-  for (const std::string& item : Split(text, ',')) {
-    const auto parts = Split(item, '=');
-    DataType dtype;
-    if (parts.size() != 2 || !DtypeFromName(parts[1], &dtype)) {
-      return absl::InvalidArgumentError("bad precision slot spec '" + item + "'");
+// Slot -1 stands for every float32 slot; the dtypes round through float16 / bfloat16 or keep float32.
+absl::Status ReadSlots(const tensorflow::NameAttrList& record, contract::RecordField slots_field,
+                       contract::RecordField dtypes_field, SlotSpec* spec) {
+  std::vector<int64_t> slots;
+  std::vector<DataType> dtypes;
+  absl::Status status = GetField(record, slots_field, &slots);
+  if (status.ok()) status = GetField(record, dtypes_field, &dtypes);
+  if (!status.ok()) return status;
+  if (slots.size() != dtypes.size()) {
+    return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule has ") +
+                                      std::to_string(slots.size()) + " " + slots_field.name + " but " +
+                                      std::to_string(dtypes.size()) + " " + dtypes_field.name);
+  }
+  for (size_t k = 0; k < slots.size(); ++k) {
+    if (dtypes[k] != tensorflow::DT_HALF && dtypes[k] != tensorflow::DT_BFLOAT16 && dtypes[k] != tensorflow::DT_FLOAT) {
+      return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule's ") + dtypes_field.name +
+                                        " holds " + tensorflow::DataTypeString(dtypes[k]) +
+                                        "; the allowed dtypes are float16, bfloat16 and float32");
     }
-    if (parts[0] == "*") {
+    if (slots[k] < -1) {
+      return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule's ") + slots_field.name +
+                                        " holds " + std::to_string(slots[k]) + "; slots are >= 0, or -1 for all");
+    }
+    if (slots[k] == -1) {
       spec->has_default = true;
-      spec->all = dtype;
+      spec->all = dtypes[k];
     } else {
-      spec->by_index[std::stoi(parts[0])] = dtype;
+      spec->by_index[static_cast<int>(slots[k])] = dtypes[k];
     }
   }
   return absl::OkStatus();
@@ -89,24 +86,26 @@ struct Rule {
 
 class RuleSet {
  public:
-  absl::Status Parse(const std::string& text) {
-    for (const std::string& line : Split(text, '\n')) {
-      if (line.empty()) continue;
-      const auto fields = Split(line, '|');
-      if (fields.size() != 3) return absl::InvalidArgumentError("bad precision rule '" + line + "'");
+  absl::Status Build(const std::vector<tensorflow::NameAttrList>& records) {
+    for (const tensorflow::NameAttrList& record : records) {
       Rule rule;
-      absl::Status status = ParseSlots(fields[1], &rule.inputs);
-      if (status.ok()) status = ParseSlots(fields[2], &rule.outputs);
+      std::string selector, target;
+      absl::Status status = GetField(record, contract::kRuleSelector, &selector);
+      if (status.ok()) status = GetField(record, contract::kRuleTarget, &target);
+      if (status.ok()) status = ReadSlots(record, contract::kRuleInputSlots, contract::kRuleInputDtypes, &rule.inputs);
+      if (status.ok()) {
+        status = ReadSlots(record, contract::kRuleOutputSlots, contract::kRuleOutputDtypes, &rule.outputs);
+      }
       if (!status.ok()) return status;
-      const std::string& selector = fields[0];
-      if (selector == "type:*") {
+      if (selector == "type" && target == "*") {
         default_ = std::make_unique<Rule>(rule);
-      } else if (selector.rfind("type:", 0) == 0) {
-        by_type_[selector.substr(5)] = rule;
-      } else if (selector.rfind("name:", 0) == 0) {
-        by_name_[selector.substr(5)] = rule;
+      } else if (selector == "type") {
+        by_type_[target] = rule;
+      } else if (selector == "name") {
+        by_name_[target] = rule;
       } else {
-        return absl::InvalidArgumentError("bad precision rule selector '" + selector + "'");
+        return absl::InvalidArgumentError("npu_bridge: a precision rule's selector is '" + selector +
+                                          "'; the selectors are type and name");
       }
     }
     return absl::OkStatus();
@@ -127,7 +126,7 @@ class RuleSet {
 };
 
 bool IsKept(const NodeDef& node) {
-  auto it = node.attr().find(kKeepDtypeAttr);
+  auto it = node.attr().find(contract::kKeepDtypeAttr.name);
   return it != node.attr().end() && (it->second.i() != 0 || it->second.b());
 }
 
@@ -152,17 +151,17 @@ class PrecisionPass : public RewritePass {
   std::string name() const override { return "precision"; }
 
   bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem&) const override {
-    return options.Has(kPrecisionRulesKey) || options.Has(kAmpDtypeKey);
+    return options.Get(contract::kPrecisionRewrite);
   }
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
                    tensorflow::GraphDef* graph, bool* changed) override {
     RuleSet rules;
-    absl::Status status = rules.Parse(options.GetString(kPrecisionRulesKey, ""));
+    absl::Status status = rules.Build(options.Get(contract::kPrecisionRules));
     if (!status.ok()) return status;
     GraphEditor editor(graph);
     changed_ = changed;
-    if (options.GetString(kAmpDtypeKey, "") == "bfloat16") RetargetAmpCasts(&editor);
+    if (options.Get(contract::kPrecisionAmpDtype) == "bfloat16") RetargetAmpCasts(&editor);
 
     // AMP's rounding is undone first for kept ops and float32 slots (it exists because AMP put the op in
     // fp16); rules then round. A kept op still reads rounded values from a producer that a rule makes fp16,

@@ -3,9 +3,9 @@
 Which op variants: V1 ``CollectiveReduce``, ``CollectiveGather`` and ``CollectiveBcastSend/Recv`` (their
 instance key is an attribute, so TensorFlow keeps ranks' step ids in sync itself, also when some ranks run
 more steps than others) and ``CollectiveAllToAllV2`` (the only all-to-all; its runs need a
-``collective_graph_key``, which the session step supplies). All are placed on the host CPU, carry the
-execution timeout (the NpuOptimizer pass resets it to the session's ``hccl_timeout``), are marked with
-``MARKER_ATTR`` and registered in ``registry``.
+``collective_graph_key``, which the session step supplies). All are placed on the host CPU, carry a
+timeout (see ``_timeout_bound``; the NpuOptimizer pass sets the session's own), are marked with
+``pass_contract.COLLECTIVE_GROUP_ATTR`` and registered in ``registry``.
 
 Callers pass tensors of a dtype the op supports (see ``transport``) and groups of at least two ranks.
 """
@@ -14,8 +14,7 @@ import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
 from npu_bridge.core.collectives import keys, registry, settings
-
-MARKER_ATTR = "_npu_hccl_group"  # the NpuOptimizer collective-timeout pass looks for it
+from npu_bridge.core.session.pass_contract import COLLECTIVE_GROUP_ATTR
 DEVICE = "/device:CPU:0"
 REDUCE_DTYPES = (tf.bfloat16, tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
 GATHER_DTYPES = (tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
@@ -23,8 +22,20 @@ BROADCAST_DTYPES = (tf.bool, tf.float16, tf.float32, tf.float64, tf.int32, tf.in
 ALL_TO_ALL_DTYPES = REDUCE_DTYPES
 
 
+def _timeout_bound():
+    """The timeout a collective op is built with; it only counts in sessions that are not bridged.
+
+    The plan of a bridged session decides its collectives' timeout (hccl_timeout / HCCL_EXEC_TIMEOUT) and the
+    NpuOptimizer pass stamps it on every collective the session runs, whatever the op was built with. A session
+    that is not bridged runs no pass, and there a collective waits forever for a group its peers never join
+    (tests/test_collective_runtime.py runs one on two ranks), so the op keeps HCCL_EXEC_TIMEOUT (default
+    1836 s) as the bound of that case. The process's init options play no part: they belong to sessions.
+    """
+    return settings.exec_timeout()
+
+
 def _register(tensor, kind, members, key, needs_graph_key=False):
-    tensor.op._set_attr(MARKER_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))  # pylint: disable=protected-access
+    tensor.op._set_attr(COLLECTIVE_GROUP_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))  # pylint: disable=protected-access
     registry.record(tensor.op, registry.CollectiveInfo(kind, members.group, members.ranks, key, needs_graph_key))
     return tensor
 
@@ -42,7 +53,7 @@ def all_reduce(x, members, merge_op, kind="allreduce"):
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveReduce(
             input=x, group_size=members.size, group_key=members.key, instance_key=key, merge_op=merge_op,
-            final_op="Id", subdiv_offsets=[0], timeout_seconds=settings.exec_timeout_now(), name="HcomAllReduce")
+            final_op="Id", subdiv_offsets=[0], timeout_seconds=_timeout_bound(), name="HcomAllReduce")
     return _register(y, kind, members, key)
 
 
@@ -52,7 +63,7 @@ def all_gather(x, members, kind="allgather"):
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveGather(
             input=x, group_size=members.size, group_key=members.key, instance_key=key, shape=x.shape,
-            timeout_seconds=settings.exec_timeout_now(), name="HcomAllGather")
+            timeout_seconds=_timeout_bound(), name="HcomAllGather")
     if x.shape.rank is not None:
         first = None if x.shape[0] is None else x.shape[0] * members.size
         y.set_shape([first] + x.shape.as_list()[1:])
@@ -64,7 +75,7 @@ def broadcast_send(x, members, key, kind="broadcast"):
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveBcastSend(
             input=x, group_size=members.size, group_key=members.key, instance_key=key, shape=x.shape,
-            timeout_seconds=settings.exec_timeout_now(), name="HcomBroadcastSend")
+            timeout_seconds=_timeout_bound(), name="HcomBroadcastSend")
     return _register(y, kind, members, key)
 
 
@@ -73,7 +84,7 @@ def broadcast_recv(shape, dtype, members, key, kind="broadcast"):
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveBcastRecv(
             T=dtype, group_size=members.size, group_key=members.key, instance_key=key, shape=shape,
-            timeout_seconds=settings.exec_timeout_now(), name="HcomBroadcastRecv")
+            timeout_seconds=_timeout_bound(), name="HcomBroadcastRecv")
     return _register(y, kind, members, key)
 
 
@@ -90,6 +101,6 @@ def all_to_all(x, members, instance_key, block_key, kind):
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveAllToAllV2(
             input=x, group_size=members.size, group_key=members.key, instance_key=instance_key,
-            ordering_token=[], timeout_seconds=settings.exec_timeout_now(), name="HcomAllToAll")
+            ordering_token=[], timeout_seconds=_timeout_bound(), name="HcomAllToAll")
     y.set_shape(x.shape)
     return _register(y, kind, members, block_key, needs_graph_key=True)

@@ -1,8 +1,9 @@
 """How bridged sessions take part in a multi-rank job (session setup step 300, "collectives").
 
 For every bridged session:
-  * the session's collective timeout (``hccl_timeout`` > HCCL_EXEC_TIMEOUT > 1836 s) is handed to the
-    NpuOptimizer pass, which puts it on every collective op of the graphs the session runs;
+  * the session's collective timeout (``hccl_timeout`` > HCCL_EXEC_TIMEOUT > 1836 s) is decided once, here, and
+    goes into the session's pass plan; the NpuOptimizer pass puts it on every collective op of the graphs the
+    session runs, and the watchdog and error messages of the session's runs use the same value;
   * in a world of more than one rank, the rank's collective server is started (once; it waits for every
     rank) and the session targets it, restricted to this rank's own worker. A session the user pointed at
     a target of their own keeps it.
@@ -12,19 +13,15 @@ For every bridged session:
     (TensorFlow cannot run collectives again in a process after a failure).
 """
 
-import os
 import re
 
 import tensorflow as tf
 
-from npu_bridge.core.session import config_proto
 from npu_bridge.core.runtime import log
-from npu_bridge.core.world import world
 from npu_bridge.core.collectives import registry, server, settings
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
-TIMEOUT_KEY = "_npu_bridge_hccl_exec_timeout"  # read by optimizers/collective_timeout_pass.cc
 _REMOTE_TASK = re.compile(r"remote target /job:[\w-]+/replica:\d+/task:(\d+)")
 _NOISE = ("Graph execution error", "Detected at node", "Node:", "From /job:", "Original stack trace",
           "The error could be from", "Additional GRPC error", "[[{{node", "File \"")
@@ -32,12 +29,10 @@ _NOISE = ("Graph execution error", "Detected at node", "Node:", "From /job:", "O
 
 @setup_step(300, "collectives")
 def attach_collectives(plan):
-    """Hands the timeout to the pass and, with more than one rank, redirects the session to the rank's server."""
+    """Decides the collective timeout and, with more than one rank, redirects the session to the rank's server."""
     timeout = settings.exec_timeout(plan.options.get("hccl_timeout"))
-    for entry in plan.config.graph_options.rewrite_options.custom_optimizers:
-        if entry.name == config_proto.NPU_OPTIMIZER:
-            entry.parameter_map[TIMEOUT_KEY].i = timeout
-    current = world.load_world(os.environ, plan.options.get("session_device_id"))
+    plan.pass_plan.collective_timeout = timeout
+    current = plan.world
     if current.rank_size == 1:
         return
     runtime = server.ensure_started(current)
@@ -49,7 +44,7 @@ def attach_collectives(plan):
                       plan.target, runtime.rank, runtime.target)
     if not plan.config.device_filters:
         plan.config.device_filters.append(runtime.device_filter)
-    plan.run_hooks.append(CollectiveRunHook(runtime, timeout))
+    plan.run_hooks.append(CollectiveRunHook(runtime, plan.pass_plan.collective_timeout))  # the watchdog's too
 
 
 class CollectiveRunHook(RunHook):

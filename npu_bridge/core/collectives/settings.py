@@ -10,7 +10,6 @@ collides between ranks, also when several ranks share a machine.
 
 import os
 
-from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import EnvironmentVariableError
 
 CONNECT_TIMEOUT_VARIABLE = "HCCL_CONNECT_TIMEOUT"
@@ -58,12 +57,6 @@ def exec_timeout(hccl_timeout=None, environ=os.environ):
     """
     from_environment = _seconds(environ, EXEC_TIMEOUT_VARIABLE, DEFAULT_EXEC_TIMEOUT)
     return int(hccl_timeout) if hccl_timeout is not None else from_environment
-
-
-def exec_timeout_now():
-    """The execution timeout for a collective built now: the process's init options decide once initialized."""
-    state = system.state()
-    return exec_timeout(state.init_options.get("hccl_timeout") if state.initialized else None)
 
 
 def port_base(rank_size, environ=os.environ):

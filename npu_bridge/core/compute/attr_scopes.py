@@ -16,8 +16,7 @@ from tensorflow.core.framework import attr_value_pb2
 
 from npu_bridge.core.estimator.config_objects import NpuExecutePlacement
 from npu_bridge.core.runtime.errors import NpuArgumentError
-
-KEEP_DTYPE_ATTR = "_keep_dtype"
+from npu_bridge.core.session.pass_contract import KEEP_DTYPE_ATTR
 WITHOUT_NPU_COMPILE_ATTR = "_without_npu_compile"
 
 

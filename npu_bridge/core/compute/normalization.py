@@ -4,10 +4,7 @@ import tensorflow as tf
 
 from npu_bridge.core.compute.tensors import as_dtype
 from npu_bridge.core.runtime.errors import NpuArgumentError
-
-# Read by the impl_mode rewrite pass (optimizers/impl_mode_pass.cc): which Ascend op a Rsqrt implements.
-IMPL_OP_ATTR = "_npu_impl_op"
-IMPL_NAME_ATTR = "_npu_impl_name"
+from npu_bridge.core.session.pass_contract import IMPL_NAME_ATTR, IMPL_OP_ATTR  # read by the impl_mode pass
 
 
 def _axes(rank, begin, what):

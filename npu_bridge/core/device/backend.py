@@ -13,18 +13,18 @@ from npu_bridge.core.runtime.errors import NpuOptionError
 
 
 def configure(plan):
-    """Resolves a session's backend and restricts its devices accordingly.
+    """Checks a session's backend (resolved once in ``plan.backend``) and restricts its devices accordingly.
 
     Args:
       plan: the ``SessionPlan`` (its config is edited).
     Returns:
       "cpu", "gpu" or "ascend".
     Raises:
-      NpuOptionError: the backend is gpu but TensorFlow sees no GPU, or NPU_BRIDGE_DEVICE_TARGET is invalid.
+      NpuOptionError: the backend is gpu but TensorFlow sees no GPU.
     """
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
-    target = device_target.resolve(plan.options)
+    target = plan.backend
     has_gpu = bool(tf.config.list_physical_devices("GPU"))
     if target == "gpu" and not has_gpu:
         key = "device_target" if plan.options.is_set("device_target") else device_target.ENV_VARIABLE

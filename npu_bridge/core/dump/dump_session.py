@@ -1,9 +1,10 @@
 """How a bridged session dumps: its setup step (order 400) and its run hook.
 
 Setup, for a session with enable_dump, enable_dump_debug or enable_exception_dump=1:
-  * the dump root {dump_path}/{time}/{device id} (``time`` is this process's first dump, YYYYmmddHHMMSS; the
-    device id is the world's, so every rank writes its own directory) goes into the parameter_map for the
-    NpuOptimizer passes (optimizers/dump_pass.cc, overflow_check_pass.cc, exception_capture_pass.cc), with
+  * the session's pass plan gets what the NpuOptimizer passes (optimizers/passes/dump_pass.cc,
+    overflow_check_pass.cc, exception_capture_pass.cc) need: the dump root {dump_path}/{time}/{device id}
+    (``time`` is this process's first dump, YYYYmmddHHMMSS; the device id is the world's, so every rank writes
+    its own directory), what to dump (dump_mode, dump_data), the parsed dump_step ranges and dump_layer names,
     the simulated Ascend backend's fp16 rule, whether golden .npy files are written (NPU_BRIDGE_DUMP_GOLDEN,
     default 1) and the exception dump directory;
   * TensorFlow's remapper and arithmetic optimizer, which fuse ops or replace them by ops of other names, are
@@ -27,20 +28,13 @@ import weakref
 
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-from npu_bridge.core.device import device_target
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime import resource
-from npu_bridge.core.world import world
 from npu_bridge.core.dump import dump_writer, overflow_records
 from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.options import checks as option_checks
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
-ROOT_KEY = "_npu_bridge_dump_root"
-EXCEPTION_DIR_KEY = "_npu_bridge_exception_dir"
-SESSION_ID_KEY = "_npu_bridge_session_id"
-FP16_SATURATION_KEY = "_npu_bridge_fp16_saturation"
-GOLDEN_KEY = "_npu_bridge_dump_golden"
 GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
 REPORT_INTERVAL_SECONDS = 5.0
 _FAILED_NODE = re.compile(r"\{\{node ([^}]+)\}\}")
@@ -61,25 +55,33 @@ def plan_dump(plan):
     capturing = options.get("enable_exception_dump") == 1
     if not (dumping or debugging or capturing):
         return
-    params = option_parse.find_npu_optimizers(plan.config)[0].parameter_map
-    device = world.validate_environment(session_device_id=options.get("session_device_id")).device_id
+    pass_plan = plan.pass_plan
     session_id = next(_session_ids)
-    root = None
     if dumping or debugging:
-        root = os.path.join(options.get("dump_path"), process_time(), str(device))
-        params[ROOT_KEY].s = root.encode("utf-8")
-        params[FP16_SATURATION_KEY].b = debugging and device_target.resolve(options) == "ascend"
-        params[GOLDEN_KEY].b = golden_files_wanted()
+        root = os.path.join(options.get("dump_path"), process_time(), str(plan.device_id))
+        golden = golden_files_wanted()
+        pass_plan.dump_root = root
+        pass_plan.overflow_check = bool(debugging)
+        pass_plan.overflow_fp16_saturation = bool(debugging) and plan.backend == "ascend"
         _keep_op_names(plan.config.graph_options.rewrite_options)
         with _lock:
             _reports.setdefault(root, _Report(root))
+    if dumping:
+        pass_plan.dump_enabled = True
+        pass_plan.dump_inputs = options.get("dump_mode") != "output"
+        pass_plan.dump_outputs = options.get("dump_mode") != "input"
+        pass_plan.dump_stats = options.get("dump_data") == "stats"
+        pass_plan.dump_golden = golden and not pass_plan.dump_stats
+        step = options.get("dump_step")
+        pass_plan.dump_steps = option_checks.dump_step_ranges(step) if step is not None else ()
+        pass_plan.dump_layers = tuple((options.get("dump_layer") or "").split())
     if capturing:
-        params[EXCEPTION_DIR_KEY].s = exception_dir(device).encode("utf-8")
-        params[SESSION_ID_KEY].i = session_id
+        pass_plan.exception_dump = True
+        pass_plan.exception_dir = exception_dir(plan.device_id)
+        pass_plan.session_id = session_id
     dump_writer.configure_from_environment()
     _register_exit()
-    layer = tuple(options.get("dump_layer").split()) if dumping and options.get("dump_layer") else ()
-    plan.run_hooks.append(DumpRunHook(session_id, capturing, layer))
+    plan.run_hooks.append(DumpRunHook(session_id, capturing, pass_plan.dump_layers))
 
 
 def _keep_op_names(rewrite_options):

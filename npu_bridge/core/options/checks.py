@@ -12,10 +12,11 @@ from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import OptionValueError
 from npu_bridge.core.options import profiling_options as profiling_options_format
 
-_STEP_ITEM = re.compile(r"(\d+)(?:-(\d+))?")
+_STEP_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # ASCII digits: \d also matches other scripts' digits
 _INT_LIST = re.compile(r"\d+(,\d+)*")
 _SHAPE_ITEM = re.compile(r"([^:;,]+):(-?\d+(?:,-?\d+)*)")
 _MAX_DUMP_STEP_SETS = 100
+_MAX_STEP = 2**63 - 1  # steps travel to the C++ dump kernels as int64
 
 
 def one_of(values, detail=None):
@@ -142,21 +143,40 @@ def dump_step(value):
     Args:
       value: the dump_step text, e.g. ``"0|5|10-20"``.
     Returns:
-      The value unchanged.
+      The value unchanged (``dump_step_ranges`` gives the steps it selects).
     Raises:
-      ValueError: with upstream's wording for each kind of mistake.
+      OptionValueError: with upstream's wording for each kind of mistake (see ``dump_step_ranges``).
+    """
+    dump_step_ranges(value)
+    return value
+
+
+def dump_step_ranges(value):
+    """Parses dump_step: the one parser of the option, for its check and for the dump setup step.
+
+    Args:
+      value: the dump_step text, e.g. ``"0|5|10-20"``.
+    Returns:
+      A tuple of (first, last) step ranges, e.g. ((0, 0), (5, 5), (10, 20)).
+    Raises:
+      OptionValueError: more than 100 sets, an item that is not ``N`` or ``A-B`` in ASCII digits, a range with
+        ``A >= B``, or a step beyond the int64 range.
     """
     items = value.split("|")
     if len(items) > _MAX_DUMP_STEP_SETS:
         raise OptionValueError(f"dump_step only support dump <= {_MAX_DUMP_STEP_SETS} sets of data")
+    ranges = []
     for item in items:
         match = _STEP_ITEM.fullmatch(item)
         if not match:
             raise OptionValueError("dump_step string style is error, correct example:'0|5|10|50-100'")
-        first, second = match.groups()
-        if second is not None and int(first) >= int(second):
+        first, second = (int(step) for step in match.groups(match.group(1)))  # "N" is the range N-N
+        if max(first, second) > _MAX_STEP:
+            raise OptionValueError(f"step {max(first, second)} is beyond the largest step, {_MAX_STEP} (int64)")
+        if match.group(2) is not None and first >= second:
             raise OptionValueError("in range steps, the first step is >= second step, correct example:'0|5|10-20'")
-    return value
+        ranges.append((first, second))
+    return tuple(ranges)
 
 
 def int_list(detail):

@@ -11,6 +11,7 @@ import re
 
 from npu_bridge.core.precision.op_types import tf_op_type
 from npu_bridge.core.runtime.errors import OptionValueError
+from npu_bridge.core.session.pass_contract import PrecisionRule
 
 # Dtype names Ascend's files use; the float ones change the computation here.
 ROUNDING_DTYPES = ("float16", "bfloat16", "float32")
@@ -27,8 +28,8 @@ def _slots(text, line_number):
             raise OptionValueError(f"line {line_number}: unknown dtype {dtype!r}; known dtypes are "
                                    + ", ".join(ROUNDING_DTYPES + OTHER_DTYPES))
         if dtype in ROUNDING_DTYPES:
-            slots.append(f"{index}={dtype}")
-    return ",".join(slots)
+            slots.append((index, dtype))
+    return tuple(slots)
 
 
 def parse(text):
@@ -37,7 +38,7 @@ def parse(text):
     Args:
       text: the file content.
     Returns:
-      A list of rule lines ``selector|inputs|outputs`` (see optimizers/precision_keys.h).
+      A list of ``PrecisionRule``s, one per line.
     Raises:
       ValueError: a line is malformed or names an unknown dtype.
     """
@@ -48,14 +49,14 @@ def parse(text):
             continue
         if line.startswith("OpType::"):
             head, _, rest = line[len("OpType::"):].partition(":")
-            selector = f"type:{tf_op_type(head.strip())}"
+            selector, target = "type", tf_op_type(head.strip())
         elif "::" in line:
             head, _, rest = line.partition("::")
-            selector = f"name:{head.strip()}"
+            selector, target = "name", head.strip()
         else:
             raise OptionValueError(f"line {number}: {line!r} is not OpName::InputDtype:...,OutputDtype:... or "
                                    "OpType::Type:InputDtype:...,OutputDtype:...")
-        parts = {"InputDtype": "", "OutputDtype": ""}
+        parts = {"InputDtype": (), "OutputDtype": ()}
         pieces = _PART.split(rest)
         if pieces[0].strip(" ,") or len(pieces) < 3:
             raise OptionValueError(f"line {number}: expected InputDtype:... and/or OutputDtype:... after the op, "
@@ -64,7 +65,7 @@ def parse(text):
             parts[key] = _slots(value, number)
         if not head.strip():
             raise OptionValueError(f"line {number}: the op name or type is empty")
-        rules.append(f"{selector}|{parts['InputDtype']}|{parts['OutputDtype']}")
+        rules.append(PrecisionRule(selector, target, parts["InputDtype"], parts["OutputDtype"]))
     return rules
 
 
@@ -74,7 +75,7 @@ def load(path):
     Args:
       path: the file path.
     Returns:
-      The rule lines (see ``parse``).
+      The ``PrecisionRule``s (see ``parse``).
     Raises:
       ValueError: the file cannot be read or is malformed.
     """

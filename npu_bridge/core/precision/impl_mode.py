@@ -12,6 +12,7 @@ op_precision_mode names an .ini file with ``[ByOpType]`` and ``[ByNodeName]`` se
 import configparser
 
 from npu_bridge.core.runtime.errors import OptionValueError
+from npu_bridge.core.session.pass_contract import ImplModeRule
 
 HIGH_PRECISION = "high_precision"
 HIGH_PERFORMANCE = "high_performance"
@@ -60,39 +61,39 @@ def load_ini(path):
 
 
 def resolve(options):
-    """Turns the implementation-mode options into lines for the impl_mode pass.
+    """Turns the implementation-mode options into the rules of the impl_mode pass.
 
     Args:
       options: the session's validated ``NpuOptions``.
     Returns:
-      (lines, unmodelled): lines ``type:<op>=<mode>``, ``name:<node>=<mode>`` and ``type:*=<mode>``;
+      (rules, unmodelled): ``ImplModeRule``s by op type, by node name, and for every op (type "*");
       unmodelled lists the explicitly named ops or values that have no numerical model here.
     """
     selected = options.get("op_select_implmode")
     listed = options.get("optypelist_for_implmode")
-    lines = []
+    rules = []
     unmodelled = []
     if selected is None:
-        lines.append(f"type:*={ASCEND_DEFAULT}")
+        rules.append(ImplModeRule("type", "*", ASCEND_DEFAULT))
     elif selected.endswith("_for_all"):
-        lines.append(f"type:*={selected[:-len('_for_all')]}")
+        rules.append(ImplModeRule("type", "*", selected[:-len("_for_all")]))
     elif listed:
-        lines.append(f"type:*={ASCEND_DEFAULT}")
+        rules.append(ImplModeRule("type", "*", ASCEND_DEFAULT))
         for op in (item.strip() for item in listed.split(",") if item.strip()):
-            lines.append(f"type:{op}={selected}")
+            rules.append(ImplModeRule("type", op, selected))
             if op not in MODELLED_OPS:
                 unmodelled.append(op)
     else:
-        lines.append(f"type:*={selected}")
+        rules.append(ImplModeRule("type", "*", selected))
     ini_path = options.get("op_precision_mode")
     if ini_path:
         ini = load_ini(ini_path)
-        for section, prefix in (("ByOpType", "type"), ("ByNodeName", "name")):
+        for section, selector in (("ByOpType", "type"), ("ByNodeName", "name")):
             for key, mode in ini[section].items():
                 if mode in (HIGH_PRECISION, HIGH_PERFORMANCE):
-                    lines.append(f"{prefix}:{key}={mode}")
+                    rules.append(ImplModeRule(selector, key, mode))
                     if section == "ByOpType" and key not in MODELLED_OPS:
                         unmodelled.append(key)
                 else:
                     unmodelled.append(f"{key}={mode}")
-    return lines, unmodelled
+    return rules, unmodelled

@@ -1,6 +1,7 @@
 """The precision setup step (order 200) of every bridged session.
 
-It chooses the backend (``npu_bridge.core.device.backend``), works out the precision policy (``modes``) and applies it:
+It applies the session's backend (``npu_bridge.core.device.backend``), works out the precision policy (``modes``)
+and applies it, filling the precision part of the session's pass plan:
   * cube and fp16 modes, customize_dtypes: rounding rules for the C++ ``precision`` pass;
   * mixed modes: TensorFlow's automatic mixed precision -- ``auto_mixed_precision`` on GPU,
     ``auto_mixed_precision_cpu`` (fp16 emulated in float32 kernels) on CPU and the simulated backend, its
@@ -14,7 +15,8 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 from npu_bridge.core.device import backend
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes, pass_params
+from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
+from npu_bridge.core.session.pass_contract import EVERY_SLOT, PrecisionRule
 from npu_bridge.core.session.setup_steps import setup_step
 
 _ON = rewriter_config_pb2.RewriterConfig.ON
@@ -45,15 +47,19 @@ def configure_precision(plan):
         # The remapper would fuse MatMul/Conv2D with their bias and activation into ops the rules do not name.
         rewrite.remapping = _OFF
 
-    impl_modes = _implementation_modes(options, target)
-    pass_params.write(plan.config, rules=None if policy.behaviour == modes.UNCHANGED else rules,
-                      amp_dtype=amp_dtype, ascend_fp16=target == "ascend", impl_modes=impl_modes)
+    pass_plan = plan.pass_plan
+    # Without rules the pass still runs in a mixed region, for the ops marked _keep_dtype.
+    pass_plan.precision_rewrite = policy.behaviour != modes.UNCHANGED
+    pass_plan.precision_rules = tuple(rules) if pass_plan.precision_rewrite else ()
+    pass_plan.amp_dtype = amp_dtype or ""
+    pass_plan.ascend_fp16 = target == "ascend"
+    pass_plan.impl_modes = tuple(_implementation_modes(options, target))
     if policy.mode:
         log.info_once(("precision", policy, target), "%s (backend %s)", policy.describe(), target)
 
 
 def _implementation_modes(options, target):
-    """Implementation-mode lines of the impl_mode pass (simulated backend only; reported elsewhere)."""
+    """Implementation-mode rules of the impl_mode pass (simulated backend only; reported elsewhere)."""
     if target != "ascend":
         if any(options.is_set(name) for name in _IMPL_OPTIONS):
             log.info_once(("impl-off-ascend", target), "%s: implementation modes change numerics only on the "
@@ -69,13 +75,14 @@ def _implementation_modes(options, target):
 
 
 def _rounding_rules(policy):
-    """Rule lines of the precision pass for cube and fp16 modes."""
+    """``PrecisionRule``s of the precision pass for cube and fp16 modes."""
+    fp16 = ((EVERY_SLOT, "float16"),)
     if policy.behaviour == modes.CUBE_FP16:
-        return [f"type:{op}|*=float16|*=float16" for op in modes.CUBE_OPS]
+        return [PrecisionRule("type", op, fp16, fp16) for op in modes.CUBE_OPS]
     if policy.behaviour == modes.CUBE_FP16_IN_FP32_OUT:
-        return [f"type:{op}|*=float16|" for op in modes.CUBE_OPS]
+        return [PrecisionRule("type", op, fp16) for op in modes.CUBE_OPS]
     if policy.behaviour == modes.ALL_FP16:
-        return ["type:*|*=float16|*=float16"]
+        return [PrecisionRule("type", "*", fp16, fp16)]
     return []
 
 

@@ -16,11 +16,9 @@ import weakref
 
 from tensorflow.core.protobuf import config_pb2
 
-from npu_bridge.core.device import device_target
 from npu_bridge.core.session import bridge as session_bridge
 from npu_bridge.core.session import setup_steps as session_setup
 from npu_bridge.core.runtime import system
-from npu_bridge.core.world import world
 from npu_bridge.core.profiling import recorder, settings as profiling_settings
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
@@ -35,12 +33,12 @@ class ProfilingHook(RunHook):
 
     Args:
       settings: the session's ``ProfilingSettings``, or None when its options do not profile.
-      options: the session's ``NpuOptions``.
+      plan: the session's ``SessionPlan`` (options, world and backend).
     """
 
-    def __init__(self, settings, options):
+    def __init__(self, settings, plan):
         self._settings = settings
-        self._options = options
+        self._plan = plan
         self._context = None
         self._session = next(_sessions)
         _hooks.add(self)
@@ -48,7 +46,7 @@ class ProfilingHook(RunHook):
     @property
     def options(self):
         """The ``NpuOptions`` of the session this hook belongs to."""
-        return self._options
+        return self._plan.options
 
     def before_run(self, context):
         settings = recorder.scoped_settings() or self._settings
@@ -56,7 +54,7 @@ class ProfilingHook(RunHook):
             return
         trace_level = _trace_level(context.session)
         if self._context is None:
-            self._context = _profile_context(self._options, trace_level)
+            self._context = _profile_context(self._plan, trace_level)
         recorder.ensure_started(settings, self._context)
         if context.options is None:
             context.options = config_pb2.RunOptions(trace_level=trace_level)
@@ -85,16 +83,16 @@ def attach_profiling_hook(plan):
     """Validates the session's profiling settings and attaches the profiling hook when something profiles."""
     settings = profiling_settings.from_session_options(plan.options)
     if settings is not None or recorder.scoped_settings() is not None:
-        plan.run_hooks.append(ProfilingHook(settings, plan.options))
+        plan.run_hooks.append(ProfilingHook(settings, plan))
 
 
 def hook_open_sessions():
     """Attaches a profiling hook to every open bridged session that has none (a ``Profiler`` scope starts)."""
     hooked = {id(hook.options) for hook in list(_hooks)}
     for session in session_setup.open_sessions():
-        options = getattr(session, session_bridge.OPTIONS_ATTRIBUTE, None)
-        if options is not None and id(options) not in hooked:
-            session_setup.attach_run_hooks(session, [ProfilingHook(None, options)])
+        plan = getattr(session, session_bridge.PLAN_ATTRIBUTE, None)
+        if plan is not None and plan.options is not None and id(plan.options) not in hooked:
+            session_setup.attach_run_hooks(session, [ProfilingHook(None, plan)])
 
 
 def _trace_level(session):
@@ -103,11 +101,11 @@ def _trace_level(session):
     return _DISTRIBUTED_TRACE_LEVEL if target.startswith(b"grpc://") else _LOCAL_TRACE_LEVEL
 
 
-def _profile_context(options, trace_level):
+def _profile_context(plan, trace_level):
     """Rank, device, backend and precision of a session, recorded with its profile."""
-    current = world.validate_environment(session_device_id=options.get("session_device_id"))
-    return {"rank_id": current.rank_id, "rank_size": current.rank_size, "device_id": current.device_id,
-            "backend": device_target.resolve(options), "precision_mode": options.get("precision_mode"),
+    options = plan.options
+    return {"rank_id": plan.world.rank_id, "rank_size": plan.world.rank_size, "device_id": plan.device_id,
+            "backend": plan.backend, "precision_mode": options.get("precision_mode"),
             "precision_mode_v2": options.get("precision_mode_v2"),
             "iterations_per_loop": options.get("iterations_per_loop"),
             "trace_level": config_pb2.RunOptions.TraceLevel.Name(trace_level)}

@@ -34,6 +34,11 @@ class OptionValueError(NpuBridgeError, ValueError):
     """
 
 
+class PassContractError(NpuBridgeError, ValueError):
+    """A value does not fit the pass-parameter contract between Python and the C++ passes: a session plan value
+    of the wrong type or range, or a parameter_map key holding another kind than the contract declares."""
+
+
 class NpuArgumentError(NpuBridgeError, ValueError):
     """An argument of a public function or class has a bad value (upstream raises ``ValueError``)."""
 

@@ -11,17 +11,16 @@ For a bridged session the bridge:
   1. validates the parameter_map through the option table (a bad value raises here, at session creation);
   2. applies the process-wide init options if the system is already initialized (as on Ascend, the first
      initialization fixes them; a differing session value is logged once and ignored);
-  3. validates the collective world (device id, rank table) so a malformed rank table fails early;
-  4. writes one normalized ``NpuOptimizer`` entry back (merging several entries), marks it validated for the
-     C++ pass and sets ``min_graph_nodes = -1`` so even the one-node ``initialize_system`` graph is optimized;
-     it turns ``place_pruned_graph`` off (``InteractiveSession`` turns it on), because TF skips Grappler --
-     and so the NpuOptimizer pass -- for pruned-graph placement;
-  5. runs the capabilities' setup steps (``npu_bridge.core.session.setup_steps``), which map options onto TensorFlow's
-     own machinery, may redirect the target and may attach run hooks to the new session.
+  3. writes one normalized ``NpuOptimizer`` entry back (merging several entries) and sets
+     ``min_graph_nodes = -1`` so even the one-node ``initialize_system`` graph is optimized; it turns
+     ``place_pruned_graph`` off (``InteractiveSession`` turns it on), because TF skips Grappler -- and so the
+     NpuOptimizer pass -- for pruned-graph placement;
+  4. plans the session (``npu_bridge.core.session.setup_steps``): resolves the collective world (device id,
+     rank table -- a malformed rank table fails here) and the backend once, runs the capabilities' setup
+     steps, which map options onto TensorFlow's own machinery, may redirect the target and may attach run
+     hooks, and writes the pass plan for the C++ passes (``npu_bridge.core.session.pass_contract``).
 The user's ConfigProto is never modified: the session gets a copy.
 """
-
-import json
 
 from tensorflow.core.protobuf import config_pb2
 
@@ -31,12 +30,10 @@ from npu_bridge.core.runtime import native_library
 from npu_bridge.core.session import setup_steps as session_setup
 from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import NpuUsageError
-from npu_bridge.core.world import world
 from npu_bridge.core.options import parse as option_parse
 
-VALIDATED_KEY = "_npu_bridge_validated"
-INIT_OPTIONS_KEY = "_npu_bridge_init_options"
 OPTIONS_ATTRIBUTE = "_npu_bridge_options"  # set on every bridged session instance
+PLAN_ATTRIBUTE = "_npu_bridge_plan"  # the SessionPlan of every bridged session instance
 
 _inject_all = False
 
@@ -59,6 +56,7 @@ def create_session(original_init, session, target, graph, config):
         raise
     original_init(session, plan.target, graph, plan.config)
     setattr(session, OPTIONS_ATTRIBUTE, plan.options)
+    setattr(session, PLAN_ATTRIBUTE, plan)
     session_setup.attach_run_hooks(session, plan.run_hooks)
 
 
@@ -111,7 +109,6 @@ def bridge_config(target, config):
             "loaded, so the session would silently run without it. Import npu_bridge before creating sessions "
             f"and check that it imports without errors. {native_library.REBUILD_HINT}")
     options = _with_process_init_options(option_parse.parse_config(config))
-    world.validate_environment(session_device_id=options.get("session_device_id"))
     bridged = _copy(config)
     _write_single_entry(bridged, options)
     bridged.graph_options.rewrite_options.min_graph_nodes = -1
@@ -157,10 +154,7 @@ def _write_single_entry(config, options):
         elif not written:
             target_entry = custom.add()
             target_entry.name = config_proto.NPU_OPTIMIZER
-            options.write_parameter_map(target_entry)
-            params = target_entry.parameter_map
-            params[VALIDATED_KEY].b = True
-            params[INIT_OPTIONS_KEY].s = json.dumps(options.by_stage("init"), sort_keys=True).encode()
+            options.write_parameter_map(target_entry)  # the pass-contract keys follow when the plan is done
             written = True
 
 

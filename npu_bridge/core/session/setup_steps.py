@@ -2,9 +2,12 @@
 
 A capability (collectives, dump, profiling, precision, ...) registers a *setup step* with ``setup_step``. For
 every bridged session the session bridge builds a ``SessionPlan`` -- the validated options, a private copy of
-the ConfigProto and the target -- and calls the steps in order. A step may edit ``plan.config``, change
-``plan.target`` and add ``RunHook``s. After the session exists, ``attach_run_hooks`` wraps that one session's
-``run`` and ``close`` -- only when some step asked for hooks, so other sessions run at TensorFlow's speed.
+the ConfigProto, the target, and the collective world, device id and backend, resolved here once -- and calls
+the steps in order. A step may edit ``plan.config``, change ``plan.target``, add ``RunHook``s and fill
+``plan.pass_plan``, which ``plan_session`` then hands to the C++ passes in one go
+(``npu_bridge.core.session.pass_contract``). After the session exists, ``attach_run_hooks`` wraps that one
+session's ``run`` and ``close`` -- only when some step asked for hooks, so other sessions run at TensorFlow's
+speed.
 
 Steps live in the modules listed in ``CAPABILITY_MODULES``, imported at the first bridged session (keeping
 ``import npu_bridge`` fast). Orders (lower runs first): 100 system/world, 200 precision, 300 collectives,
@@ -15,9 +18,13 @@ import dataclasses
 import importlib
 import threading
 import weakref
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
 
 from tensorflow.core.protobuf import config_pb2
+
+from npu_bridge.core.device import device_target
+from npu_bridge.core.session import config_proto, pass_contract
+from npu_bridge.core.world import world as collective_world
 
 CAPABILITY_MODULES = (
     "npu_bridge.core.session.determinism",
@@ -42,12 +49,21 @@ class SessionPlan:
       config: the ConfigProto the session will be created with (a private copy; steps may edit it).
       target: the session target.
       run_hooks: ``RunHook``s to attach to the session.
+      world: the collective ``World`` of this process as the session sees it (its session_device_id).
+      device_id: this rank's device id (``world.device_id``).
+      backend: the backend that computes: "cpu", "gpu" or "ascend".
+      pass_plan: what the C++ NpuOptimizer passes do for this session (a ``pass_contract.PassPlan``).
+    World, device id and backend are None, and the pass plan is unused, for a session that is not bridged.
     """
 
     options: Any
     config: config_pb2.ConfigProto
     target: str
     run_hooks: List["RunHook"] = dataclasses.field(default_factory=list)
+    world: Optional[collective_world.World] = None
+    device_id: Optional[int] = None
+    backend: Optional[str] = None
+    pass_plan: pass_contract.PassPlan = dataclasses.field(default_factory=pass_contract.PassPlan)
 
 
 @dataclasses.dataclass
@@ -117,22 +133,33 @@ def load_capabilities():
         _imported = True
 
 
-def plan_session(options, config, target):
-    """Runs every setup step for a new bridged session.
+def plan_session(options, config, target) -> SessionPlan:
+    """Plans a new bridged session: resolves its world, device id and backend, runs every setup step and
+    writes the pass plan into the session's NpuOptimizer entry.
 
     Args:
       options: the validated ``NpuOptions``.
-      config: the ConfigProto copy the session will use (edited in place).
+      config: the ConfigProto copy the session will use (edited in place); it has one NpuOptimizer entry.
       target: the requested target.
     Returns:
       The ``SessionPlan`` after all steps.
+    Raises:
+      RankTableError, DeviceIdError, NotAvailableError: the collective world is misconfigured.
+      NpuOptionError: NPU_BRIDGE_DEVICE_TARGET is invalid, or a setup step rejects the options.
     """
     load_capabilities()
-    plan = SessionPlan(options=options, config=config, target=target)
+    current = collective_world.validate_environment(session_device_id=options.get("session_device_id"))
+    plan = SessionPlan(options=options, config=config, target=target, world=current, device_id=current.device_id,
+                       backend=device_target.resolve(options),
+                       pass_plan=pass_contract.PassPlan(validated=True, init_options=options.by_stage("init"),
+                                                        iterations_per_loop=options.get("iterations_per_loop")))
     with _lock:
         steps = list(_steps)
     for _, _, function in steps:
         function(plan)
+    entry = next(e for e in config.graph_options.rewrite_options.custom_optimizers
+                 if e.name == config_proto.NPU_OPTIMIZER)
+    pass_contract.write(entry, plan.pass_plan)
     return plan
 
 

@@ -3,7 +3,7 @@
 ``IterationPerLoop.create_iteration_per_loop_var(train_op)`` returns the *IterationOp*, a ``tf.group`` of the
 train op named "IterationOp" (as upstream), marked with the attribute ``_npu_iteration_op``. When a run of a
 session whose NpuOptimizer option ``iterations_per_loop`` is N > 1 fetches it, the NpuOptimizer Grappler pass
-(``optimizers/iterations_loop_pass.cc``) wraps the work of that run in a TensorFlow while loop of N steps: the
+(``optimizers/passes/iterations_loop_pass.cc``) wraps the work of that run in a TensorFlow while loop of N steps: the
 input pipeline advances N batches, the global step N times, and fetched tensors return the last step's values.
 
 The IterationOp also depends on a guard op that fails when it runs, i.e. when no loop was built (the session
@@ -22,8 +22,7 @@ from npu_bridge.core.runtime import arg_checks
 from npu_bridge.core.runtime import native_library
 from npu_bridge.core.session import bridge as session_bridge
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
-
-ITERATION_OP_ATTR = "_npu_iteration_op"  # optimizers/iterations_loop.h: kIterationOpAttr
+from npu_bridge.core.session.pass_contract import ITERATION_OP_ATTR
 ITERATION_OP_NAME = "IterationOp"
 VARIABLE_SCOPE = "npu_runconfig"
 _LOOP_VARIABLES = ("iterations_per_loop", "loop_cond", "one", "zero")
