@@ -39,7 +39,7 @@ def _import_tensorflow():
 
 
 class BuildNativeLibrary(build_ext):
-    """Compiles ops/*.cc and optimizers/*.cc into npu_bridge/libnpu_bridge.so with TensorFlow's flags."""
+    """Compiles the .cc files under ops/ and optimizers/ into npu_bridge/libnpu_bridge.so with TensorFlow's flags."""
 
     def get_ext_filename(self, ext_name):
         return os.path.join(*ext_name.split(".")) + ".so"
@@ -59,7 +59,7 @@ class BuildNativeLibrary(build_ext):
         os.makedirs(obj_dir, exist_ok=True)
         os.makedirs(os.path.dirname(output), exist_ok=True)
 
-        headers = [h for d in NATIVE_SOURCE_DIRS for h in glob.glob(os.path.join(HERE, d, "*.h"))]
+        headers = [h for d in NATIVE_SOURCE_DIRS for h in glob.glob(os.path.join(HERE, d, "**", "*.h"), recursive=True)]
         newest_header = max((os.path.getmtime(h) for h in headers), default=0.0)
         flags_file = os.path.join(obj_dir, "flags.json")
         flags_changed = _read_json(flags_file) != compile_flags
@@ -105,7 +105,7 @@ def _run(cmd):
 
 
 NATIVE_SOURCES = sorted(os.path.relpath(p, HERE) for d in NATIVE_SOURCE_DIRS
-                        for p in glob.glob(os.path.join(HERE, d, "*.cc")))
+                        for p in glob.glob(os.path.join(HERE, d, "**", "*.cc"), recursive=True))
 
 setup(
     name="npu-bridge",

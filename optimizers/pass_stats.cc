@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "ops/json_text.h"
+#include "ops/runtime/json_text.h"
 
 namespace npu_bridge {
 namespace {

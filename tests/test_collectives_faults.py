@@ -20,6 +20,7 @@ def _fault_time(ranks, victim):
     return float(match.group(1))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("victim", [0, 1], ids=["leader-dies", "rank-dies"])
 def test_every_other_rank_exits_non_zero_when_a_rank_dies(victim, tmp_path):
@@ -38,6 +39,7 @@ def test_every_other_rank_exits_non_zero_when_a_rank_dies(victim, tmp_path):
             assert f"rank {victim}" in outputs[rank], outputs[rank][-3000:]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_a_hung_rank_times_out_the_others_and_later_collectives_fail_fast(tmp_path):
     size, timeout = 2, 6
@@ -56,6 +58,7 @@ def test_a_hung_rank_times_out_the_others_and_later_collectives_fail_fast(tmp_pa
     assert results["second_error_seconds"] < 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_ranks_that_never_arrive_are_named():
     base = plan.find_free_ports(3)
@@ -69,6 +72,7 @@ def test_ranks_that_never_arrive_are_named():
             "within HCCL_CONNECT_TIMEOUT=2 s") in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_port_in_use_is_reported():
     base = plan.find_free_ports(2)

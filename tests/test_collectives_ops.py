@@ -76,6 +76,7 @@ def _check(results, size):
                                        rtol=tolerance, atol=tolerance, err_msg=f"rank {rank} {name}")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("size", [2, 4])
 def test_every_operation_on_every_rank(size):

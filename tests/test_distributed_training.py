@@ -38,6 +38,7 @@ def _keras_reference(initial, data, steps=3, lr=0.1):
     return kernel, bias
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_distributed_helpers_on_two_ranks():
     result, results = launch("training_worker.py", 2, timeout=180)
@@ -64,6 +65,7 @@ def test_distributed_helpers_on_two_ranks():
     np.testing.assert_allclose(r0["keras"][1], bias, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_example_on_two_ranks_matches_one_process(tmp_path):
     two, one = tmp_path / "two.npz", tmp_path / "one.npz"

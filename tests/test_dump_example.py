@@ -10,6 +10,7 @@ from conftest import REPO_ROOT, run_python
 from npu_bridge.core.dump import dump_tree
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_example_dumps_two_runs_and_compares_them(tmp_path):
     result = run_python(os.path.join(REPO_ROOT, "examples", "dump_precision_compare.py"),

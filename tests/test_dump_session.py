@@ -144,6 +144,7 @@ def test_the_device_id_names_the_directory(tmp_path, monkeypatch):
     assert list(device_dirs(tmp_path)) == [3]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_each_rank_of_a_job_writes_its_own_device_directory(tmp_path):
     result, _ = collective_helpers.launch("dump_worker.py", 2, args=[str(tmp_path)])

@@ -188,6 +188,7 @@ def test_compare_asks_for_a_step_when_the_trees_share_none(runs, capsys):
     assert "step 9 is not in" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_module_runs_as_a_command(runs):
     result = subprocess.run([sys.executable, "-m", "npu_bridge.core.dump.cli", "info", str(runs["a"])],
                             env={**os.environ, "PYTHONPATH": REPO_ROOT}, capture_output=True, text=True,

@@ -35,6 +35,7 @@ def _source_files():
         yield from sorted(pathlib.Path(REPO_ROOT, package).rglob("*.py"))
 
 
+@pytest.mark.slow
 def test_every_exception_class_of_an_importable_module_is_an_npu_bridge_error_from_errors_py():
     result = run_python(f"""
         import importlib, json, pkgutil
@@ -92,6 +93,7 @@ def test_every_class_in_errors_py_derives_from_npu_bridge_error_and_a_builtin_wh
         assert issubclass(getattr(errors, name), builtin), name
 
 
+@pytest.mark.slow
 def test_errors_py_imports_without_tensorflow():
     result = run_python("""
         import sys

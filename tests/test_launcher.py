@@ -39,6 +39,7 @@ def _envs(stdout):
     return envs
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_ranks_get_their_environment_and_prefixed_output():
     code = PRINT_ENV + "; import sys; print('to stderr', file=sys.stderr); print(open(os.environ['RANK_TABLE_FILE']).read().count('rank_id'))"
@@ -56,6 +57,7 @@ def test_ranks_get_their_environment_and_prefixed_output():
     assert "npu-run: job job-7: all 3 ranks finished" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_failing_rank_stops_the_others_and_sets_the_exit_code():
     code = ("import os, sys, time\nif os.environ['RANK_ID'] == '1': sys.exit(3)\ntime.sleep(50); print('survived')")
@@ -67,6 +69,7 @@ def test_a_failing_rank_stops_the_others_and_sets_the_exit_code():
     assert "npu-run: rank 1 exited with code 3; stopping ranks 0, 2" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_killed_rank_gives_128_plus_the_signal():
     result = npu_run("-n", "2", *python("import os, signal\nif os.environ['RANK_ID'] == '0': os.kill(os.getpid(), "
@@ -75,6 +78,7 @@ def test_a_killed_rank_gives_128_plus_the_signal():
     assert "npu-run: rank 0 was killed by signal SIGKILL" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_rank_ignoring_sigterm_is_killed_after_the_stop_timeout():
     code = ("import os, signal, sys, time\nif os.environ['RANK_ID'] == '1': time.sleep(1); sys.exit(4)\n"
@@ -85,6 +89,7 @@ def test_a_rank_ignoring_sigterm_is_killed_after_the_stop_timeout():
     assert time.monotonic() - started < 25
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_ctrl_c_stops_every_rank():
     code = ("import time\nprint('ready', flush=True)\ntry:\n    time.sleep(50)\nexcept KeyboardInterrupt:\n"
@@ -154,6 +159,7 @@ def test_free_ports_skip_ports_in_use():
         assert plan.find_free_ports(3, start=base) == base + 2
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_two_machine_job_runs_as_two_launchers():
     """The rank table has servers "127.0.0.1" (ranks 0, 1) and "localhost" (ranks 2, 3): two machines that

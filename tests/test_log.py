@@ -31,6 +31,7 @@ def test_bad_level_is_rejected():
         log.configure({"ASCEND_GLOBAL_LOG_LEVEL": "loud"})
 
 
+@pytest.mark.slow
 def test_print_to_stdout():
     result = run_python("""
         from npu_bridge.core.runtime import log

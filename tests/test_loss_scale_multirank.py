@@ -38,6 +38,7 @@ def assert_averaged_runs_skip_together(r0, r1):
         assert skipped(r0[name]) and scales(r0[name]) == LOWERED, name
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_saturation_mode_ranks_agree_on_the_float_status():
     r0, r1 = run_job("ascend")
@@ -49,6 +50,7 @@ def test_saturation_mode_ranks_agree_on_the_float_status():
     assert skipped(r1["local_status"]) and scales(r1["local_status"]) == LOWERED
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_inf_nan_mode_checks_each_ranks_gradients():
     r0, r1 = run_job("cpu")

@@ -148,6 +148,7 @@ def test_keep_dtype_op_computes_in_float32_inside_a_mixed_region():
     assert casts_to(executed, tf.float16)  # the rest of the network is still mixed
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.op_types
 def test_keep_dtype_op_is_converted_back_when_amp_really_converts_it():

@@ -7,6 +7,7 @@ import pytest
 from conftest import REPO_ROOT, run_python
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_example_skips_overflowing_steps_and_trains():
     result = run_python(os.path.join(REPO_ROOT, "examples", "mixed_precision_loss_scale.py"), timeout=240)

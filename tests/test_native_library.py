@@ -36,6 +36,7 @@ IMPORTS = ["import npu_bridge; import tensorflow", "import tensorflow; import np
            "from npu_bridge.npu_init import *"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("imports", IMPORTS)
 def test_import_fails_clearly_when_library_is_missing(tmp_path, imports):
     root = copy_package(tmp_path)
@@ -46,6 +47,7 @@ def test_import_fails_clearly_when_library_is_missing(tmp_path, imports):
     assert "is missing" in result.stderr and "--no-build-isolation" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("imports", IMPORTS)
 def test_import_fails_clearly_when_built_for_another_tensorflow(tmp_path, imports):
     root = copy_package(tmp_path)

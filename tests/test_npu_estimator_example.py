@@ -9,6 +9,7 @@ from conftest import REPO_ROOT, run_python
 SCRIPT = os.path.join(REPO_ROOT, "examples", "npu_estimator.py")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_npu_estimator_example_trains_and_resumes(tmp_path):
     model_dir = str(tmp_path / "model")

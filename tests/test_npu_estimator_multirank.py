@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_ranks_train_the_same_model(tmp_path):
     result, per_rank = collective_helpers.launch("estimator_worker.py", 2, args=[str(tmp_path)],

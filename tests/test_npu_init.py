@@ -26,6 +26,7 @@ get_npu_local_rank_size NpuEmptyHook npu_keras_optimizer npu_tf_optimizer npu_cl
 """.split()
 
 
+@pytest.mark.slow
 def test_star_import_gives_every_upstream_name():
     result = run_python(f"""
         from npu_bridge.npu_init import *
@@ -45,6 +46,7 @@ def test_star_import_gives_every_upstream_name():
     assert "RewriterConfig OFF True" in result.stdout
 
 
+@pytest.mark.slow
 def test_sessions_after_npu_init_are_npu_sessions():
     result = run_python("""
         from npu_bridge.npu_init import *
@@ -60,6 +62,7 @@ def test_sessions_after_npu_init_are_npu_sessions():
     assert "initialized lazily 1 0 1 0" in result.stdout
 
 
+@pytest.mark.slow
 def test_init_resource_helpers():
     result = run_python("""
         from npu_bridge.npu_init import *
@@ -100,11 +103,13 @@ def import_report():
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", api_surface.UPSTREAM_MODULES)
 def test_every_upstream_module_path_imports(import_report, module):
     assert import_report[module] == "ok"
 
 
+@pytest.mark.slow
 def test_set_npu_default_config_makes_every_later_session_an_npu_session():
     result = run_python("""
         import tensorflow as tf

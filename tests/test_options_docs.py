@@ -78,6 +78,7 @@ def test_write_readme_without_markers_fails(tmp_path, capsys):
         readme_blocks.read_block(docs.BLOCK, readme)
 
 
+@pytest.mark.slow
 def test_python_dash_m_prints_the_table():
     result = subprocess.run([sys.executable, "-m", "npu_bridge.core.options"], capture_output=True, text=True,
                             timeout=120, check=False, cwd=pathlib.Path(__file__).resolve().parents[1])

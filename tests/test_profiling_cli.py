@@ -113,6 +113,7 @@ def test_bad_input_exits_2_and_names_it(profile, tmp_path, capsys):
     assert "info.json cannot be read" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_npu_prof_runs_as_a_module(profile):
     result = subprocess.run([sys.executable, "-m", "npu_bridge.core.profiling.cli", "summary", profile],
@@ -122,6 +123,7 @@ def test_npu_prof_runs_as_a_module(profile):
     assert "4 iterations of graph" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.op_types
 def test_two_ranks_write_one_profile_each_and_one_report(tmp_path, capsys):

@@ -8,6 +8,7 @@ from conftest import REPO_ROOT, run_python
 from profiling_helpers import read_csv, the_profile
 
 
+@pytest.mark.slow
 @pytest.mark.op_types
 @pytest.mark.timeout(240)
 def test_profiling_example_writes_summaries_timeline_and_report(tmp_path):

@@ -395,6 +395,7 @@ def test_op_types_are_the_scripts_whatever_kernels_ran(tmp_path, remapping):
     assert len(conv) == 2 and conv[0]["Input Shapes"].startswith("4,8,8,3;3,3,3,4")
 
 
+@pytest.mark.slow
 @pytest.mark.op_types
 @pytest.mark.timeout(300)
 def test_keras_fit_in_a_profiled_session_is_traced(tmp_path):

@@ -1,11 +1,13 @@
 """examples/quickstart.py runs as a user runs it and trains."""
 
+import pytest
 import os
 import re
 
 from conftest import REPO_ROOT, run_python
 
 
+@pytest.mark.slow
 def test_quickstart_trains_and_exits_cleanly():
     result = run_python(os.path.join(REPO_ROOT, "examples", "quickstart.py"))
     assert result.returncode == 0, result.stderr

@@ -110,6 +110,7 @@ def test_npu_close_shuts_everything_down():
     assert not system.is_initialized()
 
 
+@pytest.mark.slow
 def test_system_ops_raise_in_eager_mode():
     result = run_python("""
         import tensorflow as tf
@@ -125,6 +126,7 @@ def test_system_ops_raise_in_eager_mode():
     assert "tf.NPUInit() is not compatible with eager execution." in result.stdout
 
 
+@pytest.mark.slow
 def test_clean_up_at_exit_runs_npu_close():
     result = run_python("""
         import npu_bridge

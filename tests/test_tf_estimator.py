@@ -204,6 +204,7 @@ def test_subclasses_cannot_override_public_methods_unless_allowed(tmp_path):
         assert Custom(model_fn, model_dir=str(tmp_path), params={}).model_dir == str(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_a_migrated_tf_estimator_script_runs(tmp_path):
     script = f"""

@@ -8,6 +8,12 @@ from npu_bridge.core.compute.indexing import nonzero
 from npu_bridge.core.compute.normalization import centralization, layer_norm
 from npu_bridge.core.runtime.unsupported import unsupported
 
+__all__ = [
+    "fast_gelu_v2", "prelu", "dropout_v3", "dropout_v4", "nonzero", "centralization", "layer_norm",
+    "lru_cache_v2", "nonzerowithvalue", "prod_env_mat_a", "prodvirialsea", "prodforcesea", "tabulatefusionsea",
+    "tabulatefusionseagrad", "tabulatefusion", "tabulatefusiongrad"
+]
+
 _MODULE = "npu_bridge.estimator.npu_aicore_ops"
 lru_cache_v2 = unsupported(f"{_MODULE}.lru_cache_v2", "it manages an embedding cache in NPU device memory")
 nonzerowithvalue = unsupported(f"{_MODULE}.nonzerowithvalue", "its fixed-size, padded output layout is defined by the "

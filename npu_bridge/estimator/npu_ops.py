@@ -10,6 +10,13 @@ from npu_bridge.core.training.outfeed import channel_get_next, outfeed_dequeue_o
 from npu_bridge.core.runtime.unsupported import unsupported
 from npu_bridge.core.runtime.system_ops import initialize_system, shutdown_system
 
+__all__ = [
+    "dropout", "adam_apply_one_assign", "adam_apply_one_with_decay_assign", "k_means_centroids", "scatter_elements",
+    "LARS", "LARSV2", "basic_lstm_cell", "channel_get_next", "outfeed_dequeue_op", "outfeed_enqueue_op",
+    "stop_outfeed_dequeue_op", "initialize_system", "shutdown_system", "NPUInit", "NPUShutdown",
+    "npu_onnx_graph_op"
+]
+
 NPUInit = initialize_system
 NPUShutdown = shutdown_system
 

@@ -2,6 +2,8 @@
 
 from hccl.manage import api as _api
 
+__all__ = ["get_actual_rank_size", "get_user_rank_size", "get_user_rank_id"]
+
 
 def get_actual_rank_size(group="hccl_world_group"):
     """Number of ranks in ``group`` (same as ``hccl.manage.api.get_rank_size``)."""

@@ -8,33 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "ops/dump_format.h"
-#include "ops/dump_writer.h"
-#include "ops/json_text.h"
-#include "tensorflow/core/framework/common_shape_fns.h"
+#include "ops/runtime/dump_format.h"
+#include "ops/runtime/dump_writer.h"
+#include "ops/runtime/json_text.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 
 namespace npu_bridge {
-
-REGISTER_OP("NpuExceptionCapture")
-    .Input("op_inputs: T")
-    .Attr("T: list(type) >= 1")
-    .Attr("slot: string")
-    .Attr("op_name: string")
-    .Attr("op_type: string")
-    .Attr("dump_dir: string")
-    .Attr("task_id: int")
-    .Attr("data_format: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::NoOutputs)
-    .Doc("Holds an op's inputs until NpuExceptionRelease runs, so they can be dumped if the op fails.");
-
-REGISTER_OP("NpuExceptionRelease")
-    .Attr("slot: string")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::NoOutputs)
-    .Doc("Drops the inputs NpuExceptionCapture holds for an op that completed.");
 
 namespace {
 

@@ -1,11 +1,10 @@
-// Upstream's float-status ops over the emulated overflow register (ops/float_status.h):
+// Upstream's float-status ops over the emulated overflow register (ops/runtime/float_status.h):
 //   NpuAllocFloatStatus() -> float[1] zeros          a status buffer
 //   NpuGetFloatStatus(x) -> like x                   all ones if the register is set, else zeros
 //   NpuClearFloatStatus(x) -> zeros like x           clears the register
 //   NpuGetFloatStatusV2() -> int32[8]                all zero = no overflow since the last clear
 //   NpuClearFloatStatusV2()                          clears the register
-#include "ops/float_status.h"
-#include "tensorflow/core/framework/common_shape_fns.h"
+#include "ops/runtime/float_status.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 
@@ -16,40 +15,6 @@ using tensorflow::OpKernelConstruction;
 using tensorflow::OpKernelContext;
 using tensorflow::Tensor;
 using tensorflow::TensorShape;
-
-constexpr int kStatusV2Size = 8;
-
-REGISTER_OP("NpuAllocFloatStatus")
-    .Output("data: float")
-    .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      c->set_output(0, c->Vector(1));
-      return absl::OkStatus();
-    });
-
-REGISTER_OP("NpuGetFloatStatus")
-    .Input("input_data: float")
-    .Output("data: float")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::UnchangedShape);
-
-REGISTER_OP("NpuClearFloatStatus")
-    .Input("float_status: float")
-    .Output("data: float")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::UnchangedShape);
-
-REGISTER_OP("NpuGetFloatStatusV2")
-    .Output("data: int32")
-    .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      c->set_output(0, c->Vector(kStatusV2Size));
-      return absl::OkStatus();
-    });
-
-REGISTER_OP("NpuClearFloatStatusV2")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::NoOutputs);
 
 namespace {
 

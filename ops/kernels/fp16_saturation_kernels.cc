@@ -1,28 +1,20 @@
 // NpuSaturateFp16(x: half) -> half: fp16 overflow on the simulated Ascend backend. The fp16 saturation pass
 // puts one after every fp16 value the executed graph produces (casts to fp16 and computing ops with fp16
-// outputs). In saturation mode (ops/device_mode.h) an inf becomes +-65504 and the emulated float-status
-// register (ops/float_status.h) is set, as Ascend's hardware does when an fp16 result overflows; NaN stays NaN
+// outputs). In saturation mode (ops/runtime/device_mode.h) an inf becomes +-65504 and the emulated float-status
+// register (ops/runtime/float_status.h) is set, as Ascend's hardware does when an fp16 result overflows; NaN stays NaN
 // and also sets the register. In INF/NaN mode it passes its input through (the overflow-check pass, when
 // active, sees the inf). The input is forwarded without a copy unless something has to change.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 
-#include "ops/device_mode.h"
-#include "ops/float_status.h"
-#include "tensorflow/core/framework/common_shape_fns.h"
+#include "ops/runtime/device_mode.h"
+#include "ops/runtime/float_status.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/platform/threadpool.h"
 
 namespace npu_bridge {
-
-REGISTER_OP("NpuSaturateFp16")
-    .Input("x: half")
-    .Output("y: half")
-    .SetIsStateful()  // writes the float-status register; must not be constant-folded or merged
-    .SetShapeFn(tensorflow::shape_inference::UnchangedShape)
-    .Doc("Saturates inf to +-65504 in saturation mode, as the simulated Ascend device's fp16 arithmetic does.");
 
 namespace {
 

@@ -3,17 +3,10 @@
 // step instead of iterations_per_loop steps. It fails instead, with the reason in its `message` attr (the
 // Python default, or what the pass found wrong).
 #include "optimizers/iterations_loop.h"
-#include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 
 namespace npu_bridge {
-
-REGISTER_OP("NpuIterationsLoopGuard")
-    .Attr("message: string")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::NoOutputs)
-    .Doc("Fails with `message`: the IterationOp it guards ran without an iterations_per_loop loop.");
 
 class NpuIterationsLoopGuardOp : public tensorflow::OpKernel {
  public:

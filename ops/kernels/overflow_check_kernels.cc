@@ -1,5 +1,5 @@
 // NpuOverflowCheck: passes its input through unchanged (no copy) and sets the emulated float-status register
-// (ops/float_status.h) when the tensor holds an inf or NaN. The overflow-check rewrite pass inserts one after
+// (ops/runtime/float_status.h) when the tensor holds an inf or NaN. The overflow-check rewrite pass inserts one after
 // every floating-point op output; its attributes name the op and output it watches.
 //
 // With `report` set (enable_dump_debug) every run is scanned -- not only until the register is set -- and an
@@ -12,35 +12,16 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ops/dump_format.h"
-#include "ops/dump_steps.h"
-#include "ops/dump_writer.h"
-#include "ops/float_status.h"
-#include "tensorflow/core/framework/common_shape_fns.h"
+#include "ops/runtime/dump_format.h"
+#include "ops/runtime/dump_steps.h"
+#include "ops/runtime/dump_writer.h"
+#include "ops/runtime/float_status.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_util.h"
 #include "tensorflow/core/platform/threadpool.h"
 
 namespace npu_bridge {
-
-REGISTER_OP("NpuOverflowCheck")
-    .Input("x: T")
-    .Input("op_io: Tio")  // report mode: the op's inputs, then all its outputs
-    .Output("y: T")
-    .Attr("T: {half, bfloat16, float, double}")
-    .Attr("Tio: list(type) >= 0 = []")
-    .Attr("op_name: string")
-    .Attr("op_type: string")
-    .Attr("output_index: int")
-    .Attr("report: bool = false")
-    .Attr("fp16_saturation: bool = false")
-    .Attr("num_op_inputs: int = 0")
-    .Attr("dump_dir: string = ''")  // {dump root}/{model name}/{model id}
-    .Attr("model_id: int = 0")
-    .Attr("task_id: int = 0")
-    .SetShapeFn(tensorflow::shape_inference::UnchangedShape)
-    .Doc("Identity that raises the emulated float-status register when x holds inf or NaN.");
 
 namespace {
 

@@ -1,20 +1,9 @@
 // NPUInit / NPUShutdown: the ops behind npu_ops.initialize_system() / shutdown_system().
-#include "ops/system_state.h"
-#include "tensorflow/core/framework/common_shape_fns.h"
+#include "ops/runtime/system_state.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 
 namespace npu_bridge {
-
-REGISTER_OP("NPUInit")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::NoOutputs)
-    .Doc("Initializes the NPU system for this process (idempotent).");
-
-REGISTER_OP("NPUShutdown")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::NoOutputs)
-    .Doc("Shuts the NPU system down unless it was initialized globally by npu_resource_init.");
 
 class NpuInitOp : public tensorflow::OpKernel {
  public:

@@ -1,4 +1,5 @@
 // Op registration of NpuAllocFloatStatus, NpuGetFloatStatus, NpuClearFloatStatus, NpuGetFloatStatusV2, NpuClearFloatStatusV2; the kernels are in ops/kernels/float_status_kernels.cc.
+#include "ops/runtime/float_status.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 

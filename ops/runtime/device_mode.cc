@@ -1,4 +1,4 @@
-#include "ops/device_mode.h"
+#include "ops/runtime/device_mode.h"
 
 #include <atomic>
 

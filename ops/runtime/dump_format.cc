@@ -1,4 +1,4 @@
-#include "ops/dump_format.h"
+#include "ops/runtime/dump_format.h"
 
 #include <cstdio>
 #include <cstring>

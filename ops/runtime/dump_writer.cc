@@ -1,4 +1,4 @@
-#include "ops/dump_writer.h"
+#include "ops/runtime/dump_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include <unordered_set>
 #include <utility>
 
-#include "ops/json_text.h"
-#include "ops/tensor_stats.h"
+#include "ops/runtime/json_text.h"
+#include "ops/runtime/tensor_stats.h"
 
 namespace npu_bridge {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "ops/dump_format.h"
+#include "ops/runtime/dump_format.h"
 
 namespace npu_bridge {
 

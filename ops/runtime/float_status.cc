@@ -1,4 +1,4 @@
-#include "ops/float_status.h"
+#include "ops/runtime/float_status.h"
 
 #include <atomic>
 

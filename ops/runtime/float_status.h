@@ -7,6 +7,9 @@
 
 namespace npu_bridge {
 
+// Length of the int32 vector NpuGetFloatStatusV2 returns.
+constexpr int kStatusV2Size = 8;
+
 class FloatStatus {
  public:
   static void SetOverflow();

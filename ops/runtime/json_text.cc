@@ -1,4 +1,4 @@
-#include "ops/json_text.h"
+#include "ops/runtime/json_text.h"
 
 #include <cstdio>
 

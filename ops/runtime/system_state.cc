@@ -1,6 +1,6 @@
-#include "ops/system_state.h"
+#include "ops/runtime/system_state.h"
 
-#include "ops/json_text.h"
+#include "ops/runtime/json_text.h"
 #include "tensorflow/core/platform/logging.h"
 
 namespace npu_bridge {

@@ -1,4 +1,4 @@
-#include "ops/tensor_stats.h"
+#include "ops/runtime/tensor_stats.h"
 
 #include <cmath>
 #include <cstdio>

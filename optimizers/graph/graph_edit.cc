@@ -1,4 +1,4 @@
-#include "optimizers/graph_edit.h"
+#include "optimizers/graph/graph_edit.h"
 
 #include <algorithm>
 

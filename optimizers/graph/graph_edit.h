@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "optimizers/graph_util.h"
+#include "optimizers/graph/graph_util.h"
 #include "tensorflow/core/framework/graph.pb.h"
 #include "tensorflow/core/framework/node_def.pb.h"
 #include "tensorflow/core/framework/types.h"

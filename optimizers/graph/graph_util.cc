@@ -1,7 +1,8 @@
-#include "optimizers/graph_util.h"
+#include "optimizers/graph/graph_util.h"
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "tensorflow/core/framework/node_def_util.h"
 #include "tensorflow/core/framework/op.h"
 
@@ -14,9 +15,12 @@ std::string TensorName(const std::string& node, int index) {
 std::pair<std::string, int> ParseInput(const std::string& input) {
   if (!input.empty() && input[0] == '^') return {input.substr(1), -1};
   const size_t colon = input.rfind(':');
+  int port = 0;
+  // absl::SimpleAtoi never throws: a port that is not a small decimal number leaves the name whole.
   if (colon != std::string::npos && colon + 1 < input.size() &&
-      std::all_of(input.begin() + colon + 1, input.end(), ::isdigit)) {
-    return {input.substr(0, colon), std::stoi(input.substr(colon + 1))};
+      std::all_of(input.begin() + colon + 1, input.end(), ::isdigit) &&
+      absl::SimpleAtoi(input.substr(colon + 1), &port)) {
+    return {input.substr(0, colon), port};
   }
   return {input, 0};
 }

@@ -1,4 +1,4 @@
-#include "optimizers/instrumentation.h"
+#include "optimizers/graph/instrumentation.h"
 
 #include <atomic>
 #include <ctime>

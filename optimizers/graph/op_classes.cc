@@ -1,8 +1,8 @@
-#include "optimizers/op_classes.h"
+#include "optimizers/graph/op_classes.h"
 
 #include <set>
 
-#include "ops/json_text.h"
+#include "ops/runtime/json_text.h"
 
 namespace npu_bridge {
 namespace {

@@ -3,7 +3,7 @@
 
 Saturation mode (0; the only mode of Atlas training chips and the simulated backend's default) turns an fp16
 overflow into +-65504 and sets the float-status register; INF/NaN mode (1) gives inf, as IEEE arithmetic
-does. The mode is process-wide, held by the C++ library (ops/device_mode.cc) and read by the simulated
+does. The mode is process-wide, held by the C++ library (ops/runtime/device_mode.cc) and read by the simulated
 backend's fp16 kernels when they run. CPU and GPU backends always compute with IEEE INF/NaN behaviour.
 """
 

@@ -1,7 +1,7 @@
 """Reading and writing single dump artifacts: Ascend dump files (both binary versions), Opdebug overflow
 records and .npy tensors.
 
-Binary formats (Ascend's, written the same way here by ops/dump_writer.cc):
+Binary formats (Ascend's, written the same way here by ops/runtime/dump_writer.cc):
   v2 ("big dump")  uint64 little-endian header length, a DumpData header whose ``data`` fields are empty,
                    then the raw bytes of every input, output, buffer and workspace in that order; the file
                    size must equal 8 + header length + the sizes listed in the header.

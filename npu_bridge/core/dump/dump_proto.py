@@ -3,7 +3,7 @@
 The message classes come from a descriptor built at import time in a private descriptor pool (no generated
 code, no clash with other copies of the schema). Ascend declares ``data_type`` and ``format`` as enums; they
 are plain ``int32`` fields here, which is the same varint on the wire, so unknown enum values still parse.
-The C++ writer (ops/dump_format.cc) encodes the same fields.
+The C++ writer (ops/runtime/dump_format.cc) encodes the same fields.
 """
 
 import ml_dtypes

@@ -1,4 +1,4 @@
-"""Python's handle on the C++ dump writer (ops/dump_writer.cc) and the exception-capture slots.
+"""Python's handle on the C++ dump writer (ops/runtime/dump_writer.cc) and the exception-capture slots.
 
 The writer writes every dump artifact on its own threads; ``flush`` waits until everything queued is on
 disk. Its memory limit and thread count come from the environment:

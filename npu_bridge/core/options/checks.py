@@ -7,10 +7,13 @@ an ``NpuOptionError`` naming the key, the value and the allowed values, so ``det
 
 import os
 import re
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import OptionValueError
 from npu_bridge.core.options import profiling_options as profiling_options_format
+
+Check = Callable[[Any], Any]  # value -> normalized value; raises OptionValueError
 
 _STEP_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # ASCII digits: \d also matches other scripts' digits
 _INT_LIST = re.compile(r"\d+(,\d+)*")
@@ -19,7 +22,7 @@ _MAX_DUMP_STEP_SETS = 100
 _MAX_STEP = 2**63 - 1  # steps travel to the C++ dump kernels as int64
 
 
-def one_of(values, detail=None):
+def one_of(values: Sequence[Any], detail: Optional[str] = None) -> Check:
     """Returns a check accepting exactly the given values.
 
     Args:
@@ -39,7 +42,7 @@ def one_of(values, detail=None):
     return check
 
 
-def at_least(minimum, detail):
+def at_least(minimum: int, detail: str) -> Check:
     """Returns a check accepting integers >= ``minimum``.
 
     Args:
@@ -57,7 +60,7 @@ def at_least(minimum, detail):
     return check
 
 
-def between(low, high, detail):
+def between(low: int, high: int, detail: str) -> Check:
     """Returns a check accepting integers in ``[low, high]``.
 
     Args:
@@ -76,7 +79,7 @@ def between(low, high, detail):
     return check
 
 
-def clamped(low, high, label):
+def clamped(low: int, high: int, label: str) -> Check:
     """Returns a check that clamps integers into ``[low, high]`` and warns once when it had to.
 
     Args:
@@ -97,7 +100,7 @@ def clamped(low, high, label):
     return check
 
 
-def note_when(noted, message):
+def note_when(noted: Any, message: str) -> Check:
     """Returns a check that accepts every value and logs ``message`` once when the value equals ``noted``.
 
     Args:
@@ -115,7 +118,7 @@ def note_when(noted, message):
     return check
 
 
-def existing_rw_dir(value):
+def existing_rw_dir(value: str) -> str:
     """Accepts an existing directory with read and write permission.
 
     Args:
@@ -137,7 +140,7 @@ def existing_rw_dir(value):
     return path
 
 
-def dump_step(value):
+def dump_step(value: str) -> str:
     """Accepts ``|``-separated steps, each ``N`` or ``A-B`` with ``A < B``, at most 100 of them.
 
     Args:
@@ -151,7 +154,7 @@ def dump_step(value):
     return value
 
 
-def dump_step_ranges(value):
+def dump_step_ranges(value: str) -> Tuple[Tuple[int, int], ...]:
     """Parses dump_step: the one parser of the option, for its check and for the dump setup step.
 
     Args:
@@ -179,7 +182,7 @@ def dump_step_ranges(value):
     return tuple(ranges)
 
 
-def int_list(detail):
+def int_list(detail: str) -> Check:
     """Returns a check accepting comma-separated non-negative integers such as ``"0,1,2"``.
 
     Args:
@@ -196,7 +199,7 @@ def int_list(detail):
     return check
 
 
-def input_shape(value):
+def input_shape(value: str) -> str:
     """Accepts ``name:d,d,...;name2:d,...`` where every dim is an integer >= -1 (-1 = dynamic).
 
     Args:
@@ -213,7 +216,7 @@ def input_shape(value):
     return value
 
 
-def dynamic_dims(value):
+def dynamic_dims(value: str) -> str:
     """Accepts ``;``-separated groups of comma-separated non-negative integers, all groups equally long.
 
     Args:
@@ -230,7 +233,7 @@ def dynamic_dims(value):
     return value
 
 
-def profiling_options(value):
+def profiling_options(value: str) -> str:
     """Accepts a JSON object string, the legacy colon list, or an empty string (= the default options).
 
     Every key and value is checked (``npu_bridge.core.options.profiling_options``), so a bad profile setting fails
@@ -247,7 +250,7 @@ def profiling_options(value):
     return value
 
 
-def parsed_file(load):
+def parsed_file(load: Callable[[str], Any]) -> Check:
     """Returns the check of an option naming a file that ``load(path)`` reads and validates.
 
     Args:

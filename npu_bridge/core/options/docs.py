@@ -1,6 +1,8 @@
 """Renders the option table as markdown and keeps README.md's copy of it in sync."""
 
 import collections
+import os
+from typing import Union
 
 from npu_bridge.core.runtime import readme_blocks
 from npu_bridge.core.options.spec import STATUS_TEXT, STATUSES
@@ -11,7 +13,7 @@ BLOCK = "options-table"  # README block name, see npu_bridge/core/runtime/readme
 _HEADER = ("key", "kind", "stage", "default", "allowed", "status", "effect here")
 
 
-def render_markdown():
+def render_markdown() -> str:
     """Returns the option table as markdown: a note, one row per option, then one count line per status.
 
     Returns:
@@ -35,7 +37,7 @@ def render_markdown():
     return "\n".join(lines)
 
 
-def write_readme(path=readme_blocks.DEFAULT_README):
+def write_readme(path: Union[str, os.PathLike] = readme_blocks.DEFAULT_README) -> None:
     """Replaces the option-table block of a README with ``render_markdown()``.
 
     Args:

@@ -9,6 +9,7 @@ import difflib
 import numbers
 import re
 import types
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
@@ -35,7 +36,7 @@ class NpuOptions:
 
     __slots__ = ("_explicit", "_unknown")
 
-    def __init__(self, explicit=None, unknown=()):
+    def __init__(self, explicit: Optional[Mapping[str, Any]] = None, unknown: Iterable[str] = ()):
         object.__setattr__(self, "_explicit", types.MappingProxyType(dict(explicit or {})))
         object.__setattr__(self, "_unknown", tuple(unknown))
 
@@ -53,16 +54,16 @@ class NpuOptions:
         return f"NpuOptions({dict(self._explicit)!r})"
 
     @property
-    def explicit(self):
+    def explicit(self) -> Dict[str, Any]:
         """dict of the explicitly set options, name -> normalized value (bool, int or str)."""
         return dict(self._explicit)
 
     @property
-    def unknown(self):
+    def unknown(self) -> Tuple[str, ...]:
         """tuple of the unknown keys that were seen (and ignored), in the order seen."""
         return self._unknown
 
-    def get(self, name):
+    def get(self, name: str) -> Any:
         """Returns the effective value of an option.
 
         Args:
@@ -76,7 +77,7 @@ class NpuOptions:
             raise KeyError(f"{name!r} is not an NpuOptimizer option{_suggestion(name)}")
         return self._explicit.get(name, OPTIONS[name].default)
 
-    def is_set(self, name):
+    def is_set(self, name: str) -> bool:
         """Tells whether an option was set explicitly (as opposed to taking its default).
 
         Args:
@@ -89,7 +90,7 @@ class NpuOptions:
         self.get(name)
         return name in self._explicit
 
-    def by_stage(self, stage):
+    def by_stage(self, stage: str) -> Dict[str, Any]:
         """Returns {name: effective value} of the options of one stage whose effective value is not None.
 
         Args:
@@ -104,7 +105,7 @@ class NpuOptions:
         return {name: self.get(name) for name, spec in OPTIONS.items()
                 if spec.stage == stage and self.get(name) is not None}
 
-    def with_values(self, overrides):
+    def with_values(self, overrides: Mapping[str, Any]) -> "NpuOptions":
         """Returns a copy with some options replaced, validated again as a whole.
 
         Args:
@@ -121,7 +122,7 @@ class NpuOptions:
         return _validated(_converted_values(values, "NpuOptions.with_values"), self._unknown,
                           "NpuOptions.with_values")
 
-    def write_parameter_map(self, custom_optimizer):
+    def write_parameter_map(self, custom_optimizer: Any) -> None:
         """Replaces an NpuOptimizer entry's parameter_map by every option whose effective value is not None.
 
         Each value goes into its canonical AttrValue field: .b for bool, .i for int, .s (UTF-8 bytes) for str.
@@ -144,7 +145,7 @@ class NpuOptions:
                 parameter_map[name].s = value.encode("utf-8")
 
 
-def find_npu_optimizers(config_proto) -> list:
+def find_npu_optimizers(config_proto: Any) -> list:
     """Returns the ``custom_optimizers`` entries named "NpuOptimizer".
 
     Args:
@@ -158,7 +159,7 @@ def find_npu_optimizers(config_proto) -> list:
             if entry.name == NPU_OPTIMIZER]
 
 
-def parse_config(config_proto) -> NpuOptions:
+def parse_config(config_proto: Any) -> NpuOptions:
     """Parses and validates the NpuOptimizer options of a ConfigProto.
 
     Several NpuOptimizer entries (NPUEstimator adds one) are merged; later entries win per key and a

@@ -16,6 +16,7 @@ import difflib
 import json
 import os
 import re
+from typing import Dict
 
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import OptionValueError
@@ -124,7 +125,7 @@ HARDWARE_ONLY = {
 _HARDWARE_OFF = {"off", "", DEFAULT_OPTIONS["aic_metrics"]}
 
 
-def parse(text):
+def parse(text: str) -> Dict[str, str]:
     """Parses a profiling_options value of any form into normalized JSON-form keys.
 
     Args:
@@ -181,7 +182,7 @@ def _parse_legacy(text):
             "task_time": "on" if {"task_trace", "op_trace"} & set(items) else "off"}
 
 
-def check_value(key, value):
+def check_value(key: str, value: str) -> str:
     """Checks one JSON-form key and its string value.
 
     Args:
@@ -197,7 +198,7 @@ def check_value(key, value):
     return _KEYS[key](key, value)
 
 
-def hardware_only_settings(parsed):
+def hardware_only_settings(parsed: Dict[str, str]) -> Dict[str, str]:
     """Returns {key: what it samples} of the hardware-only keys ``parsed`` turns on (they do nothing here)."""
     return {key: HARDWARE_ONLY[key] for key, value in parsed.items()
             if key in HARDWARE_ONLY and value not in _HARDWARE_OFF}

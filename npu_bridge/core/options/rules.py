@@ -4,7 +4,7 @@ Each rule reads effective values through ``get(name)`` (explicit value, else def
 returns a ``Violation`` or None. The parser turns a violation into an ``NpuOptionError``.
 """
 
-from typing import NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from npu_bridge.core.options.table import MIXED_PRECISION_MODES, MIXED_PRECISION_MODES_V2
 
@@ -93,7 +93,7 @@ RULES = (_dump_path_required, _precision_modes_exclusive, _modify_mixlist_needs_
          _compress_weight_exclusive)
 
 
-def find_violation(get):
+def find_violation(get: Callable[[str], Any]) -> Optional[Violation]:
     """Returns the first broken cross-option rule.
 
     Args:

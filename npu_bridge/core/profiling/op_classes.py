@@ -19,7 +19,7 @@ from npu_bridge.core.runtime import native_library
 
 PLUMBING, INSTRUMENTATION, HCCL, TASK = "plumbing", "instrumentation", "hccl", "task"
 
-# Names made by the iterations_per_loop pass (optimizers/iterations_loop_pass.cc: kPrefix, "/body/" and the
+# Names made by the iterations_per_loop pass (optimizers/passes/iterations_loop_pass.cc: kPrefix, "/body/" and the
 # counter's NextIteration, which runs when a step's fetched ops have finished).
 LOOP_PREFIX = "npu_iterations_loop/"
 LOOP_BODY_PREFIX = "npu_iterations_loop/body/"

@@ -8,4 +8,7 @@ from npu_bridge.core.estimator.run_config import NPURunConfig
 from npu_bridge.core.profiling.profiling_config import ProfilingConfig
 from npu_bridge.core.session.bridge import decorator_tf_session, set_npu_default_config
 
-
+__all__ = [
+    "DumpConfig", "DynamicInputConfig", "ExperimentalConfig", "GraphMemoryOptimizeConfig", "MemoryConfig",
+    "NpuExecutePlacement", "NPURunConfig", "ProfilingConfig", "decorator_tf_session", "set_npu_default_config"
+]

@@ -3,4 +3,6 @@ layers use NPU dropout (see ``npu_bridge.core.compute.keras_dropout``)."""
 
 from npu_bridge.core.compute import keras_dropout
 
+__all__ = []  # imported for its effect
+
 keras_dropout.install()

@@ -4,3 +4,9 @@ from npu_bridge.core.training.distributed.variable_broadcast import NPUBroadcast
 from npu_bridge.core.estimator.hooks import (NPUCheckpointSaverHook, NPUInfeedOutfeedSessionHook,
                                                 NPULogOutfeedSessionHook, NPUOutputTensorHook, NPUShutDownHook,
                                                 SetIterationsVarHook, TellMeStepOrLossHook)
+
+__all__ = [
+    "NPUBroadcastGlobalVariablesHook", "broadcast_global_variables", "NPUCheckpointSaverHook",
+    "NPUInfeedOutfeedSessionHook", "NPULogOutfeedSessionHook", "NPUOutputTensorHook", "NPUShutDownHook",
+    "SetIterationsVarHook", "TellMeStepOrLossHook"
+]

@@ -8,6 +8,14 @@ from npu_bridge.core.runtime.job_values import get_value, global_dict_init, set_
 from npu_bridge.core.compute.op_attrs import (keep_tensors_dtypes, set_graph_exec_config, set_op_input_tensor_multi_dims,
                                  set_op_tensor_max_range, set_op_tensor_max_size, variable_initializer_in_host)
 
+__all__ = [
+    "check_bool_type", "check_nonnegative_integer", "check_not_none", "check_positive_integer",
+    "check_profiling_options", "get_ranksize", "IterationPerLoop", "create_or_get_var", "set_iteration_per_loop",
+    "get_value", "global_dict_init", "set_value", "keep_tensors_dtypes", "set_graph_exec_config",
+    "set_op_input_tensor_multi_dims", "set_op_tensor_max_range", "set_op_tensor_max_size",
+    "variable_initializer_in_host", "npu_compile"
+]
+
 
 def npu_compile(sess, *fetches):
     """Runs ``fetches`` once in ``sess`` (upstream compiles the graph for the device by running it).

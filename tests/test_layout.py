@@ -1,0 +1,186 @@
+"""The layout keeps its promises: upstream paths are thin facades over ``npu_bridge.core``, core never imports a
+facade, there are no import cycles, the launcher imports no TensorFlow, and the C++ tree keeps op
+registration, kernels, runtime services and rewrite passes apart."""
+
+import ast
+import importlib
+import pathlib
+import re
+
+import pytest
+from conftest import REPO_ROOT, run_python
+
+from npu_bridge.core.runtime import api_surface
+
+ROOT = pathlib.Path(REPO_ROOT)
+CORE = ROOT / "npu_bridge" / "core"
+# Facade modules that define functions of their own: upstream's signatures with an argument check or a
+# one-line delegation (DESIGN.md, section 2), or upstream's "any name" module of unsupported ops.
+FACADES_WITH_FUNCTIONS = {
+    "hccl/manage/api.py", "hccl/split/api.py", "npu_bridge/experimental/hccl.py",
+    "npu_bridge/estimator/npu/util.py", "npu_bridge/npu_cpu/npu_cpu_ops.py",
+}
+
+
+def module_name(path):
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def python_files(*tops):
+    return sorted(p for top in tops for p in (ROOT / top).rglob("*.py"))
+
+
+def facade_files():
+    return [p for p in python_files("npu_bridge", "hccl")
+            if "core" not in p.relative_to(ROOT).parts and p != ROOT / "npu_bridge" / "__init__.py"]
+
+
+def imported_modules(tree, known, module_level_only):
+    """Yields the modules of ``known`` that ``tree`` imports (``from a import b`` imports a.b when that is a
+    module, else a)."""
+    if module_level_only:
+        nodes = [n for top in tree.body for n in ([top] if isinstance(top, (ast.Import, ast.ImportFrom))
+                                                  else ast.walk(top) if isinstance(top, (ast.If, ast.Try)) else [])]
+    else:
+        nodes = ast.walk(tree)
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in known:
+                    yield full
+                elif node.module in known:
+                    yield node.module
+
+
+def project_modules():
+    return {module_name(p): p for p in python_files("npu_bridge", "hccl")}
+
+
+@pytest.mark.parametrize("name", api_surface.UPSTREAM_MODULES)
+def test_every_upstream_path_exports_an_explicit_all(name):
+    module = importlib.import_module(name)
+    if name == "npu_bridge":
+        return  # the package itself exports nothing but __version__
+    assert isinstance(module.__all__, list), name
+    missing = [n for n in module.__all__ if not hasattr(module, n)]
+    assert not missing, f"{name}.__all__ names what it does not have: {missing}"
+
+
+def test_facades_hold_no_implementation():
+    offenders = []
+    for path in facade_files():
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef) or (isinstance(node, ast.FunctionDef) and
+                                                   rel not in FACADES_WITH_FUNCTIONS):
+                offenders.append(f"{rel}: {node.name}")
+    assert not offenders, f"implementation in facades (move it into npu_bridge/core): {offenders}"
+
+
+def test_core_never_imports_a_facade():
+    facades = {module_name(p) for p in facade_files()} - {"npu_bridge"}
+    known = set(project_modules())
+    offenders = []
+    for path in python_files("npu_bridge/core"):
+        for imported in imported_modules(ast.parse(path.read_text()), known, module_level_only=False):
+            if imported in facades or imported.split(".")[0] == "hccl":
+                offenders.append(f"{path.relative_to(ROOT)} imports {imported}")
+    assert not offenders
+
+
+def find_cycle(graph):
+    """Returns one import cycle of ``graph`` ({module: modules it imports}) as a list, or None."""
+    state = {}
+
+    def visit(node, trail):
+        state[node] = "open"
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return trail[trail.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt, trail + [nxt])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start, [start])
+            if found:
+                return found
+    return None
+
+
+def import_graph():
+    files = project_modules()
+    return {name: set(imported_modules(ast.parse(path.read_text()), files, module_level_only=True)) - {name}
+            for name, path in files.items()}
+
+
+def test_no_module_level_import_cycles():
+    assert find_cycle(import_graph()) is None
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+
+
+@pytest.mark.slow
+def test_launcher_and_artifact_readers_import_without_tensorflow():
+    result = run_python("""
+        import sys
+        import npu_bridge
+        import npu_bridge.core.launch.cli
+        assert "tensorflow" not in sys.modules, "the launcher imported TensorFlow"
+        print("ok")
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.slow
+def test_npu_bridge_switches_on_when_tensorflow_comes_after_it():
+    result = run_python("""
+        import npu_bridge
+        import tensorflow as tf
+        from tensorflow.python.client import session
+        from npu_bridge.core.runtime import native_library
+        print(native_library.is_loaded(), hasattr(session.BaseSession.__init__, "_npu_bridge_wrapped"))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True"]
+
+
+def cpp_files(folder):
+    return sorted((ROOT / folder).glob("*.cc"))
+
+
+def test_cpp_tree_keeps_registration_kernels_services_and_passes_apart():
+    for path in cpp_files("ops/registration"):
+        text = path.read_text()
+        assert "REGISTER_OP(" in text and "OpKernel" not in text, path
+    for path in cpp_files("ops/kernels"):
+        text = path.read_text()
+        assert "REGISTER_KERNEL_BUILDER" in text and "REGISTER_OP(" not in text, path
+    for path in cpp_files("ops/runtime"):
+        text = path.read_text()
+        assert "REGISTER_OP(" not in text and "REGISTER_KERNEL_BUILDER" not in text, path
+    for path in cpp_files("optimizers/passes"):
+        assert "REGISTER_NPU_REWRITE_PASS" in path.read_text(), path
+    loose = {p.name for p in (ROOT / "ops").glob("*.cc")}
+    assert not loose, f"ops/ files outside registration/, kernels/, runtime/: {loose}"
+
+
+
+@pytest.mark.parametrize("doc", ["docs/architecture.md", "CONTRIBUTING.md"])
+def test_paths_named_in_the_developer_docs_exist(doc):
+    text = (ROOT / doc).read_text()
+    named = set(re.findall(r"`((?:npu_bridge|ops|optimizers|tests|hccl)/[\w/.]*\w)`", text))
+    assert named, doc
+    missing = sorted(p for p in named if not (ROOT / p).exists())
+    assert not missing, f"{doc} names paths that do not exist: {missing}"
