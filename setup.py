@@ -34,7 +34,8 @@ def _import_tensorflow():
             "an isolated environment. Run:\n"
             "    python -m pip install -r requirements.txt\n"
             "    python -m pip install --no-build-isolation -e .\n"
-            f"(import error: {e})")
+            f"(import error: {e})"
+        )
     return tf
 
 
@@ -68,8 +69,11 @@ class BuildNativeLibrary(build_ext):
         for source in ext.sources:
             obj = os.path.join(obj_dir, os.path.relpath(source, HERE).replace(os.sep, "__") + ".o")
             objects.append(obj)
-            stale = (flags_changed or not os.path.exists(obj)
-                     or os.path.getmtime(obj) < max(os.path.getmtime(source), newest_header))
+            stale = (
+                flags_changed
+                or not os.path.exists(obj)
+                or os.path.getmtime(obj) < max(os.path.getmtime(source), newest_header)
+            )
             if stale or self.force:
                 jobs.append((source, obj))
         jobs_allowed = max(1, min(MAX_COMPILE_JOBS, int(os.environ.get("NPU_BRIDGE_BUILD_JOBS", "2"))))
@@ -85,9 +89,16 @@ class BuildNativeLibrary(build_ext):
         print(f"npu_bridge: linking {output}", flush=True)
         _run(["g++", "-shared"] + objects + ["-o", output] + link_flags)
         with open(os.path.join(os.path.dirname(output), BUILD_INFO), "w", encoding="utf-8") as f:
-            json.dump({"tensorflow_version": tf.__version__,
-                       "tensorflow_git_version": tf.version.GIT_VERSION,
-                       "compile_flags": compile_flags, "link_flags": link_flags}, f, indent=1)
+            json.dump(
+                {
+                    "tensorflow_version": tf.__version__,
+                    "tensorflow_git_version": tf.version.GIT_VERSION,
+                    "compile_flags": compile_flags,
+                    "link_flags": link_flags,
+                },
+                f,
+                indent=1,
+            )
 
 
 def _read_json(path):
@@ -104,8 +115,11 @@ def _run(cmd):
         raise RuntimeError(f"npu_bridge build failed: {' '.join(cmd[:4])} ...\n{result.stderr}")
 
 
-NATIVE_SOURCES = sorted(os.path.relpath(p, HERE) for d in NATIVE_SOURCE_DIRS
-                        for p in glob.glob(os.path.join(HERE, d, "**", "*.cc"), recursive=True))
+NATIVE_SOURCES = sorted(
+    os.path.relpath(p, HERE)
+    for d in NATIVE_SOURCE_DIRS
+    for p in glob.glob(os.path.join(HERE, d, "**", "*.cc"), recursive=True)
+)
 
 setup(
     name="npu-bridge",
@@ -120,7 +134,13 @@ setup(
     cmdclass={"build_ext": BuildNativeLibrary},
     # `tensorflow` 2.21 is satisfied by a tensorflow-cpu + tf-keras install as well as by a GPU install.
     install_requires=["tensorflow>=2.21,<2.22", "tf-keras>=2.21,<2.22", "numpy>=1.26,<3"],
-    entry_points={"console_scripts": ["npu-bridge=npu_bridge.core.cli.main:main", "npu-run=npu_bridge.core.launch.cli:main",
-                                      "npu-dump=npu_bridge.core.dump.cli:main", "npu-prof=npu_bridge.core.profiling.cli:main"]},
+    entry_points={
+        "console_scripts": [
+            "npu-bridge=npu_bridge.core.cli.main:main",
+            "npu-run=npu_bridge.core.launch.cli:main",
+            "npu-dump=npu_bridge.core.dump.cli:main",
+            "npu-prof=npu_bridge.core.profiling.cli:main",
+        ]
+    },
     zip_safe=False,
 )

@@ -44,8 +44,7 @@ def build_mlp(batch, inputs, hidden):
         train = v1.train.GradientDescentOptimizer(0.01).minimize(loss)
         init = v1.global_variables_initializer()
     rng = np.random.RandomState(0)
-    feed = {x: rng.rand(batch, inputs).astype(np.float32),
-            y: np.eye(10, dtype=np.float32)[rng.randint(0, 10, batch)]}
+    feed = {x: rng.rand(batch, inputs).astype(np.float32), y: np.eye(10, dtype=np.float32)[rng.randint(0, 10, batch)]}
     return graph, train, init, feed
 
 

@@ -18,9 +18,9 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
+from bench_util import build_mlp, interleaved_times, npu_config  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from bench_util import build_mlp, interleaved_times, npu_config  # noqa: E402
 
 v1 = tf.compat.v1
 
@@ -32,8 +32,9 @@ def step_time_ratio(blocks, steps):
         sess.run(init)
         for _ in range(steps):  # warm-up: graph optimization and allocator
             sess.run(train, feed)
-    times = interleaved_times({name: functools.partial(sess.run, train, feed) for name, sess in sessions.items()},
-                              blocks, steps)
+    times = interleaved_times(
+        {name: functools.partial(sess.run, train, feed) for name, sess in sessions.items()}, blocks, steps
+    )
     for sess in sessions.values():
         sess.close()
     return statistics.median(times["plain"]), statistics.median(times["bridged"])
@@ -56,12 +57,16 @@ def main():
     args = parser.parse_args()
 
     plain, bridged = step_time_ratio(args.blocks, args.steps)
-    print(f"step time: plain {plain * 1e3:.3f} ms, bridged {bridged * 1e3:.3f} ms, "
-          f"ratio {bridged / plain:.3f} (target <= 1.02)")
+    print(
+        f"step time: plain {plain * 1e3:.3f} ms, bridged {bridged * 1e3:.3f} ms, "
+        f"ratio {bridged / plain:.3f} (target <= 1.02)"
+    )
     tf_only = import_seconds("import tensorflow", args.imports)
     with_bridge = import_seconds("import tensorflow; import npu_bridge", args.imports)
-    print(f"import: tensorflow {tf_only:.2f} s, tensorflow + npu_bridge {with_bridge:.2f} s, "
-          f"extra {with_bridge - tf_only:.2f} s (target <= 0.5 s)")
+    print(
+        f"import: tensorflow {tf_only:.2f} s, tensorflow + npu_bridge {with_bridge:.2f} s, "
+        f"extra {with_bridge - tf_only:.2f} s (target <= 0.5 s)"
+    )
 
 
 if __name__ == "__main__":

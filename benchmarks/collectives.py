@@ -25,11 +25,22 @@ REPEATS = {1: 30, 16: 4, 64: 2}
 
 def _launch(args):
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.path.dirname(here), os.environ.get("PYTHONPATH"))
-                                                      if p))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.path.dirname(here), os.environ.get("PYTHONPATH")) if p)
+    )
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    command = [sys.executable, "-m", "npu_bridge.core.launch", "-n", str(args.ranks), "--", sys.executable,
-               os.path.abspath(__file__), "--blocks", str(args.blocks)]
+    command = [
+        sys.executable,
+        "-m",
+        "npu_bridge.core.launch",
+        "-n",
+        str(args.ranks),
+        "--",
+        sys.executable,
+        os.path.abspath(__file__),
+        "--blocks",
+        str(args.blocks),
+    ]
     return subprocess.run(command, env=env, check=False).returncode
 
 
@@ -46,12 +57,11 @@ def _copy_bandwidth(nbytes, np):
 
 def run_rank(blocks):
     import numpy as np  # pylint: disable=import-outside-toplevel
-
     from bench_util import interleaved_times  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
-    from npu_bridge.core.world import groups  # pylint: disable=import-outside-toplevel
+
     from npu_bridge.core.collectives import keys  # pylint: disable=import-outside-toplevel
-    from npu_bridge.npu_init import (get_rank_id, get_rank_size, hccl_ops, npu_allreduce,  # pylint: disable=import-outside-toplevel
-                                     npu_config_proto, npu_ops, tf)
+    from npu_bridge.core.world import groups  # pylint: disable=import-outside-toplevel
+    from npu_bridge.npu_init import get_rank_id, get_rank_size, hccl_ops, npu_allreduce, npu_config_proto, npu_ops, tf  # pylint: disable=import-outside-toplevel
 
     init = tf.Session(config=npu_config_proto())
     init.run(npu_ops.initialize_system())
@@ -62,8 +72,15 @@ def run_rank(blocks):
         x = tf.Variable(tf.fill([mib * MIB // 4], float(rank + 1)))
         ours[mib] = hccl_ops.allreduce(x, "sum").op
         raw[mib] = tf.raw_ops.CollectiveReduce(
-            input=x, group_size=size, group_key=world_key, instance_key=keys.instance_key(world_key), merge_op="Add",
-            final_op="Id", subdiv_offsets=[0], timeout_seconds=600).op
+            input=x,
+            group_size=size,
+            group_key=world_key,
+            instance_key=keys.instance_key(world_key),
+            merge_op="Add",
+            final_op="Id",
+            subdiv_offsets=[0],
+            timeout_seconds=600,
+        ).op
     grads = [tf.Variable(tf.ones([100 + 40 * i])) for i in range(100)]  # 100 "gradients", 0.8 MiB in all
     fused = tf.group(*npu_allreduce(grads))
     per_tensor = tf.group(*npu_allreduce(grads, fusion=0))
@@ -71,23 +88,31 @@ def run_rank(blocks):
     sess.run(tf.global_variables_initializer())
     for op in [*ours.values(), *raw.values(), fused, per_tensor]:
         sess.run(op)  # warm up: group and instance resolution
+
     def interleaved(runs, repeats):
         return {name: statistics.median(samples) for name, samples in interleaved_times(runs, blocks, repeats).items()}
 
-    lines = [f"{size} ranks, loopback gRPC; median of {blocks} interleaved blocks", "",
-             "allreduce float32   hccl_ops       raw CollectiveReduce   ratio raw/hccl_ops   np.copyto (ceiling)"]
+    lines = [
+        f"{size} ranks, loopback gRPC; median of {blocks} interleaved blocks",
+        "",
+        "allreduce float32   hccl_ops       raw CollectiveReduce   ratio raw/hccl_ops   np.copyto (ceiling)",
+    ]
     for mib in SIZES_MIB:
-        t = interleaved({"ours": lambda m=mib: sess.run(ours[m]), "raw": lambda m=mib: sess.run(raw[m])},
-                        REPEATS[mib])
+        t = interleaved({"ours": lambda m=mib: sess.run(ours[m]), "raw": lambda m=mib: sess.run(raw[m])}, REPEATS[mib])
         copy = _copy_bandwidth(mib * MIB, np)
-        lines.append(f"{mib:>4} MiB           {t['ours'] * 1e3:8.1f} ms    {t['raw'] * 1e3:8.1f} ms            "
-                     f"{t['raw'] / t['ours']:6.3f}               {copy / 1e9:6.1f} GB/s  "
-                     f"(allreduce: {mib * MIB / t['ours'] / 1e9:.2f} GB/s)")
+        lines.append(
+            f"{mib:>4} MiB           {t['ours'] * 1e3:8.1f} ms    {t['raw'] * 1e3:8.1f} ms            "
+            f"{t['raw'] / t['ours']:6.3f}               {copy / 1e9:6.1f} GB/s  "
+            f"(allreduce: {mib * MIB / t['ours'] / 1e9:.2f} GB/s)"
+        )
     t = interleaved({"fused": lambda: sess.run(fused), "per_tensor": lambda: sess.run(per_tensor)}, 5)
-    lines += ["", "gradient allreduce, 100 variables (0.8 MiB)",
-              f"  fused (default split 96.54/3.46): {t['fused'] * 1e3:7.1f} ms per step",
-              f"  one collective per tensor:        {t['per_tensor'] * 1e3:7.1f} ms per step",
-              f"  ratio per-tensor/fused:           {t['per_tensor'] / t['fused']:7.1f}x"]
+    lines += [
+        "",
+        "gradient allreduce, 100 variables (0.8 MiB)",
+        f"  fused (default split 96.54/3.46): {t['fused'] * 1e3:7.1f} ms per step",
+        f"  one collective per tensor:        {t['per_tensor'] * 1e3:7.1f} ms per step",
+        f"  ratio per-tensor/fused:           {t['per_tensor'] / t['fused']:7.1f}x",
+    ]
     if rank == 0:
         print("\n".join(lines), flush=True)
     init.run(npu_ops.shutdown_system())

@@ -25,14 +25,14 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import bench_util  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from bench_util import build_mlp, interleaved_times  # noqa: E402
 from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 from npu_bridge.core import dump  # noqa: E402
-import bench_util  # noqa: E402
-from bench_util import build_mlp, interleaved_times  # noqa: E402
 
 v1 = tf.compat.v1
 v1.disable_eager_execution()
@@ -52,8 +52,9 @@ def interleaved_step_times(configs, blocks, steps):
         sess.run(init)
         for _ in range(steps):  # warm-up: graph optimization, allocator
             sess.run(train, feed)
-    times = interleaved_times({name: functools.partial(sess.run, train, feed) for name, sess in sessions.items()},
-                              blocks, steps)
+    times = interleaved_times(
+        {name: functools.partial(sess.run, train, feed) for name, sess in sessions.items()}, blocks, steps
+    )
     for sess in sessions.values():
         sess.close()
     return {name: statistics.median(samples) for name, samples in times.items()}
@@ -78,8 +79,9 @@ def per_op_cost(blocks, ops=200):
         for sess in sessions.values():
             for _ in range(50):
                 sess.run(y, {x: 1.0})
-        times = interleaved_times({name: functools.partial(sess.run, y, {x: 1.0}) for name, sess in sessions.items()},
-                                  blocks, 50)
+        times = interleaved_times(
+            {name: functools.partial(sess.run, y, {x: 1.0}) for name, sess in sessions.items()}, blocks, 50
+        )
     finally:
         for sess in sessions.values():
             sess.close()
@@ -128,13 +130,17 @@ def throughput(dump_steps, repeats, directory=None):
         shutil.rmtree(target)
         return seconds
 
-    measurements = {"plain": lambda: _timed_run(graph, x, outputs, value, npu_config(), dump_steps),
-                    "golden": lambda: dumped("1"), "no golden": lambda: dumped("0"), "np.save": saved}
+    measurements = {
+        "plain": lambda: _timed_run(graph, x, outputs, value, npu_config(), dump_steps),
+        "golden": lambda: dumped("1"),
+        "no golden": lambda: dumped("0"),
+        "np.save": saved,
+    }
     names = list(measurements)
     rates = {"golden": [], "no golden": [], "np.save": []}
     try:
         for repeat in range(repeats):
-            order = names[repeat % len(names):] + names[:repeat % len(names)]
+            order = names[repeat % len(names) :] + names[: repeat % len(names)]
             seconds = {name: measurements[name]() for name in order}
             for name in ("golden", "no golden"):
                 rates[name].append(tensor_bytes / max(seconds[name] - seconds["plain"], 1e-9))
@@ -143,8 +149,10 @@ def throughput(dump_steps, repeats, directory=None):
         os.environ.pop("NPU_BRIDGE_DUMP_GOLDEN", None)
         shutil.rmtree(work, ignore_errors=True)
     medians = {name: statistics.median(samples) for name, samples in rates.items()}
-    ratios = {name: statistics.median(d / s for d, s in zip(rates[name], rates["np.save"]))
-              for name in ("golden", "no golden")}
+    ratios = {
+        name: statistics.median(d / s for d, s in zip(rates[name], rates["np.save"]))
+        for name in ("golden", "no golden")
+    }
     return medians, ratios
 
 
@@ -173,32 +181,45 @@ def main():
     try:
         same_rewrites = npu_config()
         same_rewrites.graph_options.rewrite_options.arithmetic_optimization = rewriter_config_pb2.RewriterConfig.OFF
-        times = interleaved_step_times({
-            "plain": npu_config(),
-            "plain, arithmetic optimizer off": same_rewrites,
-            "dump, step not selected": npu_config(enable_dump=True, dump_path=work, dump_step="1000000000"),
-            "overflow detection": npu_config(enable_dump_debug=True, dump_path=work),
-        }, args.blocks, args.steps)
+        times = interleaved_step_times(
+            {
+                "plain": npu_config(),
+                "plain, arithmetic optimizer off": same_rewrites,
+                "dump, step not selected": npu_config(enable_dump=True, dump_path=work, dump_step="1000000000"),
+                "overflow detection": npu_config(enable_dump_debug=True, dump_path=work),
+            },
+            args.blocks,
+            args.steps,
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     plain, same = times["plain"], times["plain, arithmetic optimizer off"]
     unselected, detecting = times["dump, step not selected"], times["overflow detection"]
-    print(f"step time: plain {plain * 1e3:.3f} ms; with dump enabled, step not selected {unselected * 1e3:.3f} ms, "
-          f"ratio {unselected / plain:.3f} (target <= 1.05)")
-    print(f"  (dumping sessions turn TensorFlow's arithmetic optimizer off; plain with it off {same * 1e3:.3f} ms, "
-          f"ratio {unselected / same:.3f})")
-    print(f"step time: overflow detection on {detecting * 1e3:.3f} ms, ratio {detecting / plain:.3f} "
-          f"(target <= 1.3)")
+    print(
+        f"step time: plain {plain * 1e3:.3f} ms; with dump enabled, step not selected {unselected * 1e3:.3f} ms, "
+        f"ratio {unselected / plain:.3f} (target <= 1.05)"
+    )
+    print(
+        f"  (dumping sessions turn TensorFlow's arithmetic optimizer off; plain with it off {same * 1e3:.3f} ms, "
+        f"ratio {unselected / same:.3f})"
+    )
+    print(f"step time: overflow detection on {detecting * 1e3:.3f} ms, ratio {detecting / plain:.3f} (target <= 1.3)")
     chain_plain, chain_dump = per_op_cost(args.blocks)
-    print(f"unselected step, cost per dumped op: {(chain_dump - chain_plain) / 200 * 1e6:.2f} us (200 scalar ops: "
-          f"plain {chain_plain * 1e6:.0f} us, dump enabled {chain_dump * 1e6:.0f} us per run)")
+    print(
+        f"unselected step, cost per dumped op: {(chain_dump - chain_plain) / 200 * 1e6:.2f} us (200 scalar ops: "
+        f"plain {chain_plain * 1e6:.0f} us, dump enabled {chain_dump * 1e6:.0f} us per run)"
+    )
     rates, ratios = throughput(args.dump_steps, args.repeats, args.dir)
-    print(f"write throughput (tensor bytes): np.save {rates['np.save'] / 1e9:.2f} GB/s; dump with golden .npy "
-          f"files {rates['golden'] / 1e9:.2f} GB/s, ratio {ratios['golden']:.2f}; dump without them "
-          f"(NPU_BRIDGE_DUMP_GOLDEN=0) {rates['no golden'] / 1e9:.2f} GB/s, ratio {ratios['no golden']:.2f} "
-          "(target >= 0.7)")
-    print(f"  with golden files every tensor reaches the disk twice: bytes written {2 * rates['golden'] / 1e9:.2f} "
-          f"GB/s, ratio {2 * ratios['golden']:.2f} to np.save")
+    print(
+        f"write throughput (tensor bytes): np.save {rates['np.save'] / 1e9:.2f} GB/s; dump with golden .npy "
+        f"files {rates['golden'] / 1e9:.2f} GB/s, ratio {ratios['golden']:.2f}; dump without them "
+        f"(NPU_BRIDGE_DUMP_GOLDEN=0) {rates['no golden'] / 1e9:.2f} GB/s, ratio {ratios['no golden']:.2f} "
+        "(target >= 0.7)"
+    )
+    print(
+        f"  with golden files every tensor reaches the disk twice: bytes written {2 * rates['golden'] / 1e9:.2f} "
+        f"GB/s, ratio {2 * ratios['golden']:.2f} to np.save"
+    )
 
 
 if __name__ == "__main__":

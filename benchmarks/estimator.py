@@ -39,7 +39,7 @@ class StepTimer(v1.train.SessionRunHook):
         self.times.append(time.perf_counter())
 
     def steps_per_second(self):
-        timed = self.times[WARMUP_RUNS - 1:]
+        timed = self.times[WARMUP_RUNS - 1 :]
         return (len(timed) - 1) * self._steps_per_run / (timed[-1] - timed[0])
 
 
@@ -66,8 +66,9 @@ def monitored_session_loop(steps, hidden):
         features, labels = v1.data.make_one_shot_iterator(input_fn()).get_next()
         spec = model_fn(features, labels, "train", {"hidden": hidden})
         hooks = [v1.train.StopAtStepHook(last_step=steps), timer]
-        with v1.train.MonitoredTrainingSession(hooks=hooks, save_checkpoint_secs=None, save_summaries_steps=None,
-                                               log_step_count_steps=None) as sess:
+        with v1.train.MonitoredTrainingSession(
+            hooks=hooks, save_checkpoint_secs=None, save_summaries_steps=None, log_step_count_steps=None
+        ) as sess:
             while not sess.should_stop():
                 sess.run(spec.train_op)
     return timer.steps_per_second()
@@ -76,8 +77,12 @@ def monitored_session_loop(steps, hidden):
 def npu_estimator(steps, hidden, iterations_per_loop):
     timer = StepTimer(iterations_per_loop)
     with tempfile.TemporaryDirectory() as model_dir:
-        config = NPURunConfig(model_dir=model_dir, iterations_per_loop=iterations_per_loop,
-                              save_checkpoints_steps=steps, log_step_count_steps=None)
+        config = NPURunConfig(
+            model_dir=model_dir,
+            iterations_per_loop=iterations_per_loop,
+            save_checkpoints_steps=steps,
+            log_step_count_steps=None,
+        )
         estimator = NPUEstimator(model_fn, config=config, params={"hidden": hidden})
         estimator.train(input_fn, steps=steps, hooks=[timer])
     return timer.steps_per_second()
@@ -97,7 +102,7 @@ def main(argv=None):
     rates = {name: [] for name in variants}
     for repeat in range(args.repeats):
         order = list(variants.items())
-        for name, run in (order if repeat % 2 == 0 else reversed(order)):
+        for name, run in order if repeat % 2 == 0 else reversed(order):
             rates[name].append(run())
             print(f"  repeat {repeat + 1}/{args.repeats}: {name}: {rates[name][-1]:.0f} steps/s", flush=True)
     median = {name: statistics.median(values) for name, values in rates.items()}
@@ -105,7 +110,8 @@ def main(argv=None):
     print(f"\nsteps/s (median of {args.repeats}, {args.steps} steps, MLP 32-{args.hidden}-10, batch 32):")
     for name, rate in median.items():
         print(f"  {name:40s} {rate:8.0f}   ratio vs loop {rate / baseline:5.2f}")
-    print(f"  iterations_per_loop=10 vs =1: {median['NPUEstimator iterations_per_loop=10'] / median['NPUEstimator iterations_per_loop=1']:.2f}x")
+    loop_gain = median["NPUEstimator iterations_per_loop=10"] / median["NPUEstimator iterations_per_loop=1"]
+    print(f"  iterations_per_loop=10 vs =1: {loop_gain:.2f}x")
     return 0
 
 

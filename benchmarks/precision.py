@@ -17,17 +17,23 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from bench_util import interleaved_times, npu_config  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 from npu_bridge.core.runtime import system  # noqa: E402
-from bench_util import interleaved_times, npu_config  # noqa: E402
 
 v1 = tf.compat.v1
 v1.disable_eager_execution()
 
 BASELINE = ("cpu", "must_keep_origin_dtype")
-MODES = ("must_keep_origin_dtype", "allow_fp32_to_fp16", "cube_fp16in_fp32out", "force_fp16", "allow_mix_precision",
-         "allow_mix_precision_bf16")
+MODES = (
+    "must_keep_origin_dtype",
+    "allow_fp32_to_fp16",
+    "cube_fp16in_fp32out",
+    "force_fp16",
+    "allow_mix_precision",
+    "allow_mix_precision_bf16",
+)
 
 
 def build_cnn():
@@ -51,8 +57,9 @@ def build_cnn():
 
 def configurations():
     backends = ["cpu", "ascend"] + (["gpu"] if tf.config.list_physical_devices("GPU") else [])
-    return [(backend, mode) for backend in backends for mode in MODES
-            if not (backend == "gpu" and mode.endswith("bf16"))]  # TensorFlow has no GPU bf16 AMP pass
+    return [
+        (backend, mode) for backend in backends for mode in MODES if not (backend == "gpu" and mode.endswith("bf16"))
+    ]  # TensorFlow has no GPU bf16 AMP pass
 
 
 def main(argv=None):
@@ -70,8 +77,9 @@ def main(argv=None):
         for _ in range(args.steps):  # warm-up: graph rewrite, allocator
             sess.run(train, feed)
         sessions[key] = sess
-    times = interleaved_times({key: functools.partial(sess.run, train, feed) for key, sess in sessions.items()},
-                              args.blocks, args.steps)
+    times = interleaved_times(
+        {key: functools.partial(sess.run, train, feed) for key, sess in sessions.items()}, args.blocks, args.steps
+    )
     print(f"{'backend':8} {'precision_mode':26} {'ms/step':>8} {'ratio':>6}")
     for key, samples in times.items():
         ratio = statistics.median(t / base for t, base in zip(samples, times[BASELINE]))

@@ -21,9 +21,9 @@ os.environ.setdefault("ASCEND_GLOBAL_LOG_LEVEL", "3")  # no summary per block
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from bench_util import npu_config  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from bench_util import npu_config  # noqa: E402
 from npu_bridge.profiler.profiler import Profiler  # noqa: E402
 
 v1 = tf.compat.v1
@@ -79,8 +79,10 @@ def main(argv=None):
     print(f"step time, profiling off: {off * 1e3:.3f} ms")
     print(f"step time, profiling on:  {on * 1e3:.3f} ms")
     print(f"ratio on / off: {on / off:.3f} (target <= 1.3)")
-    print(f"export after the run (summaries, timeline, report): {statistics.median(export_seconds) * 1e3:.3f} ms "
-          "per profiled step")
+    print(
+        f"export after the run (summaries, timeline, report): {statistics.median(export_seconds) * 1e3:.3f} ms "
+        "per profiled step"
+    )
     return 0
 
 

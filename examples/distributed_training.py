@@ -10,7 +10,8 @@ weights to --output.
 
 What it shows: `initialize_system` in a session of its own (which also waits for every rank),
 `get_rank_size()` / `get_rank_id()` to shard the data, `NPUDistributedOptimizer` (gradients averaged over
-the ranks with fused allreduces), `npu_allreduce` (the loss of the global batch), and `npu_hooks_append` (its `NPUBroadcastGlobalVariablesHook` makes every
+the ranks with fused allreduces), `npu_allreduce` (the loss of the global batch), and `npu_hooks_append` (its
+`NPUBroadcastGlobalVariablesHook` makes every
 rank start from rank 0's initial weights, although each rank initializes with its own seed here).
 """
 
@@ -36,10 +37,12 @@ def build_model(rank_id, learning_rate):
     """A two-layer network; its initial weights depend on the rank (the broadcast hook fixes that)."""
     x = tf.placeholder(tf.float32, [None, FEATURES], name="x")
     y = tf.placeholder(tf.float32, [None, 1], name="y")
-    hidden = tf.layers.dense(x, 32, activation=tf.nn.relu, name="hidden",
-                             kernel_initializer=tf.glorot_uniform_initializer(seed=2 * rank_id))
-    prediction = tf.layers.dense(hidden, 1, name="out",
-                                 kernel_initializer=tf.glorot_uniform_initializer(seed=2 * rank_id + 1))
+    hidden = tf.layers.dense(
+        x, 32, activation=tf.nn.relu, name="hidden", kernel_initializer=tf.glorot_uniform_initializer(seed=2 * rank_id)
+    )
+    prediction = tf.layers.dense(
+        hidden, 1, name="out", kernel_initializer=tf.glorot_uniform_initializer(seed=2 * rank_id + 1)
+    )
     loss = tf.reduce_mean(tf.square(prediction - y))
     optimizer = NPUDistributedOptimizer(tf.train.GradientDescentOptimizer(learning_rate))
     train_op = optimizer.minimize(loss, global_step=tf.train.get_or_create_global_step())

@@ -17,9 +17,9 @@ import os
 
 import numpy as np
 
-from npu_bridge.npu_init import *  # noqa: F401,F403  (tf, npu_ops, RewriterConfig, ...)
 from npu_bridge.core import dump
 from npu_bridge.core.options.table import OPTIONS
+from npu_bridge.npu_init import *  # noqa: F401,F403  (tf, npu_ops, RewriterConfig, ...)
 
 RUNS = {
     "must_keep_origin_dtype": {"precision_mode": "must_keep_origin_dtype"},
@@ -52,10 +52,16 @@ def train_one_step(dump_path, precision):
     labels = np.eye(10, dtype=np.float32)[rng.randint(0, 10, 32)]
     x = tf.placeholder(tf.float32, [32, 28 * 28], name="images")
     y = tf.placeholder(tf.float32, [32, 10], name="labels")
-    hidden = tf.layers.dense(x, 128, activation=tf.nn.relu, name="hidden",
-                             kernel_initializer=tf.random_normal_initializer(stddev=5.0, seed=1))
-    logits = tf.layers.dense(hidden, 10, name="logits",
-                             kernel_initializer=tf.random_normal_initializer(stddev=0.01, seed=2))
+    hidden = tf.layers.dense(
+        x,
+        128,
+        activation=tf.nn.relu,
+        name="hidden",
+        kernel_initializer=tf.random_normal_initializer(stddev=5.0, seed=1),
+    )
+    logits = tf.layers.dense(
+        hidden, 10, name="logits", kernel_initializer=tf.random_normal_initializer(stddev=0.01, seed=2)
+    )
     loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
     train_op = tf.train.GradientDescentOptimizer(1e-6).minimize(loss)
     init_variables = tf.global_variables_initializer()
@@ -90,8 +96,10 @@ def main():
     comparison.write_csv(result)
     print(f"result: {result}")
     if comparison.first_difference is None and OPTIONS["device_target"].status == "pending":
-        print("note: this version of npu_bridge has no simulated Ascend backend yet (device_target is accepted "
-              "without effect), so both runs compute the same numbers")
+        print(
+            "note: this version of npu_bridge has no simulated Ascend backend yet (device_target is accepted "
+            "without effect), so both runs compute the same numbers"
+        )
 
 
 if __name__ == "__main__":

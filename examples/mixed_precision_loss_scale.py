@@ -15,8 +15,8 @@ import argparse
 
 import numpy as np
 
-from npu_bridge.npu_init import *  # noqa: F401,F403  (tf, npu_ops, NPULossScaleOptimizer, ...)
 from npu_bridge.estimator import npu_aicore_ops
+from npu_bridge.npu_init import *  # noqa: F401,F403  (tf, npu_ops, NPULossScaleOptimizer, ...)
 
 STEPS = 200
 BATCH = 64
@@ -37,8 +37,9 @@ def session_config(device_target):
 def model(x, keep_prob):
     """A small MLP with NPU activation, normalization and dropout ops; returns logits."""
     hidden = tf.layers.dense(x, 128, name="hidden")
-    hidden, _, _ = npu_aicore_ops.layer_norm(hidden, tf.ones([128]), tf.zeros([128]), begin_norm_axis=1,
-                                             begin_params_axis=1)
+    hidden, _, _ = npu_aicore_ops.layer_norm(
+        hidden, tf.ones([128]), tf.zeros([128]), begin_norm_axis=1, begin_params_axis=1
+    )
     hidden = npu_ops.dropout(npu_unary_ops.gelu(hidden), keep_prob)
     return tf.layers.dense(hidden, 4, name="logits")
 
@@ -65,11 +66,13 @@ def main(argv=None):
     y = tf.placeholder(tf.int32, [None])
     keep_prob = tf.placeholder_with_default(1.0, [])
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=model(x, keep_prob)))
-    manager = ExponentialUpdateLossScaleManager(init_loss_scale=2 ** 32, incr_every_n_steps=100,
-                                                decr_every_n_nan_or_inf=1, decr_ratio=0.5)
+    manager = ExponentialUpdateLossScaleManager(
+        init_loss_scale=2**32, incr_every_n_steps=100, decr_every_n_nan_or_inf=1, decr_ratio=0.5
+    )
     global_step = tf.train.get_or_create_global_step()
     train_op = NPULossScaleOptimizer(tf.train.MomentumOptimizer(0.05, 0.9), manager).minimize(
-        loss, global_step=global_step)
+        loss, global_step=global_step
+    )
 
     rng = np.random.RandomState(1)
     with tf.Session(config=config) as sess:

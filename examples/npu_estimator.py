@@ -31,6 +31,7 @@ def make_input_fn(x, y, batch_size, training):
             dataset = dataset.shuffle(4096, seed=1).repeat()
         # Ascend needs static shapes: drop the last partial batch, as NPU scripts do.
         return dataset.batch(batch_size, drop_remainder=True)
+
     return input_fn
 
 
@@ -43,8 +44,9 @@ def model_fn(features, labels, mode, params):
     loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
     optimizer = tf.train.MomentumOptimizer(params["learning_rate"], momentum=0.9)
     train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
-    return NPUEstimatorSpec(mode, loss=loss, train_op=train_op,
-                            eval_metric_ops={"accuracy": tf.metrics.accuracy(labels, classes)})
+    return NPUEstimatorSpec(
+        mode, loss=loss, train_op=train_op, eval_metric_ops={"accuracy": tf.metrics.accuracy(labels, classes)}
+    )
 
 
 def main(argv=None):
@@ -59,25 +61,38 @@ def main(argv=None):
     x, y = synthetic_data()
     train_input = make_input_fn(x[:7168], y[:7168], args.batch_size, training=True)
     eval_input = make_input_fn(x[7168:], y[7168:], args.batch_size, training=False)
-    config = NPURunConfig(model_dir=args.model_dir, iterations_per_loop=args.iterations_per_loop,
-                          save_checkpoints_steps=100, keep_checkpoint_max=3, log_step_count_steps=100,
-                          precision_mode="allow_fp32_to_fp16")
+    config = NPURunConfig(
+        model_dir=args.model_dir,
+        iterations_per_loop=args.iterations_per_loop,
+        save_checkpoints_steps=100,
+        keep_checkpoint_max=3,
+        log_step_count_steps=100,
+        precision_mode="allow_fp32_to_fp16",
+    )
 
     estimator = NPUEstimator(model_fn, config=config, params={"learning_rate": 0.05})
     start = estimator.get_variable_value("global_step") if estimator.latest_checkpoint() else 0
     estimator.train(train_input, steps=args.steps)
     first = estimator.evaluate(eval_input)
-    print(f"phase 1: global step {start} -> {first['global_step']}, accuracy {first['accuracy']:.3f}, "
-          f"loss {first['loss']:.4f}")
+    print(
+        f"phase 1: global step {start} -> {first['global_step']}, accuracy {first['accuracy']:.3f}, "
+        f"loss {first['loss']:.4f}"
+    )
 
     # Resume: a new estimator on the same model_dir continues from the newest checkpoint.
     resumed = NPUEstimator(model_fn, config=config, params={"learning_rate": 0.05})
     resumed.train(train_input, steps=args.steps)
     second = resumed.evaluate(eval_input)
-    print(f"phase 2 (resumed): global step {first['global_step']} -> {second['global_step']}, "
-          f"accuracy {second['accuracy']:.3f}, loss {second['loss']:.4f}")
-    print("checkpoints:", ", ".join(os.path.basename(p) for p in
-                                    tf.train.get_checkpoint_state(args.model_dir).all_model_checkpoint_paths))
+    print(
+        f"phase 2 (resumed): global step {first['global_step']} -> {second['global_step']}, "
+        f"accuracy {second['accuracy']:.3f}, loss {second['loss']:.4f}"
+    )
+    print(
+        "checkpoints:",
+        ", ".join(
+            os.path.basename(p) for p in tf.train.get_checkpoint_state(args.model_dir).all_model_checkpoint_paths
+        ),
+    )
     prediction = next(resumed.predict(eval_input))
     print(f"first prediction: class {prediction['class']}, label {y[7168]}")
     return 0

@@ -34,9 +34,18 @@ def npu_session_config(output, ascend):
     custom_op.parameter_map["use_off_line"].b = True
     custom_op.parameter_map["iterations_per_loop"].i = ITERATIONS_PER_LOOP
     custom_op.parameter_map["profiling_mode"].b = True
-    custom_op.parameter_map["profiling_options"].s = tf.compat.as_bytes(json.dumps({
-        "output": output, "training_trace": "on", "task_trace": "on", "fp_point": "", "bp_point": "",
-        "aic_metrics": "PipeUtilization"}))
+    custom_op.parameter_map["profiling_options"].s = tf.compat.as_bytes(
+        json.dumps(
+            {
+                "output": output,
+                "training_trace": "on",
+                "task_trace": "on",
+                "fp_point": "",
+                "bp_point": "",
+                "aic_metrics": "PipeUtilization",
+            }
+        )
+    )
     if ascend:
         custom_op.parameter_map["device_target"].s = b"ascend"
     config.graph_options.rewrite_options.remapping = RewriterConfig.OFF
@@ -68,7 +77,8 @@ def main():
     rng = np.random.RandomState(0)
     data = (rng.rand(512, 32, 32, 3).astype(np.float32), rng.randint(0, 10, 512).astype(np.int32))
     iterator = tf.data.make_initializable_iterator(
-        tf.data.Dataset.from_tensor_slices(data).repeat().batch(BATCH, drop_remainder=True))
+        tf.data.Dataset.from_tensor_slices(data).repeat().batch(BATCH, drop_remainder=True)
+    )
     images, labels = iterator.get_next()
     train_op = cnn_train_op(images, labels)
 

@@ -15,13 +15,19 @@ absl::Status InitOptionsJson(const tensorflow::NameAttrList& options, std::strin
   for (const auto& [name, value] : sorted) {
     std::string text;
     switch (value.value_case()) {
-      case tensorflow::AttrValue::kB: text = value.b() ? "true" : "false"; break;
-      case tensorflow::AttrValue::kI: text = std::to_string(value.i()); break;
-      case tensorflow::AttrValue::kS: text = JsonQuote(value.s()); break;
+      case tensorflow::AttrValue::kB:
+        text = value.b() ? "true" : "false";
+        break;
+      case tensorflow::AttrValue::kI:
+        text = std::to_string(value.i());
+        break;
+      case tensorflow::AttrValue::kS:
+        text = JsonQuote(value.s());
+        break;
       default:
-        return absl::InvalidArgumentError(
-            std::string("npu_bridge: the init option ") + name + " in the NpuOptimizer parameter_map key " +
-            contract::kInitOptions.name + " holds " + DescribeKind(value) + "; init options are b, i or s");
+        return absl::InvalidArgumentError(std::string("npu_bridge: the init option ") + name +
+                                          " in the NpuOptimizer parameter_map key " + contract::kInitOptions.name +
+                                          " holds " + DescribeKind(value) + "; init options are b, i or s");
     }
     out += (out.size() > 1 ? "," : "") + JsonQuote(name) + ":" + text;
   }

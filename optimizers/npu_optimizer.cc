@@ -97,8 +97,7 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
       const std::unordered_set<std::string> before = NodeNames(*optimized_graph);
       absl::Status status = pass->Run(options_, item, optimized_graph, &pass_changed);
       if (!status.ok()) {
-        return absl::Status(status.code(),
-                            "npu_bridge " + pass->name() + " pass: " + std::string(status.message()));
+        return absl::Status(status.code(), "npu_bridge " + pass->name() + " pass: " + std::string(status.message()));
       }
       if (pass_changed) StampAddedNodes(before, pass->name(), optimized_graph);
       changed = changed || pass_changed;

@@ -19,17 +19,40 @@ namespace contract {
 
 enum class Kind { kBool, kInt, kString, kIntList, kStringList, kTypeList, kRecordList, kRecord };
 
-struct BoolKey { const char* name; bool default_value; };
-struct IntKey { const char* name; int64_t default_value; };
-struct StringKey { const char* name; const char* default_value; };
-struct IntListKey { const char* name; };
-struct StringListKey { const char* name; };
-struct RecordListKey { const char* name; };
-struct RecordKey { const char* name; };
+struct BoolKey {
+  const char* name;
+  bool default_value;
+};
+struct IntKey {
+  const char* name;
+  int64_t default_value;
+};
+struct StringKey {
+  const char* name;
+  const char* default_value;
+};
+struct IntListKey {
+  const char* name;
+};
+struct StringListKey {
+  const char* name;
+};
+struct RecordListKey {
+  const char* name;
+};
+struct RecordKey {
+  const char* name;
+};
 // A field of the records of a list.func key (b, i, s, list.i or list.type; always present).
-struct RecordField { const char* key; const char* name; Kind kind; };
+struct RecordField {
+  const char* key;
+  const char* name;
+  Kind kind;
+};
 // A node attribute Python stamps on ops of the user's graph.
-struct NodeAttr { const char* name; };
+struct NodeAttr {
+  const char* name;
+};
 
 // The session bridge validated and normalized the parameter_map (true in every bridged session).
 constexpr BoolKey kValidated{"_npu_bridge_validated", false};
@@ -58,7 +81,7 @@ constexpr IntKey kSessionId{"_npu_session_id", 0};  // names the capture slots o
 // Precision (impl_mode, precision and fp16_saturation passes).
 constexpr BoolKey kPrecisionRewrite{"_npu_precision_rewrite", false};  // run the precision pass (rules may be empty)
 constexpr RecordListKey kPrecisionRules{"_npu_precision_rules"};
-constexpr StringKey kPrecisionAmpDtype{"_npu_precision_amp_dtype", ""};  // "bfloat16": retarget AMP's fp16 casts
+constexpr StringKey kPrecisionAmpDtype{"_npu_precision_amp_dtype", ""};       // "bfloat16": retarget AMP's fp16 casts
 constexpr BoolKey kPrecisionAscendFp16{"_npu_precision_ascend_fp16", false};  // simulated Ascend fp16 saturation
 constexpr RecordListKey kPrecisionImplModes{"_npu_precision_impl_modes"};
 
@@ -90,7 +113,10 @@ constexpr NodeAttr kImplOpAttr{"_npu_impl_op"};
 constexpr NodeAttr kImplNameAttr{"_npu_impl_name"};
 
 // Every key with its kind, for NpuOptimizer::Init to check the parameter_map.
-struct KeySpec { const char* name; Kind kind; };
+struct KeySpec {
+  const char* name;
+  Kind kind;
+};
 constexpr KeySpec Spec(BoolKey key) { return {key.name, Kind::kBool}; }
 constexpr KeySpec Spec(IntKey key) { return {key.name, Kind::kInt}; }
 constexpr KeySpec Spec(StringKey key) { return {key.name, Kind::kString}; }
@@ -99,13 +125,11 @@ constexpr KeySpec Spec(StringListKey key) { return {key.name, Kind::kStringList}
 constexpr KeySpec Spec(RecordListKey key) { return {key.name, Kind::kRecordList}; }
 constexpr KeySpec Spec(RecordKey key) { return {key.name, Kind::kRecord}; }
 constexpr KeySpec kAllKeys[] = {
-    Spec(kValidated), Spec(kInitOptions),
-    Spec(kDumpEnabled), Spec(kDumpRoot), Spec(kDumpInputs), Spec(kDumpOutputs), Spec(kDumpStats),
-    Spec(kDumpGolden), Spec(kDumpSteps), Spec(kDumpLayers),
-    Spec(kOverflowCheck), Spec(kOverflowFp16Saturation),
-    Spec(kExceptionDump), Spec(kExceptionDir), Spec(kSessionId),
-    Spec(kPrecisionRewrite), Spec(kPrecisionRules), Spec(kPrecisionAmpDtype), Spec(kPrecisionAscendFp16),
-    Spec(kPrecisionImplModes),
+    Spec(kValidated),         Spec(kInitOptions),       Spec(kDumpEnabled),         Spec(kDumpRoot),
+    Spec(kDumpInputs),        Spec(kDumpOutputs),       Spec(kDumpStats),           Spec(kDumpGolden),
+    Spec(kDumpSteps),         Spec(kDumpLayers),        Spec(kOverflowCheck),       Spec(kOverflowFp16Saturation),
+    Spec(kExceptionDump),     Spec(kExceptionDir),      Spec(kSessionId),           Spec(kPrecisionRewrite),
+    Spec(kPrecisionRules),    Spec(kPrecisionAmpDtype), Spec(kPrecisionAscendFp16), Spec(kPrecisionImplModes),
     Spec(kIterationsPerLoop), Spec(kCollectiveTimeout),
 };
 // Parameter_map keys with this prefix belong to the contract; any other "_npu_" key is an error.

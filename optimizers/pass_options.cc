@@ -25,9 +25,10 @@ bool OnlyList(const tensorflow::AttrValue::ListValue& list, int non_empty_of_kin
 
 absl::Status FieldError(contract::RecordField field, const std::string& problem) {
   return absl::InvalidArgumentError(std::string("npu_bridge: a record of the NpuOptimizer parameter_map key ") +
-                                    field.key + " " + problem + "; the pass contract (optimizers/pass_contract.h) "
-                                    "gives every record the field '" + field.name + "' of kind " +
-                                    KindName(field.kind));
+                                    field.key + " " + problem +
+                                    "; the pass contract (optimizers/pass_contract.h) "
+                                    "gives every record the field '" +
+                                    field.name + "' of kind " + KindName(field.kind));
 }
 
 absl::Status FindField(const tensorflow::NameAttrList& record, contract::RecordField field,
@@ -35,8 +36,7 @@ absl::Status FindField(const tensorflow::NameAttrList& record, contract::RecordF
   auto it = record.attr().find(field.name);
   if (it == record.attr().end()) return FieldError(field, std::string("has no field '") + field.name + "'");
   if (!HoldsKind(it->second, field.kind)) {
-    return FieldError(field, std::string("holds ") + DescribeKind(it->second) + " in its field '" + field.name +
-                                 "'");
+    return FieldError(field, std::string("holds ") + DescribeKind(it->second) + " in its field '" + field.name + "'");
   }
   *value = &it->second;
   return absl::OkStatus();
@@ -54,8 +54,11 @@ absl::Status PassOptions::FromConfig(const tensorflow::RewriterConfig_CustomGrap
     const contract::KeySpec* spec = FindSpec(key);
     if (spec == nullptr) {
       return absl::InvalidArgumentError(
-          "npu_bridge: NpuOptimizer parameter_map key " + key + " is not a key of the pass contract "
-          "(optimizers/pass_contract.h); keys starting with " + prefix + " are written by npu_bridge's session "
+          "npu_bridge: NpuOptimizer parameter_map key " + key +
+          " is not a key of the pass contract "
+          "(optimizers/pass_contract.h); keys starting with " +
+          prefix +
+          " are written by npu_bridge's session "
           "bridge only, and this library was built with a different contract than the Python package");
     }
     if (!HoldsKind(value, spec->kind)) {
@@ -150,11 +153,16 @@ absl::Status GetField(const tensorflow::NameAttrList& record, contract::RecordFi
 bool HoldsKind(const tensorflow::AttrValue& value, contract::Kind kind) {
   const auto& list = value.list();
   switch (kind) {
-    case Kind::kBool: return value.value_case() == tensorflow::AttrValue::kB;
-    case Kind::kInt: return value.value_case() == tensorflow::AttrValue::kI;
-    case Kind::kString: return value.value_case() == tensorflow::AttrValue::kS;
-    case Kind::kRecord: return value.value_case() == tensorflow::AttrValue::kFunc;
-    case Kind::kIntList: return value.value_case() == tensorflow::AttrValue::kList && OnlyList(list, list.i_size());
+    case Kind::kBool:
+      return value.value_case() == tensorflow::AttrValue::kB;
+    case Kind::kInt:
+      return value.value_case() == tensorflow::AttrValue::kI;
+    case Kind::kString:
+      return value.value_case() == tensorflow::AttrValue::kS;
+    case Kind::kRecord:
+      return value.value_case() == tensorflow::AttrValue::kFunc;
+    case Kind::kIntList:
+      return value.value_case() == tensorflow::AttrValue::kList && OnlyList(list, list.i_size());
     case Kind::kStringList:
       return value.value_case() == tensorflow::AttrValue::kList && OnlyList(list, list.s_size());
     case Kind::kTypeList:
@@ -167,38 +175,57 @@ bool HoldsKind(const tensorflow::AttrValue& value, contract::Kind kind) {
 
 const char* KindName(contract::Kind kind) {
   switch (kind) {
-    case Kind::kBool: return "b";
-    case Kind::kInt: return "i";
-    case Kind::kString: return "s";
-    case Kind::kIntList: return "list.i";
-    case Kind::kStringList: return "list.s";
-    case Kind::kTypeList: return "list.type";
-    case Kind::kRecordList: return "list.func";
-    case Kind::kRecord: return "func";
+    case Kind::kBool:
+      return "b";
+    case Kind::kInt:
+      return "i";
+    case Kind::kString:
+      return "s";
+    case Kind::kIntList:
+      return "list.i";
+    case Kind::kStringList:
+      return "list.s";
+    case Kind::kTypeList:
+      return "list.type";
+    case Kind::kRecordList:
+      return "list.func";
+    case Kind::kRecord:
+      return "func";
   }
   return "?";
 }
 
 std::string DescribeKind(const tensorflow::AttrValue& value) {
   switch (value.value_case()) {
-    case tensorflow::AttrValue::kB: return "b";
-    case tensorflow::AttrValue::kI: return "i";
-    case tensorflow::AttrValue::kS: return "s";
-    case tensorflow::AttrValue::kF: return "f";
-    case tensorflow::AttrValue::kType: return "type";
-    case tensorflow::AttrValue::kShape: return "shape";
-    case tensorflow::AttrValue::kTensor: return "tensor";
-    case tensorflow::AttrValue::kFunc: return "func";
-    case tensorflow::AttrValue::kPlaceholder: return "placeholder";
-    case tensorflow::AttrValue::kList: break;
-    default: return "nothing";
+    case tensorflow::AttrValue::kB:
+      return "b";
+    case tensorflow::AttrValue::kI:
+      return "i";
+    case tensorflow::AttrValue::kS:
+      return "s";
+    case tensorflow::AttrValue::kF:
+      return "f";
+    case tensorflow::AttrValue::kType:
+      return "type";
+    case tensorflow::AttrValue::kShape:
+      return "shape";
+    case tensorflow::AttrValue::kTensor:
+      return "tensor";
+    case tensorflow::AttrValue::kFunc:
+      return "func";
+    case tensorflow::AttrValue::kPlaceholder:
+      return "placeholder";
+    case tensorflow::AttrValue::kList:
+      break;
+    default:
+      return "nothing";
   }
   const auto& list = value.list();
   std::string kinds;
-  const std::pair<const char*, int> parts[] = {
-      {"list.s", list.s_size()}, {"list.i", list.i_size()}, {"list.f", list.f_size()}, {"list.b", list.b_size()},
-      {"list.type", list.type_size()}, {"list.shape", list.shape_size()}, {"list.tensor", list.tensor_size()},
-      {"list.func", list.func_size()}};
+  const std::pair<const char*, int> parts[] = {{"list.s", list.s_size()},           {"list.i", list.i_size()},
+                                               {"list.f", list.f_size()},           {"list.b", list.b_size()},
+                                               {"list.type", list.type_size()},     {"list.shape", list.shape_size()},
+                                               {"list.tensor", list.tensor_size()}, {"list.func", list.func_size()}};
   for (const auto& [name, size] : parts) {
     if (size > 0) kinds += (kinds.empty() ? "" : " and ") + std::string(name);
   }

@@ -23,8 +23,7 @@ class PassOptions {
 
   // Reads `config`; an "_npu_" key that is not a contract key, or holds another kind, is an
   // InvalidArgument error naming the key.
-  static absl::Status FromConfig(const tensorflow::RewriterConfig_CustomGraphOptimizer& config,
-                                 PassOptions* options);
+  static absl::Status FromConfig(const tensorflow::RewriterConfig_CustomGraphOptimizer& config, PassOptions* options);
 
   bool Get(contract::BoolKey key) const;
   int64_t Get(contract::IntKey key) const;
@@ -46,8 +45,7 @@ class PassOptions {
 // Reads one field of a record (an element of a list.func key); a missing field or one of another kind is an
 // InvalidArgument error naming the key and the field.
 absl::Status GetField(const tensorflow::NameAttrList& record, contract::RecordField field, std::string* value);
-absl::Status GetField(const tensorflow::NameAttrList& record, contract::RecordField field,
-                      std::vector<int64_t>* value);
+absl::Status GetField(const tensorflow::NameAttrList& record, contract::RecordField field, std::vector<int64_t>* value);
 absl::Status GetField(const tensorflow::NameAttrList& record, contract::RecordField field,
                       std::vector<tensorflow::DataType>* value);
 

@@ -26,8 +26,7 @@ class RewritePass {
   virtual ~RewritePass() = default;
   virtual std::string name() const = 0;
   // Decides cheaply (no graph copy has been made yet) whether this pass has work on `item`.
-  virtual bool Enabled(const PassOptions& options,
-                       const tensorflow::grappler::GrapplerItem& item) const = 0;
+  virtual bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const = 0;
   // Rewrites `graph` (a copy of item.graph, possibly already changed by earlier passes). Grappler may call
   // the NpuOptimizer more than once per graph, so a pass must recognise its own work and not redo it.
   // Sets *changed when it modified the graph.
@@ -50,9 +49,9 @@ std::vector<std::unique_ptr<RewritePass>> CreateRewritePasses();
 
 #define NPU_REWRITE_PASS_CONCAT_INNER(a, b) a##b
 #define NPU_REWRITE_PASS_CONCAT(a, b) NPU_REWRITE_PASS_CONCAT_INNER(a, b)
-#define REGISTER_NPU_REWRITE_PASS(order, PassClass)                                          \
-  static const bool NPU_REWRITE_PASS_CONCAT(npu_rewrite_pass_registered_, __COUNTER__) =     \
-      ::npu_bridge::RegisterRewritePass(order, [] { return std::unique_ptr<::npu_bridge::RewritePass>( \
-                                                        new PassClass()); })
+#define REGISTER_NPU_REWRITE_PASS(order, PassClass)                                      \
+  static const bool NPU_REWRITE_PASS_CONCAT(npu_rewrite_pass_registered_, __COUNTER__) = \
+      ::npu_bridge::RegisterRewritePass(order,                                           \
+                                        [] { return std::unique_ptr<::npu_bridge::RewritePass>(new PassClass()); })
 
 #endif  // NPU_BRIDGE_OPTIMIZERS_REWRITE_PASS_H_

@@ -47,10 +47,23 @@ def launch(worker, size, args=(), env=None, timeout=180, launcher_args=()):
     full_env.setdefault("HCCL_EXEC_TIMEOUT", "120")
     full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     full_env.update(env or {})
-    cmd = [sys.executable, "-m", "npu_bridge.core.launch", "-n", str(size), "--stop-timeout", "5", *launcher_args, "--",
-           sys.executable, os.path.join(WORKERS, worker), *args]  # join keeps an absolute worker path
-    result = subprocess.run(cmd, env=full_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout,
-                            check=False)
+    cmd = [
+        sys.executable,
+        "-m",
+        "npu_bridge.core.launch",
+        "-n",
+        str(size),
+        "--stop-timeout",
+        "5",
+        *launcher_args,
+        "--",
+        sys.executable,
+        os.path.join(WORKERS, worker),
+        *args,
+    ]  # join keeps an absolute worker path
+    result = subprocess.run(
+        cmd, env=full_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False
+    )
     return result, parse_results(result.stdout)
 
 
@@ -86,16 +99,27 @@ class Ranks:
         self.size = size
         self.logs = []
         self.processes = []
-        base_env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]), RANK_SIZE=str(size),
-                        HCCL_IF_BASE_PORT=str(port_base), TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
+        base_env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
+            RANK_SIZE=str(size),
+            HCCL_IF_BASE_PORT=str(port_base),
+            TF_CPP_MIN_LOG_LEVEL="2",
+            PYTHONUNBUFFERED="1",
+        )
         base_env.update(env or {})
         for rank in range(size):
             log_path = os.path.join(str(tmp_path), f"rank{rank}.log")
             with open(log_path, "w", encoding="utf-8") as log:
-                self.processes.append(subprocess.Popen(
-                    [sys.executable, os.path.join(WORKERS, worker), *args],
-                    env=dict(base_env, RANK_ID=str(rank), DEVICE_ID=str(rank)), cwd=REPO_ROOT, stdout=log,
-                    stderr=subprocess.STDOUT))
+                self.processes.append(
+                    subprocess.Popen(
+                        [sys.executable, os.path.join(WORKERS, worker), *args],
+                        env=dict(base_env, RANK_ID=str(rank), DEVICE_ID=str(rank)),
+                        cwd=REPO_ROOT,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
             self.logs.append(log_path)
 
     def __enter__(self):

@@ -13,10 +13,25 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Tests describe the world they need themselves; the developer's environment must not leak in (this also
 # applies to the subprocesses tests start, which inherit os.environ).
 _AMBIENT_VARIABLES = (
-    "RANK_TABLE_FILE", "RANK_SIZE", "RANK_ID", "DEVICE_ID", "ASCEND_DEVICE_ID", "POD_NAME", "JOB_ID",
-    "CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_IP", "CM_WORKER_SIZE",
-    "ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT", "HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT",
-    "PROFILING_MODE", "PROFILING_OPTIONS", "NPU_BRIDGE_DEVICE_TARGET",
+    "RANK_TABLE_FILE",
+    "RANK_SIZE",
+    "RANK_ID",
+    "DEVICE_ID",
+    "ASCEND_DEVICE_ID",
+    "POD_NAME",
+    "JOB_ID",
+    "CM_CHIEF_IP",
+    "CM_CHIEF_PORT",
+    "CM_CHIEF_DEVICE",
+    "CM_WORKER_IP",
+    "CM_WORKER_SIZE",
+    "ASCEND_GLOBAL_LOG_LEVEL",
+    "ASCEND_SLOG_PRINT_TO_STDOUT",
+    "HCCL_CONNECT_TIMEOUT",
+    "HCCL_EXEC_TIMEOUT",
+    "PROFILING_MODE",
+    "PROFILING_OPTIONS",
+    "NPU_BRIDGE_DEVICE_TARGET",
 )
 for _name in _AMBIENT_VARIABLES:
     os.environ.pop(_name, None)
@@ -25,9 +40,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
-from npu_bridge.core.session import config_proto  # noqa: E402
-from npu_bridge.core.session import bridge as session_bridge  # noqa: E402
 from npu_bridge.core.runtime import system  # noqa: E402
+from npu_bridge.core.session import bridge as session_bridge  # noqa: E402
+from npu_bridge.core.session import config_proto  # noqa: E402
 
 # TF1-style tests: graph mode, as after `from npu_bridge.npu_init import *`.
 tf.compat.v1.disable_eager_execution()
@@ -78,5 +93,4 @@ def run_python(code, env=None, timeout=300, cwd=REPO_ROOT, args=()):
         cmd = [sys.executable, code, *args]
     else:
         cmd = [sys.executable, "-c", textwrap.dedent(code), *args]
-    return subprocess.run(cmd, env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(cmd, env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)

@@ -38,8 +38,21 @@ def mlp_graph(seed=0, scale=1.0):
         loss = tf.reduce_mean(tf.square(logits - y), name="loss")
         train = v1.train.GradientDescentOptimizer(0.1).minimize(loss)
         init = v1.global_variables_initializer()
-    return graph, x, y, {"hidden": hidden, "logits": logits, "loss": loss, "train": train, "init": init, "w1": w1,
-                             "w2": w2, "matmul": matmul}
+    return (
+        graph,
+        x,
+        y,
+        {
+            "hidden": hidden,
+            "logits": logits,
+            "loss": loss,
+            "train": train,
+            "init": init,
+            "w1": w1,
+            "w2": w2,
+            "matmul": matmul,
+        },
+    )
 
 
 def feed(x, y, step=0):
@@ -65,8 +78,13 @@ def device_dirs(root):
 
 def dumped(root, op_name, step=None, model=None):
     """The loaded dump file of ``op_name`` (its first occurrence at ``step`` of ``model``)."""
-    candidates = [a for a in artifacts(root) if a.name.op_name == op_name.replace("/", "_")
-                  and (step is None or a.step == step) and (model is None or a.model == model)]
+    candidates = [
+        a
+        for a in artifacts(root)
+        if a.name.op_name == op_name.replace("/", "_")
+        and (step is None or a.step == step)
+        and (model is None or a.model == model)
+    ]
     assert candidates, f"no dump of {op_name} at step {step} under {root}"
     return dump_file.load(min(candidates, key=lambda a: a.name.timestamp).path)
 

@@ -29,9 +29,11 @@ def model_fn(features, labels, mode, params):
         return spec(mode, predictions={"y": predictions})
     loss = v1.losses.mean_squared_error(labels, predictions)
     train_op = v1.train.GradientDescentOptimizer(params.get("lr", 0.1)).minimize(
-        loss, global_step=v1.train.get_global_step())
-    return spec(mode, loss=loss, train_op=train_op,
-                eval_metric_ops={"mae": v1.metrics.mean_absolute_error(labels, predictions)})
+        loss, global_step=v1.train.get_global_step()
+    )
+    return spec(
+        mode, loss=loss, train_op=train_op, eval_metric_ops={"mae": v1.metrics.mean_absolute_error(labels, predictions)}
+    )
 
 
 def numpy_training(*runs, lr=0.1, batch_size=8):
@@ -43,6 +45,6 @@ def numpy_training(*runs, lr=0.1, batch_size=8):
     for steps in runs:
         for step in range(steps):
             start = (step * batch_size) % len(X)
-            x, y = X[start:start + batch_size], Y[start:start + batch_size]
+            x, y = X[start : start + batch_size], Y[start : start + batch_size]
             kernel -= lr * (2.0 / len(x)) * x.T @ (x @ kernel - y)
     return kernel

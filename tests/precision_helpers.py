@@ -3,7 +3,6 @@
 import numpy as np
 import tensorflow as tf
 from conftest import npu_config
-
 from tensorflow.core.framework import node_def_pb2
 
 from npu_bridge.core.runtime.executed_op_types import user_op_type
@@ -19,8 +18,7 @@ def run_executed(graph, fetches, feed=None, **options):
     """
     run_metadata = v1.RunMetadata()
     with v1.Session(graph=graph, config=npu_config(**options)) as sess:
-        values = sess.run(fetches, feed, options=v1.RunOptions(output_partition_graphs=True),
-                          run_metadata=run_metadata)
+        values = sess.run(fetches, feed, options=v1.RunOptions(output_partition_graphs=True), run_metadata=run_metadata)
     return values, executed_nodes(run_metadata)
 
 

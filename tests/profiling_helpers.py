@@ -11,8 +11,8 @@ import tensorflow as tf
 from conftest import npu_config as _npu_config
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-from npu_bridge.estimator import npu_ops
 from npu_bridge.core.profiling import layout, recorder
+from npu_bridge.estimator import npu_ops
 
 v1 = tf.compat.v1
 
@@ -55,8 +55,10 @@ def build_cnn(batch=4, allreduce=False, conv_bias=False):
         if allreduce:
             from tensorflow.python.ops import collective_ops  # pylint: disable=import-outside-toplevel
 
-            grads = [(collective_ops.all_reduce_v2(g, group_size=1, group_key=1, instance_key=i + 1), v)
-                     for i, (g, v) in enumerate(grads)]
+            grads = [
+                (collective_ops.all_reduce_v2(g, group_size=1, group_key=1, instance_key=i + 1), v)
+                for i, (g, v) in enumerate(grads)
+            ]
         train = optimizer.apply_gradients(grads)
         init = v1.global_variables_initializer()
         shutdown = npu_ops.shutdown_system()

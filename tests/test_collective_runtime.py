@@ -2,15 +2,22 @@
 the watchdog, the wait for ranks, error explanations, dtype transport, and the timeout the NpuOptimizer pass
 puts on collectives (and, on two ranks, the bound they keep in sessions that are not bridged)."""
 
-import logging
-
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from collective_helpers import launch
 from conftest import run_python
-from npu_bridge.core.collectives import keys, membership, primitives, registry, server, session_step, settings, transport
+
+from npu_bridge.core.collectives import (
+    keys,
+    membership,
+    primitives,
+    registry,
+    server,
+    session_step,
+    settings,
+    transport,
+)
 from npu_bridge.core.collectives import watchdog as watchdog_lib
 from npu_bridge.core.runtime.errors import CollectiveError
 
@@ -19,21 +26,31 @@ PAIR = membership.Members("hccl_world_group", (0, 1), 12345, 0)
 
 # settings
 
-@pytest.mark.parametrize("environ, hccl_timeout, expected", [
-    ({}, None, 1836), ({"HCCL_EXEC_TIMEOUT": "30"}, None, 30), ({"HCCL_EXEC_TIMEOUT": "30"}, 7, 7)])
+
+@pytest.mark.parametrize(
+    "environ, hccl_timeout, expected",
+    [({}, None, 1836), ({"HCCL_EXEC_TIMEOUT": "30"}, None, 30), ({"HCCL_EXEC_TIMEOUT": "30"}, 7, 7)],
+)
 def test_exec_timeout(environ, hccl_timeout, expected):
     assert settings.exec_timeout(hccl_timeout, environ) == expected
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: settings.exec_timeout(None, {"HCCL_EXEC_TIMEOUT": "soon"}),
-     "HCCL_EXEC_TIMEOUT has invalid value 'soon': must be a whole number of seconds >= 1"),
-    (lambda: settings.connect_timeout({"HCCL_CONNECT_TIMEOUT": "0"}), "HCCL_CONNECT_TIMEOUT has invalid value '0'"),
-    (lambda: settings.port_base(4, {"HCCL_IF_BASE_PORT": "65533"}),
-     "HCCL_IF_BASE_PORT has invalid value '65533': must be an integer in [1, 65532], so that the ports "
-     "base..base+3 of the 4 ranks are valid"),
-    (lambda: settings.port_base(6000, {}), "HCCL_IF_BASE_PORT has invalid default 60000 (unset)"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: settings.exec_timeout(None, {"HCCL_EXEC_TIMEOUT": "soon"}),
+            "HCCL_EXEC_TIMEOUT has invalid value 'soon': must be a whole number of seconds >= 1",
+        ),
+        (lambda: settings.connect_timeout({"HCCL_CONNECT_TIMEOUT": "0"}), "HCCL_CONNECT_TIMEOUT has invalid value '0'"),
+        (
+            lambda: settings.port_base(4, {"HCCL_IF_BASE_PORT": "65533"}),
+            "HCCL_IF_BASE_PORT has invalid value '65533': must be an integer in [1, 65532], so that the ports "
+            "base..base+3 of the 4 ranks are valid",
+        ),
+        (lambda: settings.port_base(6000, {}), "HCCL_IF_BASE_PORT has invalid default 60000 (unset)"),
+    ],
+)
 def test_bad_settings_are_named(call, message):
     with pytest.raises(ValueError) as info:
         call()
@@ -46,6 +63,7 @@ def test_defaults():
 
 # keys
 
+
 def test_keys_follow_the_build_order_per_group_and_never_collide():
     first = [keys.instance_key(777) for _ in range(50)]
     other_group = [keys.instance_key(778) for _ in range(50)]
@@ -57,6 +75,7 @@ def test_keys_follow_the_build_order_per_group_and_never_collide():
 
 
 # registry
+
 
 def test_a_run_knows_its_collectives_ranks_and_graph_key():
     with tf.Graph().as_default() as graph:
@@ -77,6 +96,7 @@ def test_a_run_knows_its_collectives_ranks_and_graph_key():
 
 # watchdog
 
+
 class FakeProbe:
     def __init__(self):
         self.down = set()
@@ -89,8 +109,9 @@ class FakeProbe:
 
 def _watchdog(clock):
     probe, aborted = FakeProbe(), []
-    dog = watchdog_lib.Watchdog(["h:0", "h:1", "h:2"], rank=1, probe=probe, abort=aborted.append,
-                                clock=lambda: clock[0])
+    dog = watchdog_lib.Watchdog(
+        ["h:0", "h:1", "h:2"], rank=1, probe=probe, abort=aborted.append, clock=lambda: clock[0]
+    )
     return dog, probe, aborted
 
 
@@ -104,9 +125,11 @@ def test_watchdog_ends_a_rank_waiting_for_a_gone_leader():
     for t in (1.5, 2.0, 2.5, 3.0, 3.5):
         clock[0] = t
         dog.check()
-    assert aborted == ["rank 1: rank 0 (the leader, which coordinates every collective) at h:0 is gone (its "
-                       "collective server refuses connections) while this rank waits for it in HcomAllReduce "
-                       f"(allreduce); ending this rank with exit code {watchdog_lib.EXIT_CODE}"]
+    assert aborted == [
+        "rank 1: rank 0 (the leader, which coordinates every collective) at h:0 is gone (its "
+        "collective server refuses connections) while this rank waits for it in HcomAllReduce "
+        f"(allreduce); ending this rank with exit code {watchdog_lib.EXIT_CODE}"
+    ]
     dog.leave(token)
 
 
@@ -140,6 +163,7 @@ def test_watchdog_backstop_after_twice_the_timeout():
 
 # waiting for the ranks
 
+
 def test_wait_for_ranks_names_the_missing_ones(npu_log):
     clock = [0.0]
 
@@ -148,16 +172,19 @@ def test_wait_for_ranks_names_the_missing_ones(npu_log):
 
     arrived = {"h:1"}
     with pytest.raises(CollectiveError) as info:
-        server.wait_for_ranks(["h:0", "h:1", "h:2", "h:3"], 0, 25, probe=arrived.__contains__,
-                              clock=lambda: clock[0], sleep=sleep)
+        server.wait_for_ranks(
+            ["h:0", "h:1", "h:2", "h:3"], 0, 25, probe=arrived.__contains__, clock=lambda: clock[0], sleep=sleep
+        )
     assert str(info.value).startswith("rank 0: ranks 2 (h:2), 3 (h:3) never arrived within HCCL_CONNECT_TIMEOUT=25 s")
     assert [m for m in npu_log if "waiting for" in m] == [
         "rank 0: waiting for ranks 2 (h:2), 3 (h:3) to start (10 s of HCCL_CONNECT_TIMEOUT=25 s)",
-        "rank 0: waiting for ranks 2 (h:2), 3 (h:3) to start (20 s of HCCL_CONNECT_TIMEOUT=25 s)"]
+        "rank 0: waiting for ranks 2 (h:2), 3 (h:3) to start (20 s of HCCL_CONNECT_TIMEOUT=25 s)",
+    ]
     server.wait_for_ranks(["h:0", "h:1"], 0, 25, probe=arrived.__contains__, clock=lambda: clock[0], sleep=sleep)
 
 
 # explaining TensorFlow's errors
+
 
 class FakeRuntime:
     rank = 1
@@ -167,40 +194,66 @@ class FakeRuntime:
         return f"rank {rank} ({self.addresses[rank]})"
 
 
-RUN = registry.RunCollectives((("HcomAllReduce", registry.CollectiveInfo("allreduce", "g", (0, 1), 1)),),
-                              frozenset({0, 1}), 0)
+RUN = registry.RunCollectives(
+    (("HcomAllReduce", registry.CollectiveInfo("allreduce", "g", (0, 1), 1)),), frozenset({0, 1}), 0
+)
 
 
-@pytest.mark.parametrize("error, expected", [
-    (tf.errors.DeadlineExceededError(None, None, "Graph execution error:\n\nCollective ops is aborted by: "
-                                     "Collective has timed out during execution."),
-     "rank 1: HcomAllReduce (allreduce, group 'g', ranks [0, 1]) did not finish within the collective timeout of "
-     "9 s (hccl_timeout / HCCL_EXEC_TIMEOUT): a peer rank is hung or much slower, or did not run the matching "
-     "collective (every rank must run the same collectives in the same order). TensorFlow: Collective has timed "
-     "out during execution."),
-    (tf.errors.UnavailableError(None, None, "failed to connect to all addresses; last error: UNKNOWN: "
-                                "ipv4:127.0.0.1:7000: Connection refused"),
-     "rank 1: HcomAllReduce (allreduce, group 'g', ranks [0, 1]) failed: rank 0 (127.0.0.1:7000) cannot be "
-     "reached; it has probably exited or crashed. TensorFlow: failed to connect to all addresses; last error: "
-     "UNKNOWN: ipv4:127.0.0.1:7000: Connection refused"),
-    (tf.errors.UnavailableError(None, None, "From /job:worker/replica:0/task:1:\nrecvmsg:Connection reset by peer\n"
-                                "Additional GRPC error information from remote target /job:worker/replica:0/task:2 "
-                                "while calling /tensorflow.WorkerService/RecvBuf:"),
-     "rank 1: HcomAllReduce (allreduce, group 'g', ranks [0, 1]) failed: rank 2 (127.0.0.1:70021) cannot be "
-     "reached; it has probably exited or crashed. TensorFlow: recvmsg:Connection reset by peer"),
-    (tf.errors.InvalidArgumentError(None, None, "Shape mismatch in the collective instance 7."),
-     "rank 1: HcomAllReduce (allreduce, group 'g', ranks [0, 1]) failed: the ranks passed different shapes; every "
-     "rank must pass the same shape, and the same on every run. TensorFlow: Shape mismatch in the collective "
-     "instance 7."),
-])
+@pytest.mark.parametrize(
+    "error, expected",
+    [
+        (
+            tf.errors.DeadlineExceededError(
+                None,
+                None,
+                "Graph execution error:\n\nCollective ops is aborted by: Collective has timed out during execution.",
+            ),
+            "rank 1: HcomAllReduce (allreduce, group 'g', ranks [0, 1]) did not finish within the collective "
+            "timeout of "
+            "9 s (hccl_timeout / HCCL_EXEC_TIMEOUT): a peer rank is hung or much slower, or did not run the matching "
+            "collective (every rank must run the same collectives in the same order). TensorFlow: Collective has timed "
+            "out during execution.",
+        ),
+        (
+            tf.errors.UnavailableError(
+                None,
+                None,
+                "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:7000: Connection refused",
+            ),
+            "rank 1: HcomAllReduce (allreduce, group 'g', ranks [0, 1]) failed: rank 0 (127.0.0.1:7000) cannot be "
+            "reached; it has probably exited or crashed. TensorFlow: failed to connect to all addresses; last error: "
+            "UNKNOWN: ipv4:127.0.0.1:7000: Connection refused",
+        ),
+        (
+            tf.errors.UnavailableError(
+                None,
+                None,
+                "From /job:worker/replica:0/task:1:\nrecvmsg:Connection reset by peer\n"
+                "Additional GRPC error information from remote target /job:worker/replica:0/task:2 "
+                "while calling /tensorflow.WorkerService/RecvBuf:",
+            ),
+            "rank 1: HcomAllReduce (allreduce, group 'g', ranks [0, 1]) failed: rank 2 (127.0.0.1:70021) cannot be "
+            "reached; it has probably exited or crashed. TensorFlow: recvmsg:Connection reset by peer",
+        ),
+        (
+            tf.errors.InvalidArgumentError(None, None, "Shape mismatch in the collective instance 7."),
+            "rank 1: HcomAllReduce (allreduce, group 'g', ranks [0, 1]) failed: the ranks passed different shapes; "
+            "every "
+            "rank must pass the same shape, and the same on every run. TensorFlow: Shape mismatch in the collective "
+            "instance 7.",
+        ),
+    ],
+)
 def test_collective_errors_are_explained(error, expected):
     assert session_step.explain(error, RUN, FakeRuntime(), 9) == expected
 
 
 # dtypes
 
-@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "uint16", "uint32", "uint64", "bfloat16", "bool",
-                                   "float64", "int64"])
+
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "uint8", "uint16", "uint32", "uint64", "bfloat16", "bool", "float64", "int64"]
+)
 def test_every_dtype_travels_unchanged(dtype):
     values = np.array([0, 1, 7, 100], dtype=np.float64 if dtype == "bfloat16" else dtype)
     with tf.Graph().as_default():
@@ -215,10 +268,12 @@ def test_every_dtype_travels_unchanged(dtype):
 
 # the collective timeout of a session
 
+
 @pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_hccl_timeout_of_the_session_bounds_a_collective_built_earlier():
-    result = run_python("""
+    result = run_python(
+        """
         import time
         import tensorflow as tf
         from npu_bridge.core.collectives import membership, primitives
@@ -235,7 +290,9 @@ def test_hccl_timeout_of_the_session_bounds_a_collective_built_earlier():
             tf.compat.v1.Session(config=config).run(lonely)
         except tf.errors.DeadlineExceededError:
             print("timed out after", round(time.monotonic() - started))
-    """, timeout=50)
+    """,
+        timeout=50,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split()[-1] in ("2", "3", "4"), result.stdout
 

@@ -5,9 +5,9 @@ import re
 import socket
 
 import pytest
-
 from collective_helpers import Ranks, parse_results
 from conftest import run_python
+
 from npu_bridge.core.collectives import watchdog
 from npu_bridge.core.launch import plan
 
@@ -51,8 +51,11 @@ def test_a_hung_rank_times_out_the_others_and_later_collectives_fail_fast(tmp_pa
         assert ended[0][1] - _fault_time(ranks, 1) < timeout + 10
         assert ranks.processes[1].poll() is None  # the hung rank is stuck in user code, not in npu_bridge
     results = parse_results("\n".join(f"[rank 0] {line}" for line in output.splitlines()))[0]
-    assert re.match(r"rank 0: HcomAllReduce \(allreduce, group 'hccl_world_group', ranks \[0, 1\]\) did not finish "
-                    rf"within the collective timeout of {timeout} s", results["error"]), results["error"]
+    assert re.match(
+        r"rank 0: HcomAllReduce \(allreduce, group 'hccl_world_group', ranks \[0, 1\]\) did not finish "
+        rf"within the collective timeout of {timeout} s",
+        results["error"],
+    ), results["error"]
     assert results["second_error"].startswith(results["error"])
     assert "Collectives cannot run again in this process" in results["second_error"]
     assert results["second_error_seconds"] < 1
@@ -62,14 +65,19 @@ def test_a_hung_rank_times_out_the_others_and_later_collectives_fail_fast(tmp_pa
 @pytest.mark.timeout(60)
 def test_ranks_that_never_arrive_are_named():
     base = plan.find_free_ports(3)
-    result = run_python("""
+    result = run_python(
+        """
         from npu_bridge.npu_init import *
         tf.Session().run(npu_ops.initialize_system())
-    """, env={"RANK_SIZE": "3", "RANK_ID": "0", "HCCL_IF_BASE_PORT": str(base), "HCCL_CONNECT_TIMEOUT": "2"},
-        timeout=50)
+    """,
+        env={"RANK_SIZE": "3", "RANK_ID": "0", "HCCL_IF_BASE_PORT": str(base), "HCCL_CONNECT_TIMEOUT": "2"},
+        timeout=50,
+    )
     assert result.returncode == 1
-    assert (f"CollectiveError: rank 0: ranks 1 (127.0.0.1:{base + 1}), 2 (127.0.0.1:{base + 2}) never arrived "
-            "within HCCL_CONNECT_TIMEOUT=2 s") in result.stderr
+    assert (
+        f"CollectiveError: rank 0: ranks 1 (127.0.0.1:{base + 1}), 2 (127.0.0.1:{base + 2}) never arrived "
+        "within HCCL_CONNECT_TIMEOUT=2 s"
+    ) in result.stderr
 
 
 @pytest.mark.slow
@@ -79,10 +87,14 @@ def test_a_port_in_use_is_reported():
     with socket.socket() as blocker:
         blocker.bind(("0.0.0.0", base + 1))
         blocker.listen()
-        result = run_python("""
+        result = run_python(
+            """
             from npu_bridge.npu_init import *
             tf.Session()
-        """, env={"RANK_SIZE": "2", "RANK_ID": "1", "HCCL_IF_BASE_PORT": str(base)}, timeout=50)
+        """,
+            env={"RANK_SIZE": "2", "RANK_ID": "1", "HCCL_IF_BASE_PORT": str(base)},
+            timeout=50,
+        )
     assert result.returncode == 1
     assert f"CollectiveError: rank 1: cannot start the collective server on port {base + 1}" in result.stderr
     assert "set HCCL_IF_BASE_PORT" in result.stderr

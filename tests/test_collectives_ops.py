@@ -3,7 +3,6 @@ other HCCL dtypes, groups made with create_group, and gradients (tests/workers/o
 
 import numpy as np
 import pytest
-
 from collective_helpers import launch, vector, weights
 
 DTYPES = ("float32", "float16", "int32")
@@ -19,7 +18,7 @@ def _alltoall_expected(rank, size, count, data):
     parts = []
     for k in range(size):
         start = sum(count(k, j) for j in range(rank))
-        parts.append(data(k)[start:start + count(k, rank)])
+        parts.append(data(k)[start : start + count(k, rank)])
     return np.concatenate(parts)
 
 
@@ -40,8 +39,9 @@ def _expected(rank, size):
     out["reduce"] = x.sum(axis=0)
     out["receive"] = vector((rank - 1) % size)
     for n in (1, 5):
-        out[f"all_to_all_v_{n}"] = _alltoall_expected(rank, size, lambda k, j, n=n: k + j + n,
-                                                      lambda k: np.arange(100) + 1000 * k)
+        out[f"all_to_all_v_{n}"] = _alltoall_expected(
+            rank, size, lambda k, j, n=n: k + j + n, lambda k: np.arange(100) + 1000 * k
+        )
     matrix = [[(i + j) % 3 + 1 for j in range(size)] for i in range(size)]
     out["all_to_all_v_c"] = _alltoall_expected(rank, size, lambda k, j: matrix[k][j], lambda k: np.arange(20) + 100 * k)
     holds = x == x.max(axis=0)
@@ -68,12 +68,18 @@ def _check(results, size):
             got = results[rank][name]
             if name == "broadcast":
                 for g, e in zip(got, want):
-                    np.testing.assert_allclose(np.array(g, dtype=np.float64), np.array(e, dtype=np.float64),
-                                               err_msg=f"rank {rank} {name}")
+                    np.testing.assert_allclose(
+                        np.array(g, dtype=np.float64), np.array(e, dtype=np.float64), err_msg=f"rank {rank} {name}"
+                    )
                 continue
             tolerance = 2e-3 if "float16" in name else 1e-6
-            np.testing.assert_allclose(np.array(got, dtype=np.float64), np.array(want, dtype=np.float64),
-                                       rtol=tolerance, atol=tolerance, err_msg=f"rank {rank} {name}")
+            np.testing.assert_allclose(
+                np.array(got, dtype=np.float64),
+                np.array(want, dtype=np.float64),
+                rtol=tolerance,
+                atol=tolerance,
+                err_msg=f"rank {rank} {name}",
+            )
 
 
 @pytest.mark.slow

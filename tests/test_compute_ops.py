@@ -80,12 +80,15 @@ def test_dropout_with_keep_prob_one_is_the_identity():
         assert npu_ops.dropout(x, 1.0) is x
 
 
-@pytest.mark.parametrize("x, keep_prob, error", [
-    (np.ones(3, np.int32), 0.5, "x has to be a floating point tensor since it's going to be scaled. Got a int32"),
-    (np.ones(3, np.float32), 0.0, r"keep_prob must be a scalar tensor or a float in the range \(0, 1\], got 0"),
-    (np.ones(3, np.float32), 1.5, r"keep_prob must be a scalar tensor or a float in the range \(0, 1\], got 1.5"),
-    (np.ones(3, np.float32), np.array([0.5, 0.5], np.float32), "must have rank 0"),
-])
+@pytest.mark.parametrize(
+    "x, keep_prob, error",
+    [
+        (np.ones(3, np.int32), 0.5, "x has to be a floating point tensor since it's going to be scaled. Got a int32"),
+        (np.ones(3, np.float32), 0.0, r"keep_prob must be a scalar tensor or a float in the range \(0, 1\], got 0"),
+        (np.ones(3, np.float32), 1.5, r"keep_prob must be a scalar tensor or a float in the range \(0, 1\], got 1.5"),
+        (np.ones(3, np.float32), np.array([0.5, 0.5], np.float32), "must have rank 0"),
+    ],
+)
 def test_dropout_errors(x, keep_prob, error):
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=error):
@@ -118,13 +121,14 @@ V = np.linspace(-6, 6, 49)
 
 
 def np_gelu(x):
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
 
 
 def np_gelu_derivative(x):
-    inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
+    inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
     return 0.5 * (1 + np.tanh(inner)) + 0.5 * x * (1 - np.tanh(inner) ** 2) * math.sqrt(2 / math.pi) * (
-        1 + 3 * 0.044715 * x ** 2)
+        1 + 3 * 0.044715 * x**2
+    )
 
 
 def test_gelu_and_its_gradient():
@@ -155,8 +159,9 @@ def test_fast_gelu_is_x_sigmoid_1702x_without_overflow():
 
 
 def test_fast_gelu_v2_polynomial():
-    y, grad = evaluate(lambda x: (npu_aicore_ops.fast_gelu_v2(x), tf.gradients(npu_aicore_ops.fast_gelu_v2(x), x)[0]),
-                       [V])
+    y, grad = evaluate(
+        lambda x: (npu_aicore_ops.fast_gelu_v2(x), tf.gradients(npu_aicore_ops.fast_gelu_v2(x), x)[0]), [V]
+    )
     z = np.minimum(np.abs(V) / math.sqrt(2), 1.769) - 1.769
     np.testing.assert_allclose(y, V * (np.sign(V + 1e-12) * (-0.1444 * z * z + 0.5) + 0.5), rtol=1e-12, atol=1e-12)
     assert np.abs(y - V * 0.5 * (1 + ERF(V / math.sqrt(2)))).max() < 0.02
@@ -180,8 +185,9 @@ def test_prelu_per_channel_and_gradients():
 def test_layer_norm_values_statistics_and_gradients():
     x = RNG.randn(4, 6, 8)
     gamma, beta = RNG.randn(8), RNG.randn(8)
-    y, mean, variance = evaluate(lambda t: npu_aicore_ops.layer_norm(t, gamma, beta, begin_norm_axis=-1,
-                                                                      begin_params_axis=-1, epsilon=1e-7), [x])
+    y, mean, variance = evaluate(
+        lambda t: npu_aicore_ops.layer_norm(t, gamma, beta, begin_norm_axis=-1, begin_params_axis=-1, epsilon=1e-7), [x]
+    )
     expected_mean = x.mean(axis=-1, keepdims=True)
     expected_var = x.var(axis=-1, keepdims=True)
     np.testing.assert_allclose(mean, expected_mean)
@@ -215,8 +221,9 @@ def test_lars_and_larsv2():
     for w, g, r in zip(weights, grads, result):
         np.testing.assert_allclose(r, np_trust(w, g, 0.01) * (g + 0.01 * w))
     w, g = weights[0], grads[0]
-    plain, clipped = evaluate(lambda a, b: (npu_ops.LARSV2(a, b, 0.01, 1e-6),
-                                            npu_ops.LARSV2(a, b, 0.01, 1e-6, use_clip=True)), [w, g])
+    plain, clipped = evaluate(
+        lambda a, b: (npu_ops.LARSV2(a, b, 0.01, 1e-6), npu_ops.LARSV2(a, b, 0.01, 1e-6, use_clip=True)), [w, g]
+    )
     np.testing.assert_allclose(plain, np_trust(w, g, 0.01) * (g + 0.01 * w))
     np.testing.assert_allclose(clipped, min(np_trust(w, g, 0.01) / 1e-6, 1.0) * (g + 0.01 * w))
     with tf.Graph().as_default(), pytest.raises(ValueError, match="inputs_w has 1 tensors but inputs_g has 2"):
@@ -235,8 +242,9 @@ def np_scatter_elements(data, indices, updates, axis):
     return out
 
 
-@pytest.mark.parametrize("axis, indices", [(0, [[1, 0, 2], [0, 2, 1]]), (1, [[1, 0, 2], [0, 2, 3]]),
-                                           (-1, [[1, 0, 2], [0, 2, -1]])])  # no duplicate targets
+@pytest.mark.parametrize(
+    "axis, indices", [(0, [[1, 0, 2], [0, 2, 1]]), (1, [[1, 0, 2], [0, 2, 3]]), (-1, [[1, 0, 2], [0, 2, -1]])]
+)  # no duplicate targets
 def test_scatter_elements_and_gradients(axis, indices):
     data = RNG.randn(3, 4)
     indices = np.array(indices)
@@ -244,10 +252,14 @@ def test_scatter_elements_and_gradients(axis, indices):
     wrapped = np.where(indices < 0, indices + data.shape[axis], indices)
     result = evaluate(lambda d, u: npu_ops.scatter_elements(d, tf.constant(indices), u, axis=axis), [data, updates])
     np.testing.assert_allclose(result, np_scatter_elements(data, wrapped, updates, axis))
-    assert gradient_error(lambda u: npu_ops.scatter_elements(tf.constant(data), tf.constant(indices), u, axis),
-                          updates) < 1e-6
-    assert gradient_error(lambda d: npu_ops.scatter_elements(d, tf.constant(indices), tf.constant(updates), axis),
-                          data) < 1e-6
+    assert (
+        gradient_error(lambda u: npu_ops.scatter_elements(tf.constant(data), tf.constant(indices), u, axis), updates)
+        < 1e-6
+    )
+    assert (
+        gradient_error(lambda d: npu_ops.scatter_elements(d, tf.constant(indices), tf.constant(updates), axis), data)
+        < 1e-6
+    )
 
 
 def test_scatter_elements_negative_indices_and_errors():
@@ -262,8 +274,9 @@ def test_scatter_elements_negative_indices_and_errors():
 
 def test_nonzero():
     x = np.array([[0, 1.5, 0], [2.0, 0, -1.0]], np.float32)
-    coordinates, transposed = evaluate(lambda t: (npu_aicore_ops.nonzero(t),
-                                                  npu_aicore_ops.nonzero(t, transpose=True, output_type=tf.int32)), [x])
+    coordinates, transposed = evaluate(
+        lambda t: (npu_aicore_ops.nonzero(t), npu_aicore_ops.nonzero(t, transpose=True, output_type=tf.int32)), [x]
+    )
     np.testing.assert_array_equal(coordinates, np.argwhere(x))
     assert coordinates.dtype == np.int64 and transposed.dtype == np.int32
     np.testing.assert_array_equal(transposed, np.argwhere(x).T)
@@ -273,9 +286,10 @@ def test_nonzero():
 
 def test_k_means_centroids():
     x, y = RNG.randn(20, 3), RNG.randn(4, 3)
-    square_x, square_y = (x ** 2).sum(1, keepdims=True), (y ** 2).sum(1)[None, :]
+    square_x, square_y = (x**2).sum(1, keepdims=True), (y**2).sum(1)[None, :]
     segment_sum, segment_count, total = evaluate(
-        lambda *t: npu_ops.k_means_centroids(*t, use_actual_distance=True), [x, y, square_y, square_x])
+        lambda *t: npu_ops.k_means_centroids(*t, use_actual_distance=True), [x, y, square_y, square_x]
+    )
     distance = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
     nearest = distance.argmin(1)
     for k in range(4):
@@ -296,16 +310,18 @@ def test_adam_apply_one_assign_updates_the_variables(decay):
     with graph.as_default():
         variables = [tf.Variable(value) for value in (v, m, w)]
         if decay:
-            outputs = npu_ops.adam_apply_one_with_decay_assign(tf.constant(grad), *variables, lr, beta1, 1 - beta1,
-                                                               beta2, 1 - beta2, wd, eps)
+            outputs = npu_ops.adam_apply_one_with_decay_assign(
+                tf.constant(grad), *variables, lr, beta1, 1 - beta1, beta2, 1 - beta2, wd, eps
+            )
         else:
-            outputs = npu_ops.adam_apply_one_assign(tf.constant(grad), *variables, lr, beta1, 1 - beta1, beta2,
-                                                    1 - beta2, eps)
+            outputs = npu_ops.adam_apply_one_assign(
+                tf.constant(grad), *variables, lr, beta1, 1 - beta1, beta2, 1 - beta2, eps
+            )
         with v1.Session(graph=graph) as sess:
             sess.run(v1.global_variables_initializer())
             returned = sess.run(outputs)
             stored = sess.run(variables)
-    new_v = beta2 * v + (1 - beta2) * grad ** 2
+    new_v = beta2 * v + (1 - beta2) * grad**2
     new_m = beta1 * m + (1 - beta1) * grad
     update = new_m / (np.sqrt(new_v) + eps) + (wd * w if decay else 0)
     for value in (returned, stored):

@@ -4,8 +4,8 @@ import pytest
 from conftest import npu_config
 
 from npu_bridge.core.device import device_target
-from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.options import parse_config
+from npu_bridge.core.runtime.errors import NpuOptionError
 
 
 def test_auto_is_cpu_on_a_machine_without_gpu():

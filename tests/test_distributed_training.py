@@ -6,7 +6,6 @@ import re
 
 import numpy as np
 import pytest
-
 from collective_helpers import REPO_ROOT, launch
 from conftest import run_python
 
@@ -69,8 +68,7 @@ def test_distributed_helpers_on_two_ranks():
 @pytest.mark.timeout(200)
 def test_example_on_two_ranks_matches_one_process(tmp_path):
     two, one = tmp_path / "two.npz", tmp_path / "one.npz"
-    result, _ = launch(EXAMPLE, 2, args=["--steps", "12", "--output", str(two)],
-                       timeout=150)
+    result, _ = launch(EXAMPLE, 2, args=["--steps", "12", "--output", str(two)], timeout=150)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "[rank 1] rank 1 of 2: 16 of 32 samples per step" in result.stdout
     single = run_python(EXAMPLE, args=["--steps", "12", "--output", str(one)], timeout=120)

@@ -13,16 +13,16 @@ from npu_bridge.core.dump import dump_tree
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_example_dumps_two_runs_and_compares_them(tmp_path):
-    result = run_python(os.path.join(REPO_ROOT, "examples", "dump_precision_compare.py"),
-                        args=("--dump-dir", str(tmp_path)))
+    result = run_python(
+        os.path.join(REPO_ROOT, "examples", "dump_precision_compare.py"), args=("--dump-dir", str(tmp_path))
+    )
     assert result.returncode == 0, result.stderr
     for run in ("must_keep_origin_dtype", "ascend_default"):
         assert f"{run}: loss " in result.stdout
         found = dump_tree.scan(tmp_path / run)
         assert {a.step for a in found} == {0} and any(a.name.op_name == "hidden_MatMul" for a in found)
     compared = int(re.search(r"compared (\d+) tensors", result.stdout).group(1))
-    counts = {key: int(value) for key, value in re.findall(r"(identical|differ|only in my dump): (\d+)",
-                                                            result.stdout)}
+    counts = {key: int(value) for key, value in re.findall(r"(identical|differ|only in my dump): (\d+)", result.stdout)}
     assert compared > 10 and counts["identical"] + counts["differ"] == compared
     # fp16 inputs change the first matrix multiplication and everything after it ...
     assert counts["differ"] > 0 and "first difference: #" in result.stdout

@@ -9,9 +9,14 @@ import pytest
 from npu_bridge.core.dump import dump_file, dump_layouts, dump_names, dump_proto
 from npu_bridge.core.runtime.errors import DumpFormatError
 
-ARRAYS = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1.5, -2.0], np.float16),
-          np.array([[True, False]]), np.array(7, np.int64), np.array([1, 2], ml_dtypes.bfloat16),
-          np.zeros((0, 4), np.int32)]
+ARRAYS = [
+    np.arange(6, dtype=np.float32).reshape(2, 3),
+    np.array([1.5, -2.0], np.float16),
+    np.array([[True, False]]),
+    np.array(7, np.int64),
+    np.array([1, 2], ml_dtypes.bfloat16),
+    np.zeros((0, 4), np.int32),
+]
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -21,13 +26,25 @@ def test_files_round_trip_in_both_versions(tmp_path, version):
     loaded = dump_file.load(path)
     assert loaded.version == version and loaded.op_name == "scope/add" and loaded.dump_time > 0
     assert loaded.name == dump_names.DumpName("dump", "Add", "scope_add", 3, 0, 1700000000000001)
-    assert [(t.io, t.index) for t in loaded.tensors] == [("input", 0), ("input", 1), ("input", 2), ("output", 0),
-                                                         ("output", 1), ("output", 2)]
+    assert [(t.io, t.index) for t in loaded.tensors] == [
+        ("input", 0),
+        ("input", 1),
+        ("input", 2),
+        ("output", 0),
+        ("output", 1),
+        ("output", 2),
+    ]
     for tensor, expected in zip(loaded.tensors, ARRAYS):
         assert tensor.array().dtype == expected.dtype
         np.testing.assert_array_equal(tensor.array(), expected)
-    assert [t.dtype_name for t in loaded.tensors] == ["DT_FLOAT", "DT_FLOAT16", "DT_BOOL", "DT_INT64", "DT_BF16",
-                                                      "DT_INT32"]
+    assert [t.dtype_name for t in loaded.tensors] == [
+        "DT_FLOAT",
+        "DT_FLOAT16",
+        "DT_BOOL",
+        "DT_INT64",
+        "DT_BF16",
+        "DT_INT32",
+    ]
     header = dump_file.load(path, header_only=True)
     assert [t.shape for t in header.tensors] == [a.shape for a in ARRAYS]
 
@@ -37,8 +54,11 @@ def test_damaged_files_are_named_and_explained(tmp_path):
     dump_file.write_dump_file(path, "m", outputs=[np.ones(100, np.float32)])
     content = path.read_bytes()
     path.write_bytes(content[:-10])
-    with pytest.raises(DumpFormatError, match=r"Mul\.m\.1\.0\.1700000000000000: damaged Ascend dump file.*"
-                                              r"lists 400 data bytes, the file holds 390"):
+    with pytest.raises(
+        DumpFormatError,
+        match=r"Mul\.m\.1\.0\.1700000000000000: damaged Ascend dump file.*"
+        r"lists 400 data bytes, the file holds 390",
+    ):
         dump_file.load(path)
     path.write_bytes(b"this is not a dump")
     with pytest.raises(DumpFormatError, match="not an Ascend dump file: as version 2, the header length"):
@@ -53,21 +73,38 @@ def test_damaged_files_are_named_and_explained(tmp_path):
         dump_file.load(tmp_path / "bad.npy")
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("Conv2D.net_conv.12.3.1700000000000123",
-     dump_names.DumpName("dump", "Conv2D", "net_conv", 12, 3, 1700000000000123)),
-    ("Conv2D.net_conv.12.1700000000000123", dump_names.DumpName("dump", "Conv2D", "net_conv", 12, None,
-                                                                1700000000000123)),
-    ("Conv2D.net_conv.3.12.1700000000000123.1.0.5.0",  # newer runtimes: stream id first, four more fields
-     dump_names.DumpName("dump", "Conv2D", "net_conv", 12, 3, 1700000000000123)),
-    ("Opdebug.Node_OpDebug.12.3.1700000000000123",
-     dump_names.DumpName("opdebug", "Opdebug", "Node_OpDebug", 12, 3, 1700000000000123)),
-    ("net_conv.0.1700000000000123.npy", dump_names.DumpName("golden", "", "net_conv", timestamp=1700000000000123,
-                                                            io="output", index=0)),
-    ("Conv2D.net_conv.12.3.1700000000000123.input.1.npy",
-     dump_names.DumpName("converted", "Conv2D", "net_conv", 12, 3, 1700000000000123, "input", 1)),
-    ("mapping.csv", None), ("notes.txt", None), ("a.b.c", None),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        (
+            "Conv2D.net_conv.12.3.1700000000000123",
+            dump_names.DumpName("dump", "Conv2D", "net_conv", 12, 3, 1700000000000123),
+        ),
+        (
+            "Conv2D.net_conv.12.1700000000000123",
+            dump_names.DumpName("dump", "Conv2D", "net_conv", 12, None, 1700000000000123),
+        ),
+        (
+            "Conv2D.net_conv.3.12.1700000000000123.1.0.5.0",  # newer runtimes: stream id first, four more fields
+            dump_names.DumpName("dump", "Conv2D", "net_conv", 12, 3, 1700000000000123),
+        ),
+        (
+            "Opdebug.Node_OpDebug.12.3.1700000000000123",
+            dump_names.DumpName("opdebug", "Opdebug", "Node_OpDebug", 12, 3, 1700000000000123),
+        ),
+        (
+            "net_conv.0.1700000000000123.npy",
+            dump_names.DumpName("golden", "", "net_conv", timestamp=1700000000000123, io="output", index=0),
+        ),
+        (
+            "Conv2D.net_conv.12.3.1700000000000123.input.1.npy",
+            dump_names.DumpName("converted", "Conv2D", "net_conv", 12, 3, 1700000000000123, "input", 1),
+        ),
+        ("mapping.csv", None),
+        ("notes.txt", None),
+        ("a.b.c", None),
+    ],
+)
 def test_file_names(name, expected):
     assert dump_names.parse(name) == expected
 
@@ -106,7 +143,16 @@ def test_opdebug_payload_decoding():
     struct.pack_into("<6Q", payload, 256, 7, 1, 42, 0, 0, 0)
     struct.pack_into("<3Q", payload, 1024, 0, 0, 2)
     decoded = dump_file.decode_overflow(bytes(payload))
-    assert decoded["AI Core"] == {"model_id": 7, "stream_id": 1, "task_id": 42, "task_type": 0, "pc_start": 0,
-                                  "para_base": 0, "kernel_code": 0, "block_idx": 0, "status": 2}
+    assert decoded["AI Core"] == {
+        "model_id": 7,
+        "stream_id": 1,
+        "task_id": 42,
+        "task_type": 0,
+        "pc_start": 0,
+        "para_base": 0,
+        "kernel_code": 0,
+        "block_idx": 0,
+        "status": 2,
+    }
     assert decoded["DHA Atomic Add"]["status"] == 0
     assert dump_file.decode_overflow(b"\0" * 100) == {"raw": {"size": 100}}

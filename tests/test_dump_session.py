@@ -4,11 +4,11 @@ import csv
 import os
 import re
 
+import collective_helpers
 import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import npu_config
-import collective_helpers
 from dump_helpers import artifacts, device_dirs, dump_config, dumped, feed, mlp_graph, training_model
 
 from npu_bridge.core import dump
@@ -43,8 +43,7 @@ def test_dumped_tensors_are_exactly_the_values_fetched_in_the_same_step(tmp_path
         np.testing.assert_array_equal(matmul.inputs[0].array(), values["x"])
         np.testing.assert_array_equal(matmul.inputs[1].array(), values["w1"])  # read before the update
         np.testing.assert_array_equal(matmul.outputs[0].array(), values["matmul"])
-        np.testing.assert_array_equal(dumped(tmp_path, "layer1/Tanh", step, model).outputs[0].array(),
-                                      values["hidden"])
+        np.testing.assert_array_equal(dumped(tmp_path, "layer1/Tanh", step, model).outputs[0].array(), values["hidden"])
         second = dumped(tmp_path, "layer2/MatMul", step, model)
         np.testing.assert_array_equal(second.inputs[0].array(), values["hidden"])
         np.testing.assert_array_equal(second.outputs[0].array(), values["logits"])
@@ -53,15 +52,16 @@ def test_dumped_tensors_are_exactly_the_values_fetched_in_the_same_step(tmp_path
 
 def test_layout_names_and_golden_files_follow_ascend(tmp_path):
     _, fetched = train(dump_config(tmp_path), steps=1)
-    (device, root), = device_dirs(tmp_path).items()
+    ((device, root),) = device_dirs(tmp_path).items()
     assert device == 0 and re.fullmatch(r"\d{14}", os.path.basename(os.path.dirname(root)))
     matmul = next(a for a in artifacts(tmp_path) if a.name.op_name == "layer1_MatMul")
     step_dir = os.path.dirname(matmul.path)
     model_id_dir = os.path.dirname(step_dir)
     model_dir = os.path.dirname(model_id_dir)
     assert os.path.dirname(model_dir) == root and os.path.basename(step_dir) == "0"
-    assert re.fullmatch(r"ge_default_\d{14}_(\d+)", os.path.basename(model_dir)).group(1) == \
-        os.path.basename(model_id_dir)
+    assert re.fullmatch(r"ge_default_\d{14}_(\d+)", os.path.basename(model_dir)).group(1) == os.path.basename(
+        model_id_dir
+    )
     assert re.fullmatch(r"MatMul\.layer1_MatMul\.\d+\.0\.\d{16}", os.path.basename(matmul.path))
     loaded = dump.load(matmul.path)
     assert [t.io for t in loaded.tensors] == ["output"]  # the default dump_mode
@@ -78,8 +78,9 @@ def test_dump_step_selects_exactly_the_named_steps_of_each_graph(tmp_path):
     assert {a.model for a in artifacts(tmp_path)} == {training_model(tmp_path)}  # the init graph ran step 0 only
 
 
-@pytest.mark.parametrize("mode, ios, golden", [("input", {"input"}, False), ("output", {"output"}, True),
-                                               ("all", {"input", "output"}, True)])
+@pytest.mark.parametrize(
+    "mode, ios, golden", [("input", {"input"}, False), ("output", {"output"}, True), ("all", {"input", "output"}, True)]
+)
 def test_dump_mode(tmp_path, mode, ios, golden):
     train(dump_config(tmp_path, dump_mode=mode, dump_step="0"), steps=1)
     matmul = dumped(tmp_path, "layer1/MatMul")
@@ -93,14 +94,27 @@ def test_stats_writes_a_statistics_csv_instead_of_tensors(tmp_path):
     model = training_model_from_stats(tmp_path)
     with open(os.path.join(model, "1", "statistic.csv"), newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0])[:12] == ["Op Type", "Op Name", "Task ID", "Stream ID", "Timestamp", "Input/Output", "Slot",
-                                  "Data Size", "Data Type", "Format", "Shape", "Max Value"]
+    assert list(rows[0])[:12] == [
+        "Op Type",
+        "Op Name",
+        "Task ID",
+        "Stream ID",
+        "Timestamp",
+        "Input/Output",
+        "Slot",
+        "Data Size",
+        "Data Type",
+        "Format",
+        "Shape",
+        "Max Value",
+    ]
     row = next(r for r in rows if r["Op Name"] == "layer1/Tanh" and r["Input/Output"] == "output")
     hidden = fetched[1]["hidden"]
     assert row["Op Type"] == "Tanh" and row["Data Type"] == "DT_FLOAT" and row["Shape"] == "[4,5]"
     assert int(row["Data Size"]) == hidden.nbytes and int(row["Count"]) == hidden.size
     assert float(row["Max Value"]) == pytest.approx(hidden.max()) and float(row["Min Value"]) == pytest.approx(
-        hidden.min())
+        hidden.min()
+    )
     assert float(row["Avg Value"]) == pytest.approx(hidden.mean(), rel=1e-5)
     assert int(row["Negative Zero Count"]) == int((hidden < 0).sum()) and int(row["NaN Count"]) == 0
     assert float(row["L2Norm Value"]) == pytest.approx(np.linalg.norm(hidden), rel=1e-5)
@@ -219,10 +233,17 @@ def test_bad_input_is_reported_when_the_session_is_created(tmp_path, monkeypatch
 def test_dump_config_maps_onto_parameter_map_options(tmp_path):
     config = DumpConfig(enable_dump=True, dump_path=str(tmp_path), dump_step="0|2", dump_mode="all")
     assert config.parameter_map_values() == {
-        "enable_dump": True, "enable_dump_debug": False, "dump_path": str(tmp_path), "dump_step": "0|2",
-        "dump_mode": "all", "dump_debug_mode": "all", "dump_data": "tensor"}
-    quirk = DumpConfig(enable_dump_debug=True, dump_path=str(tmp_path), dump_mode=None,
-                       dump_debug_mode="aicore_overflow")
+        "enable_dump": True,
+        "enable_dump_debug": False,
+        "dump_path": str(tmp_path),
+        "dump_step": "0|2",
+        "dump_mode": "all",
+        "dump_debug_mode": "all",
+        "dump_data": "tensor",
+    }
+    quirk = DumpConfig(
+        enable_dump_debug=True, dump_path=str(tmp_path), dump_mode=None, dump_debug_mode="aicore_overflow"
+    )
     assert "dump_debug_mode" not in quirk.parameter_map_values()  # upstream guards it by dump_mode
     with pytest.raises(NpuOptionError, match="dump_path must be set.*given to DumpConfig"):
         DumpConfig(enable_dump=True)
@@ -238,5 +259,6 @@ def test_a_dump_that_cannot_be_written_is_reported_not_lost_silently(tmp_path, n
     _, fetched = train(dump_config(tmp_path), steps=1)
     assert fetched[0]["loss"] > 0  # training is not stopped
     assert dump_writer.status()["error_count"] > errors_before
-    assert any("a dump file could not be written: cannot create directory " + str(tmp_path) in message
-               for message in npu_log)
+    assert any(
+        "a dump file could not be written: cannot create directory " + str(tmp_path) in message for message in npu_log
+    )

@@ -43,8 +43,9 @@ def run_training(path, perturb=None, steps=2):
 def runs(tmp_path_factory):
     """Two identical training dumps and one whose layer 2 weights were perturbed."""
     base = tmp_path_factory.mktemp("runs")
-    return {name: run_training(base / name, perturb) for name, perturb in
-            (("a", None), ("b", None), ("perturbed", 0.8))}
+    return {
+        name: run_training(base / name, perturb) for name, perturb in (("a", None), ("b", None), ("perturbed", 0.8))
+    }
 
 
 def npu_tree(root):
@@ -56,16 +57,24 @@ def npu_tree(root):
     padded = np.zeros((32, 48), np.float16)
     padded[:20, :40] = matrix
     nz = padded.reshape(2, 16, 3, 16).transpose(2, 0, 1, 3)
-    dump_file.write_dump_file(step / "MatMul.dense_MatMul.0.7.1700000000000100.0.0.0.0", "dense/MatMul",
-                              inputs=[matrix[:, :3]], outputs=[nz],
-                              data_formats={("output", 0): (dump_proto.FORMAT_FRACTAL_NZ, matrix.shape)})
-    dump_file.write_dump_file(step / "Relu.dense_Relu.8.0.1700000000000200", "dense/Relu",
-                              outputs=[np.maximum(matrix, 0)], version=1)
+    dump_file.write_dump_file(
+        step / "MatMul.dense_MatMul.0.7.1700000000000100.0.0.0.0",
+        "dense/MatMul",
+        inputs=[matrix[:, :3]],
+        outputs=[nz],
+        data_formats={("output", 0): (dump_proto.FORMAT_FRACTAL_NZ, matrix.shape)},
+    )
+    dump_file.write_dump_file(
+        step / "Relu.dense_Relu.8.0.1700000000000200", "dense/Relu", outputs=[np.maximum(matrix, 0)], version=1
+    )
     payload = bytearray(dump_file.OVERFLOW_PAYLOAD_SIZE)
     struct.pack_into("<6Q", payload, 256, 1, 0, 8, 0, 0, 0)
     struct.pack_into("<3Q", payload, 1024, 0, 0, 0x10)
-    dump_file.write_dump_file(step / "Opdebug.Node_OpDebug.8.0.1700000000000201", "Node_OpDebug",
-                              outputs=[np.frombuffer(bytes(payload), np.uint8)])
+    dump_file.write_dump_file(
+        step / "Opdebug.Node_OpDebug.8.0.1700000000000201",
+        "Node_OpDebug",
+        outputs=[np.frombuffer(bytes(payload), np.uint8)],
+    )
     return root, matrix
 
 
@@ -87,8 +96,20 @@ def test_compare_of_identical_runs_finds_no_difference(runs, tmp_path, capsys):
     with open(output, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     assert tuple(rows[0]) == dump_compare.CSV_HEADER
-    assert rows[0][:12] == ["Index", "OpSequence", "OpType", "NPUDump", "DataType", "Address", "GroundTruth",
-                            "DataType", "Address", "TensorIndex", "Shape", "OverFlow"]
+    assert rows[0][:12] == [
+        "Index",
+        "OpSequence",
+        "OpType",
+        "NPUDump",
+        "DataType",
+        "Address",
+        "GroundTruth",
+        "DataType",
+        "Address",
+        "TensorIndex",
+        "Shape",
+        "OverFlow",
+    ]
     body = {row[9]: row for row in rows[1:]}
     matmul = body["layer1/MatMul:output:0"]
     assert matmul[2] == "MatMul" and matmul[3] == matmul[6] == "layer1/MatMul" and matmul[4] == "DT_FLOAT"
@@ -132,8 +153,17 @@ def test_a_real_npu_dump_compares_with_the_golden_files_of_a_run_here(tmp_path, 
 def test_info_describes_files_and_trees(tmp_path, capsys):
     root, _ = npu_tree(tmp_path / "npu")
     step = root / NPU_STEP
-    assert main(["info", str(step / "Relu.dense_Relu.8.0.1700000000000200"),
-                 str(step / "Opdebug.Node_OpDebug.8.0.1700000000000201"), str(root)]) == 0
+    assert (
+        main(
+            [
+                "info",
+                str(step / "Relu.dense_Relu.8.0.1700000000000200"),
+                str(step / "Opdebug.Node_OpDebug.8.0.1700000000000201"),
+                str(root),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Ascend dump file, version 1; op dense/Relu; type Relu" in out
     assert "output 0: DT_FLOAT16 ND [20, 40] 1600 bytes  min 0 max" in out
@@ -160,8 +190,7 @@ def test_convert_turns_opdebug_records_into_json_and_keeps_going_past_damage(tmp
     assert main(["convert", str(root), "-o", str(out_dir)]) == 1
     captured = capsys.readouterr()
     assert "cannot convert" in captured.err and "Add.broken.9.0.1700000000000300" in captured.err
-    overflow = json.loads((out_dir / NPU_STEP / "Opdebug.Node_OpDebug.8.0.1700000000000201.output.0.json")
-                          .read_text())
+    overflow = json.loads((out_dir / NPU_STEP / "Opdebug.Node_OpDebug.8.0.1700000000000201.output.0.json").read_text())
     assert overflow["AI Core"]["task_id"] == 8
     nz = np.load(out_dir / NPU_STEP / "MatMul.dense_MatMul.0.7.1700000000000100.0.0.0.0.output.0.npy")
     assert nz.shape == (20, 40)
@@ -190,8 +219,13 @@ def test_compare_asks_for_a_step_when_the_trees_share_none(runs, capsys):
 
 @pytest.mark.slow
 def test_the_module_runs_as_a_command(runs):
-    result = subprocess.run([sys.executable, "-m", "npu_bridge.core.dump.cli", "info", str(runs["a"])],
-                            env={**os.environ, "PYTHONPATH": REPO_ROOT}, capture_output=True, text=True,
-                            timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "npu_bridge.core.dump.cli", "info", str(runs["a"])],
+        env={**os.environ, "PYTHONPATH": REPO_ROOT},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "artifacts" in result.stdout and "step 1:" in result.stdout

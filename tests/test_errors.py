@@ -8,12 +8,21 @@ import re
 
 import pytest
 import tensorflow as tf
-
 from conftest import REPO_ROOT, run_python
+
 from npu_bridge.core.runtime import errors, log
-from npu_bridge.core.runtime.errors import (DumpFormatError, DumpTreeError, EnvironmentVariableError, LaunchError,
-                                            NpuArgumentError, NpuArgumentTypeError, NpuBridgeError, NpuOptionError,
-                                            NpuUsageError, RankTableError)
+from npu_bridge.core.runtime.errors import (
+    DumpFormatError,
+    DumpTreeError,
+    EnvironmentVariableError,
+    LaunchError,
+    NpuArgumentError,
+    NpuArgumentTypeError,
+    NpuBridgeError,
+    NpuOptionError,
+    NpuUsageError,
+    RankTableError,
+)
 
 PACKAGES = ("npu_bridge", "hccl")
 BUILTINS = ("ValueError", "TypeError", "RuntimeError")
@@ -74,8 +83,9 @@ def test_no_exception_class_is_defined_outside_errors_py():
         if path.resolve() == errors_py:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ClassDef) and any(ast.unparse(base).endswith(("Error", "Exception"))
-                                                      for base in node.bases):
+            if isinstance(node, ast.ClassDef) and any(
+                ast.unparse(base).endswith(("Error", "Exception")) for base in node.bases
+            ):
                 misplaced.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno} {node.name}")
     assert not misplaced
 
@@ -85,11 +95,18 @@ def test_every_class_in_errors_py_derives_from_npu_bridge_error_and_a_builtin_wh
     assert len(classes) >= 15
     for cls in classes:
         assert issubclass(cls, NpuBridgeError), cls
-    for name, builtin in [("DumpFormatError", ValueError), ("DumpTreeError", FileNotFoundError),
-                          ("NpuArgumentError", ValueError), ("NpuArgumentTypeError", TypeError),
-                          ("NpuUsageError", RuntimeError), ("OutfeedError", RuntimeError),
-                          ("OptionValueError", ValueError), ("EnvironmentVariableError", ValueError),
-                          ("CollectiveError", RuntimeError), ("NativeLibraryError", ImportError)]:
+    for name, builtin in [
+        ("DumpFormatError", ValueError),
+        ("DumpTreeError", FileNotFoundError),
+        ("NpuArgumentError", ValueError),
+        ("NpuArgumentTypeError", TypeError),
+        ("NpuUsageError", RuntimeError),
+        ("OutfeedError", RuntimeError),
+        ("OptionValueError", ValueError),
+        ("EnvironmentVariableError", ValueError),
+        ("CollectiveError", RuntimeError),
+        ("NativeLibraryError", ImportError),
+    ]:
         assert issubclass(getattr(errors, name), builtin), name
 
 
@@ -107,6 +124,7 @@ def test_errors_py_imports_without_tensorflow():
 
 def _enclosing_functions(tree):
     """Yields (raise node, qualified name of the function around it)."""
+
     def visit(node, names):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -115,6 +133,7 @@ def _enclosing_functions(tree):
                 if isinstance(child, ast.Raise):
                     yield child, ".".join(names) or "<module>"
                 yield from visit(child, names)
+
     yield from visit(tree, [])
 
 
@@ -133,8 +152,10 @@ def _builtin_raises():
 def test_user_facing_raises_use_npu_bridge_errors_not_bare_builtins():
     found = _builtin_raises()
     unexpected = {key: n for key, n in found.items() if ALLOWED_BUILTIN_RAISES.get(key) != n}
-    assert not unexpected, ("raise a class of npu_bridge.core.runtime.errors (e.g. NpuArgumentError, "
-                            f"NpuArgumentTypeError, NpuUsageError) instead: {unexpected}")
+    assert not unexpected, (
+        "raise a class of npu_bridge.core.runtime.errors (e.g. NpuArgumentError, "
+        f"NpuArgumentTypeError, NpuUsageError) instead: {unexpected}"
+    )
     stale = set(ALLOWED_BUILTIN_RAISES) - set(found)
     assert not stale, f"remove these from ALLOWED_BUILTIN_RAISES: {stale}"
 
@@ -148,6 +169,7 @@ def two_ranks(monkeypatch):
 
 def _bad_rank_table(tmp_path):
     from npu_bridge.core.world import rank_table  # pylint: disable=import-outside-toplevel
+
     path = tmp_path / "table.json"
     path.write_text("{")
     rank_table.load(str(path))
@@ -155,32 +177,38 @@ def _bad_rank_table(tmp_path):
 
 def _bad_run_config(**kwargs):
     from npu_bridge.estimator.npu.npu_config import NPURunConfig  # pylint: disable=import-outside-toplevel
+
     NPURunConfig(**kwargs)
 
 
 def _bad_option():
     from npu_bridge.core.options import parse  # pylint: disable=import-outside-toplevel
+
     parse.parse_values({"graph_run_mode": 5}, "test")
 
 
 def _hccl_op(*args, **kwargs):
     from npu_bridge.hccl import hccl_ops  # pylint: disable=import-outside-toplevel
+
     with tf.Graph().as_default():
         hccl_ops.allreduce(*args, **kwargs)
 
 
 def _stopped_profiler():
     from npu_bridge.core.profiling.profiler_scope import Profiler  # pylint: disable=import-outside-toplevel
+
     Profiler().stop()
 
 
 def _launch(tmp_path):
     from npu_bridge.core.launch import plan  # pylint: disable=import-outside-toplevel
+
     plan.plan_local(0, str(tmp_path), {})
 
 
 def _dump_file(tmp_path):
     from npu_bridge.core.dump import dump_file  # pylint: disable=import-outside-toplevel
+
     path = tmp_path / "Add.a.1.2.3"
     path.write_bytes(b"x")
     dump_file.load(str(path))
@@ -188,22 +216,48 @@ def _dump_file(tmp_path):
 
 def _dump_tree(tmp_path):
     from npu_bridge.core.dump import dump_tree  # pylint: disable=import-outside-toplevel
+
     dump_tree.scan(str(tmp_path / "missing"))
 
 
 BAD_INPUTS = [
     ("option value", lambda tmp: _bad_option(), NpuOptionError, ValueError, "graph_run_mode value must be 0 or 1"),
     ("rank table", _bad_rank_table, RankTableError, ValueError, "is not valid JSON"),
-    ("hccl_ops reduction", lambda tmp: _hccl_op([1.0], "mean"), NpuArgumentError, ValueError,
-     "allreduce: reduction 'mean' is not supported"),
-    ("hccl_ops dtype", lambda tmp: _hccl_op(tf.constant([1.0], tf.float64), "sum"), NpuArgumentTypeError, TypeError,
-     "allreduce: tensor has dtype float64"),
-    ("run config value", lambda tmp: _bad_run_config(iterations_per_loop=0), NpuArgumentError, ValueError,
-     "iterations_per_loop must be positive"),
-    ("run config type", lambda tmp: _bad_run_config(mix_compile_mode="yes"), NpuArgumentTypeError, TypeError,
-     '"mix_compile_mode" type must be bool'),
-    ("log level variable", lambda tmp: log.configure({"ASCEND_GLOBAL_LOG_LEVEL": "9"}), EnvironmentVariableError,
-     ValueError, "ASCEND_GLOBAL_LOG_LEVEL has invalid value '9'"),
+    (
+        "hccl_ops reduction",
+        lambda tmp: _hccl_op([1.0], "mean"),
+        NpuArgumentError,
+        ValueError,
+        "allreduce: reduction 'mean' is not supported",
+    ),
+    (
+        "hccl_ops dtype",
+        lambda tmp: _hccl_op(tf.constant([1.0], tf.float64), "sum"),
+        NpuArgumentTypeError,
+        TypeError,
+        "allreduce: tensor has dtype float64",
+    ),
+    (
+        "run config value",
+        lambda tmp: _bad_run_config(iterations_per_loop=0),
+        NpuArgumentError,
+        ValueError,
+        "iterations_per_loop must be positive",
+    ),
+    (
+        "run config type",
+        lambda tmp: _bad_run_config(mix_compile_mode="yes"),
+        NpuArgumentTypeError,
+        TypeError,
+        '"mix_compile_mode" type must be bool',
+    ),
+    (
+        "log level variable",
+        lambda tmp: log.configure({"ASCEND_GLOBAL_LOG_LEVEL": "9"}),
+        EnvironmentVariableError,
+        ValueError,
+        "ASCEND_GLOBAL_LOG_LEVEL has invalid value '9'",
+    ),
     ("profiler state", lambda tmp: _stopped_profiler(), NpuUsageError, RuntimeError, "this Profiler was not started"),
     ("launcher size", _launch, LaunchError, NpuBridgeError, "-n 0: the number of ranks must be in"),
     ("dump file", _dump_file, DumpFormatError, ValueError, "not an Ascend dump file"),
@@ -211,10 +265,12 @@ BAD_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("make, error, builtin, message", [case[1:] for case in BAD_INPUTS],
-                         ids=[case[0] for case in BAD_INPUTS])
-def test_bad_input_raises_the_npu_bridge_error_which_the_builtin_still_catches(two_ranks, tmp_path, make, error,
-                                                                              builtin, message):
+@pytest.mark.parametrize(
+    "make, error, builtin, message", [case[1:] for case in BAD_INPUTS], ids=[case[0] for case in BAD_INPUTS]
+)
+def test_bad_input_raises_the_npu_bridge_error_which_the_builtin_still_catches(
+    two_ranks, tmp_path, make, error, builtin, message
+):
     with pytest.raises(error, match=re.escape(message)):
         make(tmp_path)
     try:

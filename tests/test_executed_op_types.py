@@ -55,8 +55,21 @@ FROM_THE_REGISTRY = [
     ("_FusedDepthwiseConv2dNative", "DepthwiseConv2dNative"),
 ]
 
-UNCHANGED = ["MatMul", "Conv2D", "FusedBatchNormV3", "FusedPadConv2D", "Cast", "CollectiveReduceV2",
-             "NpuSaturateFp16", "_UnaryOpsComposition", "_Arg", "_Retval", "_Send", "_Recv", "unknown"]
+UNCHANGED = [
+    "MatMul",
+    "Conv2D",
+    "FusedBatchNormV3",
+    "FusedPadConv2D",
+    "Cast",
+    "CollectiveReduceV2",
+    "NpuSaturateFp16",
+    "_UnaryOpsComposition",
+    "_Arg",
+    "_Retval",
+    "_Send",
+    "_Recv",
+    "unknown",
+]
 
 
 @pytest.mark.parametrize("executed, expected", SEEN_HERE + FROM_THE_REGISTRY)

@@ -30,8 +30,7 @@ def build(get_status):
 @pytest.mark.parametrize("version", ["v1", "v2"])
 def test_register_is_set_exactly_by_overflowing_steps(version):
     def get_status(buffer):
-        return float_status.npu_get_float_status(buffer) if version == "v1" else \
-            float_status.npu_get_float_status_v2()
+        return float_status.npu_get_float_status(buffer) if version == "v1" else float_status.npu_get_float_status_v2()
 
     graph, x, used, status = build(get_status)
     with v1.Session(graph=graph, config=npu_config()) as sess:
@@ -86,8 +85,12 @@ def test_checks_are_only_inserted_where_the_register_is_used():
     graph, x, used, status = build(lambda buffer: float_status.npu_get_float_status(buffer))
     run_metadata = v1.RunMetadata()
     with v1.Session(graph=graph, config=npu_config()) as sess:
-        sess.run([used, status], {x: np.ones(4, np.float32)},
-                 options=v1.RunOptions(output_partition_graphs=True), run_metadata=run_metadata)
+        sess.run(
+            [used, status],
+            {x: np.ones(4, np.float32)},
+            options=v1.RunOptions(output_partition_graphs=True),
+            run_metadata=run_metadata,
+        )
     executed = [n.op for g in run_metadata.partition_graphs for n in g.node]
     assert executed.count("NpuOverflowCheck") >= 4  # three multiplications and the minimum
     assert "NpuOverflowCheck" not in [n.op for n in graph.as_graph_def().node]  # the user's graph is untouched

@@ -4,9 +4,9 @@ import pytest
 import tensorflow as tf
 
 from hccl.split import api as split
-from npu_bridge.core.world import split_strategy
 from npu_bridge.core.runtime import system
 from npu_bridge.core.training.distributed import fusion, optimizers
+from npu_bridge.core.world import split_strategy
 from npu_bridge.estimator.npu.npu_optimizer import NPUDistributedOptimizer, npu_allreduce
 
 
@@ -21,16 +21,19 @@ def two_ranks(monkeypatch):
 BY_SIZE, BY_IDX = split_strategy.BY_SIZE, split_strategy.BY_INDEX
 
 
-@pytest.mark.parametrize("sizes, kind, values, expected", [
-    ([4] * 10, BY_SIZE, (96.54, 3.46), [list(range(10))]),
-    ([200] + [1] * 4, BY_SIZE, (96.54, 3.46), [[0], [1, 2, 3, 4]]),
-    ([100] + [1] * 4, BY_SIZE, (96.54, 3.46), [[0, 1], [2, 3, 4]]),
-    ([10] * 4, BY_SIZE, (50, 50), [[0, 1], [2, 3]]),
-    ([10] * 4, BY_SIZE, (0, 100), [[0, 1, 2, 3]]),
-    ([10] * 6, BY_IDX, (1, 3), [[0, 1], [2, 3], [4, 5]]),
-    ([10] * 3, BY_IDX, (0, 7), [[0], [1, 2]]),
-    ([10] * 3, BY_IDX, (2,), [[0, 1, 2]]),
-])
+@pytest.mark.parametrize(
+    "sizes, kind, values, expected",
+    [
+        ([4] * 10, BY_SIZE, (96.54, 3.46), [list(range(10))]),
+        ([200] + [1] * 4, BY_SIZE, (96.54, 3.46), [[0], [1, 2, 3, 4]]),
+        ([100] + [1] * 4, BY_SIZE, (96.54, 3.46), [[0, 1], [2, 3, 4]]),
+        ([10] * 4, BY_SIZE, (50, 50), [[0, 1], [2, 3]]),
+        ([10] * 4, BY_SIZE, (0, 100), [[0, 1, 2, 3]]),
+        ([10] * 6, BY_IDX, (1, 3), [[0, 1], [2, 3], [4, 5]]),
+        ([10] * 3, BY_IDX, (0, 7), [[0], [1, 2]]),
+        ([10] * 3, BY_IDX, (2,), [[0, 1, 2]]),
+    ],
+)
 def test_segments(sizes, kind, values, expected):
     assert fusion.segments(sizes, split_strategy.SplitStrategy(kind, values)) == expected
 
@@ -52,11 +55,15 @@ def test_a_100_variable_model_pays_two_collectives_by_default(two_ranks):
 def test_the_split_strategy_of_the_world_group_is_followed(two_ranks):
     system.initialize({}, "resource_init", is_global=True)
     split.set_split_strategy_by_idx([9, 49])
-    assert len(_collectives_for_model(lambda: NPUDistributedOptimizer(
-        tf.compat.v1.train.GradientDescentOptimizer(0.1)))) == 3
+    assert (
+        len(_collectives_for_model(lambda: NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))))
+        == 3
+    )
     split.set_split_strategy_by_size([25, 25, 25, 25])
-    assert len(_collectives_for_model(lambda: NPUDistributedOptimizer(
-        tf.compat.v1.train.GradientDescentOptimizer(0.1)))) == 4
+    assert (
+        len(_collectives_for_model(lambda: NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))))
+        == 4
+    )
 
 
 def test_per_tensor_allreduce_without_fusion(two_ranks):
@@ -86,8 +93,10 @@ def test_sharding_balances_bytes_and_needs_enough_variables(two_ranks):
     with tf.Graph().as_default():
         v = tf.Variable(1.0)
         opt = NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1), is_weight_update_sharding=True)
-        with pytest.raises(ValueError, match="weight update sharding needs at least as many gradients as ranks; "
-                                             "1 gradients for 2 ranks"):
+        with pytest.raises(
+            ValueError,
+            match="weight update sharding needs at least as many gradients as ranks; 1 gradients for 2 ranks",
+        ):
             opt.minimize(v * v)
 
 

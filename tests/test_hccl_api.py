@@ -6,10 +6,9 @@ import pytest
 
 from hccl.manage import api as manage
 from hccl.split import api as split
-from npu_bridge.core.world import groups
-from npu_bridge.core.world import split_strategy
 from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import NotInitializedError
+from npu_bridge.core.world import groups, split_strategy
 
 TWO_SERVERS = os.path.join(os.path.dirname(__file__), "data", "rank_tables", "template1_2servers.json")
 
@@ -87,8 +86,10 @@ def test_user_group(four_ranks, initialized):
     manage.destroy_group("pair")
     with pytest.raises(ValueError) as info:
         manage.get_rank_size("pair")
-    assert str(info.value) == ("get rank size error: group 'pair' does not exist; create it with create_group "
-                               "first (existing groups: ['hccl_world_group'])")
+    assert str(info.value) == (
+        "get rank size error: group 'pair' does not exist; create it with create_group "
+        "first (existing groups: ['hccl_world_group'])"
+    )
 
 
 def test_user_group_across_servers(two_servers, initialized):
@@ -101,36 +102,47 @@ def test_non_member_queries(four_ranks, initialized):
     manage.create_group("others", 2, [0, 2])
     assert manage.get_rank_size("others") == 2
     assert manage.get_world_rank_from_group_rank("others", 1) == 2
-    for call, error in [(manage.get_rank_id, "get rank id error"),
-                        (manage.get_local_rank_size, "get local rank size error"),
-                        (manage.get_local_rank_id, "get local rank id error")]:
+    for call, error in [
+        (manage.get_rank_id, "get rank id error"),
+        (manage.get_local_rank_size, "get local rank size error"),
+        (manage.get_local_rank_id, "get local rank id error"),
+    ]:
         with pytest.raises(ValueError) as info:
             call("others")
-        assert str(info.value) == (f"{error}: this process (world rank 1) is not a member of group 'others' "
-                                   "(world ranks [0, 2])")
+        assert str(info.value) == (
+            f"{error}: this process (world rank 1) is not a member of group 'others' (world ranks [0, 2])"
+        )
     with pytest.raises(ValueError) as info:
         manage.get_group_rank_from_world_rank(1, "others")
-    assert str(info.value) == ("get group rank from world rank error: world rank 1 is not a member of group "
-                               "'others' (world ranks [0, 2])")
+    assert str(info.value) == (
+        "get group rank from world rank error: world rank 1 is not a member of group 'others' (world ranks [0, 2])"
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    ((5, 1, [0]), "group must be a python str, got int 5"),
-    (("", 1, [0]), "group name is empty."),
-    (("x" * 128, 1, [0]), "group name is invalid: it has 128 characters, at most 127 are allowed "
-                          f"({'x' * 40!r}...)"),
-    (("hccl_world_group", 1, [0]),
-     "create group error:hccl_world_group: the world group always exists and cannot be created"),
-    (("g", 0, []), "rank_num[0] is less than 0 or equal to 0"),
-    (("g", -1, [0]), "rank_num[-1] is less than 0 or equal to 0"),
-    (("g", "2", [0, 1]), "rank_num must be a python int, got str '2'"),
-    (("g", 2, [0]), "rank_num[2] not equal to rank_ids len[1]."),
-    (("g", 2, "01"), "rank_ids must be a python list of ints, got str '01'"),
-    (("g", 2, [0, 4]), "create group error:g: rank_ids[1]=4 is not a rank of the world, which has ranks 0..3"),
-    (("g", 2, [0, -1]), "create group error:g: rank_ids[1]=-1 is not a rank of the world, which has ranks 0..3"),
-    (("g", 2, [0, 1.0]), "create group error:g: rank_ids[1] must be a python int, got float 1.0"),
-    (("g", 3, [2, 0, 2]), "create group error:g: rank_ids[2]=2 is listed twice (also rank_ids[0])"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((5, 1, [0]), "group must be a python str, got int 5"),
+        (("", 1, [0]), "group name is empty."),
+        (
+            ("x" * 128, 1, [0]),
+            f"group name is invalid: it has 128 characters, at most 127 are allowed ({'x' * 40!r}...)",
+        ),
+        (
+            ("hccl_world_group", 1, [0]),
+            "create group error:hccl_world_group: the world group always exists and cannot be created",
+        ),
+        (("g", 0, []), "rank_num[0] is less than 0 or equal to 0"),
+        (("g", -1, [0]), "rank_num[-1] is less than 0 or equal to 0"),
+        (("g", "2", [0, 1]), "rank_num must be a python int, got str '2'"),
+        (("g", 2, [0]), "rank_num[2] not equal to rank_ids len[1]."),
+        (("g", 2, "01"), "rank_ids must be a python list of ints, got str '01'"),
+        (("g", 2, [0, 4]), "create group error:g: rank_ids[1]=4 is not a rank of the world, which has ranks 0..3"),
+        (("g", 2, [0, -1]), "create group error:g: rank_ids[1]=-1 is not a rank of the world, which has ranks 0..3"),
+        (("g", 2, [0, 1.0]), "create group error:g: rank_ids[1] must be a python int, got float 1.0"),
+        (("g", 3, [2, 0, 2]), "create group error:g: rank_ids[2]=2 is listed twice (also rank_ids[0])"),
+    ],
+)
 def test_create_group_errors(four_ranks, initialized, args, message):
     with pytest.raises(ValueError) as info:
         manage.create_group(*args)
@@ -141,22 +153,27 @@ def test_duplicate_group_and_destroy_errors(four_ranks, initialized):
     manage.create_group("g", 2, [0, 1])
     with pytest.raises(ValueError) as info:
         manage.create_group("g", 1, [2])
-    assert str(info.value) == ("create group error:g: a group with this name already exists (world ranks "
-                               "[0, 1]); destroy it first")
+    assert str(info.value) == (
+        "create group error:g: a group with this name already exists (world ranks [0, 1]); destroy it first"
+    )
     with pytest.raises(ValueError) as info:
         manage.destroy_group("hccl_world_group")
     assert str(info.value) == "destroy group error :hccl_world_group: the world group cannot be destroyed"
     with pytest.raises(ValueError) as info:
         manage.destroy_group("nope")
-    assert str(info.value) == ("destroy group error :nope: group 'nope' does not exist; create it with "
-                               "create_group first (existing groups: ['hccl_world_group', 'g'])")
+    assert str(info.value) == (
+        "destroy group error :nope: group 'nope' does not exist; create it with "
+        "create_group first (existing groups: ['hccl_world_group', 'g'])"
+    )
 
 
 def test_rank_conversion_errors(four_ranks, initialized):
     with pytest.raises(ValueError) as info:
         manage.get_world_rank_from_group_rank("hccl_world_group", 4)
-    assert str(info.value) == ("get world rank from group rank error: group_rank_id 4 is not a rank of group "
-                               "'hccl_world_group', which has ranks 0..3")
+    assert str(info.value) == (
+        "get world rank from group rank error: group_rank_id 4 is not a rank of group "
+        "'hccl_world_group', which has ranks 0..3"
+    )
     with pytest.raises(ValueError) as info:
         manage.get_group_rank_from_world_rank("1", "hccl_world_group")
     assert str(info.value) == "get group rank from world rank error: world_rank_id must be a python int, got str '1'"
@@ -179,8 +196,17 @@ def test_group_keys_are_deterministic(four_ranks, initialized):
     assert key == groups.group_key("a", [0, 2]) == groups.group_key("a", (2, 0))
     assert 1 <= key <= 2**31 - 1
     assert registry.get("hccl_world_group").key == groups.group_key("hccl_world_group", range(4))
-    assert len({groups.group_key("a", [0, 2]), groups.group_key("b", [0, 2]), groups.group_key("a", [0, 1]),
-                groups.group_key("hccl_world_group", range(4))}) == 4
+    assert (
+        len(
+            {
+                groups.group_key("a", [0, 2]),
+                groups.group_key("b", [0, 2]),
+                groups.group_key("a", [0, 1]),
+                groups.group_key("hccl_world_group", range(4)),
+            }
+        )
+        == 4
+    )
     manage.destroy_group("a")
     manage.create_group("a", 2, [0, 2])
     assert groups.registry().get("a").key == key
@@ -192,8 +218,7 @@ def test_split_strategy_default_and_precedence(four_ranks, initialized):
     assert split_strategy.get_split_strategy() == split_strategy.SplitStrategy("idx", (20, 100, 159))
     split.set_split_strategy_by_size([60, 20, 20])
     split.set_split_strategy_by_idx([5])
-    assert split_strategy.get_split_strategy("hccl_world_group") == split_strategy.SplitStrategy("size",
-                                                                                                  (60, 20, 20))
+    assert split_strategy.get_split_strategy("hccl_world_group") == split_strategy.SplitStrategy("size", (60, 20, 20))
 
 
 def test_split_strategy_per_group(four_ranks, initialized):
@@ -209,33 +234,43 @@ def test_split_strategy_per_group(four_ranks, initialized):
     assert str(info.value).startswith("split error: group 'nope' does not exist")
 
 
-@pytest.mark.parametrize("idx_list, message", [
-    ([], "idxList length is 0"),
-    ((1, 2, 2), "idx in idxList is not ascending: idxList[2]=2 follows idxList[1]=2; indices must be strictly "
-                "ascending"),
-    ([3, 1], "idx in idxList is not ascending: idxList[1]=1 follows idxList[0]=3; indices must be strictly "
-             "ascending"),
-    ([0, 2**32], "idxList[1]=4294967296 is out of range; gradient indices must be in [0, 4294967295]"),
-    ([-1], "idxList[0]=-1 is out of range; gradient indices must be in [0, 4294967295]"),
-    ([1, "2"], "idxList[1] must be a python int, got str '2'"),
-    ([True], "idxList[0] must be a python int, got bool True"),
-    ("1,2", "idxList must be a python list of ints, got str '1,2'"),
-])
+@pytest.mark.parametrize(
+    "idx_list, message",
+    [
+        ([], "idxList length is 0"),
+        (
+            (1, 2, 2),
+            "idx in idxList is not ascending: idxList[2]=2 follows idxList[1]=2; indices must be strictly ascending",
+        ),
+        (
+            [3, 1],
+            "idx in idxList is not ascending: idxList[1]=1 follows idxList[0]=3; indices must be strictly ascending",
+        ),
+        ([0, 2**32], "idxList[1]=4294967296 is out of range; gradient indices must be in [0, 4294967295]"),
+        ([-1], "idxList[0]=-1 is out of range; gradient indices must be in [0, 4294967295]"),
+        ([1, "2"], "idxList[1] must be a python int, got str '2'"),
+        ([True], "idxList[0] must be a python int, got bool True"),
+        ("1,2", "idxList must be a python list of ints, got str '1,2'"),
+    ],
+)
 def test_split_by_idx_errors(initialized, idx_list, message):
     with pytest.raises(ValueError) as info:
         split.set_split_strategy_by_idx(idx_list)
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize("sizes, message", [
-    ([], "dataSizeList length is 0"),
-    ([50, 40], "size percentage list sum is not 100%: [50, 40] sums to 90"),
-    ([10.5] * 9 + [5.5], "dataSizeList has 10 segments; at most 8 are allowed"),
-    ([110, -10], "dataSizeList[1]=-10 is negative; percentages must be >= 0"),
-    ([50, "50"], "dataSizeList[1] must be a python int or float, got str '50'"),
-    ([float("nan"), 100], "dataSizeList[0] must be a python int or float, got float nan"),
-    (100, "dataSizeList must be a python list of numbers, got int 100"),
-])
+@pytest.mark.parametrize(
+    "sizes, message",
+    [
+        ([], "dataSizeList length is 0"),
+        ([50, 40], "size percentage list sum is not 100%: [50, 40] sums to 90"),
+        ([10.5] * 9 + [5.5], "dataSizeList has 10 segments; at most 8 are allowed"),
+        ([110, -10], "dataSizeList[1]=-10 is negative; percentages must be >= 0"),
+        ([50, "50"], "dataSizeList[1] must be a python int or float, got str '50'"),
+        ([float("nan"), 100], "dataSizeList[0] must be a python int or float, got float nan"),
+        (100, "dataSizeList must be a python list of numbers, got int 100"),
+    ],
+)
 def test_split_by_size_errors(initialized, sizes, message):
     with pytest.raises(ValueError) as info:
         split.set_split_strategy_by_size(sizes)
@@ -261,5 +296,6 @@ def test_bad_rank_table_fails_the_first_query(monkeypatch, initialized, tmp_path
     monkeypatch.setenv("RANK_TABLE_FILE", str(path))
     with pytest.raises(ValueError) as info:
         manage.get_rank_size()
-    assert str(info.value) == (f"rank table {path}: is not valid JSON: Expecting property name enclosed in double "
-                               "quotes at line 1 column 2")
+    assert str(info.value) == (
+        f"rank table {path}: is not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"
+    )

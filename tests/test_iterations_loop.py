@@ -28,8 +28,11 @@ def build_model(use_resource=True, optimizer="momentum", extra=None):
         elif extra == "while":  # a TF1 while loop inside the step
             y = v1.while_loop(lambda i, acc: i < 3, lambda i, acc: (i + 1, acc + y), (0, tf.zeros_like(y)))[1]
         loss = tf.reduce_sum(y)
-        opt = (v1.train.MomentumOptimizer(0.001, 0.9) if optimizer == "momentum"
-               else v1.train.GradientDescentOptimizer(0.001))
+        opt = (
+            v1.train.MomentumOptimizer(0.001, 0.9)
+            if optimizer == "momentum"
+            else v1.train.GradientDescentOptimizer(0.001)
+        )
         train_op = opt.minimize(loss, global_step=global_step)
         init = [v1.global_variables_initializer(), v1.local_variables_initializer(), iterator.initializer]
     return graph, {"x": x, "w": w, "loss": loss, "global_step": global_step, "train_op": train_op, "init": init}
@@ -45,9 +48,16 @@ def reference_run(model_args, steps):
         return loss, x, sess.run(t["w"]), sess.run(t["global_step"])
 
 
-@pytest.mark.parametrize("model_args", [
-    {"use_resource": True}, {"use_resource": False}, {"optimizer": "sgd", "extra": "cond"},
-    {"optimizer": "sgd", "extra": "while"}], ids=["resource", "ref", "cond", "while_loop"])
+@pytest.mark.parametrize(
+    "model_args",
+    [
+        {"use_resource": True},
+        {"use_resource": False},
+        {"optimizer": "sgd", "extra": "cond"},
+        {"optimizer": "sgd", "extra": "while"},
+    ],
+    ids=["resource", "ref", "cond", "while_loop"],
+)
 def test_one_run_performs_n_steps_like_n_single_steps(model_args):
     graph, t = build_model(**model_args)
     with v1.Session(graph=graph, config=npu_config(iterations_per_loop=5)) as sess:
@@ -76,8 +86,7 @@ def test_rnn_batch_norm_dropout_adam_model_matches_step_by_step():
         x, y = iterator.get_next()
         global_step = v1.train.get_or_create_global_step()
         outputs, _ = v1.nn.dynamic_rnn(v1.nn.rnn_cell.LSTMCell(8), x, dtype=tf.float32)
-        hidden = v1.layers.dropout(v1.layers.batch_normalization(outputs[:, -1], training=True), 0.3,
-                                   training=True)
+        hidden = v1.layers.dropout(v1.layers.batch_normalization(outputs[:, -1], training=True), 0.3, training=True)
         loss = v1.losses.sparse_softmax_cross_entropy(y, v1.layers.dense(hidden, 2))
         summary = v1.summary.scalar("loss", loss)
         optimizer = v1.train.AdamOptimizer(0.01)
@@ -204,18 +213,24 @@ def test_feeding_a_per_step_tensor_fails_with_the_pass_reason():
 def test_session_and_call_must_agree():
     graph, t = build_model()
     with v1.Session(graph=graph, config=npu_config(iterations_per_loop=10)) as sess:
-        with pytest.raises(NpuOptionError, match="iterations_per_loop=5 but the session's NpuOptimizer config "
-                                                 "sets iterations_per_loop=10"):
+        with pytest.raises(
+            NpuOptionError,
+            match="iterations_per_loop=5 but the session's NpuOptimizer config sets iterations_per_loop=10",
+        ):
             util.set_iteration_per_loop(sess, t["train_op"], 5)
     with v1.Session(graph=graph) as sess:
         with pytest.raises(NpuOptionError, match="no NpuOptimizer entry"):
             util.set_iteration_per_loop(sess, t["train_op"], 5)
 
 
-@pytest.mark.parametrize("value, error, message", [
-    (0, ValueError, "iterations_per_loop must be positive, got 0"),
-    ("10", TypeError, "iterations_per_loop must be int"),
-    (True, TypeError, "iterations_per_loop must be int")])
+@pytest.mark.parametrize(
+    "value, error, message",
+    [
+        (0, ValueError, "iterations_per_loop must be positive, got 0"),
+        ("10", TypeError, "iterations_per_loop must be int"),
+        (True, TypeError, "iterations_per_loop must be int"),
+    ],
+)
 def test_bad_iteration_counts(value, error, message):
     graph, t = build_model()
     with v1.Session(graph=graph, config=npu_config(iterations_per_loop=2)) as sess:
@@ -238,11 +253,11 @@ def test_monitored_session_with_set_iterations_var_hook():
     with graph.as_default():
         train = util.IterationPerLoop().create_iteration_per_loop_var(t["train_op"])
         hooks = [npu_hook.SetIterationsVarHook(8), v1.train.StopAtStepHook(last_step=20)]
-        scaffold = v1.train.Scaffold(local_init_op=tf.group(v1.local_variables_initializer(),
-                                                            t["init"][2]))
+        scaffold = v1.train.Scaffold(local_init_op=tf.group(v1.local_variables_initializer(), t["init"][2]))
         runs = 0
-        with v1.train.MonitoredTrainingSession(config=npu_config(iterations_per_loop=8), hooks=hooks,
-                                               scaffold=scaffold) as sess:
+        with v1.train.MonitoredTrainingSession(
+            config=npu_config(iterations_per_loop=8), hooks=hooks, scaffold=scaffold
+        ) as sess:
             while not sess.should_stop():
                 _, step = sess.run([train, t["global_step"]])
                 runs += 1

@@ -53,8 +53,9 @@ def test_model_to_npu_estimator_warm_starts_from_the_keras_weights_and_trains(tm
     def input_fn():
         return tf.data.Dataset.from_tensor_slices(({"dense_input": X}, Y)).batch(16)
 
-    frozen = keras_to_npu.model_to_npu_estimator(keras_model=model,
-                                                 config=NPURunConfig(model_dir=str(tmp_path / "frozen")))
+    frozen = keras_to_npu.model_to_npu_estimator(
+        keras_model=model, config=NPURunConfig(model_dir=str(tmp_path / "frozen"))
+    )
     frozen.train(input_fn, steps=1)  # learning rate 0: the weights stay the Keras model's
     result = frozen.evaluate(input_fn)
     assert result["loss"] == pytest.approx(keras_loss, rel=1e-4)
@@ -64,7 +65,8 @@ def test_model_to_npu_estimator_warm_starts_from_the_keras_weights_and_trains(tm
 
     model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
     trained = keras_to_npu.model_to_npu_estimator(
-        keras_model=model, config=NPURunConfig(model_dir=str(tmp_path / "trained"), iterations_per_loop=4))
+        keras_model=model, config=NPURunConfig(model_dir=str(tmp_path / "trained"), iterations_per_loop=4)
+    )
     trained.train(lambda: input_fn().repeat(), steps=40)
     assert trained.get_variable_value("global_step") == 40
     assert trained.evaluate(input_fn)["loss"] < keras_loss / 2

@@ -11,19 +11,28 @@ import sys
 import time
 
 import pytest
-
 from collective_helpers import REPO_ROOT, TESTS_DIR, WORKERS, parse_results
+
 from npu_bridge.core.launch import cli, plan
 
 TWO_SERVERS = os.path.join(TESTS_DIR, "data", "rank_tables", "template1_2servers.json")
-PRINT_ENV = ("import json, os; print(json.dumps({k: os.environ.get(k) for k in ('RANK_ID', 'RANK_SIZE', "
-             "'DEVICE_ID', 'ASCEND_DEVICE_ID', 'JOB_ID', 'RANK_TABLE_FILE', 'HCCL_IF_BASE_PORT', 'CM_WORKER_SIZE')}))")
+PRINT_ENV = (
+    "import json, os; print(json.dumps({k: os.environ.get(k) for k in ('RANK_ID', 'RANK_SIZE', "
+    "'DEVICE_ID', 'ASCEND_DEVICE_ID', 'JOB_ID', 'RANK_TABLE_FILE', 'HCCL_IF_BASE_PORT', 'CM_WORKER_SIZE')}))"
+)
 
 
 def npu_run(*args, timeout=60, env=None):
     full_env = dict(os.environ, PYTHONPATH=REPO_ROOT, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "npu_bridge.core.launch", *args], env=full_env, cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "npu_bridge.core.launch", *args],
+        env=full_env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def python(code):
@@ -42,7 +51,10 @@ def _envs(stdout):
 @pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_ranks_get_their_environment_and_prefixed_output():
-    code = PRINT_ENV + "; import sys; print('to stderr', file=sys.stderr); print(open(os.environ['RANK_TABLE_FILE']).read().count('rank_id'))"
+    code = (
+        PRINT_ENV + "; import sys; print('to stderr', file=sys.stderr); "
+        "print(open(os.environ['RANK_TABLE_FILE']).read().count('rank_id'))"
+    )
     result = npu_run("-n", "3", "--job-id", "job-7", *python(code), env={"CM_WORKER_SIZE": "8"})
     assert result.returncode == 0, result.stderr
     envs = _envs(result.stdout)
@@ -60,7 +72,7 @@ def test_ranks_get_their_environment_and_prefixed_output():
 @pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_failing_rank_stops_the_others_and_sets_the_exit_code():
-    code = ("import os, sys, time\nif os.environ['RANK_ID'] == '1': sys.exit(3)\ntime.sleep(50); print('survived')")
+    code = "import os, sys, time\nif os.environ['RANK_ID'] == '1': sys.exit(3)\ntime.sleep(50); print('survived')"
     started = time.monotonic()
     result = npu_run("-n", "3", *python(code))
     assert result.returncode == 3
@@ -72,8 +84,14 @@ def test_a_failing_rank_stops_the_others_and_sets_the_exit_code():
 @pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_killed_rank_gives_128_plus_the_signal():
-    result = npu_run("-n", "2", *python("import os, signal\nif os.environ['RANK_ID'] == '0': os.kill(os.getpid(), "
-                                        "signal.SIGKILL)\nimport time; time.sleep(50)"))
+    result = npu_run(
+        "-n",
+        "2",
+        *python(
+            "import os, signal\nif os.environ['RANK_ID'] == '0': os.kill(os.getpid(), "
+            "signal.SIGKILL)\nimport time; time.sleep(50)"
+        ),
+    )
     assert result.returncode == 128 + signal.SIGKILL
     assert "npu-run: rank 0 was killed by signal SIGKILL" in result.stderr
 
@@ -81,8 +99,10 @@ def test_a_killed_rank_gives_128_plus_the_signal():
 @pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_rank_ignoring_sigterm_is_killed_after_the_stop_timeout():
-    code = ("import os, signal, sys, time\nif os.environ['RANK_ID'] == '1': time.sleep(1); sys.exit(4)\n"
-            "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(50)")
+    code = (
+        "import os, signal, sys, time\nif os.environ['RANK_ID'] == '1': time.sleep(1); sys.exit(4)\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(50)"
+    )
     started = time.monotonic()
     result = npu_run("-n", "2", "--stop-timeout", "1", *python(code))
     assert result.returncode == 4
@@ -92,11 +112,18 @@ def test_a_rank_ignoring_sigterm_is_killed_after_the_stop_timeout():
 @pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_ctrl_c_stops_every_rank():
-    code = ("import time\nprint('ready', flush=True)\ntry:\n    time.sleep(50)\nexcept KeyboardInterrupt:\n"
-            "    print('interrupted', flush=True)")
-    launcher = subprocess.Popen([sys.executable, "-m", "npu_bridge.core.launch", "-n", "2", *python(code)],
-                                env=dict(os.environ, PYTHONPATH=REPO_ROOT), cwd=REPO_ROOT, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+    code = (
+        "import time\nprint('ready', flush=True)\ntry:\n    time.sleep(50)\nexcept KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)"
+    )
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "npu_bridge.core.launch", "-n", "2", *python(code)],
+        env=dict(os.environ, PYTHONPATH=REPO_ROOT),
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         ready = [launcher.stdout.readline() for _ in range(2)]
         assert all(line.endswith("ready\n") for line in ready), ready
@@ -117,12 +144,18 @@ BAD_ARGUMENTS = [
     (["-n", "2"], "no command given; put it after --"),
     (["-n", "2", "--port-base", "65535", *python("pass")], "HCCL_IF_BASE_PORT has invalid value '65535'"),
     (["--rank-table", TWO_SERVERS, *python("pass")], "--rank-table and --server-id go together"),
-    (["--rank-table", TWO_SERVERS, "--server-id", "node-9", "--job-id", "j", *python("pass")],
-     "--server-id 'node-9' is not a server of the rank table"),
-    (["--rank-table", TWO_SERVERS, "--server-id", "localhost", "-n", "3", *python("pass")],
-     "-n 3 disagrees with the rank table"),
-    (["--rank-table", TWO_SERVERS, "--server-id", "localhost", *python("pass")],
-     "a multi-machine job needs the same JOB_ID on every machine"),
+    (
+        ["--rank-table", TWO_SERVERS, "--server-id", "node-9", "--job-id", "j", *python("pass")],
+        "--server-id 'node-9' is not a server of the rank table",
+    ),
+    (
+        ["--rank-table", TWO_SERVERS, "--server-id", "localhost", "-n", "3", *python("pass")],
+        "-n 3 disagrees with the rank table",
+    ),
+    (
+        ["--rank-table", TWO_SERVERS, "--server-id", "localhost", *python("pass")],
+        "a multi-machine job needs the same JOB_ID on every machine",
+    ),
 ]
 
 
@@ -133,12 +166,18 @@ def test_bad_arguments_exit_2_with_a_clear_message(args, message, capsys, monkey
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "is not valid JSON"),
-    ('{"status": "initializing", "server_list": []}', "status is \"initializing\", must be \"completed\""),
-    ('{"status": "completed", "server_count": "1", "server_list": [{"server_id": "a", "device": '
-     '[{"device_id": "0", "rank_id": "1"}]}]}', "rank ids must be 0..0 without gaps"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "is not valid JSON"),
+        ('{"status": "initializing", "server_list": []}', 'status is "initializing", must be "completed"'),
+        (
+            '{"status": "completed", "server_count": "1", "server_list": [{"server_id": "a", "device": '
+            '[{"device_id": "0", "rank_id": "1"}]}]}',
+            "rank ids must be 0..0 without gaps",
+        ),
+    ],
+)
 def test_malformed_rank_tables_exit_2_naming_the_file(content, message, tmp_path, capsys):
     path = tmp_path / "hccl.json"
     path.write_text(content)
@@ -165,13 +204,39 @@ def test_a_two_machine_job_runs_as_two_launchers():
     """The rank table has servers "127.0.0.1" (ranks 0, 1) and "localhost" (ranks 2, 3): two machines that
     happen to be this one. Each launcher starts its server's ranks; together they form one 4-rank world."""
     base = plan.find_free_ports(4)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]), TF_CPP_MIN_LOG_LEVEL="2",
-               HCCL_CONNECT_TIMEOUT="120", HCCL_EXEC_TIMEOUT="120")
-    launchers = [subprocess.Popen(
-        [sys.executable, "-m", "npu_bridge.core.launch", "--rank-table", TWO_SERVERS, "--server-id", server,
-         "--job-id", "two-machines", "--port-base", str(base), "--", sys.executable,
-         os.path.join(WORKERS, "allreduce_worker.py")], env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True) for server in ("127.0.0.1", "localhost")]
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
+        TF_CPP_MIN_LOG_LEVEL="2",
+        HCCL_CONNECT_TIMEOUT="120",
+        HCCL_EXEC_TIMEOUT="120",
+    )
+    launchers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "npu_bridge.core.launch",
+                "--rank-table",
+                TWO_SERVERS,
+                "--server-id",
+                server,
+                "--job-id",
+                "two-machines",
+                "--port-base",
+                str(base),
+                "--",
+                sys.executable,
+                os.path.join(WORKERS, "allreduce_worker.py"),
+            ],
+            env=env,
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for server in ("127.0.0.1", "localhost")
+    ]
     try:
         outputs = [launcher.communicate(timeout=160) for launcher in launchers]
     finally:
@@ -183,5 +248,9 @@ def test_a_two_machine_job_runs_as_two_launchers():
     results = parse_results(outputs[0][0] + outputs[1][0])
     assert {rank: r["sum"] for rank, r in results.items()} == {rank: [10.0] for rank in range(4)}
     # [rank, rank size, local rank id, local rank size, device id]
-    assert [results[rank]["world"] for rank in range(4)] == [[0, 4, 0, 2, 0], [1, 4, 1, 2, 1], [2, 4, 0, 2, 0],
-                                                              [3, 4, 1, 2, 1]]
+    assert [results[rank]["world"] for rank in range(4)] == [
+        [0, 4, 0, 2, 0],
+        [1, 4, 1, 2, 1],
+        [2, 4, 0, 2, 0],
+        [3, 4, 1, 2, 1],
+    ]

@@ -17,8 +17,11 @@ CORE = ROOT / "npu_bridge" / "core"
 # Facade modules that define functions of their own: upstream's signatures with an argument check or a
 # one-line delegation (DESIGN.md, section 2), or upstream's "any name" module of unsupported ops.
 FACADES_WITH_FUNCTIONS = {
-    "hccl/manage/api.py", "hccl/split/api.py", "npu_bridge/experimental/hccl.py",
-    "npu_bridge/estimator/npu/util.py", "npu_bridge/npu_cpu/npu_cpu_ops.py",
+    "hccl/manage/api.py",
+    "hccl/split/api.py",
+    "npu_bridge/experimental/hccl.py",
+    "npu_bridge/estimator/npu/util.py",
+    "npu_bridge/npu_cpu/npu_cpu_ops.py",
 }
 
 
@@ -32,16 +35,28 @@ def python_files(*tops):
 
 
 def facade_files():
-    return [p for p in python_files("npu_bridge", "hccl")
-            if "core" not in p.relative_to(ROOT).parts and p != ROOT / "npu_bridge" / "__init__.py"]
+    return [
+        p
+        for p in python_files("npu_bridge", "hccl")
+        if "core" not in p.relative_to(ROOT).parts and p != ROOT / "npu_bridge" / "__init__.py"
+    ]
 
 
 def imported_modules(tree, known, module_level_only):
     """Yields the modules of ``known`` that ``tree`` imports (``from a import b`` imports a.b when that is a
     module, else a)."""
     if module_level_only:
-        nodes = [n for top in tree.body for n in ([top] if isinstance(top, (ast.Import, ast.ImportFrom))
-                                                  else ast.walk(top) if isinstance(top, (ast.If, ast.Try)) else [])]
+        nodes = [
+            n
+            for top in tree.body
+            for n in (
+                [top]
+                if isinstance(top, (ast.Import, ast.ImportFrom))
+                else ast.walk(top)
+                if isinstance(top, (ast.If, ast.Try))
+                else []
+            )
+        ]
     else:
         nodes = ast.walk(tree)
     for node in nodes:
@@ -75,8 +90,9 @@ def test_facades_hold_no_implementation():
     for path in facade_files():
         rel = path.relative_to(ROOT).as_posix()
         for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ClassDef) or (isinstance(node, ast.FunctionDef) and
-                                                   rel not in FACADES_WITH_FUNCTIONS):
+            if isinstance(node, ast.ClassDef) or (
+                isinstance(node, ast.FunctionDef) and rel not in FACADES_WITH_FUNCTIONS
+            ):
                 offenders.append(f"{rel}: {node.name}")
     assert not offenders, f"implementation in facades (move it into npu_bridge/core): {offenders}"
 
@@ -100,7 +116,7 @@ def find_cycle(graph):
         state[node] = "open"
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == "open":
-                return trail[trail.index(nxt):] + [nxt]
+                return trail[trail.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt, trail + [nxt])
                 if found:
@@ -118,8 +134,10 @@ def find_cycle(graph):
 
 def import_graph():
     files = project_modules()
-    return {name: set(imported_modules(ast.parse(path.read_text()), files, module_level_only=True)) - {name}
-            for name, path in files.items()}
+    return {
+        name: set(imported_modules(ast.parse(path.read_text()), files, module_level_only=True)) - {name}
+        for name, path in files.items()
+    }
 
 
 def test_no_module_level_import_cycles():
@@ -174,7 +192,6 @@ def test_cpp_tree_keeps_registration_kernels_services_and_passes_apart():
         assert "REGISTER_NPU_REWRITE_PASS" in path.read_text(), path
     loose = {p.name for p in (ROOT / "ops").glob("*.cc")}
     assert not loose, f"ops/ files outside registration/, kernels/, runtime/: {loose}"
-
 
 
 @pytest.mark.parametrize("doc", ["docs/architecture.md", "CONTRIBUTING.md"])

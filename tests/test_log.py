@@ -8,8 +8,10 @@ from conftest import run_python
 from npu_bridge.core.runtime import log
 
 
-@pytest.mark.parametrize("value,level", [("0", logging.DEBUG), ("1", logging.INFO), ("2", logging.WARNING),
-                                         ("3", logging.ERROR), ("", logging.WARNING)])
+@pytest.mark.parametrize(
+    "value,level",
+    [("0", logging.DEBUG), ("1", logging.INFO), ("2", logging.WARNING), ("3", logging.ERROR), ("", logging.WARNING)],
+)
 def test_levels(value, level):
     log.configure({"ASCEND_GLOBAL_LOG_LEVEL": value})
     try:
@@ -33,11 +35,14 @@ def test_bad_level_is_rejected():
 
 @pytest.mark.slow
 def test_print_to_stdout():
-    result = run_python("""
+    result = run_python(
+        """
         from npu_bridge.core.runtime import log
         log.warn_once("k", "hello %s", "there")
         log.warn_once("k", "hello %s", "again")
-    """, env={"ASCEND_SLOG_PRINT_TO_STDOUT": "1"})
+    """,
+        env={"ASCEND_SLOG_PRINT_TO_STDOUT": "1"},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("hello") == 1 and "hello there" in result.stdout
     assert "hello" not in result.stderr

@@ -5,14 +5,12 @@ import pytest
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge.core.device import device_mode
-from npu_bridge.core.device import device_target
+from npu_bridge.core.collectives import operations as collective_operations
+from npu_bridge.core.device import device_mode, device_target
 from npu_bridge.core.precision import float_status
-from npu_bridge.estimator.npu.npu_loss_scale_manager import (ExponentialUpdateLossScaleManager,
-                                                             FixedLossScaleManager)
+from npu_bridge.estimator.npu.npu_loss_scale_manager import ExponentialUpdateLossScaleManager, FixedLossScaleManager
 from npu_bridge.estimator.npu.npu_loss_scale_optimizer import NPULossScaleOptimizer
 from npu_bridge.estimator.npu.npu_optimizer import NPUOptimizer
-from npu_bridge.core.collectives import operations as collective_operations
 
 v1 = tf.compat.v1
 
@@ -44,12 +42,32 @@ def model_schedule(flags, scale, incr_every, decr_every, incr_ratio, decr_ratio)
 
 
 def test_exponential_manager_follows_its_schedule():
-    flags = [True, True, True, False, True, False, False, True, True, True, True, False, False, False, False,
-             False, False, False, True]
+    flags = [
+        True,
+        True,
+        True,
+        False,
+        True,
+        False,
+        False,
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]
     graph = tf.Graph()
     with graph.as_default():
-        manager = ExponentialUpdateLossScaleManager(16, incr_every_n_steps=3, decr_every_n_nan_or_inf=2,
-                                                    incr_ratio=2, decr_ratio=0.25)
+        manager = ExponentialUpdateLossScaleManager(
+            16, incr_every_n_steps=3, decr_every_n_nan_or_inf=2, incr_ratio=2, decr_ratio=0.25
+        )
         finite = v1.placeholder(tf.bool, [])
         update = manager.update_loss_scale(finite)
         scale = manager.get_loss_scale()
@@ -74,13 +92,16 @@ def test_exponential_manager_stops_growing_at_the_float32_limit():
             assert sess.run(manager.get_loss_scale()) == np.float32(3e38)
 
 
-@pytest.mark.parametrize("make, error", [
-    (lambda: FixedLossScaleManager(0.5), "loss scale must be at least 1."),
-    (lambda: ExponentialUpdateLossScaleManager(0.5, 10), "init_loss_scale must be a number >= 1"),
-    (lambda: ExponentialUpdateLossScaleManager(8, 0), "incr_every_n_steps must be an integer >= 1"),
-    (lambda: ExponentialUpdateLossScaleManager(8, 10, incr_ratio=1), "incr_ratio must be a number > 1"),
-    (lambda: ExponentialUpdateLossScaleManager(8, 10, decr_ratio=1.5), r"decr_ratio must be a number in \(0, 1\)"),
-])
+@pytest.mark.parametrize(
+    "make, error",
+    [
+        (lambda: FixedLossScaleManager(0.5), "loss scale must be at least 1."),
+        (lambda: ExponentialUpdateLossScaleManager(0.5, 10), "init_loss_scale must be a number >= 1"),
+        (lambda: ExponentialUpdateLossScaleManager(8, 0), "incr_every_n_steps must be an integer >= 1"),
+        (lambda: ExponentialUpdateLossScaleManager(8, 10, incr_ratio=1), "incr_ratio must be a number > 1"),
+        (lambda: ExponentialUpdateLossScaleManager(8, 10, decr_ratio=1.5), r"decr_ratio must be a number in \(0, 1\)"),
+    ],
+)
 def test_manager_arguments_are_checked(make, error):
     with tf.Graph().as_default(), pytest.raises(ValueError, match=error):
         make()
@@ -99,10 +120,10 @@ def train(make_optimizer, manager_args=(16, 2, 1, 2, 0.5), **options):
         w = v1.get_variable("w", initializer=tf.constant([1.0, 2.0]))
         loss = tf.reduce_sum(w * x) + tf.reduce_sum(tf.minimum(w * x * x * x * x, 1.0))
         global_step = v1.train.get_or_create_global_step()
-        manager = ExponentialUpdateLossScaleManager(*manager_args) if isinstance(manager_args, tuple) else \
-            manager_args
+        manager = ExponentialUpdateLossScaleManager(*manager_args) if isinstance(manager_args, tuple) else manager_args
         train_op = make_optimizer(v1.train.GradientDescentOptimizer(0.1), manager).minimize(
-            loss, global_step=global_step)
+            loss, global_step=global_step
+        )
         scale = manager.get_loss_scale()
         ops = {n.type for n in graph.get_operations()}
         with v1.Session(graph=graph, config=npu_config(**options)) as sess:
@@ -124,8 +145,9 @@ def test_loss_scale_optimizer_on_cpu_checks_the_gradients(monkeypatch):
     history, ops = train(NPULossScaleOptimizer)
     assert applied(history) == [True, False, True, True, True, True]  # the 1e12 step's gradients are finite
     assert [step for _, step, _ in history] == [1, 1, 2, 3, 4, 5]  # skipped steps do not advance global_step
-    assert [scale for _, _, scale in history] == model_schedule([True, False, True, True, True, True],
-                                                                16.0, 2, 1, 2.0, 0.5)
+    assert [scale for _, _, scale in history] == model_schedule(
+        [True, False, True, True, True, True], 16.0, 2, 1, 2.0, 0.5
+    )
     assert "NpuGetFloatStatusV2" not in ops
 
 
@@ -133,8 +155,9 @@ def test_loss_scale_optimizer_on_the_simulated_backend_reads_the_float_status(mo
     monkeypatch.setenv(device_target.ENV_VARIABLE, "ascend")
     history, ops = train(NPULossScaleOptimizer)
     assert applied(history) == [True, False, True, True, False, True]
-    assert [scale for _, _, scale in history] == model_schedule([True, False, True, True, False, True],
-                                                                16.0, 2, 1, 2.0, 0.5)
+    assert [scale for _, _, scale in history] == model_schedule(
+        [True, False, True, True, False, True], 16.0, 2, 1, 2.0, 0.5
+    )
     assert {"NpuGetFloatStatusV2", "NpuClearFloatStatusV2"} <= ops
     np.testing.assert_allclose(history[0][0], [1.0 - 0.1 * 2, 2.0 - 0.1], rtol=1e-6)  # unscaled gradients
 
@@ -171,10 +194,13 @@ def test_npu_optimizer_arguments():
             NPULossScaleOptimizer("sgd", FixedLossScaleManager(1))
 
 
-@pytest.mark.parametrize("make_optimizer", [
-    lambda opt, manager: NPULossScaleOptimizer(opt, manager, is_distributed=True),
-    lambda opt, manager: NPUOptimizer(opt, manager, is_distributed=True, is_loss_scale=True),
-])
+@pytest.mark.parametrize(
+    "make_optimizer",
+    [
+        lambda opt, manager: NPULossScaleOptimizer(opt, manager, is_distributed=True),
+        lambda opt, manager: NPUOptimizer(opt, manager, is_distributed=True, is_loss_scale=True),
+    ],
+)
 def test_distributed_runs_agree_on_overflow_through_an_allreduce_of_the_status(monkeypatch, make_optimizer):
     monkeypatch.setenv(device_target.ENV_VARIABLE, "ascend")
     calls = []

@@ -4,7 +4,6 @@ the ranks, so every rank skips that step and lowers its loss scale; in INF/NaN m
 checks each rank's own gradients, as upstream does, and averaged gradients carry the overflow to every rank."""
 
 import pytest
-
 from collective_helpers import launch
 
 SKIPPED = 1  # the step at which rank 1's gradients overflow
@@ -22,8 +21,9 @@ def scales(history):
 
 def skipped(history):
     """The overflow step changed no weight, the next one did."""
-    return (weights(history, SKIPPED) == weights(history, SKIPPED - 1)
-            and weights(history, SKIPPED + 1) != weights(history, SKIPPED))
+    return weights(history, SKIPPED) == weights(history, SKIPPED - 1) and weights(history, SKIPPED + 1) != weights(
+        history, SKIPPED
+    )
 
 
 def run_job(backend):

@@ -9,9 +9,9 @@ import tensorflow as tf
 from conftest import npu_config, run_python
 from precision_helpers import bf16, casts_to, fp16, run_executed
 
+from npu_bridge.core.precision import mixlist
 from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.core.precision import mixlist
 
 v1 = tf.compat.v1
 RNG = np.random.RandomState(1)
@@ -44,9 +44,14 @@ def feeding(executed, name):
     return [by_name[i.split(":")[0]] for i in by_name[name].input if not i.startswith("^")]
 
 
-@pytest.mark.parametrize("options", [{"precision_mode": "allow_mix_precision"},
-                                     {"precision_mode": "allow_mix_precision_fp16"},
-                                     {"precision_mode_v2": "mixed_float16"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"precision_mode": "allow_mix_precision"},
+        {"precision_mode": "allow_mix_precision_fp16"},
+        {"precision_mode_v2": "mixed_float16"},
+    ],
+)
 def test_float16_mixed_modes_run_the_allow_listed_region_in_fp16(options):
     graph, first, loss, feed = mlp()
     (first_value, _), executed = run_executed(graph, [first, loss], feed, **options)
@@ -57,8 +62,9 @@ def test_float16_mixed_modes_run_the_allow_listed_region_in_fp16(options):
     np.testing.assert_allclose(first_value, fp16(fp16(X) @ fp16(W1)), rtol=1e-3)
 
 
-@pytest.mark.parametrize("options", [{"precision_mode": "allow_mix_precision_bf16"},
-                                     {"precision_mode_v2": "mixed_bfloat16"}])
+@pytest.mark.parametrize(
+    "options", [{"precision_mode": "allow_mix_precision_bf16"}, {"precision_mode_v2": "mixed_bfloat16"}]
+)
 def test_bfloat16_mixed_modes_round_the_region_through_bfloat16(options):
     graph, first, loss, feed = mlp()
     (first_value, _), executed = run_executed(graph, [first, loss], feed, **options)
@@ -80,8 +86,12 @@ def test_bfloat16_region_stays_consistent_through_reshapes_of_a_training_graph()
     with v1.Session(graph=graph, config=npu_config(precision_mode="allow_mix_precision_bf16")) as sess:
         sess.run(init)
         run_metadata = v1.RunMetadata()
-        sess.run(train, {images: RNG.rand(4, 8, 8, 1)}, options=v1.RunOptions(output_partition_graphs=True),
-                 run_metadata=run_metadata)
+        sess.run(
+            train,
+            {images: RNG.rand(4, 8, 8, 1)},
+            options=v1.RunOptions(output_partition_graphs=True),
+            run_metadata=run_metadata,
+        )
     executed = [n for g in run_metadata.partition_graphs for n in g.node]
     assert len(casts_to(executed, tf.bfloat16)) > 4  # the rewritten graph ran (not TensorFlow's fallback)
 
@@ -95,8 +105,9 @@ def write_mixlist(tmp_path, content):
 def test_modify_mixlist_black_list_keeps_an_op_in_float32(tmp_path):
     path = write_mixlist(tmp_path, {"black-list": {"to-add": ["MatMulV2"]}})
     graph, first, loss, feed = mlp()
-    (first_value, _), executed = run_executed(graph, [first, loss], feed, precision_mode="allow_mix_precision",
-                                              modify_mixlist=path)
+    (first_value, _), executed = run_executed(
+        graph, [first, loss], feed, precision_mode="allow_mix_precision", modify_mixlist=path
+    )
     assert not casts_to(executed, tf.float16)
     np.testing.assert_allclose(first_value, X @ W1, rtol=1e-5, atol=1e-4)
     variable = mixlist.ENV_PREFIX + "DENYLIST_ADD"
@@ -107,27 +118,42 @@ def test_modify_mixlist_black_list_keeps_an_op_in_float32(tmp_path):
 
 
 def test_mixlist_placement_follows_ascend_list_semantics(tmp_path):
-    path = write_mixlist(tmp_path, {"black-list": {"to-add": ["Mul"], "to-remove": ["Exp"]},
-                                    "white-list": {"to-add": ["Relu"], "to-remove": ["Conv2D"]},
-                                    "gray-list": {"to-add": ["Sub"], "to-remove": ["Relu"]}})
+    path = write_mixlist(
+        tmp_path,
+        {
+            "black-list": {"to-add": ["Mul"], "to-remove": ["Exp"]},
+            "white-list": {"to-add": ["Relu"], "to-remove": ["Conv2D"]},
+            "gray-list": {"to-add": ["Sub"], "to-remove": ["Relu"]},
+        },
+    )
     placement = mixlist.load(path)
-    assert placement == {"Mul": "DENYLIST", "Exp": "INFERLIST", "Relu": "ALLOWLIST", "Conv2D": "INFERLIST",
-                         "Sub": "INFERLIST"}
+    assert placement == {
+        "Mul": "DENYLIST",
+        "Exp": "INFERLIST",
+        "Relu": "ALLOWLIST",
+        "Conv2D": "INFERLIST",
+        "Sub": "INFERLIST",
+    }
     lists = mixlist.environment_for(placement)
     assert lists["DENYLIST_ADD"] == "Mul" and lists["ALLOWLIST_ADD"] == "Relu"
     assert lists["INFERLIST_ADD"] == "Conv2D,Exp,Sub"
     assert "Mul" in lists["ALLOWLIST_REMOVE"].split(",") and "Relu" in lists["DENYLIST_REMOVE"].split(",")
 
 
-@pytest.mark.parametrize("content, error", [
-    ("{not json", "not valid JSON"),
-    ({"red-list": {}}, "unknown key 'red-list'"),
-    ({"black-list": {"to-append": ["A"]}}, "unknown key 'to-append' in black-list"),
-    ({"white-list": {"to-add": "MatMul"}}, "white-list.to-add must be a list"),
-    ({"white-list": {"to-add": ["MatMul"]}, "black-list": {"to-add": ["MatMul"]}},
-     "Operation to-add black-list and to-add white-list for op MatMul is invalid"),
-    ({"gray-list": {"to-remove": ["MatMul"]}}, "Operation to-remove gray-list for op MatMul is invalid"),
-])
+@pytest.mark.parametrize(
+    "content, error",
+    [
+        ("{not json", "not valid JSON"),
+        ({"red-list": {}}, "unknown key 'red-list'"),
+        ({"black-list": {"to-append": ["A"]}}, "unknown key 'to-append' in black-list"),
+        ({"white-list": {"to-add": "MatMul"}}, "white-list.to-add must be a list"),
+        (
+            {"white-list": {"to-add": ["MatMul"]}, "black-list": {"to-add": ["MatMul"]}},
+            "Operation to-add black-list and to-add white-list for op MatMul is invalid",
+        ),
+        ({"gray-list": {"to-remove": ["MatMul"]}}, "Operation to-remove gray-list for op MatMul is invalid"),
+    ],
+)
 def test_bad_modify_mixlist_fails_at_session_creation(tmp_path, content, error):
     path = write_mixlist(tmp_path, content)
     with pytest.raises(NpuOptionError, match=f"modify_mixlist.*{error}"):
@@ -153,7 +179,8 @@ def test_keep_dtype_op_computes_in_float32_inside_a_mixed_region():
 @pytest.mark.op_types
 def test_keep_dtype_op_is_converted_back_when_amp_really_converts_it():
     # GPU-style AMP: ops really become float16 (forced on CPU here); a kept op is converted back to float32.
-    result = run_python("""
+    result = run_python(
+        """
         import numpy as np, tensorflow as tf
         import npu_bridge
         from npu_bridge.core.runtime.executed_op_types import user_op_type
@@ -176,7 +203,10 @@ def test_keep_dtype_op_is_converted_back_when_amp_really_converts_it():
         types = {n.name: tf.as_dtype(n.attr["T"].type).name for g in meta.partition_graphs for n in g.node
                  if user_op_type(n.op) == "MatMul"}  # oneDNN runs the float32 one as _MklMatMul
         print("types", types["kept"], types["mixed"])
-    """, env={"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16": "0"}, timeout=120)
+    """,
+        env={"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16": "0"},
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "types float32 float16" in result.stdout
 

@@ -26,14 +26,18 @@ def test_build_record_matches_running_tensorflow():
 
 def copy_package(tmp_path):
     for package in ("npu_bridge", "hccl"):
-        shutil.copytree(os.path.join(REPO_ROOT, package), tmp_path / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            os.path.join(REPO_ROOT, package), tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     return tmp_path
 
 
 # npu_bridge switches itself on when TensorFlow is imported, before or after it.
-IMPORTS = ["import npu_bridge; import tensorflow", "import tensorflow; import npu_bridge",
-           "from npu_bridge.npu_init import *"]
+IMPORTS = [
+    "import npu_bridge; import tensorflow",
+    "import tensorflow; import npu_bridge",
+    "from npu_bridge.npu_init import *",
+]
 
 
 @pytest.mark.slow

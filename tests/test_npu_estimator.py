@@ -46,8 +46,14 @@ def test_training_with_iterations_per_loop_matches_step_by_step_and_resumes(tmp_
 
 
 def _train_check_and_resume(tmp_path, npu_log):
-    config = NPURunConfig(model_dir=str(tmp_path), iterations_per_loop=4, save_checkpoints_steps=4,
-                          keep_checkpoint_max=10, hcom_parallel=False, log_step_count_steps=None)
+    config = NPURunConfig(
+        model_dir=str(tmp_path),
+        iterations_per_loop=4,
+        save_checkpoints_steps=4,
+        keep_checkpoint_max=10,
+        hcom_parallel=False,
+        log_step_count_steps=None,
+    )
     estimator = NPUEstimator(model_fn, config=config, params=NPU_PARAMS)
     options = SessionOptions()
     estimator.train(input_fn, max_steps=12, hooks=[options])
@@ -70,8 +76,9 @@ def _train_check_and_resume(tmp_path, npu_log):
 
 
 def test_steps_that_are_not_a_multiple_of_the_loop_end_at_the_next_loop(tmp_path):
-    estimator = NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path), iterations_per_loop=4),
-                             params=NPU_PARAMS)
+    estimator = NPUEstimator(
+        model_fn, config=NPURunConfig(model_dir=str(tmp_path), iterations_per_loop=4), params=NPU_PARAMS
+    )
     estimator.train(input_fn, steps=6)
     assert estimator.get_variable_value("global_step") == 8
 
@@ -85,13 +92,13 @@ def test_host_call_runs_on_the_host_for_every_step(tmp_path):
             return spec
 
         def host_fn(step, first_x):
-            return v1.py_func(lambda s, x: seen.append((int(s), float(x))) or np.int64(0), [step, first_x],
-                              tf.int64)
+            return v1.py_func(lambda s, x: seen.append((int(s), float(x))) or np.int64(0), [step, first_x], tf.int64)
 
         return spec._replace(host_call=(host_fn, [v1.train.get_global_step(), features["x"][0, 0]]))
 
-    estimator = NPUEstimator(host_model_fn, config=NPURunConfig(model_dir=str(tmp_path), iterations_per_loop=3),
-                             params=NPU_PARAMS)
+    estimator = NPUEstimator(
+        host_model_fn, config=NPURunConfig(model_dir=str(tmp_path), iterations_per_loop=3), params=NPU_PARAMS
+    )
     estimator.train(input_fn, steps=6)
     # The step's global step read races with its increment (as in TensorFlow); the batches are in order.
     assert [step for step, _ in seen] == pytest.approx(list(range(6)), abs=1)
@@ -119,12 +126,14 @@ def test_job_id_is_required_unless_a_job_start_file_is_given(tmp_path, monkeypat
         NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path)), params=NPU_PARAMS)
     job_file = tmp_path / "job.json"
     job_file.write_text(json.dumps({"job_id": "7", "device_info": {"Index": "0"}, "rank_size": 1}))
-    NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path)), params=NPU_PARAMS,
-                 job_start_file=str(job_file))
+    NPUEstimator(
+        model_fn, config=NPURunConfig(model_dir=str(tmp_path)), params=NPU_PARAMS, job_start_file=str(job_file)
+    )
     job_file.write_text("{not json")
     with pytest.raises(ValueError, match="job start file .*job.json.* is not a readable JSON file"):
-        NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path)), params=NPU_PARAMS,
-                     job_start_file=str(job_file))
+        NPUEstimator(
+            model_fn, config=NPURunConfig(model_dir=str(tmp_path)), params=NPU_PARAMS, job_start_file=str(job_file)
+        )
 
 
 def test_config_must_be_an_npu_run_config(tmp_path):
@@ -141,8 +150,9 @@ def test_default_model_dir_and_restore_from(tmp_path, monkeypatch):
     assert os.path.basename(source.model_dir).startswith("model_dir_")
     source.train(input_fn, steps=3)
     monkeypatch.setenv("RESTORE_FROM", source.model_dir)
-    target = NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path / "target")),
-                          params={"lr": 0.0, "spec": NPUEstimatorSpec})
+    target = NPUEstimator(
+        model_fn, config=NPURunConfig(model_dir=str(tmp_path / "target")), params={"lr": 0.0, "spec": NPUEstimatorSpec}
+    )
     target.train(input_fn, steps=1)
     np.testing.assert_allclose(target.get_variable_value("kernel"), source.get_variable_value("kernel"))
 
@@ -163,8 +173,7 @@ def test_several_ranks_prepend_the_broadcast_hook(tmp_path, monkeypatch):
         features, labels = v1.data.make_one_shot_iterator(input_fn()).get_next()
         spec = estimator._npu_model_fn(features, labels, "train", NPU_PARAMS, estimator.config)
     assert isinstance(spec.training_hooks[0], FakeBroadcastHook) and created == [(0, 1)]
-    horovod = NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path), horovod_mode=True),
-                           params=NPU_PARAMS)
+    horovod = NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path), horovod_mode=True), params=NPU_PARAMS)
     with tf.Graph().as_default():
         v1.train.get_or_create_global_step()
         features, labels = v1.data.make_one_shot_iterator(input_fn()).get_next()

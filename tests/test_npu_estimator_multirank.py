@@ -9,8 +9,9 @@ import pytest
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_ranks_train_the_same_model(tmp_path):
-    result, per_rank = collective_helpers.launch("estimator_worker.py", 2, args=[str(tmp_path)],
-                                                 env={"JOB_ID": "10086"})
+    result, per_rank = collective_helpers.launch(
+        "estimator_worker.py", 2, args=[str(tmp_path)], env={"JOB_ID": "10086"}
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert per_rank[0]["global_step"] == per_rank[1]["global_step"] == 10
     np.testing.assert_allclose(per_rank[0]["w"], per_rank[1]["w"], rtol=1e-6)

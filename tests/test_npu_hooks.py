@@ -20,7 +20,8 @@ def run_steps(build, hooks_fn, steps=4, config=None):
         train_op = build()
         hooks = hooks_fn()
         with v1.train.MonitoredSession(
-                session_creator=v1.train.ChiefSessionCreator(config=config), hooks=hooks) as sess:
+            session_creator=v1.train.ChiefSessionCreator(config=config), hooks=hooks
+        ) as sess:
             for _ in range(steps):
                 sess.run(train_op)
     return hooks
@@ -33,8 +34,15 @@ def counter_train_op():
 
 def test_output_tensor_hook_hands_values_every_n_runs_and_at_the_end():
     batches = []
-    run_steps(counter_train_op, lambda: [npu_hook.NPUOutputTensorHook(
-        {"step": v1.train.get_global_step()}, output_fn=batches.append, output_every_n_steps=3)], steps=4)
+    run_steps(
+        counter_train_op,
+        lambda: [
+            npu_hook.NPUOutputTensorHook(
+                {"step": v1.train.get_global_step()}, output_fn=batches.append, output_every_n_steps=3
+            )
+        ],
+        steps=4,
+    )
     assert [len(batch) for batch in batches] == [3, 1]
     assert all(set(values) == {"step"} for batch in batches for values in batch)
     with pytest.raises(ValueError, match="output_every_n_steps must be nonnegative"):
@@ -43,8 +51,11 @@ def test_output_tensor_hook_hands_values_every_n_runs_and_at_the_end():
 
 def test_output_tensor_hook_with_zero_outputs_once_at_the_end():
     batches = []
-    run_steps(counter_train_op, lambda: [npu_hook.NPUOutputTensorHook(
-        [v1.train.get_global_step().read_value()], output_fn=batches.append)], steps=5)
+    run_steps(
+        counter_train_op,
+        lambda: [npu_hook.NPUOutputTensorHook([v1.train.get_global_step().read_value()], output_fn=batches.append)],
+        steps=5,
+    )
     assert len(batches) == 1 and len(batches[0]) == 5
 
 
@@ -55,8 +66,15 @@ def test_tell_me_step_or_loss_hook_publishes_progress(monkeypatch):
     def build():
         return counter_train_op()
 
-    run_steps(build, lambda: [npu_hook.TellMeStepOrLossHook(step=v1.train.get_global_step(), total_step=100,
-                                                            loss=tf.constant(0.25), final_loss=0.1)], steps=3)
+    run_steps(
+        build,
+        lambda: [
+            npu_hook.TellMeStepOrLossHook(
+                step=v1.train.get_global_step(), total_step=100, loss=tf.constant(0.25), final_loss=0.1
+            )
+        ],
+        steps=3,
+    )
     assert (os.environ["TOTAL_STEP"], os.environ["LOSS_NOW"], os.environ["TARGET_LOSS"]) == ("100", "0.25", "0.1")
     assert int(os.environ["STEP_NOW"]) in (2, 3)
     with pytest.raises(ValueError, match="needs step"):

@@ -8,49 +8,122 @@ import json
 import pytest
 import tensorflow as tf
 
-from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.estimator.npu.npu_config import (DynamicInputConfig, ExperimentalConfig, GraphMemoryOptimizeConfig,
-                                                 MemoryConfig, NPURunConfig)
 from npu_bridge.core.estimator import run_config
 from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.estimator.npu.npu_config import (
+    DynamicInputConfig,
+    ExperimentalConfig,
+    GraphMemoryOptimizeConfig,
+    MemoryConfig,
+    NPURunConfig,
+)
 
 # A valid, non-default value for every argument that maps one-to-one onto a parameter_map key.
 MAPPED = {
-    "iterations_per_loop": 4, "enable_data_pre_proc": False, "mix_compile_mode": False,
-    "is_tailing_optimization": True, "hcom_parallel": False, "graph_run_mode": 0, "enable_exception_dump": 1,
-    "enable_small_channel": 1, "deterministic": 1, "enable_compress_weight": True, "hcom_multi_mode": True,
-    "device_type": "my_device", "jit_compile": "false", "input_fusion_size": 1024, "stream_sync_timeout": 5000,
-    "event_sync_timeout": 6000, "external_weight": True, "frozen_variable": True, "variable_placement": "Host",
-    "enable_reduce_precision": True, "export_compile_stat": 2, "oo_constant_folding": False,
-    "input_batch_cpy": True, "oo_level": "O1", "shape_generalization_mode": "FULL", "all_tensor_not_empty": True,
-    "op_debug_level": 2, "enable_scope_fusion_passes": "ScopePass", "buffer_optimize": "off_optimize",
-    "fusion_switch_file": "/x/fusion.json", "op_compiler_cache_mode": "force", "op_compiler_cache_dir": "/x/cache",
-    "debug_dir": "/x/debug", "dynamic_input": True, "dynamic_graph_execute_mode": "lazy_recompile",
-    "dynamic_inputs_shape_range": "getnext:[128,3~5]", "local_rank_id": 3, "local_device_list": "0,1",
-    "soc_config": "Ascend910B", "hccl_timeout": 1800, "op_wait_timeout": 120, "op_execute_timeout": 90,
-    "HCCL_algorithm": "level0:ring", "customize_dtypes": "<dtypes.cfg>", "op_debug_config": "/x/debug.cfg",
-    "topo_sorting_mode": 1, "insert_op_file": "/x/aipp.cfg", "compile_dynamic_mode": True,
-    "graph_max_parallel_model_num": 2, "session_device_id": 1, "modify_mixlist": "<mixlist.json>",
-    "op_precision_mode": "<precision.ini>", "precision_mode": "allow_mix_precision",
-    "variable_format_optimize": True, "stream_max_parallel_num": "AIcoreEngine:1", "ac_parallel_enable": "1",
-    "quant_dumpable": "1", "op_select_implmode": "high_precision", "optypelist_for_implmode": "Pooling",
-    "aicore_num": "2|4", "optimization_switch": "pass:off", "auto_multistream_parallel_mode": "cv",
+    "iterations_per_loop": 4,
+    "enable_data_pre_proc": False,
+    "mix_compile_mode": False,
+    "is_tailing_optimization": True,
+    "hcom_parallel": False,
+    "graph_run_mode": 0,
+    "enable_exception_dump": 1,
+    "enable_small_channel": 1,
+    "deterministic": 1,
+    "enable_compress_weight": True,
+    "hcom_multi_mode": True,
+    "device_type": "my_device",
+    "jit_compile": "false",
+    "input_fusion_size": 1024,
+    "stream_sync_timeout": 5000,
+    "event_sync_timeout": 6000,
+    "external_weight": True,
+    "frozen_variable": True,
+    "variable_placement": "Host",
+    "enable_reduce_precision": True,
+    "export_compile_stat": 2,
+    "oo_constant_folding": False,
+    "input_batch_cpy": True,
+    "oo_level": "O1",
+    "shape_generalization_mode": "FULL",
+    "all_tensor_not_empty": True,
+    "op_debug_level": 2,
+    "enable_scope_fusion_passes": "ScopePass",
+    "buffer_optimize": "off_optimize",
+    "fusion_switch_file": "/x/fusion.json",
+    "op_compiler_cache_mode": "force",
+    "op_compiler_cache_dir": "/x/cache",
+    "debug_dir": "/x/debug",
+    "dynamic_input": True,
+    "dynamic_graph_execute_mode": "lazy_recompile",
+    "dynamic_inputs_shape_range": "getnext:[128,3~5]",
+    "local_rank_id": 3,
+    "local_device_list": "0,1",
+    "soc_config": "Ascend910B",
+    "hccl_timeout": 1800,
+    "op_wait_timeout": 120,
+    "op_execute_timeout": 90,
+    "HCCL_algorithm": "level0:ring",
+    "customize_dtypes": "<dtypes.cfg>",
+    "op_debug_config": "/x/debug.cfg",
+    "topo_sorting_mode": 1,
+    "insert_op_file": "/x/aipp.cfg",
+    "compile_dynamic_mode": True,
+    "graph_max_parallel_model_num": 2,
+    "session_device_id": 1,
+    "modify_mixlist": "<mixlist.json>",
+    "op_precision_mode": "<precision.ini>",
+    "precision_mode": "allow_mix_precision",
+    "variable_format_optimize": True,
+    "stream_max_parallel_num": "AIcoreEngine:1",
+    "ac_parallel_enable": "1",
+    "quant_dumpable": "1",
+    "op_select_implmode": "high_precision",
+    "optypelist_for_implmode": "Pooling",
+    "aicore_num": "2|4",
+    "optimization_switch": "pass:off",
+    "auto_multistream_parallel_mode": "cv",
 }
 # Arguments of tf.estimator.RunConfig, sub-configs and arguments with special mappings (tested separately).
-OTHER = {"model_dir", "tf_random_seed", "save_summary_steps", "save_checkpoints_steps", "save_checkpoints_secs",
-         "session_config", "keep_checkpoint_max", "keep_checkpoint_every_n_hours", "log_step_count_steps",
-         "distribute", "train_distribute", "eval_distribute", "horovod_mode", "profiling_config", "dump_config",
-         "memory_config", "experimental_config", "dynamic_input_config", "aoe_mode", "work_path",
-         "distribute_config", "aoe_config_file", "graph_memory_max_size", "variable_memory_max_size",
-         "precision_mode_v2", "compress_weight_conf"}
+OTHER = {
+    "model_dir",
+    "tf_random_seed",
+    "save_summary_steps",
+    "save_checkpoints_steps",
+    "save_checkpoints_secs",
+    "session_config",
+    "keep_checkpoint_max",
+    "keep_checkpoint_every_n_hours",
+    "log_step_count_steps",
+    "distribute",
+    "train_distribute",
+    "eval_distribute",
+    "horovod_mode",
+    "profiling_config",
+    "dump_config",
+    "memory_config",
+    "experimental_config",
+    "dynamic_input_config",
+    "aoe_mode",
+    "work_path",
+    "distribute_config",
+    "aoe_config_file",
+    "graph_memory_max_size",
+    "variable_memory_max_size",
+    "precision_mode_v2",
+    "compress_weight_conf",
+}
 
 
 def test_every_argument_is_covered_by_these_tests():
     arguments = set(inspect.signature(NPURunConfig.__init__).parameters) - {"self"}
     assert arguments == set(MAPPED) | OTHER
-    assert set(MAPPED) | {"graph_memory_max_size", "variable_memory_max_size", "precision_mode_v2",
-                          "compress_weight_conf"} == set(
-        run_config.ALWAYS_WRITTEN) | set(run_config.WRITTEN_IF_SET)
+    assert set(MAPPED) | {
+        "graph_memory_max_size",
+        "variable_memory_max_size",
+        "precision_mode_v2",
+        "compress_weight_conf",
+    } == set(run_config.ALWAYS_WRITTEN) | set(run_config.WRITTEN_IF_SET)
 
 
 # Options naming files the option table reads: the test writes them (valid, small) into tmp_path.
@@ -96,10 +169,10 @@ def test_values_written_always_and_upstream_quirks():
         assert unset not in values
     sized = NPURunConfig(graph_memory_max_size=1 << 30, variable_memory_max_size=2 << 30).parameter_map_values()
     assert (sized["graph_memory_max_size"], sized["variable_memory_max_size"]) == (str(1 << 30), str(2 << 30))
-    assert NPURunConfig(precision_mode_v2="mixed_float16").parameter_map_values()["precision_mode_v2"] == \
-        "mixed_float16"
-    assert NPURunConfig(compress_weight_conf="/x/c.cfg").parameter_map_values()["compress_weight_conf"] == \
-        "/x/c.cfg"
+    assert (
+        NPURunConfig(precision_mode_v2="mixed_float16").parameter_map_values()["precision_mode_v2"] == "mixed_float16"
+    )
+    assert NPURunConfig(compress_weight_conf="/x/c.cfg").parameter_map_values()["compress_weight_conf"] == "/x/c.cfg"
     with pytest.raises(NpuOptionError, match="compress_weight_conf"):
         NPURunConfig(compress_weight_conf="/x/c.cfg", enable_compress_weight=True)
 
@@ -113,18 +186,37 @@ def test_aoe_arguments():
 
 def test_sub_configs():
     values = NPURunConfig(
-        memory_config=MemoryConfig(atomic_clean_policy=1, static_memory_policy=2, memory_optimization_policy="p",
-                                   variable_use_1g_huge_page=2),
+        memory_config=MemoryConfig(
+            atomic_clean_policy=1, static_memory_policy=2, memory_optimization_policy="p", variable_use_1g_huge_page=2
+        ),
         experimental_config=ExperimentalConfig(
-            logical_device_cluster_deploy_mode="SINGLE", logical_device_id="0:0", model_deploy_mode="m",
-            model_deploy_devicelist="0,1", graph_memory_optimize_config=GraphMemoryOptimizeConfig(graph_slice="auto"),
-            enable_graph_parallel=True, graph_parallel_option_path="/x/p.json", graph_compiler_cache_dir="/x/c",
-            resource_config_path="/x/r.json", accelerate_train_mode="fast|step|0.9"),
-        dynamic_input_config=DynamicInputConfig("data:-1,3", "1,3;2,3", 1, 0)).parameter_map_values()
-    assert {k: values[k] for k in ("atomic_clean_policy", "static_memory_policy", "memory_optimization_policy",
-                                   "variable_use_1g_huge_page")} == {
-        "atomic_clean_policy": 1, "static_memory_policy": 2, "memory_optimization_policy": "p",
-        "variable_use_1g_huge_page": 2}
+            logical_device_cluster_deploy_mode="SINGLE",
+            logical_device_id="0:0",
+            model_deploy_mode="m",
+            model_deploy_devicelist="0,1",
+            graph_memory_optimize_config=GraphMemoryOptimizeConfig(graph_slice="auto"),
+            enable_graph_parallel=True,
+            graph_parallel_option_path="/x/p.json",
+            graph_compiler_cache_dir="/x/c",
+            resource_config_path="/x/r.json",
+            accelerate_train_mode="fast|step|0.9",
+        ),
+        dynamic_input_config=DynamicInputConfig("data:-1,3", "1,3;2,3", 1, 0),
+    ).parameter_map_values()
+    assert {
+        k: values[k]
+        for k in (
+            "atomic_clean_policy",
+            "static_memory_policy",
+            "memory_optimization_policy",
+            "variable_use_1g_huge_page",
+        )
+    } == {
+        "atomic_clean_policy": 1,
+        "static_memory_policy": 2,
+        "memory_optimization_policy": "p",
+        "variable_use_1g_huge_page": 2,
+    }
     assert values["experimental_logical_device_cluster_deploy_mode"] == "SINGLE"
     assert values["experimental_logical_device_id"] == "0:0"
     assert values["experimental_model_deploy_mode"] == "m"
@@ -133,8 +225,12 @@ def test_sub_configs():
     assert values["graph_parallel_option_path"] == "/x/p.json" and values["graph_compiler_cache_dir"] == "/x/c"
     assert values["resource_config_path"] == "/x/r.json"
     assert values["experimental_accelerate_train_mode"] == "fast|step|0.9"
-    assert (values["input_shape"], values["dynamic_dims"], values["dynamic_node_type"],
-            values["compile_hybrid_mode"]) == ("data:-1,3", "1,3;2,3", 1, 0)
+    assert (
+        values["input_shape"],
+        values["dynamic_dims"],
+        values["dynamic_node_type"],
+        values["compile_hybrid_mode"],
+    ) == ("data:-1,3", "1,3;2,3", 1, 0)
     partial = NPURunConfig(dynamic_input_config=DynamicInputConfig("data:-1,3", "1,3", 1, None))
     assert "input_shape" not in partial.parameter_map_values()  # all four or nothing, as upstream
 
@@ -154,8 +250,9 @@ def test_dump_and_profiling_configs_contribute_through_their_interface(tmp_path)
         def parameter_map_values(self):
             return {"profiling_mode": True, "profiling_options": '{"output": "/tmp"}'}
 
-    values = NPURunConfig(dump_config=DumpConfigDouble(str(tmp_path)),
-                          profiling_config=ProfilingConfigDouble()).parameter_map_values()
+    values = NPURunConfig(
+        dump_config=DumpConfigDouble(str(tmp_path)), profiling_config=ProfilingConfigDouble()
+    ).parameter_map_values()
     assert (values["enable_dump"], values["dump_path"], values["dump_mode"]) == (True, str(tmp_path), "all")
     assert values["profiling_mode"] is True
     with pytest.raises(NpuOptionError, match="dump_path"):
@@ -188,23 +285,26 @@ def test_job_and_task_index_come_from_tf_config(monkeypatch):
     assert (values["job"], values["task_index"]) == ("worker", 3)
 
 
-@pytest.mark.parametrize("kwargs, error, message", [
-    ({"iterations_per_loop": 0}, ValueError, "iterations_per_loop must be positive, got 0"),
-    ({"iterations_per_loop": "2"}, TypeError, "iterations_per_loop must be int"),
-    ({"mix_compile_mode": "yes"}, TypeError, '"mix_compile_mode" type must be bool'),
-    ({"mix_compile_mode": True, "iterations_per_loop": 2}, ValueError, '"iterations_per_loop" must be 1'),
-    ({"jit_compile": True}, TypeError, "Expected str"),
-    ({"horovod_mode": 1}, ValueError, '"horovod_mode" type must be bool'),
-    ({"graph_run_mode": 2}, ValueError, "graph_run_mode value must be 0 or 1"),
-    ({"graph_run_mode": -1}, ValueError, "graph_run_mode must be nonnegative"),
-    ({"enable_exception_dump": -1}, ValueError, "enable_exception_dump must be nonnegative"),
-    ({"dump_config": object()}, ValueError, '"dump_config" must be provided with type "DumpConfig"'),
-    ({"memory_config": {"atomic_clean_policy": 1}}, ValueError, '"memory_config" must be provided with type'),
-    ({"experimental_config": "x"}, ValueError, '"experimental_config" must be provided with type'),
-    ({"precision_mode": "fp64"}, NpuOptionError, "precision_mode.*fp64.*Allowed: force_fp32"),
-    ({"buffer_optimize": "l1"}, NpuOptionError, "buffer_optimize"),
-    ({"memory_config": MemoryConfig(variable_use_1g_huge_page=5)}, NpuOptionError, "variable_use_1g_huge_page"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"iterations_per_loop": 0}, ValueError, "iterations_per_loop must be positive, got 0"),
+        ({"iterations_per_loop": "2"}, TypeError, "iterations_per_loop must be int"),
+        ({"mix_compile_mode": "yes"}, TypeError, '"mix_compile_mode" type must be bool'),
+        ({"mix_compile_mode": True, "iterations_per_loop": 2}, ValueError, '"iterations_per_loop" must be 1'),
+        ({"jit_compile": True}, TypeError, "Expected str"),
+        ({"horovod_mode": 1}, ValueError, '"horovod_mode" type must be bool'),
+        ({"graph_run_mode": 2}, ValueError, "graph_run_mode value must be 0 or 1"),
+        ({"graph_run_mode": -1}, ValueError, "graph_run_mode must be nonnegative"),
+        ({"enable_exception_dump": -1}, ValueError, "enable_exception_dump must be nonnegative"),
+        ({"dump_config": object()}, ValueError, '"dump_config" must be provided with type "DumpConfig"'),
+        ({"memory_config": {"atomic_clean_policy": 1}}, ValueError, '"memory_config" must be provided with type'),
+        ({"experimental_config": "x"}, ValueError, '"experimental_config" must be provided with type'),
+        ({"precision_mode": "fp64"}, NpuOptionError, "precision_mode.*fp64.*Allowed: force_fp32"),
+        ({"buffer_optimize": "l1"}, NpuOptionError, "buffer_optimize"),
+        ({"memory_config": MemoryConfig(variable_use_1g_huge_page=5)}, NpuOptionError, "variable_use_1g_huge_page"),
+    ],
+)
 def test_bad_arguments_fail_at_construction(kwargs, error, message):
     with pytest.raises(error, match=message):
         NPURunConfig(**kwargs)
@@ -218,7 +318,8 @@ def test_bad_sub_config_arguments():
 
 
 def test_parameter_server_cluster_needs_a_ps_strategy(monkeypatch):
-    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"ps": ["a:1"], "worker": ["b:1"]},
-                                                "task": {"type": "worker", "index": 0}}))
+    monkeypatch.setenv(
+        "TF_CONFIG", json.dumps({"cluster": {"ps": ["a:1"], "worker": ["b:1"]}, "task": {"type": "worker", "index": 0}})
+    )
     with pytest.raises(ValueError, match='"cluster" and "distribute" must all be set in ps mode'):
         NPURunConfig()

@@ -19,15 +19,23 @@ def attr(op, name):
 SCOPES = [
     (npu_scope.keep_dtype_scope, {"_keep_dtype": attr_value_pb2.AttrValue(i=1)}),
     (npu_scope.without_npu_compile_scope, {"_without_npu_compile": attr_value_pb2.AttrValue(b=True)}),
-    (lambda: npu_scope.npu_variable_scope(NpuExecutePlacement.HOST),
-     {"_variable_placement": attr_value_pb2.AttrValue(s=b"host")}),
+    (
+        lambda: npu_scope.npu_variable_scope(NpuExecutePlacement.HOST),
+        {"_variable_placement": attr_value_pb2.AttrValue(s=b"host")},
+    ),
     (lambda: npu_scope.npu_stage_scope(2), {"_stage_level": attr_value_pb2.AttrValue(i=2)}),
-    (lambda: npu_scope.npu_weight_prefetch_scope(1, 1024),
-     {"_buffer_pool_id": attr_value_pb2.AttrValue(i=1), "_buffer_pool_size": attr_value_pb2.AttrValue(i=1024)}),
-    (lambda: npu_scope.op_specified_engine_scope("AIcoreEngine", "AIcoreLib"),
-     {"_specified_engine_name": attr_value_pb2.AttrValue(s=b"AIcoreEngine")}),
-    (lambda: npu_scope.limit_core_num_scope("2", "4"), {"_op_aicore_num": attr_value_pb2.AttrValue(s=b"2"),
-                                                         "_op_vectorcore_num": attr_value_pb2.AttrValue(s=b"4")}),
+    (
+        lambda: npu_scope.npu_weight_prefetch_scope(1, 1024),
+        {"_buffer_pool_id": attr_value_pb2.AttrValue(i=1), "_buffer_pool_size": attr_value_pb2.AttrValue(i=1024)},
+    ),
+    (
+        lambda: npu_scope.op_specified_engine_scope("AIcoreEngine", "AIcoreLib"),
+        {"_specified_engine_name": attr_value_pb2.AttrValue(s=b"AIcoreEngine")},
+    ),
+    (
+        lambda: npu_scope.limit_core_num_scope("2", "4"),
+        {"_op_aicore_num": attr_value_pb2.AttrValue(s=b"2"), "_op_vectorcore_num": attr_value_pb2.AttrValue(s=b"4")},
+    ),
     (npu_scope.disable_autofuse, {"_disable_autofuse": attr_value_pb2.AttrValue(b=True)}),
 ]
 
@@ -68,8 +76,12 @@ def test_keep_dtype_reaches_the_graph_tensorflow_executes():
         util.keep_tensors_dtypes(graph, ["plain:0"])
     metadata = v1.RunMetadata()
     with v1.Session(graph=graph, config=npu_config()) as sess:
-        sess.run(plain, {a: [[1.0, 0.0], [0.0, 1.0]]}, options=v1.RunOptions(output_partition_graphs=True),
-                 run_metadata=metadata)
+        sess.run(
+            plain,
+            {a: [[1.0, 0.0], [0.0, 1.0]]},
+            options=v1.RunOptions(output_partition_graphs=True),
+            run_metadata=metadata,
+        )
     executed = {node.name: node for g in metadata.partition_graphs for node in g.node}
     assert executed["kept"].attr["_keep_dtype"].i == 1
     assert executed["plain"].attr["_keep_dtype"].i == 1
@@ -80,9 +92,14 @@ def test_set_graph_exec_config_stamps_the_fetches():
         loss = tf.constant(1.0, name="loss") * 2.0
         train = tf.no_op(name="train")
         experimental = ExperimentalConfig(graph_memory_optimize_config=GraphMemoryOptimizeConfig(recompute="auto"))
-        assert util.set_graph_exec_config([loss, "train"], dynamic_input=True, dynamic_graph_execute_mode=
-                                          "lazy_recompile", dynamic_inputs_shape_range="data:[1~4]",
-                                          is_train_graph=True, experimental_config=experimental) == [loss, "train"]
+        assert util.set_graph_exec_config(
+            [loss, "train"],
+            dynamic_input=True,
+            dynamic_graph_execute_mode="lazy_recompile",
+            dynamic_inputs_shape_range="data:[1~4]",
+            is_train_graph=True,
+            experimental_config=experimental,
+        ) == [loss, "train"]
         for op in (loss.op, train):
             assert attr(op, "_graph_dynamic_input").b
             assert attr(op, "_graph_dynamic_graph_execute_mode").s == b"lazy_recompile"
@@ -135,8 +152,7 @@ def test_job_information_from_the_environment(monkeypatch):
     monkeypatch.setenv("RANK_SIZE", "8")
     monkeypatch.setenv("LOCAL_CHECKPOINT_DIR", "/ckpt")
     info = npu_common.NPUBasics("").jobinfo
-    assert (info.job_id, info.device_info.index, info.rank_size, info.local_checkpoint_dir) == ("42", "3", 8,
-                                                                                                "/ckpt")
+    assert (info.job_id, info.device_info.index, info.rank_size, info.local_checkpoint_dir) == ("42", "3", 8, "/ckpt")
     monkeypatch.setenv("RANK_SIZE", "eight")
     with pytest.raises(ValueError, match="RANK_SIZE / CM_WORKER_SIZE must be a positive integer, got 'eight'"):
         npu_common.NPUBasics()

@@ -8,10 +8,9 @@ import sys
 
 import pytest
 
-from npu_bridge.core.runtime import readme_blocks
-from npu_bridge.core.options import OPTIONS, STATUS_TEXT, render_markdown
+from npu_bridge.core.options import OPTIONS, STATUS_TEXT, docs, render_markdown
 from npu_bridge.core.options import __main__ as options_main
-from npu_bridge.core.options import docs
+from npu_bridge.core.runtime import readme_blocks
 
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 
@@ -21,8 +20,9 @@ def _table_rows(text):
 
 
 def test_readme_block_matches_the_table():
-    assert readme_blocks.read_block(docs.BLOCK) == render_markdown(), \
+    assert readme_blocks.read_block(docs.BLOCK) == render_markdown(), (
         "README.md is stale: run `python -m npu_bridge.core.options --write-readme`"
+    )
 
 
 def test_every_option_has_one_row_with_seven_cells():
@@ -35,12 +35,21 @@ def test_row_shows_kind_stage_default_allowed_status_and_effect():
     row = next(r for r in _table_rows(render_markdown()) if r.startswith("| `dump_step` |"))
     cells = [cell.strip() for cell in _UNESCAPED_PIPE.split(row)[1:-1]]
     spec = OPTIONS["dump_step"]
-    assert cells == ["`dump_step`", "s", "session", "unset", spec.allowed.replace("|", "\\|")
-                     + "; checked only when enable_dump is set", STATUS_TEXT[spec.status], spec.effect]
+    assert cells == [
+        "`dump_step`",
+        "s",
+        "session",
+        "unset",
+        spec.allowed.replace("|", "\\|") + "; checked only when enable_dump is set",
+        STATUS_TEXT[spec.status],
+        spec.effect,
+    ]
 
 
-@pytest.mark.parametrize("name, shown", [("use_off_line", "`true`"), ("graph_run_mode", "`1`"),
-                                         ("dump_mode", "`output`"), ("precision_mode", "unset")])
+@pytest.mark.parametrize(
+    "name, shown",
+    [("use_off_line", "`true`"), ("graph_run_mode", "`1`"), ("dump_mode", "`output`"), ("precision_mode", "unset")],
+)
 def test_defaults_are_rendered(name, shown):
     row = next(r for r in _table_rows(render_markdown()) if r.startswith(f"| `{name}` |"))
     assert row.split(" | ")[3] == shown
@@ -56,8 +65,9 @@ def test_status_counts_add_up():
 
 def test_write_readme_only_replaces_the_block(tmp_path):
     readme = tmp_path / "README.md"
-    readme.write_text("# Title\n\nintro\n\n<!-- options-table:start -->\nold table\n<!-- options-table:end -->\n\n"
-                      "## After\n")
+    readme.write_text(
+        "# Title\n\nintro\n\n<!-- options-table:start -->\nold table\n<!-- options-table:end -->\n\n## After\n"
+    )
     assert options_main.main(["--write-readme", "--readme", str(readme)]) == 0
     text = readme.read_text()
     assert text.startswith("# Title\n\nintro\n\n")
@@ -80,7 +90,13 @@ def test_write_readme_without_markers_fails(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_python_dash_m_prints_the_table():
-    result = subprocess.run([sys.executable, "-m", "npu_bridge.core.options"], capture_output=True, text=True,
-                            timeout=120, check=False, cwd=pathlib.Path(__file__).resolve().parents[1])
+    result = subprocess.run(
+        [sys.executable, "-m", "npu_bridge.core.options"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=pathlib.Path(__file__).resolve().parents[1],
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == render_markdown()

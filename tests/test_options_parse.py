@@ -6,9 +6,9 @@ import os
 import pytest
 from tensorflow.core.protobuf import config_pb2
 
+from npu_bridge.core.options import OPTIONS, NpuOptions, find_npu_optimizers, parse_config, parse_values
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.core.options import OPTIONS, NpuOptions, find_npu_optimizers, parse_config, parse_values
 
 
 @pytest.fixture
@@ -45,6 +45,7 @@ def _messages(caplog, level):
 
 
 # --- finding entries and defaults ---------------------------------------------------------------------------
+
 
 def test_find_npu_optimizers_returns_only_npu_entries():
     config = config_pb2.ConfigProto()
@@ -107,17 +108,32 @@ def test_with_values_returns_a_revalidated_copy(tmp_path):
 
 # --- switches: dependent options are only checked when their switch is on ----------------------------------
 
+
 def test_stale_dump_options_pass_when_dump_is_off():
-    options = parse_config(_config(enable_dump=("b", False), dump_path=("s", "/nonexistent/dir"),
-                                   dump_step=("s", "garbage"), dump_mode=("s", "both"),
-                                   dump_debug_mode=("s", "x")))
+    options = parse_config(
+        _config(
+            enable_dump=("b", False),
+            dump_path=("s", "/nonexistent/dir"),
+            dump_step=("s", "garbage"),
+            dump_mode=("s", "both"),
+            dump_debug_mode=("s", "x"),
+        )
+    )
     assert options.get("dump_path") == "/nonexistent/dir"
     assert options.get("dump_step") == "garbage"
 
 
 def test_stale_profiling_aoe_and_dynamic_options_pass_when_switches_are_off():
-    options = parse_values({"profiling_mode": False, "profiling_options": "{bad", "work_path": "/nonexistent",
-                            "dynamic_input": False, "dynamic_graph_execute_mode": "x"}, "test")
+    options = parse_values(
+        {
+            "profiling_mode": False,
+            "profiling_options": "{bad",
+            "work_path": "/nonexistent",
+            "dynamic_input": False,
+            "dynamic_graph_execute_mode": "x",
+        },
+        "test",
+    )
     assert options.get("profiling_options") == "{bad"
 
 
@@ -137,11 +153,14 @@ def test_dump_path_is_normalized_to_realpath(tmp_path, monkeypatch):
     assert options.get("dump_path") == os.path.realpath(target)
 
 
-@pytest.mark.parametrize("make, detail", [
-    (lambda d: str(d / "missing"), "does not exist"),
-    (lambda d: (d / "file").write_text("x") and str(d / "file"), "is not a directory"),
-    (lambda d: "", "the path is empty"),
-])
+@pytest.mark.parametrize(
+    "make, detail",
+    [
+        (lambda d: str(d / "missing"), "does not exist"),
+        (lambda d: (d / "file").write_text("x") and str(d / "file"), "is not a directory"),
+        (lambda d: "", "the path is empty"),
+    ],
+)
 def test_bad_dump_path_is_explained(tmp_path, make, detail):
     with pytest.raises(NpuOptionError, match=detail):
         parse_values({"enable_dump_debug": True, "dump_path": make(tmp_path)}, "test")
@@ -160,30 +179,44 @@ def test_dump_step_accepts_upstream_syntax(step, tmp_path):
     assert options.get("dump_step") == step
 
 
-@pytest.mark.parametrize("step, detail", [
-    ("|".join(str(i) for i in range(101)), "dump_step only support dump <= 100 sets of data"),
-    ("0|5-", "dump_step string style is error"),
-    ("a", "dump_step string style is error"),
-    ("", "dump_step string style is error"),
-    ("7-7", "in range steps, the first step is >= second step"),
-])
+@pytest.mark.parametrize(
+    "step, detail",
+    [
+        ("|".join(str(i) for i in range(101)), "dump_step only support dump <= 100 sets of data"),
+        ("0|5-", "dump_step string style is error"),
+        ("a", "dump_step string style is error"),
+        ("", "dump_step string style is error"),
+        ("7-7", "in range steps, the first step is >= second step"),
+    ],
+)
 def test_dump_step_errors(step, detail, tmp_path):
     with pytest.raises(NpuOptionError, match=detail):
         parse_values({"enable_dump": True, "dump_path": str(tmp_path), "dump_step": step}, "test")
 
 
-@pytest.mark.parametrize("text", ["", "training_trace", "training_trace:task_trace", "op_trace",
-                                  '{"output": "./p", "aic_metrics": "PipeUtilization"}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "training_trace",
+        "training_trace:task_trace",
+        "op_trace",
+        '{"output": "./p", "aic_metrics": "PipeUtilization"}',
+    ],
+)
 def test_profiling_options_forms(text):
     assert parse_values({"profiling_mode": True, "profiling_options": text}, "t").get("profiling_options") == text
 
 
-@pytest.mark.parametrize("text, detail", [
-    ('{"output": ', "not valid JSON"),
-    ('["output"]', "must be a JSON object"),
-    ("op_trace:task_trace", "op_trace can not be combined"),
-    ("training_trace:memory", "profiling options must be in"),
-])
+@pytest.mark.parametrize(
+    "text, detail",
+    [
+        ('{"output": ', "not valid JSON"),
+        ('["output"]', "must be a JSON object"),
+        ("op_trace:task_trace", "op_trace can not be combined"),
+        ("training_trace:memory", "profiling options must be in"),
+    ],
+)
 def test_malformed_profiling_options_raise(text, detail):
     with pytest.raises(NpuOptionError, match=detail) as raised:
         parse_values({"profiling_mode": True, "profiling_options": text}, "t")
@@ -207,6 +240,7 @@ def test_input_fusion_size_is_clamped_with_a_warning(npu_log):
 
 # --- cross-key rules ---------------------------------------------------------------------------------------
 
+
 def test_precision_mode_and_v2_are_exclusive():
     with pytest.raises(NpuOptionError, match="can not be assigned at the same time"):
         parse_values({"precision_mode": "force_fp16", "precision_mode_v2": "fp16"}, "t")
@@ -220,19 +254,23 @@ def mixlist_file(tmp_path):
     return str(path)
 
 
-@pytest.mark.parametrize("values, key, detail", [
-    ({"precision_mode": "force_fp16"}, "precision_mode", "please ensure precision_mode is one of"),
-    ({"precision_mode_v2": "fp16"}, "precision_mode_v2", "please ensure precision_mode_v2 is one of"),
-    ({}, "modify_mixlist", "please ensure precision_mode or precision_mode_v2 is set"),
-])
+@pytest.mark.parametrize(
+    "values, key, detail",
+    [
+        ({"precision_mode": "force_fp16"}, "precision_mode", "please ensure precision_mode is one of"),
+        ({"precision_mode_v2": "fp16"}, "precision_mode_v2", "please ensure precision_mode_v2 is one of"),
+        ({}, "modify_mixlist", "please ensure precision_mode or precision_mode_v2 is set"),
+    ],
+)
 def test_modify_mixlist_needs_a_mixed_mode(values, key, detail, mixlist_file):
     with pytest.raises(NpuOptionError, match="modify_mixlist is assigned, " + detail) as raised:
         parse_values({"modify_mixlist": mixlist_file, **values}, "t")
     assert raised.value.key == key
 
 
-@pytest.mark.parametrize("mode", [{"precision_mode": "allow_mix_precision_bf16"},
-                                  {"precision_mode_v2": "mixed_bfloat16"}])
+@pytest.mark.parametrize(
+    "mode", [{"precision_mode": "allow_mix_precision_bf16"}, {"precision_mode_v2": "mixed_bfloat16"}]
+)
 def test_modify_mixlist_with_a_mixed_mode_is_accepted(mode, mixlist_file):
     assert parse_values({"modify_mixlist": mixlist_file, **mode}, "t").get("modify_mixlist") == mixlist_file
 
@@ -242,8 +280,10 @@ def test_optypelist_needs_op_select_implmode():
         parse_values({"optypelist_for_implmode": "Pooling"}, "t")
 
 
-@pytest.mark.parametrize("present", [("input_shape",), ("dynamic_dims",), ("input_shape", "dynamic_node_type"),
-                                     ("dynamic_dims", "dynamic_node_type")])
+@pytest.mark.parametrize(
+    "present",
+    [("input_shape",), ("dynamic_dims",), ("input_shape", "dynamic_node_type"), ("dynamic_dims", "dynamic_node_type")],
+)
 def test_dynamic_input_trio_goes_together(present):
     full = {"input_shape": "data:-1,3", "dynamic_dims": "2;4", "dynamic_node_type": 0}
     with pytest.raises(NpuOptionError, match="should use together") as raised:
@@ -270,16 +310,20 @@ def test_compressed_weights_conflict():
 
 # --- upstream's habits -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("key, field, value, expected", [
-    ("graph_run_mode", "b", True, 1),
-    ("min_group_size", "b", 1, 1),
-    ("enable_dump_debug", "s", "FALSE", False),
-    ("hcom_parallel", "s", "0", False),
-    ("is_tailing_optimization", "i", 1, True),
-    ("iterations_per_loop", "s", "10", 10),
-    ("stream_sync_timeout", "s", "-1", -1),
-    ("quant_dumpable", "i", 1, "1"),
-])
+
+@pytest.mark.parametrize(
+    "key, field, value, expected",
+    [
+        ("graph_run_mode", "b", True, 1),
+        ("min_group_size", "b", 1, 1),
+        ("enable_dump_debug", "s", "FALSE", False),
+        ("hcom_parallel", "s", "0", False),
+        ("is_tailing_optimization", "i", 1, True),
+        ("iterations_per_loop", "s", "10", 10),
+        ("stream_sync_timeout", "s", "-1", -1),
+        ("quant_dumpable", "i", 1, "1"),
+    ],
+)
 def test_value_in_another_field_is_converted_and_logged(key, field, value, expected, npu_log, monkeypatch):
     monkeypatch.setattr(log, "_once_keys", set())  # another test may have logged this conversion already
     options = parse_config(_config(**{key: (field, value)}))
@@ -287,14 +331,17 @@ def test_value_in_another_field_is_converted_and_logged(key, field, value, expec
     assert any(key in m and "converted" in m for m in _messages(npu_log, logging.INFO))
 
 
-@pytest.mark.parametrize("key, field, value, detail", [
-    ("enable_dump", "i", 2, "no unambiguous meaning"),
-    ("graph_run_mode", "s", "one", "no unambiguous meaning"),
-    ("dump_path", "b", True, "no unambiguous meaning"),
-    ("jit_compile", "b", True, "The data type of jit_compile is invalid"),
-    ("shape_generalization_mode", "i", 1, "The data type of shape_generalization_mode is invalid"),
-    ("graph_run_mode", "f", 1.0, "AttrValue field .f"),
-])
+@pytest.mark.parametrize(
+    "key, field, value, detail",
+    [
+        ("enable_dump", "i", 2, "no unambiguous meaning"),
+        ("graph_run_mode", "s", "one", "no unambiguous meaning"),
+        ("dump_path", "b", True, "no unambiguous meaning"),
+        ("jit_compile", "b", True, "The data type of jit_compile is invalid"),
+        ("shape_generalization_mode", "i", 1, "The data type of shape_generalization_mode is invalid"),
+        ("graph_run_mode", "f", 1.0, "AttrValue field .f"),
+    ],
+)
 def test_ambiguous_field_raises(key, field, value, detail):
     with pytest.raises(NpuOptionError, match=detail) as raised:
         parse_config(_config(**{key: (field, value)}))
@@ -311,8 +358,16 @@ def test_key_without_value_is_the_kinds_zero_and_logged(npu_log):
 
 
 def test_python_values_habits(npu_log):
-    options = parse_values({"enable_dump_debug": "true", "dump_path": b"/tmp", "enable_small_channel": True,
-                            "graph_memory_max_size": 1024, "precision_mode": None}, "NPURunConfig")
+    options = parse_values(
+        {
+            "enable_dump_debug": "true",
+            "dump_path": b"/tmp",
+            "enable_small_channel": True,
+            "graph_memory_max_size": 1024,
+            "precision_mode": None,
+        },
+        "NPURunConfig",
+    )
     assert options.get("enable_dump_debug") is True
     assert options.get("dump_path") == os.path.realpath("/tmp")
     assert options.get("enable_small_channel") == 1
@@ -330,6 +385,7 @@ def test_use_off_line_false_is_accepted_and_logged(npu_log):
 
 
 # --- unknown keys, several entries, status notes -----------------------------------------------------------
+
 
 def test_unknown_key_is_warned_once_with_suggestion_and_ignored(npu_log):
     config = _config(enable_dumpp=("b", True), zzz_unrelated_key=("i", 1))
@@ -352,13 +408,16 @@ def test_unknown_python_value_is_warned_and_ignored(npu_log):
 
 def test_several_entries_merge_and_later_wins(npu_log):
     config = config_pb2.ConfigProto()
-    _entry(config, precision_mode=("s", "allow_mix_precision"), hcom_parallel=("b", False),
-           op_wait_timeout=("i", 30))
+    _entry(config, precision_mode=("s", "allow_mix_precision"), hcom_parallel=("b", False), op_wait_timeout=("i", 30))
     _entry(config, op_wait_timeout=("i", 60), enable_small_channel=("i", 1), hcom_parallel=("b", False))
     options = parse_config(config)
     parse_config(config)
-    assert options.explicit == {"precision_mode": "allow_mix_precision", "hcom_parallel": False,
-                                "op_wait_timeout": 60, "enable_small_channel": 1}
+    assert options.explicit == {
+        "precision_mode": "allow_mix_precision",
+        "hcom_parallel": False,
+        "op_wait_timeout": 60,
+        "enable_small_channel": 1,
+    }
     disagreements = [m for m in _messages(npu_log, logging.WARNING) if "set differently" in m]
     assert len(disagreements) == 1 and "op_wait_timeout" in disagreements[0]
 
@@ -371,21 +430,32 @@ def test_a_bad_value_overridden_by_a_later_entry_is_not_an_error():
 
 
 def test_options_that_do_nothing_here_are_reported(npu_log):
-    parse_values({"fp_point": "conv1", "is_tailing_optimization": True, "hcom_multi_mode": True,
-                  "oo_level": "O3"}, "t")
-    assert any("is_tailing_optimization, hcom_multi_mode: accepted, no effect here" in m
-               for m in _messages(npu_log, logging.INFO))
+    parse_values({"fp_point": "conv1", "is_tailing_optimization": True, "hcom_multi_mode": True, "oo_level": "O3"}, "t")
+    assert any(
+        "is_tailing_optimization, hcom_multi_mode: accepted, no effect here" in m
+        for m in _messages(npu_log, logging.INFO)
+    )
     assert not any("oo_level" in r.getMessage() for r in npu_log.records)  # the default value
     assert not any("fp_point" in r.getMessage() for r in npu_log.records)  # it works
 
 
 # --- writing back ------------------------------------------------------------------------------------------
 
+
 def test_write_parameter_map_round_trip(tmp_path, mixlist_file):
-    config = _config(enable_dump=("b", True), dump_path=("s", str(tmp_path)), dump_step=("s", "1|3-4"),
-                     graph_run_mode=("b", True), precision_mode=("s", "allow_mix_precision"),
-                     modify_mixlist=("s", mixlist_file), input_shape=("s", "data:-1"), dynamic_dims=("s", "1;2"),
-                     dynamic_node_type=("i", 1), session_device_id=("s", "2"), not_an_option=("i", 3))
+    config = _config(
+        enable_dump=("b", True),
+        dump_path=("s", str(tmp_path)),
+        dump_step=("s", "1|3-4"),
+        graph_run_mode=("b", True),
+        precision_mode=("s", "allow_mix_precision"),
+        modify_mixlist=("s", mixlist_file),
+        input_shape=("s", "data:-1"),
+        dynamic_dims=("s", "1;2"),
+        dynamic_node_type=("i", 1),
+        session_device_id=("s", "2"),
+        not_an_option=("i", 3),
+    )
     options = parse_config(config)
     target = config_pb2.ConfigProto()
     entry = _entry(target, stale_key=("s", "x"))

@@ -9,8 +9,8 @@ import tensorflow as tf
 from dump_helpers import artifacts, device_dirs, dump_config
 
 from npu_bridge.core import dump
-from npu_bridge.core.precision import float_status
 from npu_bridge.core.dump import dump_file, overflow_records
+from npu_bridge.core.precision import float_status
 
 v1 = tf.compat.v1
 STEPS = 5

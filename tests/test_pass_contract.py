@@ -16,10 +16,25 @@ from npu_bridge.core.session import pass_contract
 
 v1 = tf.compat.v1
 HEADER = pathlib.Path(REPO_ROOT, "optimizers", "pass_contract.h")
-_KEY_KINDS = {"BoolKey": "b", "IntKey": "i", "StringKey": "s", "IntListKey": "list.i", "StringListKey": "list.s",
-              "RecordListKey": "list.func", "RecordKey": "func"}
-_FIELD_KINDS = {"kBool": "b", "kInt": "i", "kString": "s", "kIntList": "list.i", "kStringList": "list.s",
-                "kTypeList": "list.type", "kRecordList": "list.func", "kRecord": "func"}
+_KEY_KINDS = {
+    "BoolKey": "b",
+    "IntKey": "i",
+    "StringKey": "s",
+    "IntListKey": "list.i",
+    "StringListKey": "list.s",
+    "RecordListKey": "list.func",
+    "RecordKey": "func",
+}
+_FIELD_KINDS = {
+    "kBool": "b",
+    "kInt": "i",
+    "kString": "s",
+    "kIntList": "list.i",
+    "kStringList": "list.s",
+    "kTypeList": "list.type",
+    "kRecordList": "list.func",
+    "kRecord": "func",
+}
 _SCALAR_KEY = re.compile(r"constexpr (BoolKey|IntKey|StringKey) (k\w+)\{\"([^\"]+)\", ([^}]+)\};")
 _LIST_KEY = re.compile(r"constexpr (IntListKey|StringListKey|RecordListKey|RecordKey) (k\w+)\{\"([^\"]+)\"\};")
 _FIELD = re.compile(r"constexpr RecordField k\w+\{\"([^\"]+)\", \"([^\"]+)\", Kind::(k\w+)\};")
@@ -56,8 +71,10 @@ def parse_header(text):
 def contract_differences(header_text):
     """Everything in which pass_contract.h (as ``header_text``) and the Python table disagree; [] when equal."""
     keys, fields, node_attrs, all_keys = parse_header(header_text)
-    python_keys = {k.name: (k.kind, _EMPTY if k.kind.startswith("list") or k.kind == "func" else k.default)
-                   for k in pass_contract.KEYS}
+    python_keys = {
+        k.name: (k.kind, _EMPTY if k.kind.startswith("list") or k.kind == "func" else k.default)
+        for k in pass_contract.KEYS
+    }
     problems = []
     for name in sorted(set(keys) | set(python_keys)):
         if name not in keys:
@@ -69,13 +86,17 @@ def contract_differences(header_text):
         if name in keys and name not in all_keys:
             problems.append(f"{name}: declared in the header but missing from kAllKeys")
     problems += [f"{name}: listed in kAllKeys but not declared" for name in sorted(all_keys - set(keys))]
-    problems += [f"{name}: does not start with {pass_contract.KEY_PREFIX}" for name in sorted(python_keys)
-                 if not name.startswith(pass_contract.KEY_PREFIX)]
+    problems += [
+        f"{name}: does not start with {pass_contract.KEY_PREFIX}"
+        for name in sorted(python_keys)
+        if not name.startswith(pass_contract.KEY_PREFIX)
+    ]
     python_fields = {(f.key, f.name): f.kind for f in pass_contract.RECORD_FIELDS}
     for field in sorted(set(fields) | set(python_fields)):
         if fields.get(field) != python_fields.get(field):
-            problems.append(f"{field[0]} record field {field[1]}: header {fields.get(field)} != Python "
-                            f"{python_fields.get(field)}")
+            problems.append(
+                f"{field[0]} record field {field[1]}: header {fields.get(field)} != Python {python_fields.get(field)}"
+            )
     for attr in sorted(node_attrs ^ set(pass_contract.NODE_ATTRS)):
         problems.append(f"node attribute {attr}: only in the {'header' if attr in node_attrs else 'Python table'}")
     return problems
@@ -88,15 +109,18 @@ def test_the_header_and_the_python_table_agree():
     assert contract_differences(HEADER.read_text()) == []
 
 
-@pytest.mark.parametrize("old, new, named", [
-    ('kDumpSteps{"_npu_dump_steps"}', 'kDumpSteps{"_npu_dump_step"}', "_npu_dump_steps"),
-    ('kDumpOutputs{"_npu_dump_outputs", true}', 'kDumpOutputs{"_npu_dump_outputs", false}', "_npu_dump_outputs"),
-    ("constexpr IntKey kSessionId", "constexpr BoolKey kSessionId", "_npu_session_id"),
-    ("constexpr StringListKey kDumpLayers", "constexpr IntListKey kDumpLayers", "_npu_dump_layers"),
-    ('"input_dtypes", Kind::kTypeList', '"input_dtypes", Kind::kStringList', "input_dtypes"),
-    ('constexpr NodeAttr kKeepDtypeAttr{"_keep_dtype"};', "", "_keep_dtype"),
-    ("Spec(kCollectiveTimeout),", "", "_npu_collective_timeout"),
-])
+@pytest.mark.parametrize(
+    "old, new, named",
+    [
+        ('kDumpSteps{"_npu_dump_steps"}', 'kDumpSteps{"_npu_dump_step"}', "_npu_dump_steps"),
+        ('kDumpOutputs{"_npu_dump_outputs", true}', 'kDumpOutputs{"_npu_dump_outputs", false}', "_npu_dump_outputs"),
+        ("constexpr IntKey kSessionId", "constexpr BoolKey kSessionId", "_npu_session_id"),
+        ("constexpr StringListKey kDumpLayers", "constexpr IntListKey kDumpLayers", "_npu_dump_layers"),
+        ('"input_dtypes", Kind::kTypeList', '"input_dtypes", Kind::kStringList', "input_dtypes"),
+        ('constexpr NodeAttr kKeepDtypeAttr{"_keep_dtype"};', "", "_keep_dtype"),
+        ("Spec(kCollectiveTimeout),", "", "_npu_collective_timeout"),
+    ],
+)
 def test_a_header_that_disagrees_is_caught(old, new, named):
     text = HEADER.read_text()
     assert text.count(old) == 1
@@ -128,9 +152,18 @@ def _bridged_entry(sess):
 
 
 def test_a_bridged_session_carries_exactly_the_contract_keys_with_structured_values(tmp_path):
-    config = npu_config(enable_dump=True, enable_dump_debug=True, dump_path=str(tmp_path), dump_step="0|5|10-20",
-                        dump_layer="dense/MatMul  loss", dump_mode="all", iterations_per_loop=3, hccl_timeout=7,
-                        precision_mode="force_fp16", device_target="ascend")
+    config = npu_config(
+        enable_dump=True,
+        enable_dump_debug=True,
+        dump_path=str(tmp_path),
+        dump_step="0|5|10-20",
+        dump_layer="dense/MatMul  loss",
+        dump_mode="all",
+        iterations_per_loop=3,
+        hccl_timeout=7,
+        precision_mode="force_fp16",
+        device_target="ascend",
+    )
     with v1.Session(graph=tf.Graph(), config=config) as sess:
         entry = _bridged_entry(sess)
         options = sess._npu_bridge_options  # pylint: disable=protected-access
@@ -140,15 +173,27 @@ def test_a_bridged_session_carries_exactly_the_contract_keys_with_structured_val
     assert root.startswith(os.path.realpath(tmp_path) + os.sep) and root.endswith(os.sep + "0")
     fp16 = {"input_slots": [-1], "input_dtypes": ["float16"], "output_slots": [-1], "output_dtypes": ["float16"]}
     assert values == {
-        "_npu_bridge_validated": True, "_npu_bridge_init_options": options.by_stage("init"),
-        "_npu_dump_enabled": True, "_npu_dump_inputs": True, "_npu_dump_outputs": True, "_npu_dump_stats": False,
-        "_npu_dump_golden": True, "_npu_dump_steps": [0, 0, 5, 5, 10, 20], "_npu_dump_layers": ["dense/MatMul", "loss"],
-        "_npu_overflow_check": True, "_npu_overflow_fp16_saturation": True,
-        "_npu_exception_dump": False, "_npu_exception_dir": "", "_npu_session_id": 0,
-        "_npu_precision_rewrite": True, "_npu_precision_rules": [{"selector": "type", "target": "*", **fp16}],
-        "_npu_precision_amp_dtype": "", "_npu_precision_ascend_fp16": True,
+        "_npu_bridge_validated": True,
+        "_npu_bridge_init_options": options.by_stage("init"),
+        "_npu_dump_enabled": True,
+        "_npu_dump_inputs": True,
+        "_npu_dump_outputs": True,
+        "_npu_dump_stats": False,
+        "_npu_dump_golden": True,
+        "_npu_dump_steps": [0, 0, 5, 5, 10, 20],
+        "_npu_dump_layers": ["dense/MatMul", "loss"],
+        "_npu_overflow_check": True,
+        "_npu_overflow_fp16_saturation": True,
+        "_npu_exception_dump": False,
+        "_npu_exception_dir": "",
+        "_npu_session_id": 0,
+        "_npu_precision_rewrite": True,
+        "_npu_precision_rules": [{"selector": "type", "target": "*", **fp16}],
+        "_npu_precision_amp_dtype": "",
+        "_npu_precision_ascend_fp16": True,
         "_npu_precision_impl_modes": [{"selector": "type", "target": "*", "mode": "high_performance"}],
-        "_npu_iterations_per_loop": 3, "_npu_collective_timeout": 7,
+        "_npu_iterations_per_loop": 3,
+        "_npu_collective_timeout": 7,
     }
     assert values["_npu_bridge_init_options"]["precision_mode"] == "force_fp16"
 
@@ -160,7 +205,8 @@ def test_a_hostile_dump_step_is_an_option_error_at_session_creation(step, tmp_pa
 
 
 def test_the_cpp_optimizer_rejects_a_contract_key_of_the_wrong_kind_without_crashing():
-    result = run_python("""
+    result = run_python(
+        """
         import tensorflow as tf
         import npu_bridge
         from tensorflow.python.grappler import tf_optimizer
@@ -189,7 +235,9 @@ def test_the_cpp_optimizer_rejects_a_contract_key_of_the_wrong_kind_without_cras
         print(optimize(_npu_no_such_key=AttrValue(b=True)))
         steps = AttrValue(list=AttrValue.ListValue(i=[0, 5]))
         print(optimize(_npu_bridge_validated=AttrValue(b=True), _npu_dump_steps=steps))
-    """, timeout=120)
+    """,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.strip().splitlines()[-4:]
     assert "_npu_bridge_validated holds s, but the pass contract" in lines[0] and "declares it b" in lines[0]

@@ -5,14 +5,13 @@ import pytest
 import tensorflow as tf
 from conftest import npu_config
 from precision_helpers import casts_to, executed_nodes, fp16, run_executed
-
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-from npu_bridge.core.session import bridge as session_bridge
-from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.options import parse_config
 from npu_bridge.core.options.table import PRECISION_MODES, PRECISION_MODES_V2
 from npu_bridge.core.precision import modes
+from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.session import bridge as session_bridge
 
 v1 = tf.compat.v1
 RNG = np.random.RandomState(0)
@@ -36,8 +35,14 @@ def run_matmul(**options):
     return run_executed(graph, product, feed, **options)
 
 
-@pytest.mark.parametrize("options", [{"precision_mode": "cube_fp16in_fp32out"}, {"precision_mode": "force_fp32"},
-                                     {"precision_mode_v2": "cube_fp16in_fp32out"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"precision_mode": "cube_fp16in_fp32out"},
+        {"precision_mode": "force_fp32"},
+        {"precision_mode_v2": "cube_fp16in_fp32out"},
+    ],
+)
 def test_cube_fp16in_fp32out_matmul_is_fp16_inputs_with_fp32_accumulation(options):
     result, executed = run_matmul(**options)
     np.testing.assert_allclose(result, FP16_IN_FP32_ACC, rtol=1e-5, atol=1e-4)
@@ -66,8 +71,16 @@ def test_force_fp16_rounds_every_computing_op(options):
     assert len(casts_to(executed, tf.float16)) >= 4
 
 
-@pytest.mark.parametrize("options", [{}, {"precision_mode": "must_keep_origin_dtype"}, {"precision_mode_v2": "origin"},
-                                     {"precision_mode": "allow_fp32_to_bf16"}, {"device_target": "cpu"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"precision_mode": "must_keep_origin_dtype"},
+        {"precision_mode_v2": "origin"},
+        {"precision_mode": "allow_fp32_to_bf16"},
+        {"device_target": "cpu"},
+    ],
+)
 def test_modes_that_keep_the_graph_dtypes(options):
     result, executed = run_matmul(**options)
     np.testing.assert_allclose(result, FP32, rtol=1e-5, atol=1e-4)
@@ -97,18 +110,30 @@ def test_backprops_of_cube_ops_take_fp16_inputs():
     with v1.Session(graph=graph, config=npu_config(precision_mode="cube_fp16in_fp32out")) as sess:
         sess.run(init)
         run_metadata = v1.RunMetadata()
-        sess.run(grads, {images: RNG.randn(2, 8, 8, 3)}, options=v1.RunOptions(output_partition_graphs=True),
-                 run_metadata=run_metadata)
+        sess.run(
+            grads,
+            {images: RNG.randn(2, 8, 8, 3)},
+            options=v1.RunOptions(output_partition_graphs=True),
+            run_metadata=run_metadata,
+        )
     executed = {n.name: n for n in executed_nodes(run_metadata)}
     cube = [n for n in executed.values() if n.op in modes.CUBE_OPS]
-    assert {n.op for n in cube} >= {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
-                                    "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
-                                    "MatMul"}
+    assert {n.op for n in cube} >= {
+        "Conv2D",
+        "Conv2DBackpropInput",
+        "Conv2DBackpropFilter",
+        "DepthwiseConv2dNative",
+        "DepthwiseConv2dNativeBackpropInput",
+        "DepthwiseConv2dNativeBackpropFilter",
+        "MatMul",
+    }
     for node in cube:
         for source in (executed[i.split(":")[0]] for i in node.input if not i.startswith("^")):
             if source.op not in ("Const", "Shape", "ShapeN"):  # constants and int32 sizes
-                assert source.op == "Cast" and source.attr["SrcT"].type == tf.float16.as_datatype_enum, (node.name,
-                                                                                                        source.name)
+                assert source.op == "Cast" and source.attr["SrcT"].type == tf.float16.as_datatype_enum, (
+                    node.name,
+                    source.name,
+                )
 
 
 def test_matmul_gradient_is_computed_from_fp16_inputs():
@@ -137,16 +162,19 @@ def test_ops_with_the_keep_dtype_attribute_keep_float32():
 
 def test_customize_dtypes_by_type_and_by_name(tmp_path):
     config = tmp_path / "dtypes.cfg"
-    config.write_text("# keep MatMul in float32, except the op named product\n"
-                      "OpType::MatMulV2:InputDtype:float32,float32,OutputDtype:float32\n"
-                      "product::InputDtype:float16,float16,OutputDtype:float32\n")
+    config.write_text(
+        "# keep MatMul in float32, except the op named product\n"
+        "OpType::MatMulV2:InputDtype:float32,float32,OutputDtype:float32\n"
+        "product::InputDtype:float16,float16,OutputDtype:float32\n"
+    )
     graph = tf.Graph()
     with graph.as_default():
         a = v1.placeholder(tf.float32, A.shape)
         product = tf.matmul(a, tf.constant(B), name="product")
         other = tf.matmul(a, tf.constant(B), name="other")
-    (product_value, other_value), _ = run_executed(graph, [product, other], {a: A},
-                                                   precision_mode="allow_fp32_to_fp16", customize_dtypes=str(config))
+    (product_value, other_value), _ = run_executed(
+        graph, [product, other], {a: A}, precision_mode="allow_fp32_to_fp16", customize_dtypes=str(config)
+    )
     np.testing.assert_allclose(product_value, FP16_IN_FP32_ACC, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(other_value, FP32, rtol=1e-5, atol=1e-4)
 
@@ -158,12 +186,15 @@ def test_customize_dtypes_is_ignored_when_the_mode_keeps_dtypes(tmp_path):
     np.testing.assert_allclose(result, FP32, rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("content, error", [
-    (None, "cannot read the file"),
-    ("MatMul:float16\n", "line 1: 'MatMul:float16' is not OpName::"),
-    ("OpType::MatMul:InputDtype:float8\n", "line 1: unknown dtype 'float8'"),
-    ("mm::Dtype:float16\n", "expected InputDtype"),
-])
+@pytest.mark.parametrize(
+    "content, error",
+    [
+        (None, "cannot read the file"),
+        ("MatMul:float16\n", "line 1: 'MatMul:float16' is not OpName::"),
+        ("OpType::MatMul:InputDtype:float8\n", "line 1: unknown dtype 'float8'"),
+        ("mm::Dtype:float16\n", "expected InputDtype"),
+    ],
+)
 def test_bad_customize_dtypes_file_fails_at_session_creation(tmp_path, content, error):
     config = tmp_path / "dtypes.cfg"
     if content is not None:

@@ -3,18 +3,19 @@
 import pytest
 from tensorflow.core.framework import step_stats_pb2, types_pb2
 
-from npu_bridge.core.runtime.errors import ProfileDataError
 from npu_bridge.core.profiling import op_classes, raw_trace, roofline, step_trace
 from npu_bridge.core.profiling.models import ModelRegistry
 from npu_bridge.core.profiling.step_stats import OpRun, RunOps, StepStatsReader, split_iterations
 from npu_bridge.core.profiling.streams import StreamAssigner
+from npu_bridge.core.runtime.errors import ProfileDataError
 
 NS = 1_800_000_000_000_000_000  # a wall-clock time in ns
 
 
 def node(stats, name, label, start_us, dur_us, shapes=()):
-    n = stats.node_stats.add(node_name=name, timeline_label=label, all_start_nanos=NS + start_us * 1000,
-                             all_end_rel_nanos=dur_us * 1000)
+    n = stats.node_stats.add(
+        node_name=name, timeline_label=label, all_start_nanos=NS + start_us * 1000, all_end_rel_nanos=dur_us * 1000
+    )
     for slot, shape in enumerate(shapes):
         out = n.output.add(slot=slot)
         out.tensor_description.dtype = types_pb2.DT_FLOAT
@@ -38,8 +39,11 @@ def test_step_stats_reader_reads_types_shapes_inputs_and_drops_plumbing():
     run = StepStatsReader().read(stats.SerializeToString())
     assert [o.name for o in run.ops] == ["mm", "split", "gradients/y"]
     mm = run.ops[0]
-    assert (mm.op_type, mm.inputs, mm.outputs) == ("MatMul", (("FLOAT", (2, 3)), ("FLOAT", (3, 4))),
-                                                   (("FLOAT", (2, 4)),))
+    assert (mm.op_type, mm.inputs, mm.outputs) == (
+        "MatMul",
+        (("FLOAT", (2, 3)), ("FLOAT", (3, 4))),
+        (("FLOAT", (2, 4)),),
+    )
     assert run.ops[2].inputs == (("FLOAT", (2, 2)), ("FLOAT", (2, 2)))
     assert (mm.start_ns, mm.end_ns) == (NS + 2000, NS + 12000)
     assert run.fetched == ("gradients/y",) and "w" in run.graph_key and run.step_ends == ()
@@ -91,9 +95,12 @@ def test_streams_never_overlap_and_report_waits():
 
 def test_models_fix_points_and_the_step_trace_keeps_training_models():
     registry = ModelRegistry()
-    train_ops = [op("data", 0, 2, op_type="IteratorGetNext"), op("conv", 3, 6, op_type="Conv2D"),
-                 op("gradients/conv_grad", 7, 9, op_type="Conv2DBackpropFilter"),
-                 op("update", 9, 10, op_type="ResourceApplyGradientDescent")]
+    train_ops = [
+        op("data", 0, 2, op_type="IteratorGetNext"),
+        op("conv", 3, 6, op_type="Conv2D"),
+        op("gradients/conv_grad", 7, 9, op_type="Conv2DBackpropFilter"),
+        op("update", 9, 10, op_type="ResourceApplyGradientDescent"),
+    ]
     init_ops = [op("init", 0, 1, op_type="AssignVariableOp")]
     init = registry.model_for(RunOps(tuple(init_ops), frozenset({"init"}), (), ()), init_ops)
     model = registry.model_for(RunOps(tuple(train_ops), frozenset({"t"}), (), ()), train_ops)
@@ -102,32 +109,61 @@ def test_models_fix_points_and_the_step_trace_keeps_training_models():
     trace = step_trace.StepTrace()
     trace.add(step_trace.iteration_of(init, 1, init_ops))
     for k in range(2):
-        shifted = [OpRun(o.node, o.name, o.op_type, o.kind, o.device, o.start_ns + 100 * k, o.end_ns + 100 * k)
-                   for o in train_ops]
+        shifted = [
+            OpRun(o.node, o.name, o.op_type, o.kind, o.device, o.start_ns + 100 * k, o.end_ns + 100 * k)
+            for o in train_ops
+        ]
         trace.add(step_trace.iteration_of(model, k + 1, shifted))
     rows = trace.rows(registry.models)
     assert [(r.model_id, r.iteration_id) for r in rows] == [(2, 1), (2, 2)]
     first, second = rows
     assert (first.time_ns, first.fp_bp_ns, first.refresh_ns, first.data_aug_ns) == (7, 6, 1, None)
     assert (second.time_ns, second.data_aug_ns) == (100, 93)
-    assert step_trace.csv_row(second, 0, 0, False)[2:9] == ["0.103", "0.109", "0.110", "0.100", "0.006", "0.001",
-                                                            "0.093"]
+    assert step_trace.csv_row(second, 0, 0, False)[2:9] == [
+        "0.103",
+        "0.109",
+        "0.110",
+        "0.100",
+        "0.006",
+        "0.001",
+        "0.093",
+    ]
     assert step_trace.us(-1500) == "-1.500" and step_trace.us(None) == "N/A"
 
 
-@pytest.mark.parametrize("op_type, inputs, outputs, flops", [
-    ("MatMul", [("FLOAT", (8, 32)), ("FLOAT", (32, 16))], [("FLOAT", (8, 16))], 2 * 8 * 16 * 32),
-    ("MatMul", [("FLOAT", (32, 8)), ("FLOAT", (32, 16))], [("FLOAT", (8, 16))], 2 * 8 * 16 * 32),  # transpose_a
-    ("BatchMatMulV2", [("FLOAT", (4, 8, 32)), ("FLOAT", (4, 32, 16))], [("FLOAT", (4, 8, 16))], 2 * 4 * 8 * 16 * 32),
-    ("Conv2D", [("FLOAT", (2, 9, 9, 3)), ("FLOAT", (3, 3, 3, 8))], [("FLOAT", (2, 7, 7, 8))], 2 * 2 * 49 * 8 * 27),
-    ("Conv2DBackpropInput", [("INT32", (4,)), ("FLOAT", (3, 3, 3, 8)), ("FLOAT", (2, 7, 7, 8))],
-     [("FLOAT", (2, 9, 9, 3))], 2 * 2 * 49 * 8 * 27),
-    ("Conv2DBackpropFilter", [("FLOAT", (2, 9, 9, 3)), ("INT32", (4,)), ("FLOAT", (2, 7, 7, 8))],
-     [("FLOAT", (3, 3, 3, 8))], 2 * 2 * 49 * 8 * 27),
-    ("DepthwiseConv2dNative", [("FLOAT", (1, 5, 5, 4)), ("FLOAT", (3, 3, 4, 2))], [("FLOAT", (1, 3, 3, 8))],
-     2 * 9 * 8 * 9),
-    ("Relu", [("FLOAT", (2, 100))], [("FLOAT", (2, 100))], 200),
-])
+@pytest.mark.parametrize(
+    "op_type, inputs, outputs, flops",
+    [
+        ("MatMul", [("FLOAT", (8, 32)), ("FLOAT", (32, 16))], [("FLOAT", (8, 16))], 2 * 8 * 16 * 32),
+        ("MatMul", [("FLOAT", (32, 8)), ("FLOAT", (32, 16))], [("FLOAT", (8, 16))], 2 * 8 * 16 * 32),  # transpose_a
+        (
+            "BatchMatMulV2",
+            [("FLOAT", (4, 8, 32)), ("FLOAT", (4, 32, 16))],
+            [("FLOAT", (4, 8, 16))],
+            2 * 4 * 8 * 16 * 32,
+        ),
+        ("Conv2D", [("FLOAT", (2, 9, 9, 3)), ("FLOAT", (3, 3, 3, 8))], [("FLOAT", (2, 7, 7, 8))], 2 * 2 * 49 * 8 * 27),
+        (
+            "Conv2DBackpropInput",
+            [("INT32", (4,)), ("FLOAT", (3, 3, 3, 8)), ("FLOAT", (2, 7, 7, 8))],
+            [("FLOAT", (2, 9, 9, 3))],
+            2 * 2 * 49 * 8 * 27,
+        ),
+        (
+            "Conv2DBackpropFilter",
+            [("FLOAT", (2, 9, 9, 3)), ("INT32", (4,)), ("FLOAT", (2, 7, 7, 8))],
+            [("FLOAT", (3, 3, 3, 8))],
+            2 * 2 * 49 * 8 * 27,
+        ),
+        (
+            "DepthwiseConv2dNative",
+            [("FLOAT", (1, 5, 5, 4)), ("FLOAT", (3, 3, 4, 2))],
+            [("FLOAT", (1, 3, 3, 8))],
+            2 * 9 * 8 * 9,
+        ),
+        ("Relu", [("FLOAT", (2, 100))], [("FLOAT", (2, 100))], 200),
+    ],
+)
 def test_roofline_flops(op_type, inputs, outputs, flops):
     assert roofline.estimate(op_type, inputs, outputs, roofline.PrecisionPolicy()).flops == flops
 
@@ -137,10 +173,11 @@ def test_roofline_time_bound_and_precision():
     big = [("FLOAT", (4096, 4096)), ("FLOAT", (4096, 4096))]
     fp16 = roofline.estimate("MatMul", big, [("FLOAT", (4096, 4096))], roofline.PrecisionPolicy())
     assert fp16.bound == "compute" and fp16.bytes == 3 * 4096 * 4096 * 2  # cube ops move fp16 by default
-    assert fp16.microseconds == pytest.approx(2 * 4096 ** 3 / peaks["cube_fp16_flops"] * 1e6)
-    kept = roofline.estimate("MatMul", big, [("FLOAT", (4096, 4096))],
-                             roofline.PrecisionPolicy("must_keep_origin_dtype"))
-    assert kept.microseconds == pytest.approx(2 * 4096 ** 3 / peaks["vector_fp32_flops"] * 1e6)
+    assert fp16.microseconds == pytest.approx(2 * 4096**3 / peaks["cube_fp16_flops"] * 1e6)
+    kept = roofline.estimate(
+        "MatMul", big, [("FLOAT", (4096, 4096))], roofline.PrecisionPolicy("must_keep_origin_dtype")
+    )
+    assert kept.microseconds == pytest.approx(2 * 4096**3 / peaks["vector_fp32_flops"] * 1e6)
     add = roofline.estimate("AddV2", big, [("FLOAT", (4096, 4096))], roofline.PrecisionPolicy())
     assert add.bound == "memory"
     assert add.microseconds == pytest.approx(3 * 4096 * 4096 * 4 / peaks["hbm_bytes_per_second"] * 1e6)
@@ -157,7 +194,9 @@ def test_raw_trace_round_trip_limit_and_damage(tmp_path):
     assert (writer.runs_written, writer.runs_dropped) == (2, 1)
     runs = list(raw_trace.read_runs(path))
     assert [(r.session, r.run, r.start_ns, r.end_ns, len(r.step_stats)) for r in runs] == [
-        (0, 0, 10, 20, 100), (0, 1, 30, 40, 100)]
+        (0, 0, 10, 20, 100),
+        (0, 1, 30, 40, 100),
+    ]
     with open(path, "r+b") as f:  # a record cut short by a crash ends the data
         f.truncate(len(raw_trace.MAGIC) + 28 + 100 + 50)
     assert len(list(raw_trace.read_runs(path))) == 1

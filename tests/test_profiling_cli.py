@@ -116,9 +116,14 @@ def test_bad_input_exits_2_and_names_it(profile, tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_npu_prof_runs_as_a_module(profile):
-    result = subprocess.run([sys.executable, "-m", "npu_bridge.core.profiling.cli", "summary", profile],
-                            env=dict(os.environ, PYTHONPATH=REPO_ROOT), capture_output=True, text=True, timeout=100,
-                            check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "npu_bridge.core.profiling.cli", "summary", profile],
+        env=dict(os.environ, PYTHONPATH=REPO_ROOT),
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "4 iterations of graph" in result.stdout
 

@@ -13,8 +13,11 @@ from profiling_helpers import read_csv, the_profile
 @pytest.mark.timeout(240)
 def test_profiling_example_writes_summaries_timeline_and_report(tmp_path):
     output = tmp_path / "profile"
-    result = run_python(os.path.join(REPO_ROOT, "examples", "profiling.py"),
-                        args=("--output", str(output), "--loops", "3", "--ascend"), timeout=200)
+    result = run_python(
+        os.path.join(REPO_ROOT, "examples", "profiling.py"),
+        args=("--output", str(output), "--loops", "3", "--ascend"),
+        timeout=200,
+    )
     assert result.returncode == 0, result.stderr
     assert "trained 15 steps" in result.stdout
     assert "15 iterations of graph" in result.stderr and "estimated Ascend 910 compute per iteration" in result.stderr

@@ -8,12 +8,12 @@ import pytest
 import tensorflow as tf
 from profiling_helpers import end_profiles, npu_config
 
-from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.estimator.npu.npu_config import NPURunConfig, ProfilingConfig
 from npu_bridge.core.options import parse_values
 from npu_bridge.core.options import profiling_options as options_format
-from npu_bridge.profiler import profiler
 from npu_bridge.core.profiling import settings as profiling_settings
+from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.estimator.npu.npu_config import NPURunConfig, ProfilingConfig
+from npu_bridge.profiler import profiler
 
 v1 = tf.compat.v1
 
@@ -36,15 +36,29 @@ def test_empty_options_are_upstreams_defaults():
 
 
 def test_json_form_is_normalized():
-    parsed = options_format.parse('{"output": "./prof", "training_trace": "on", "task_trace": "l0", '
-                                  '"fp_point": "conv1", "bp_point": "", "aic_metrics": "Memory"}')
-    assert parsed == {"output": "./prof", "training_trace": "on", "task_time": "l0", "fp_point": "conv1",
-                      "bp_point": "", "aic_metrics": "Memory"}
+    parsed = options_format.parse(
+        '{"output": "./prof", "training_trace": "on", "task_trace": "l0", '
+        '"fp_point": "conv1", "bp_point": "", "aic_metrics": "Memory"}'
+    )
+    assert parsed == {
+        "output": "./prof",
+        "training_trace": "on",
+        "task_time": "l0",
+        "fp_point": "conv1",
+        "bp_point": "",
+        "aic_metrics": "Memory",
+    }
 
 
-@pytest.mark.parametrize("text, training, task", [
-    ("training_trace", True, "off"), ("task_trace", False, "l1"), ("training_trace:task_trace", True, "l1"),
-    ("op_trace", False, "l1")])
+@pytest.mark.parametrize(
+    "text, training, task",
+    [
+        ("training_trace", True, "off"),
+        ("task_trace", False, "l1"),
+        ("training_trace:task_trace", True, "l1"),
+        ("op_trace", False, "l1"),
+    ],
+)
 def test_legacy_colon_form(text, training, task):
     settings = settings_of(profiling_mode=True, profiling_options=text, fp_point="a", bp_point="b")
     assert (settings.training_trace, settings.task_level) == (training, task)
@@ -58,9 +72,19 @@ def test_json_points_win_over_the_legacy_keys_and_missing_keys_take_ascends_defa
 
 
 def test_storage_limit_and_hardware_only_keys():
-    settings = settings_of(profiling_mode=True, profiling_options=json.dumps(
-        {"storage_limit": "250MB", "l2": "on", "msproftx": "off", "sys_hardware_mem_freq": "50",
-         "host_sys": "cpu,mem", "aic_metrics": "PipeUtilization"}))
+    settings = settings_of(
+        profiling_mode=True,
+        profiling_options=json.dumps(
+            {
+                "storage_limit": "250MB",
+                "l2": "on",
+                "msproftx": "off",
+                "sys_hardware_mem_freq": "50",
+                "host_sys": "cpu,mem",
+                "aic_metrics": "PipeUtilization",
+            }
+        ),
+    )
     assert settings.storage_limit_mb == 250
     assert set(settings.hardware_only) == {"l2", "sys_hardware_mem_freq", "host_sys"}
 
@@ -95,8 +119,9 @@ def test_an_output_that_cannot_be_created_is_rejected(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(NpuOptionError, match=r'"output" .*file/prof: .*file exists and is not a directory'):
-        v1.Session(config=npu_config(profiling_mode=True,
-                                     profiling_options=json.dumps({"output": str(blocker / "prof")})))
+        v1.Session(
+            config=npu_config(profiling_mode=True, profiling_options=json.dumps({"output": str(blocker / "prof")}))
+        )
 
 
 def test_bad_options_pass_while_profiling_is_off():
@@ -118,8 +143,10 @@ def test_profiling_mode_environment_variable_values():
 
 def test_profiling_config_current_form_maps_to_the_parameter_map():
     config = ProfilingConfig(enable_profiling=True, profiling_options='{"output": "./p", "training_trace": "on"}')
-    assert config.parameter_map_values() == {"profiling_mode": True,
-                                             "profiling_options": '{"output": "./p", "training_trace": "on"}'}
+    assert config.parameter_map_values() == {
+        "profiling_mode": True,
+        "profiling_options": '{"output": "./p", "training_trace": "on"}',
+    }
     assert ProfilingConfig(True).parameter_map_values() == {"profiling_mode": True, "profiling_options": ""}
     assert ProfilingConfig().parameter_map_values() == {"profiling_mode": False}
     values = NPURunConfig(profiling_config=config).parameter_map_values()
@@ -128,8 +155,12 @@ def test_profiling_config_current_form_maps_to_the_parameter_map():
 
 def test_profiling_config_legacy_form():
     config = ProfilingConfig(True, ["training_trace", "task_trace"], fp_point="conv1/Conv2D", bp_point="loss")
-    assert config.parameter_map_values() == {"profiling_mode": True, "profiling_options": "training_trace:task_trace",
-                                             "fp_point": "conv1/Conv2D", "bp_point": "loss"}
+    assert config.parameter_map_values() == {
+        "profiling_mode": True,
+        "profiling_options": "training_trace:task_trace",
+        "fp_point": "conv1/Conv2D",
+        "bp_point": "loss",
+    }
     assert ProfilingConfig(True, enable_options=["op_trace"]).profiling_options == "op_trace"
 
 
@@ -142,4 +173,3 @@ def test_profiling_config_checks_values_when_created():
 
 def test_profiler_is_available_under_its_upstream_path():
     assert profiler.Profiler.__module__ == "npu_bridge.core.profiling.profiler_scope"
-

@@ -6,16 +6,27 @@ import os
 import pytest
 import tensorflow as tf
 from conftest import REPO_ROOT, run_python
-from profiling_helpers import (assert_ops_within_iterations, build_cnn, end_profiles, models, npu_config, num,
-                               profiled_config, profiling_options, read_csv, read_timeline, the_profile, train)
-
+from profiling_helpers import (
+    assert_ops_within_iterations,
+    build_cnn,
+    end_profiles,
+    models,
+    npu_config,
+    num,
+    profiled_config,
+    profiling_options,
+    read_csv,
+    read_timeline,
+    the_profile,
+    train,
+)
 from tensorflow.core.protobuf import rewriter_config_pb2
 from tensorflow.python.framework import op_def_registry
 
+from npu_bridge.core.profiling import layout
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin, util
 from npu_bridge.profiler.profiler import Profiler
-from npu_bridge.core.profiling import layout
 
 v1 = tf.compat.v1
 
@@ -39,17 +50,55 @@ def test_files_have_upstream_columns_and_consistent_numbers(tmp_path, npu_log):
     assert os.path.basename(profile).startswith("PROF_") and profile.endswith("_rank0")
     assert os.path.isfile(layout.raw_path(profile, 0))
     header, ops = read_csv(profile, "op_summary")
-    assert header == ["Device_id", "Model Name", "Model ID", "Task ID", "Stream ID", "Infer ID", "Op Name", "OP Type",
-                      "OP State", "Task Type", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)",
-                      "Block Num", "Mix Block Num", "HF32 Eligible", "Input Shapes", "Input Data Types",
-                      "Input Formats", "Output Shapes", "Output Data Types", "Output Formats"]
+    assert header == [
+        "Device_id",
+        "Model Name",
+        "Model ID",
+        "Task ID",
+        "Stream ID",
+        "Infer ID",
+        "Op Name",
+        "OP Type",
+        "OP State",
+        "Task Type",
+        "Task Start Time(us)",
+        "Task Duration(us)",
+        "Task Wait Time(us)",
+        "Block Num",
+        "Mix Block Num",
+        "HF32 Eligible",
+        "Input Shapes",
+        "Input Data Types",
+        "Input Formats",
+        "Output Shapes",
+        "Output Data Types",
+        "Output Formats",
+    ]
     header, stats = read_csv(profile, "op_statistic")
-    assert header == ["Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)",
-                      "Avg Time(us)", "Max Time(us)", "Ratio(%)"]
+    assert header == [
+        "Device_id",
+        "OP Type",
+        "Core Type",
+        "Count",
+        "Total Time(us)",
+        "Min Time(us)",
+        "Avg Time(us)",
+        "Max Time(us)",
+        "Ratio(%)",
+    ]
     header, steps = read_csv(profile, "step_trace")
-    assert header == ["Device_id", "Iteration ID", "FP Start(us)", "BP End(us)", "Iteration End(us)",
-                      "Iteration Time(us)", "FP to BP Time(us)", "Iteration Refresh(us)", "Data Aug Bound(us)",
-                      "Model ID"]
+    assert header == [
+        "Device_id",
+        "Iteration ID",
+        "FP Start(us)",
+        "BP End(us)",
+        "Iteration End(us)",
+        "Iteration Time(us)",
+        "FP to BP Time(us)",
+        "Iteration Refresh(us)",
+        "Data Aug Bound(us)",
+        "Model ID",
+    ]
 
     model = training_model(profile)
     assert model["runs"] == model["iterations"] == 6
@@ -91,8 +140,10 @@ def test_timeline_is_trace_event_json_with_streams_iterations_and_host_runs(tmp_
     train(profiled_config(tmp_path, training_trace="on"), steps=3)
     profile = the_profile(tmp_path)
     events = read_timeline(profile)["traceEvents"]
-    assert events and all(e["ph"] in ("X", "M") and isinstance(e["pid"], int) and isinstance(e["tid"], int)
-                          and isinstance(e["name"], str) for e in events)
+    assert events and all(
+        e["ph"] in ("X", "M") and isinstance(e["pid"], int) and isinstance(e["tid"], int) and isinstance(e["name"], str)
+        for e in events
+    )
     spans = [e for e in events if e["ph"] == "X"]
     assert all(e["dur"] >= 0 and e["ts"] > 1e15 for e in spans)
     processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
@@ -131,15 +182,25 @@ def test_named_fp_and_bp_points_are_used_and_a_missing_one_is_reported(tmp_path,
     assert any("bp_point 'no/such/op' does not run" in m for m in npu_log)
     _, ops = read_csv(profile, "op_summary")
     _, steps = read_csv(profile, "step_trace")
-    matmul_starts = [op["Task Start Time(us)"] for op in ops if op["Op Name"] == "dense/MatMul"
-                     and int(op["Model ID"]) == model["model_id"]]
+    matmul_starts = [
+        op["Task Start Time(us)"]
+        for op in ops
+        if op["Op Name"] == "dense/MatMul" and int(op["Model ID"]) == model["model_id"]
+    ]
     assert [r["FP Start(us)"] for r in steps] == matmul_starts
 
 
 def test_legacy_colon_form_with_separate_fp_bp_keys(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the legacy form has no output key: the profile goes to ./
-    train(npu_config(profiling_mode=True, profiling_options="training_trace:task_trace", fp_point="dense/MatMul",
-                     bp_point="gradients/dense/MatMul_grad/MatMul"), steps=2)
+    train(
+        npu_config(
+            profiling_mode=True,
+            profiling_options="training_trace:task_trace",
+            fp_point="dense/MatMul",
+            bp_point="gradients/dense/MatMul_grad/MatMul",
+        ),
+        steps=2,
+    )
     profile = the_profile(tmp_path)
     model = training_model(profile)
     assert (model["fp_point"], model["bp_point"]) == ("dense/MatMul", "gradients/dense/MatMul_grad/MatMul")
@@ -147,17 +208,23 @@ def test_legacy_colon_form_with_separate_fp_bp_keys(tmp_path, monkeypatch):
     assert len(read_csv(profile, "step_trace")[1]) == 2 and read_csv(profile, "op_summary")[1]
 
 
-@pytest.mark.parametrize("options, files", [
-    ("training_trace", {"step_trace", "msprof"}),
-    ("op_trace", {"op_summary", "op_statistic", "msprof"}),
-    ('{"task_time": "l0"}', {"op_summary", "op_statistic", "msprof"}),
-])
+@pytest.mark.parametrize(
+    "options, files",
+    [
+        ("training_trace", {"step_trace", "msprof"}),
+        ("op_trace", {"op_summary", "op_statistic", "msprof"}),
+        ('{"task_time": "l0"}', {"op_summary", "op_statistic", "msprof"}),
+    ],
+)
 def test_what_the_options_collect(options, files, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     train(npu_config(profiling_mode=True, profiling_options=options), steps=2)
     profile = the_profile(tmp_path)
-    written = {prefix for prefix in layout.EXPORT_PREFIXES if layout.exported_file(profile, prefix, "csv")
-               or layout.exported_file(profile, prefix, "json")}
+    written = {
+        prefix
+        for prefix in layout.EXPORT_PREFIXES
+        if layout.exported_file(profile, prefix, "csv") or layout.exported_file(profile, prefix, "json")
+    }
     assert written == files
     if "op_summary" in files:
         header, _ = read_csv(profile, "op_summary")
@@ -246,8 +313,9 @@ def test_profiler_arguments_and_conflicts(tmp_path):
 
 
 def test_npu_resource_init_enables_profiling_for_later_sessions(tmp_path):
-    npu_plugin.npu_resource_init(enable_profiling=True,
-                                 profiling_options=profiling_options(tmp_path, training_trace="on"))
+    npu_plugin.npu_resource_init(
+        enable_profiling=True, profiling_options=profiling_options(tmp_path, training_trace="on")
+    )
     graph, t = build_cnn()
     with v1.Session(graph=graph, config=npu_config()) as sess:
         sess.run(t["init"])
@@ -269,8 +337,9 @@ def test_collectives_are_on_the_communication_row_and_in_the_step_trace(tmp_path
     for row in steps:
         assert num(row["FP Start(us)"]) <= num(row["Reduce Start(us)"]) <= num(row["Iteration End(us)"])
     events = read_timeline(profile)["traceEvents"]
-    communication = [e["pid"] for e in events if e["name"] == "process_name"
-                     and e["args"]["name"].startswith("Communication")]
+    communication = [
+        e["pid"] for e in events if e["name"] == "process_name" and e["args"]["name"].startswith("Communication")
+    ]
     assert len([e for e in events if e["ph"] == "X" and e["pid"] in communication]) == len(hccl)
 
     train(profiled_config(tmp_path / "off", training_trace="on", hccl="off"), steps=1, allreduce=True)
@@ -293,8 +362,11 @@ def test_npu_bridge_instrumentation_is_not_counted_as_the_scripts_ops(tmp_path):
     _, stats = read_csv(profile, "op_statistic")
     assert not {"NPUInit", "NPUShutdown"} & ({op["OP Type"] for op in ops} | {s["OP Type"] for s in stats})
     timeline = read_timeline(profile)["traceEvents"]
-    pid = next(e["pid"] for e in timeline if e["name"] == "process_name"
-               and e["args"]["name"].startswith("npu_bridge instrumentation"))
+    pid = next(
+        e["pid"]
+        for e in timeline
+        if e["name"] == "process_name" and e["args"]["name"].startswith("npu_bridge instrumentation")
+    )
     assert sorted(e["name"] for e in timeline if e["ph"] == "X" and e["pid"] == pid) == ["NPUInit", "NPUShutdown"]
 
 
@@ -319,9 +391,13 @@ def test_simulated_ascend_backend_adds_roofline_estimates(tmp_path, npu_log):
 def test_hardware_counters_are_accepted_and_reported(tmp_path, npu_log):
     train(profiled_config(tmp_path, aic_metrics="ArithmeticUtilization", l2="on", task_trace="on"), steps=1)
     assert layout.read_info(the_profile(tmp_path))["settings"]["hardware_only"] == {
-        "aic_metrics": "AI Core PMU counters", "l2": "L2 cache counters"}
-    assert any("NPU hardware data, accepted, no effect here: aic_metrics (AI Core PMU counters), l2 (L2 cache "
-               "counters)" in m for m in npu_log)
+        "aic_metrics": "AI Core PMU counters",
+        "l2": "L2 cache counters",
+    }
+    assert any(
+        "NPU hardware data, accepted, no effect here: aic_metrics (AI Core PMU counters), l2 (L2 cache counters)" in m
+        for m in npu_log
+    )
 
 
 def test_npu_estimator_profiles_with_a_profiling_config(tmp_path, monkeypatch):
@@ -331,10 +407,16 @@ def test_npu_estimator_profiles_with_a_profiling_config(tmp_path, monkeypatch):
     from npu_bridge.estimator.npu.npu_estimator import NPUEstimator, NPUEstimatorSpec  # pylint: disable=import-outside-toplevel
 
     monkeypatch.setenv("JOB_ID", "10086")
-    profiling = ProfilingConfig(enable_profiling=True,
-                                profiling_options=profiling_options(tmp_path / "prof", training_trace="on"))
-    config = NPURunConfig(model_dir=str(tmp_path / "model"), iterations_per_loop=4, profiling_config=profiling,
-                          save_checkpoints_steps=100, log_step_count_steps=None)
+    profiling = ProfilingConfig(
+        enable_profiling=True, profiling_options=profiling_options(tmp_path / "prof", training_trace="on")
+    )
+    config = NPURunConfig(
+        model_dir=str(tmp_path / "model"),
+        iterations_per_loop=4,
+        profiling_config=profiling,
+        save_checkpoints_steps=100,
+        log_step_count_steps=None,
+    )
     NPUEstimator(model_fn, config=config, params={"lr": 0.1, "spec": NPUEstimatorSpec}).train(input_fn, max_steps=8)
     end_profiles()  # the process goes on; a script's profile ends at exit
     profile = the_profile(tmp_path / "prof")
@@ -346,8 +428,16 @@ def test_npu_estimator_profiles_with_a_profiling_config(tmp_path, monkeypatch):
 def test_runs_with_other_settings_join_the_profile_being_recorded(tmp_path, npu_log):
     from npu_bridge.core.profiling import recorder, settings  # pylint: disable=import-outside-toplevel
 
-    context = {"rank_id": 0, "rank_size": 1, "device_id": 0, "backend": "cpu", "precision_mode": None,
-               "precision_mode_v2": None, "iterations_per_loop": 1, "trace_level": "SOFTWARE_TRACE"}
+    context = {
+        "rank_id": 0,
+        "rank_size": 1,
+        "device_id": 0,
+        "backend": "cpu",
+        "precision_mode": None,
+        "precision_mode_v2": None,
+        "iterations_per_loop": 1,
+        "trace_level": "SOFTWARE_TRACE",
+    }
     first = settings.ProfilingSettings(output=str(tmp_path / "a"), options_text="a")
     recorder.ensure_started(first, context)
     recorder.ensure_started(settings.ProfilingSettings(output=str(tmp_path / "b"), options_text="b"), context)
@@ -370,8 +460,11 @@ def test_ops_the_passes_insert_are_instrumentation(tmp_path):
     assert "MatMul" in op_types and "Cast" in op_types  # the rounding casts are device tasks on Ascend too
     assert not {"NpuSaturateFp16", "NpuOverflowCheck"} & op_types
     timeline = read_timeline(profile)["traceEvents"]
-    pid = next(e["pid"] for e in timeline if e["name"] == "process_name"
-               and e["args"]["name"].startswith("npu_bridge instrumentation"))
+    pid = next(
+        e["pid"]
+        for e in timeline
+        if e["name"] == "process_name" and e["args"]["name"].startswith("npu_bridge instrumentation")
+    )
     shown = {e["args"].get("Op Type") for e in timeline if e["ph"] == "X" and e["pid"] == pid}
     assert {"NpuSaturateFp16", "NpuOverflowCheck"} <= shown
 

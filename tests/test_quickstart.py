@@ -1,9 +1,9 @@
 """examples/quickstart.py runs as a user runs it and trains."""
 
-import pytest
 import os
 import re
 
+import pytest
 from conftest import REPO_ROOT, run_python
 
 

@@ -90,17 +90,21 @@ def test_dynamic_rnn_gradient_is_numerically_right():
             for index in np.ndindex(*x.shape):
                 step = np.zeros_like(x)
                 step[index] = 1e-6
-                numeric[index] = (sess.run(objective, {inputs: x + step}) -
-                                  sess.run(objective, {inputs: x - step})) / 2e-6
+                numeric[index] = (
+                    sess.run(objective, {inputs: x + step}) - sess.run(objective, {inputs: x - step})
+                ) / 2e-6
     np.testing.assert_allclose(analytic, numeric, atol=1e-7)
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    ({"direction": "BIDIRECTIONAL"}, "direction='BIDIRECTIONAL' is not supported"),
-    ({"cell_depth": 2}, "cell_depth=2 is not supported"),
-    ({"use_peephole": True}, "use_peephole=True is not supported"),
-    ({"cell_type": "GRU"}, "cell_type='GRU' is not supported"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"direction": "BIDIRECTIONAL"}, "direction='BIDIRECTIONAL' is not supported"),
+        ({"cell_depth": 2}, "cell_depth=2 is not supported"),
+        ({"use_peephole": True}, "use_peephole=True is not supported"),
+        ({"cell_type": "GRU"}, "cell_type='GRU' is not supported"),
+    ],
+)
 def test_dynamic_rnn_rejects_what_the_npu_op_does_not_do(kwargs, error):
     with pytest.raises(ValueError, match=error):
         npu_dynamic_rnn.DynamicRNN(H, tf.float32, **kwargs)

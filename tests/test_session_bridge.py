@@ -9,9 +9,9 @@ from conftest import npu_config
 from tensorflow.python.framework import config as tf_config
 
 from npu_bridge.core.runtime import native_library
+from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.session import bridge as session_bridge
 from npu_bridge.core.session import pass_contract
-from npu_bridge.core.runtime.errors import NpuOptionError
 
 v1 = tf.compat.v1
 
@@ -108,9 +108,13 @@ def test_monitored_training_session_is_bridged(tmp_path):
         step = v1.train.get_or_create_global_step()
         train = v1.assign_add(step, 1)
         before = pass_stats()
-        with v1.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path), config=npu_config(),
-                                               save_checkpoint_steps=None, save_summaries_steps=None,
-                                               log_step_count_steps=None) as sess:
+        with v1.train.MonitoredTrainingSession(
+            checkpoint_dir=str(tmp_path),
+            config=npu_config(),
+            save_checkpoint_steps=None,
+            save_summaries_steps=None,
+            log_step_count_steps=None,
+        ) as sess:
             for _ in range(3):
                 sess.run(train)
             raw = sess._tf_sess()  # pylint: disable=protected-access

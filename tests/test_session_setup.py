@@ -51,8 +51,7 @@ def test_steps_edit_the_plan_and_hooks_see_every_run(private_steps):  # pylint: 
         assert sess.run(value) == 6.0
     sess.close()
     assert seen_options == ["force_fp32"]
-    assert recorder.events == [("before", 0), ("after", 0, 6.0, True), ("before", 1), ("after", 1, 6.0, True),
-                               ("end",)]
+    assert recorder.events == [("before", 0), ("after", 0, 6.0, True), ("before", 1), ("after", 1, 6.0, True), ("end",)]
 
 
 def test_sessions_without_hooks_are_not_wrapped():

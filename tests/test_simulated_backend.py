@@ -6,8 +6,7 @@ import tensorflow as tf
 from conftest import npu_config
 from precision_helpers import run_executed
 
-from npu_bridge.core.device import device_mode
-from npu_bridge.core.device import device_target
+from npu_bridge.core.device import device_mode, device_target
 from npu_bridge.core.precision import float_status
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator import npu_aicore_ops
@@ -40,7 +39,8 @@ def overflow_graph():
 def test_saturation_mode_is_the_simulated_backends_default():
     graph, x, half, doubled, status = overflow_graph()
     (half_value, doubled_value, flags), executed = run_executed(
-        graph, [half, doubled, status], {x: [1e5, 40000.0]}, device_target="ascend")
+        graph, [half, doubled, status], {x: [1e5, 40000.0]}, device_target="ascend"
+    )
     assert half_value.tolist() == [65504.0, 40000.0]
     assert doubled_value.tolist() == [65504.0, 65504.0]
     assert flags[0] == 1  # saturation is an overflow for the float-status register
@@ -50,8 +50,9 @@ def test_saturation_mode_is_the_simulated_backends_default():
 def test_inf_nan_mode_overflows_to_inf():
     npu_plugin.set_device_sat_mode(1)
     graph, x, half, doubled, status = overflow_graph()
-    (half_value, doubled_value, flags), _ = run_executed(graph, [half, doubled, status], {x: [1e5, 40000.0]},
-                                                         device_target="ascend")
+    (half_value, doubled_value, flags), _ = run_executed(
+        graph, [half, doubled, status], {x: [1e5, 40000.0]}, device_target="ascend"
+    )
     assert half_value.tolist() == [np.inf, 40000.0]
     assert doubled_value.tolist() == [np.inf, np.inf]
     assert flags[0] == 1
@@ -98,8 +99,9 @@ LN_X = (np.random.RandomState(5).randn(16, 64) * np.logspace(-2, 0.7, 16)[:, Non
 def add_layer_norm(name="LayerNorm"):
     """LayerNorm of a fed LN_X (constant inputs would be folded away before any rewrite); returns (outputs, feed)."""
     x = v1.placeholder(tf.float16, LN_X.shape)
-    return npu_aicore_ops.layer_norm(x, tf.ones([64], tf.float16), tf.zeros([64], tf.float16), 1, 1, 1e-5,
-                                     name=name), {x: LN_X}
+    return npu_aicore_ops.layer_norm(x, tf.ones([64], tf.float16), tf.zeros([64], tf.float16), 1, 1, 1e-5, name=name), {
+        x: LN_X
+    }
 
 
 def layer_norm_graph(names=("LayerNorm",)):
@@ -130,12 +132,15 @@ def reference_layer_norm(mean, variance, high_performance):
     return (centered * rstd).astype(np.float16)
 
 
-@pytest.mark.parametrize("options, high_performance", [
-    ({"device_target": "ascend"}, True),  # Ascend's default implementation mode
-    ({"device_target": "ascend", "op_select_implmode": "high_precision"}, False),
-    ({"device_target": "ascend", "op_select_implmode": "high_performance_for_all"}, True),
-    ({"device_target": "cpu", "op_select_implmode": "high_performance"}, False),  # reported, no effect off Ascend
-])
+@pytest.mark.parametrize(
+    "options, high_performance",
+    [
+        ({"device_target": "ascend"}, True),  # Ascend's default implementation mode
+        ({"device_target": "ascend", "op_select_implmode": "high_precision"}, False),
+        ({"device_target": "ascend", "op_select_implmode": "high_performance_for_all"}, True),
+        ({"device_target": "cpu", "op_select_implmode": "high_performance"}, False),  # reported, no effect off Ascend
+    ],
+)
 def test_layer_norm_implementation_modes(options, high_performance):
     graph, [(y, mean, variance)], feed = layer_norm_graph()
     (y, mean, variance), executed = run_executed(graph, [y, mean, variance], feed, **options)
@@ -185,9 +190,14 @@ def test_optypelist_limits_the_implementation_mode_to_its_op_types():
     graph, loss, feed = cross_entropy_graph()
     with graph.as_default():
         (y, _, _), layer_norm_feed = add_layer_norm()
-    (loss_value, _), executed = run_executed(graph, [loss, y], {**feed, **layer_norm_feed}, device_target="ascend",
-                                             op_select_implmode="high_precision",
-                                             optypelist_for_implmode="SoftmaxCrossEntropyWithLogits")
+    (loss_value, _), executed = run_executed(
+        graph,
+        [loss, y],
+        {**feed, **layer_norm_feed},
+        device_target="ascend",
+        op_select_implmode="high_precision",
+        optypelist_for_implmode="SoftmaxCrossEntropyWithLogits",
+    )
     np.testing.assert_allclose(loss_value.astype(np.float32), EXPECTED_XENT, atol=2e-3)
     assert "Exp" in [n.op for n in executed]  # LayerNorm keeps the default high_performance
 
@@ -197,17 +207,25 @@ def test_op_precision_mode_file_by_node_name(tmp_path):
     ini.write_text("[ByOpType]\nLayerNorm=high_performance\n[ByNodeName]\nprecise=high_precision\n")
     graph, [(precise, mean, variance), (fast, _, _)], feed = layer_norm_graph(("precise", "fast"))
     (precise_value, fast_value, mean, variance), _ = run_executed(
-        graph, [precise, fast, mean, variance], feed, device_target="ascend", op_select_implmode="high_precision",
-        op_precision_mode=str(ini))
+        graph,
+        [precise, fast, mean, variance],
+        feed,
+        device_target="ascend",
+        op_select_implmode="high_precision",
+        op_precision_mode=str(ini),
+    )
     ideal = ideal_layer_norm(mean, variance)
     assert np.abs(fast_value - ideal).mean() > 1.2 * np.abs(precise_value - ideal).mean()
 
 
-@pytest.mark.parametrize("content, error", [
-    ("[ByOpType]\nLayerNorm=fastest\n", "LayerNorm=fastest: the value must be one of"),
-    ("[ByDevice]\nx=high_precision\n", r"unknown section \[ByDevice\]"),
-    ("LayerNorm=high_precision\n", "not a valid .ini file"),
-])
+@pytest.mark.parametrize(
+    "content, error",
+    [
+        ("[ByOpType]\nLayerNorm=fastest\n", "LayerNorm=fastest: the value must be one of"),
+        ("[ByDevice]\nx=high_precision\n", r"unknown section \[ByDevice\]"),
+        ("LayerNorm=high_precision\n", "not a valid .ini file"),
+    ],
+)
 def test_bad_op_precision_mode_file(tmp_path, content, error):
     ini = tmp_path / "op_precision.ini"
     ini.write_text(content)

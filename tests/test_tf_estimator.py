@@ -17,21 +17,24 @@ v1 = tf.compat.v1
 
 def make_estimator(model_dir, lr=0.1, **config):
     config.setdefault("log_step_count_steps", None)
-    return tf.estimator.Estimator(model_fn, model_dir=str(model_dir), params={"lr": lr},
-                                  config=tf.estimator.RunConfig(**config))
+    return tf.estimator.Estimator(
+        model_fn, model_dir=str(model_dir), params={"lr": lr}, config=tf.estimator.RunConfig(**config)
+    )
 
 
 def test_tf_estimator_is_installed_under_every_name():
     assert tf.estimator is npu_bridge.core.tf_estimator
     assert tf.compat.v1.estimator is npu_bridge.core.tf_estimator
     from tensorflow.estimator import Estimator  # pylint: disable=import-outside-toplevel
+
     assert Estimator is npu_bridge.core.tf_estimator.Estimator
     assert tf.estimator.ModeKeys.PREDICT == "infer"
 
 
 def test_train_evaluate_predict_match_numpy_and_resume_continues(tmp_path):
-    estimator = make_estimator(tmp_path, save_checkpoints_steps=5, keep_checkpoint_max=2, save_summary_steps=4,
-                               log_step_count_steps=4)
+    estimator = make_estimator(
+        tmp_path, save_checkpoints_steps=5, keep_checkpoint_max=2, save_summary_steps=4, log_step_count_steps=4
+    )
     estimator.train(input_fn, steps=8)
     estimator.train(input_fn, steps=8)  # resumes from the step-8 checkpoint
     expected = numpy_training(8, 8)
@@ -50,8 +53,12 @@ def test_train_evaluate_predict_match_numpy_and_resume_continues(tmp_path):
     batches = list(estimator.predict(eval_input_fn, predict_keys=["y"], yield_single_examples=False))
     assert [len(b["y"]) for b in batches] == [8] * 8
 
-    tags = {value.tag for path in tf.io.gfile.glob(str(tmp_path / "events.out.tfevents.*"))
-            for event in v1.train.summary_iterator(path) for value in event.summary.value}
+    tags = {
+        value.tag
+        for path in tf.io.gfile.glob(str(tmp_path / "events.out.tfevents.*"))
+        for event in v1.train.summary_iterator(path)
+        for value in event.summary.value
+    }
     assert {"loss", "global_step/sec"} <= tags  # save_summary_steps and log_step_count_steps
     files = set(os.listdir(tmp_path))
     assert {"checkpoint", "graph.pbtxt", "eval", "eval_two"} <= files
@@ -76,8 +83,9 @@ def test_training_stops_at_the_end_of_the_input(tmp_path):
 def test_warm_start_initializes_from_another_model(tmp_path):
     source = make_estimator(tmp_path / "source")
     source.train(input_fn, steps=5)
-    target = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "target"), params={"lr": 0.0},
-                                    warm_start_from=source.model_dir)
+    target = tf.estimator.Estimator(
+        model_fn, model_dir=str(tmp_path / "target"), params={"lr": 0.0}, warm_start_from=source.model_dir
+    )
     target.train(input_fn, steps=1)
     np.testing.assert_allclose(target.get_variable_value("kernel"), source.get_variable_value("kernel"))
 
@@ -85,8 +93,7 @@ def test_warm_start_initializes_from_another_model(tmp_path):
 def test_export_saved_model_serves_the_predictions(tmp_path):
     estimator = make_estimator(tmp_path / "model")
     estimator.train(input_fn, steps=4)
-    receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn(
-        {"x": v1.placeholder(tf.float32, [None, 4])})
+    receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": v1.placeholder(tf.float32, [None, 4])})
     export_dir = estimator.export_saved_model(str(tmp_path / "export"), receiver_fn).decode()
     with tf.Graph().as_default(), v1.Session() as sess:
         meta = v1.saved_model.load(sess, [tf.saved_model.SERVING], export_dir)
@@ -97,8 +104,7 @@ def test_export_saved_model_serves_the_predictions(tmp_path):
 
 def test_train_and_evaluate_evaluates_and_exports(tmp_path):
     estimator = make_estimator(tmp_path, save_checkpoints_steps=10)
-    receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn(
-        {"x": v1.placeholder(tf.float32, [None, 4])})
+    receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": v1.placeholder(tf.float32, [None, 4])})
     evaluated = []
 
     class CountEvaluations(tf.estimator.SessionRunHook):
@@ -106,10 +112,19 @@ def test_train_and_evaluate_evaluates_and_exports(tmp_path):
             evaluated.append(1)
 
     result, exports = tf.estimator.train_and_evaluate(
-        estimator, tf.estimator.TrainSpec(input_fn, max_steps=30),
-        tf.estimator.EvalSpec(eval_input_fn, steps=None, throttle_secs=0, hooks=[CountEvaluations()],
-                              exporters=[tf.estimator.LatestExporter("latest", receiver_fn, exports_to_keep=1),
-                                         tf.estimator.FinalExporter("final", receiver_fn)]))
+        estimator,
+        tf.estimator.TrainSpec(input_fn, max_steps=30),
+        tf.estimator.EvalSpec(
+            eval_input_fn,
+            steps=None,
+            throttle_secs=0,
+            hooks=[CountEvaluations()],
+            exporters=[
+                tf.estimator.LatestExporter("latest", receiver_fn, exports_to_keep=1),
+                tf.estimator.FinalExporter("final", receiver_fn),
+            ],
+        ),
+    )
     assert result["global_step"] == 30
     assert len(evaluated) == 3  # after the checkpoints at 10, 20 and 30
     assert len(os.listdir(tmp_path / "export" / "latest")) == 1
@@ -141,10 +156,14 @@ def test_model_fn_signatures(tmp_path):
         tf.estimator.Estimator(lambda features, labels: None, model_dir=str(tmp_path)).train(input_fn, steps=1)
 
 
-@pytest.mark.parametrize("kwargs, error, message", [
-    ({"steps": 1, "max_steps": 2}, ValueError, "Can not provide both steps and max_steps"),
-    ({"steps": 0}, ValueError, "Must specify steps > 0"),
-    ({"max_steps": -1}, ValueError, "Must specify max_steps > 0")])
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"steps": 1, "max_steps": 2}, ValueError, "Can not provide both steps and max_steps"),
+        ({"steps": 0}, ValueError, "Must specify steps > 0"),
+        ({"max_steps": -1}, ValueError, "Must specify max_steps > 0"),
+    ],
+)
 def test_bad_train_arguments(tmp_path, kwargs, error, message):
     with pytest.raises(error, match=message):
         make_estimator(tmp_path).train(input_fn, **kwargs)
@@ -174,8 +193,7 @@ def test_estimator_spec_validation():
 
 def test_run_config_defaults_and_validation(tmp_path):
     config = tf.estimator.RunConfig()
-    assert (config.save_checkpoints_secs, config.save_checkpoints_steps, config.save_summary_steps) == (600, None,
-                                                                                                        100)
+    assert (config.save_checkpoints_secs, config.save_checkpoints_steps, config.save_summary_steps) == (600, None, 100)
     assert config.is_chief and config.num_worker_replicas == 1 and config.task_type == "worker"
     assert tf.estimator.RunConfig(save_checkpoints_steps=10).save_checkpoints_secs is None
     assert config.replace(model_dir=tmp_path).model_dir == str(tmp_path)
@@ -188,8 +206,12 @@ def test_run_config_defaults_and_validation(tmp_path):
     with pytest.raises(ValueError, match="config must be an instance of RunConfig"):
         tf.estimator.Estimator(model_fn, config={"model_dir": "x"})
     with pytest.raises(ValueError, match="model_dir is set both in the constructor"):
-        tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "a"),
-                               config=tf.estimator.RunConfig(model_dir=str(tmp_path / "b")), params={})
+        tf.estimator.Estimator(
+            model_fn,
+            model_dir=str(tmp_path / "a"),
+            config=tf.estimator.RunConfig(model_dir=str(tmp_path / "b")),
+            params={},
+        )
 
 
 def test_subclasses_cannot_override_public_methods_unless_allowed(tmp_path):
@@ -200,6 +222,7 @@ def test_subclasses_cannot_override_public_methods_unless_allowed(tmp_path):
     with pytest.raises(ValueError, match="cannot override members of Estimator.*\\['train'\\]"):
         Custom(model_fn, model_dir=str(tmp_path), params={})
     from npu_bridge.estimator.npu.npu_estimator import no_check_override  # pylint: disable=import-outside-toplevel
+
     with no_check_override():
         assert Custom(model_fn, model_dir=str(tmp_path), params={}).model_dir == str(tmp_path)
 

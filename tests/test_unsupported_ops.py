@@ -2,8 +2,7 @@
 
 import pytest
 
-from npu_bridge.core.runtime import readme_blocks
-from npu_bridge.core.runtime import unsupported
+from npu_bridge.core.runtime import readme_blocks, unsupported
 from npu_bridge.core.runtime.errors import NotSupportedOffNpuError
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin
@@ -21,4 +20,6 @@ def test_unsupported_names_raise_with_the_reason():
 
 def test_readme_lists_every_unsupported_name():
     assert readme_blocks.read_block(unsupported.README_BLOCK) == unsupported.render_markdown().strip(), (
-        "README's 'not supported off the NPU' list is stale: run `python -m npu_bridge.core.runtime.unsupported --write-readme`")
+        "README's 'not supported off the NPU' list is stale: run `python -m npu_bridge.core.runtime.unsupported "
+        "--write-readme`"
+    )

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from npu_bridge.core.runtime import system
-from npu_bridge.core.world import world
 from npu_bridge.core.runtime.errors import DeviceIdError, NotAvailableError, NotInitializedError, RankTableError
+from npu_bridge.core.world import world
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "rank_tables")
 TWO_SERVERS = os.path.join(DATA, "template1_2servers.json")
@@ -60,14 +60,17 @@ def test_rank_size_one_needs_no_rank_id():
     assert summary(world.load_world({"RANK_SIZE": "1"})) == ("env", 1, 0, 0, 1, 0, "127.0.0.1")
 
 
-@pytest.mark.parametrize("environ, message", [
-    ({"RANK_SIZE": "4"}, "RANK_SIZE='4' but RANK_ID is not set; set RANK_ID to this process's rank, 0..3"),
-    ({"RANK_SIZE": "4", "RANK_ID": "4"}, "RANK_ID='4' must be less than RANK_SIZE='4'"),
-    ({"RANK_ID": "1"}, "RANK_ID='1' must be less than RANK_SIZE (unset, so 1)"),
-    ({"RANK_SIZE": "four", "RANK_ID": "0"}, "RANK_SIZE has invalid value 'four': must be an integer in [1, 32768]"),
-    ({"RANK_SIZE": "0"}, "RANK_SIZE has invalid value '0': must be an integer in [1, 32768]"),
-    ({"RANK_SIZE": "2", "RANK_ID": "-1"}, "RANK_ID has invalid value '-1': must be an integer in [0, 32767]"),
-])
+@pytest.mark.parametrize(
+    "environ, message",
+    [
+        ({"RANK_SIZE": "4"}, "RANK_SIZE='4' but RANK_ID is not set; set RANK_ID to this process's rank, 0..3"),
+        ({"RANK_SIZE": "4", "RANK_ID": "4"}, "RANK_ID='4' must be less than RANK_SIZE='4'"),
+        ({"RANK_ID": "1"}, "RANK_ID='1' must be less than RANK_SIZE (unset, so 1)"),
+        ({"RANK_SIZE": "four", "RANK_ID": "0"}, "RANK_SIZE has invalid value 'four': must be an integer in [1, 32768]"),
+        ({"RANK_SIZE": "0"}, "RANK_SIZE has invalid value '0': must be an integer in [1, 32768]"),
+        ({"RANK_SIZE": "2", "RANK_ID": "-1"}, "RANK_ID has invalid value '-1': must be an integer in [0, 32767]"),
+    ],
+)
 def test_env_world_errors(environ, message):
     assert world_error(environ) == message
 
@@ -109,50 +112,94 @@ def test_template2_pod_name_comes_from_the_table_with_rank_id():
 
 def test_one_rank_table_needs_no_rank_id(tmp_path):
     path = tmp_path / "one.json"
-    path.write_text(json.dumps({"status": "completed", "version": "1.0", "server_count": "1", "server_list": [
-        {"server_id": "10.0.0.10", "device": [{"device_id": "4", "rank_id": "0"}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "status": "completed",
+                "version": "1.0",
+                "server_count": "1",
+                "server_list": [{"server_id": "10.0.0.10", "device": [{"device_id": "4", "rank_id": "0"}]}],
+            }
+        )
+    )
     w = world.load_world({"RANK_TABLE_FILE": str(path)})
     assert summary(w) == ("rank_table", 1, 0, 4, 1, 0, "10.0.0.10")
 
 
 def test_pod_with_several_devices_is_narrowed_by_device(tmp_path):
     path = tmp_path / "pod.json"
-    path.write_text(json.dumps({"status": "completed", "group_list": [{"instance_list": [
-        {"pod_name": "pod-0", "server_id": "10.0.0.10", "devices": [{"device_id": "0"}, {"device_id": "1"}]}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "status": "completed",
+                "group_list": [
+                    {
+                        "instance_list": [
+                            {
+                                "pod_name": "pod-0",
+                                "server_id": "10.0.0.10",
+                                "devices": [{"device_id": "0"}, {"device_id": "1"}],
+                            }
+                        ]
+                    }
+                ],
+            }
+        )
+    )
     assert world.load_world({"RANK_TABLE_FILE": str(path), "POD_NAME": "pod-0", "DEVICE_ID": "1"}).rank_id == 1
     assert world_error({"RANK_TABLE_FILE": str(path), "POD_NAME": "pod-0"}) == (
         f"POD_NAME='pod-0' has ranks [0, 1] (devices [0, 1]) in the rank table {path}; set RANK_ID, or "
-        "ASCEND_DEVICE_ID to one of those devices, to pick one")
+        "ASCEND_DEVICE_ID to one of those devices, to pick one"
+    )
 
 
 def test_rank_table_errors_reach_the_world(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text('{"status": "initializing"}')
     assert world_error({"RANK_TABLE_FILE": str(path), "RANK_ID": "0"}).startswith(
-        f'rank table {path}: status is "initializing", must be "completed"')
+        f'rank table {path}: status is "initializing", must be "completed"'
+    )
 
 
-@pytest.mark.parametrize("environ, message", [
-    ({"RANK_TABLE_FILE": TWO_SERVERS, "RANK_ID": "0", "RANK_SIZE": "8"},
-     f"RANK_SIZE='8' disagrees with the rank table {TWO_SERVERS}, which has 4 ranks; set RANK_SIZE=4 or unset it"),
-    ({"RANK_TABLE_FILE": TWO_SERVERS, "RANK_ID": "4"},
-     f"RANK_ID='4' is not a rank of the rank table {TWO_SERVERS}, which has ranks 0..3"),
-    ({"RANK_TABLE_FILE": TWO_SERVERS},
-     f"the rank table {TWO_SERVERS} has 4 ranks and nothing says which one this process is: set RANK_ID to this "
-     "process's rank_id in the table; no device id is set either (ASCEND_DEVICE_ID would select the rank using "
-     "that device)"),
-    ({"RANK_TABLE_FILE": TWO_SERVERS, "ASCEND_DEVICE_ID": "1"},
-     f"the rank table {TWO_SERVERS} has 4 ranks and nothing says which one this process is: set RANK_ID to this "
-     "process's rank_id in the table; the device id 1 (from ASCEND_DEVICE_ID) matches ranks [1, 3]"),
-    ({"RANK_TABLE_FILE": PODS, "DEVICE_ID": "7"},
-     f"the rank table {PODS} has 4 ranks and nothing says which one this process is: set RANK_ID to this "
-     "process's rank_id in the table, or POD_NAME to its pod_name; the device id 7 (from DEVICE_ID) matches no "
-     "rank"),
-    ({"RANK_TABLE_FILE": PODS, "POD_NAME": "pod-z"},
-     f"POD_NAME='pod-z' names no pod of the rank table {PODS} (pods: ['pod-a', 'pod-b', 'pod-c', 'pod-d'])"),
-    ({"RANK_TABLE_FILE": PODS, "POD_NAME": "pod-a", "RANK_ID": "2"},
-     f"RANK_ID='2' and POD_NAME='pod-a' disagree: in the rank table {PODS} rank 2 belongs to pod 'pod-c'"),
-])
+@pytest.mark.parametrize(
+    "environ, message",
+    [
+        (
+            {"RANK_TABLE_FILE": TWO_SERVERS, "RANK_ID": "0", "RANK_SIZE": "8"},
+            f"RANK_SIZE='8' disagrees with the rank table {TWO_SERVERS}, which has 4 ranks; set RANK_SIZE=4 or "
+            f"unset it",
+        ),
+        (
+            {"RANK_TABLE_FILE": TWO_SERVERS, "RANK_ID": "4"},
+            f"RANK_ID='4' is not a rank of the rank table {TWO_SERVERS}, which has ranks 0..3",
+        ),
+        (
+            {"RANK_TABLE_FILE": TWO_SERVERS},
+            f"the rank table {TWO_SERVERS} has 4 ranks and nothing says which one this process is: set RANK_ID to this "
+            "process's rank_id in the table; no device id is set either (ASCEND_DEVICE_ID would select the rank using "
+            "that device)",
+        ),
+        (
+            {"RANK_TABLE_FILE": TWO_SERVERS, "ASCEND_DEVICE_ID": "1"},
+            f"the rank table {TWO_SERVERS} has 4 ranks and nothing says which one this process is: set RANK_ID to this "
+            "process's rank_id in the table; the device id 1 (from ASCEND_DEVICE_ID) matches ranks [1, 3]",
+        ),
+        (
+            {"RANK_TABLE_FILE": PODS, "DEVICE_ID": "7"},
+            f"the rank table {PODS} has 4 ranks and nothing says which one this process is: set RANK_ID to this "
+            "process's rank_id in the table, or POD_NAME to its pod_name; the device id 7 (from DEVICE_ID) matches no "
+            "rank",
+        ),
+        (
+            {"RANK_TABLE_FILE": PODS, "POD_NAME": "pod-z"},
+            f"POD_NAME='pod-z' names no pod of the rank table {PODS} (pods: ['pod-a', 'pod-b', 'pod-c', 'pod-d'])",
+        ),
+        (
+            {"RANK_TABLE_FILE": PODS, "POD_NAME": "pod-a", "RANK_ID": "2"},
+            f"RANK_ID='2' and POD_NAME='pod-a' disagree: in the rank table {PODS} rank 2 belongs to pod 'pod-c'",
+        ),
+    ],
+)
 def test_rank_table_world_errors(environ, message):
     assert world_error(environ) == message
 
@@ -182,43 +229,69 @@ def test_cm_ipv6_chief_address():
     assert world.load_world(dict(CM, CM_CHIEF_IP="::1", DEVICE_ID="0")).chief_address == "[::1]:6000"
 
 
-@pytest.mark.parametrize("environ, message", [
-    (dict(CM, RANK_SIZE="4"),
-     "RANK_SIZE='4' and CM_WORKER_SIZE='4' cannot be configured at the same time; in CM mode the number of ranks "
-     "is CM_WORKER_SIZE, so unset RANK_SIZE"),
-    (dict(CM, RANK_TABLE_FILE=TWO_SERVERS),
-     f"RANK_TABLE_FILE={TWO_SERVERS!r} and CM_CHIEF_IP='127.0.0.1', CM_CHIEF_PORT='6000', CM_CHIEF_DEVICE='0', "
-     "CM_WORKER_SIZE='4' both describe the world; set only one of them (CM_* is upstream's rank-table-free setup)"),
-    ({"CM_CHIEF_IP": "127.0.0.1", "CM_WORKER_SIZE": "2"},
-     "CM mode (CM_CHIEF_IP='127.0.0.1', CM_WORKER_SIZE='2') also needs CM_CHIEF_PORT, CM_CHIEF_DEVICE; CM mode "
-     "requires CM_CHIEF_IP, CM_CHIEF_PORT, CM_CHIEF_DEVICE, CM_WORKER_SIZE (CM_WORKER_IP is optional)"),
-    (dict(CM, CM_CHIEF_PORT="65521", RANK_ID="0"),
-     "CM_CHIEF_PORT has invalid value '65521': must be an integer in [0, 65520]"),
-    (dict(CM, CM_WORKER_SIZE="32769", RANK_ID="0"),
-     "CM_WORKER_SIZE has invalid value '32769': must be an integer in [1, 32768]"),
-    (dict(CM, CM_WORKER_SIZE="0", RANK_ID="0"),
-     "CM_WORKER_SIZE has invalid value '0': must be an integer in [1, 32768]"),
-    (dict(CM, CM_CHIEF_IP="chief-host", RANK_ID="0"),
-     "CM_CHIEF_IP has invalid value 'chief-host': must be an IPv4 or IPv6 address such as \"10.0.0.1\""),
-    (dict(CM, ASCEND_DEVICE_ID="1"),
-     "CM mode: cannot tell this worker's rank; set RANK_ID (0..3; 0 is the chief, the process on "
-     "CM_CHIEF_DEVICE=0)"),
-    (dict(CM, RANK_ID="1", ASCEND_DEVICE_ID="0"),
-     "RANK_ID='1' contradicts the device id 0 (from ASCEND_DEVICE_ID): the chief runs on CM_CHIEF_DEVICE=0 and "
-     "is rank 0, every other worker on another device"),
-    (dict(CM, RANK_ID="2"),
-     "CM mode: worker rank 2 has no device id; set ASCEND_DEVICE_ID (or DEVICE_ID), since CM workers are told "
-     "apart by their device"),
-    (dict(CM, RANK_ID="4", DEVICE_ID="4"), "RANK_ID='4' must be less than CM_WORKER_SIZE='4'"),
-])
+@pytest.mark.parametrize(
+    "environ, message",
+    [
+        (
+            dict(CM, RANK_SIZE="4"),
+            "RANK_SIZE='4' and CM_WORKER_SIZE='4' cannot be configured at the same time; in CM mode the number of "
+            "ranks "
+            "is CM_WORKER_SIZE, so unset RANK_SIZE",
+        ),
+        (
+            dict(CM, RANK_TABLE_FILE=TWO_SERVERS),
+            f"RANK_TABLE_FILE={TWO_SERVERS!r} and CM_CHIEF_IP='127.0.0.1', CM_CHIEF_PORT='6000', CM_CHIEF_DEVICE='0', "
+            "CM_WORKER_SIZE='4' both describe the world; set only one of them (CM_* is upstream's rank-table-free "
+            "setup)",
+        ),
+        (
+            {"CM_CHIEF_IP": "127.0.0.1", "CM_WORKER_SIZE": "2"},
+            "CM mode (CM_CHIEF_IP='127.0.0.1', CM_WORKER_SIZE='2') also needs CM_CHIEF_PORT, CM_CHIEF_DEVICE; CM mode "
+            "requires CM_CHIEF_IP, CM_CHIEF_PORT, CM_CHIEF_DEVICE, CM_WORKER_SIZE (CM_WORKER_IP is optional)",
+        ),
+        (
+            dict(CM, CM_CHIEF_PORT="65521", RANK_ID="0"),
+            "CM_CHIEF_PORT has invalid value '65521': must be an integer in [0, 65520]",
+        ),
+        (
+            dict(CM, CM_WORKER_SIZE="32769", RANK_ID="0"),
+            "CM_WORKER_SIZE has invalid value '32769': must be an integer in [1, 32768]",
+        ),
+        (
+            dict(CM, CM_WORKER_SIZE="0", RANK_ID="0"),
+            "CM_WORKER_SIZE has invalid value '0': must be an integer in [1, 32768]",
+        ),
+        (
+            dict(CM, CM_CHIEF_IP="chief-host", RANK_ID="0"),
+            "CM_CHIEF_IP has invalid value 'chief-host': must be an IPv4 or IPv6 address such as \"10.0.0.1\"",
+        ),
+        (
+            dict(CM, ASCEND_DEVICE_ID="1"),
+            "CM mode: cannot tell this worker's rank; set RANK_ID (0..3; 0 is the chief, the process on "
+            "CM_CHIEF_DEVICE=0)",
+        ),
+        (
+            dict(CM, RANK_ID="1", ASCEND_DEVICE_ID="0"),
+            "RANK_ID='1' contradicts the device id 0 (from ASCEND_DEVICE_ID): the chief runs on CM_CHIEF_DEVICE=0 and "
+            "is rank 0, every other worker on another device",
+        ),
+        (
+            dict(CM, RANK_ID="2"),
+            "CM mode: worker rank 2 has no device id; set ASCEND_DEVICE_ID (or DEVICE_ID), since CM workers are told "
+            "apart by their device",
+        ),
+        (dict(CM, RANK_ID="4", DEVICE_ID="4"), "RANK_ID='4' must be less than CM_WORKER_SIZE='4'"),
+    ],
+)
 def test_cm_errors(environ, message):
     assert world_error(environ) == message
 
 
 def test_cm_on_several_machines_is_not_available():
     message = world_error(dict(CM, CM_WORKER_IP="10.0.0.2", RANK_ID="1", DEVICE_ID="1"), NotAvailableError)
-    assert message.startswith("CM mode with workers on several machines (CM_WORKER_IP='10.0.0.2', "
-                              "CM_CHIEF_IP='127.0.0.1') is not supported")
+    assert message.startswith(
+        "CM mode with workers on several machines (CM_WORKER_IP='10.0.0.2', CM_CHIEF_IP='127.0.0.1') is not supported"
+    )
 
 
 def test_device_id_errors_surface():
@@ -239,8 +312,9 @@ def test_validate_environment_needs_no_initialization():
 def test_current_world_requires_initialization():
     with pytest.raises(NotInitializedError) as info:
         world.current_world()
-    assert str(info.value).startswith("current_world: the NPU system is not initialized; run "
-                                      "`sess.run(npu_ops.initialize_system())`")
+    assert str(info.value).startswith(
+        "current_world: the NPU system is not initialized; run `sess.run(npu_ops.initialize_system())`"
+    )
 
 
 def test_current_world_is_read_once_per_initialization(monkeypatch):

@@ -9,11 +9,19 @@ Differences from Ascend: with no rank variables at all the world has one rank (u
 say what is wrong instead of returning a library code (``ret[...]``).
 """
 
-from npu_bridge.core.world import groups
 from npu_bridge.core.runtime import system
+from npu_bridge.core.world import groups
 
-__all__ = ["create_group", "destroy_group", "get_rank_size", "get_rank_id", "get_local_rank_size",
-           "get_local_rank_id", "get_world_rank_from_group_rank", "get_group_rank_from_world_rank"]
+__all__ = [
+    "create_group",
+    "destroy_group",
+    "get_rank_size",
+    "get_rank_id",
+    "get_local_rank_size",
+    "get_local_rank_id",
+    "get_world_rank_from_group_rank",
+    "get_group_rank_from_world_rank",
+]
 
 WORLD_GROUP = groups.WORLD_GROUP
 

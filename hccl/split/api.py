@@ -4,9 +4,8 @@ Both functions need an initialized NPU system and raise ``NotInitializedError`` 
 before that. Semantics, defaults and precedence are described in ``npu_bridge.core.world.split_strategy``.
 """
 
-from npu_bridge.core.world import groups
-from npu_bridge.core.world import split_strategy
 from npu_bridge.core.runtime import system
+from npu_bridge.core.world import groups, split_strategy
 
 __all__ = ["set_split_strategy_by_idx", "set_split_strategy_by_size"]
 

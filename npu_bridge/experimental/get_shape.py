@@ -4,5 +4,7 @@ from npu_bridge.core.runtime.unsupported import unsupported
 
 __all__ = ["getshape"]
 
-getshape = unsupported("npu_bridge.experimental.get_shape.getshape",
-                       "a shape helper of Ascend's graph engine for dynamic-shape graphs; use tf.shape")
+getshape = unsupported(
+    "npu_bridge.experimental.get_shape.getshape",
+    "a shape helper of Ascend's graph engine for dynamic-shape graphs; use tf.shape",
+)

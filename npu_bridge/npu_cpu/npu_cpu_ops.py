@@ -8,8 +8,10 @@ from npu_bridge.core.runtime.unsupported import unsupported
 
 __all__ = []  # every name is looked up by __getattr__ and raises when used
 
-_REASON = ("Ascend AI CPU ops (embedding hash tables, OCR, ...) keep their state in NPU device memory or run AI CPU "
-           "kernels that have no counterpart off the NPU")
+_REASON = (
+    "Ascend AI CPU ops (embedding hash tables, OCR, ...) keep their state in NPU device memory or run AI CPU "
+    "kernels that have no counterpart off the NPU"
+)
 unsupported("npu_bridge.npu_cpu.npu_cpu_ops.*", _REASON)
 
 

@@ -133,8 +133,8 @@ extern "C" size_t npu_bridge_exception_dump_json(const char* slot, char* buf, si
     }
     absl::StatusOr<std::string> path = npu_bridge::DumpWriter::Get().WriteNow(record);
     json = path.ok() ? "{\"path\":" + JsonQuote(*path) + ",\"op_name\":" + JsonQuote(op.op_name) +
-                           ",\"op_type\":" + JsonQuote(op.op_type) + ",\"inputs\":" +
-                           std::to_string(held->inputs.size()) + "}"
+                           ",\"op_type\":" + JsonQuote(op.op_type) +
+                           ",\"inputs\":" + std::to_string(held->inputs.size()) + "}"
                      : "{\"error\":" + JsonQuote(std::string(path.status().message())) + "}";
   }
   return npu_bridge::CopyToBuffer(json, buf, len);

@@ -14,9 +14,7 @@ class NpuIterationsLoopGuardOp : public tensorflow::OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kGuardMessageAttr, &message_));
   }
 
-  void Compute(tensorflow::OpKernelContext* ctx) override {
-    ctx->SetStatus(absl::FailedPreconditionError(message_));
-  }
+  void Compute(tensorflow::OpKernelContext* ctx) override { ctx->SetStatus(absl::FailedPreconditionError(message_)); }
 
  private:
   std::string message_;

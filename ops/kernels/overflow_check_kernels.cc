@@ -50,11 +50,16 @@ using Scan = bool (*)(const void*, int64_t, int64_t);
 
 Scan ScanFor(tensorflow::DataType dtype, bool fp16_saturation) {
   switch (dtype) {
-    case tensorflow::DT_HALF: return fp16_saturation ? &HasSaturatedHalf : &HasNonFinite<uint16_t, 0x7c00u>;
-    case tensorflow::DT_BFLOAT16: return &HasNonFinite<uint16_t, 0x7f80u>;
-    case tensorflow::DT_FLOAT: return &HasNonFinite<uint32_t, 0x7f800000u>;
-    case tensorflow::DT_DOUBLE: return &HasNonFinite<uint64_t, 0x7ff0000000000000ull>;
-    default: return nullptr;
+    case tensorflow::DT_HALF:
+      return fp16_saturation ? &HasSaturatedHalf : &HasNonFinite<uint16_t, 0x7c00u>;
+    case tensorflow::DT_BFLOAT16:
+      return &HasNonFinite<uint16_t, 0x7f80u>;
+    case tensorflow::DT_FLOAT:
+      return &HasNonFinite<uint32_t, 0x7f800000u>;
+    case tensorflow::DT_DOUBLE:
+      return &HasNonFinite<uint64_t, 0x7ff0000000000000ull>;
+    default:
+      return nullptr;
   }
 }
 
@@ -64,9 +69,12 @@ uint64_t KindsOf(const tensorflow::Tensor& x, bool fp16_saturation) {
   const auto values = x.flat<T>();
   for (int64_t i = 0; i < values.size(); ++i) {
     const double v = static_cast<double>(values(i));
-    if (std::isnan(v)) kinds |= kOverflowNaN;
-    else if (std::isinf(v)) kinds |= kOverflowInf;
-    else if (fp16_saturation && std::fabs(v) >= 65504.0) kinds |= kOverflowFp16Saturated;
+    if (std::isnan(v))
+      kinds |= kOverflowNaN;
+    else if (std::isinf(v))
+      kinds |= kOverflowInf;
+    else if (fp16_saturation && std::fabs(v) >= 65504.0)
+      kinds |= kOverflowFp16Saturated;
   }
   return kinds;
 }
@@ -74,11 +82,16 @@ uint64_t KindsOf(const tensorflow::Tensor& x, bool fp16_saturation) {
 // The status bits of an overflowing tensor (kOverflow* in dump_format.h).
 uint64_t OverflowKinds(const tensorflow::Tensor& x, bool fp16_saturation) {
   switch (x.dtype()) {
-    case tensorflow::DT_HALF: return KindsOf<Eigen::half>(x, fp16_saturation);
-    case tensorflow::DT_BFLOAT16: return KindsOf<Eigen::bfloat16>(x, false);
-    case tensorflow::DT_FLOAT: return KindsOf<float>(x, false);
-    case tensorflow::DT_DOUBLE: return KindsOf<double>(x, false);
-    default: return 0;
+    case tensorflow::DT_HALF:
+      return KindsOf<Eigen::half>(x, fp16_saturation);
+    case tensorflow::DT_BFLOAT16:
+      return KindsOf<Eigen::bfloat16>(x, false);
+    case tensorflow::DT_FLOAT:
+      return KindsOf<float>(x, false);
+    case tensorflow::DT_DOUBLE:
+      return KindsOf<double>(x, false);
+    default:
+      return 0;
   }
 }
 

@@ -1,4 +1,5 @@
-// Op registration of NpuExceptionCapture, NpuExceptionRelease; the kernels are in ops/kernels/exception_capture_kernels.cc.
+// Op registration of NpuExceptionCapture, NpuExceptionRelease; the kernels are in
+// ops/kernels/exception_capture_kernels.cc.
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 

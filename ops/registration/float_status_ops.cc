@@ -1,4 +1,5 @@
-// Op registration of NpuAllocFloatStatus, NpuGetFloatStatus, NpuClearFloatStatus, NpuGetFloatStatusV2, NpuClearFloatStatusV2; the kernels are in ops/kernels/float_status_kernels.cc.
+// Op registration of NpuAllocFloatStatus, NpuGetFloatStatus, NpuClearFloatStatus, NpuGetFloatStatusV2,
+// NpuClearFloatStatusV2; the kernels are in ops/kernels/float_status_kernels.cc.
 #include "ops/runtime/float_status.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
@@ -33,8 +34,6 @@ REGISTER_OP("NpuGetFloatStatusV2")
       return absl::OkStatus();
     });
 
-REGISTER_OP("NpuClearFloatStatusV2")
-    .SetIsStateful()
-    .SetShapeFn(tensorflow::shape_inference::NoOutputs);
+REGISTER_OP("NpuClearFloatStatusV2").SetIsStateful().SetShapeFn(tensorflow::shape_inference::NoOutputs);
 
 }  // namespace npu_bridge

@@ -92,22 +92,43 @@ void PutU64(std::string* out, size_t offset, uint64_t value) {
 
 const char* NpyDescr(DataType dtype) {
   switch (dtype) {
-    case tensorflow::DT_FLOAT: return "<f4";
-    case tensorflow::DT_BFLOAT16: return "<f4";  // widened: numpy has no bfloat16
-    case tensorflow::DT_HALF: return "<f2";
-    case tensorflow::DT_DOUBLE: return "<f8";
-    case tensorflow::DT_INT8: case tensorflow::DT_QINT8: return "|i1";
-    case tensorflow::DT_UINT8: case tensorflow::DT_QUINT8: return "|u1";
-    case tensorflow::DT_INT16: case tensorflow::DT_QINT16: return "<i2";
-    case tensorflow::DT_UINT16: case tensorflow::DT_QUINT16: return "<u2";
-    case tensorflow::DT_INT32: case tensorflow::DT_QINT32: return "<i4";
-    case tensorflow::DT_UINT32: return "<u4";
-    case tensorflow::DT_INT64: return "<i8";
-    case tensorflow::DT_UINT64: return "<u8";
-    case tensorflow::DT_BOOL: return "|b1";
-    case tensorflow::DT_COMPLEX64: return "<c8";
-    case tensorflow::DT_COMPLEX128: return "<c16";
-    default: return nullptr;
+    case tensorflow::DT_FLOAT:
+      return "<f4";
+    case tensorflow::DT_BFLOAT16:
+      return "<f4";  // widened: numpy has no bfloat16
+    case tensorflow::DT_HALF:
+      return "<f2";
+    case tensorflow::DT_DOUBLE:
+      return "<f8";
+    case tensorflow::DT_INT8:
+    case tensorflow::DT_QINT8:
+      return "|i1";
+    case tensorflow::DT_UINT8:
+    case tensorflow::DT_QUINT8:
+      return "|u1";
+    case tensorflow::DT_INT16:
+    case tensorflow::DT_QINT16:
+      return "<i2";
+    case tensorflow::DT_UINT16:
+    case tensorflow::DT_QUINT16:
+      return "<u2";
+    case tensorflow::DT_INT32:
+    case tensorflow::DT_QINT32:
+      return "<i4";
+    case tensorflow::DT_UINT32:
+      return "<u4";
+    case tensorflow::DT_INT64:
+      return "<i8";
+    case tensorflow::DT_UINT64:
+      return "<u8";
+    case tensorflow::DT_BOOL:
+      return "|b1";
+    case tensorflow::DT_COMPLEX64:
+      return "<c8";
+    case tensorflow::DT_COMPLEX128:
+      return "<c16";
+    default:
+      return nullptr;
   }
 }
 
@@ -115,39 +136,63 @@ const char* NpyDescr(DataType dtype) {
 
 int AscendDataType(DataType dtype) {
   switch (dtype) {
-    case tensorflow::DT_FLOAT: return 1;
-    case tensorflow::DT_HALF: return 2;
-    case tensorflow::DT_INT8: return 3;
-    case tensorflow::DT_UINT8: return 4;
-    case tensorflow::DT_INT16: return 5;
-    case tensorflow::DT_UINT16: return 6;
-    case tensorflow::DT_INT32: return 7;
-    case tensorflow::DT_INT64: return 8;
-    case tensorflow::DT_UINT32: return 9;
-    case tensorflow::DT_UINT64: return 10;
-    case tensorflow::DT_BOOL: return 11;
-    case tensorflow::DT_DOUBLE: return 12;
-    case tensorflow::DT_STRING: return 13;
-    case tensorflow::DT_COMPLEX64: return 16;
-    case tensorflow::DT_COMPLEX128: return 17;
-    case tensorflow::DT_QINT8: return 18;
-    case tensorflow::DT_QINT16: return 19;
-    case tensorflow::DT_QINT32: return 20;
-    case tensorflow::DT_QUINT8: return 21;
-    case tensorflow::DT_QUINT16: return 22;
-    case tensorflow::DT_RESOURCE: return 23;
-    case tensorflow::DT_VARIANT: return 26;
-    case tensorflow::DT_BFLOAT16: return 27;
-    default: return 0;
+    case tensorflow::DT_FLOAT:
+      return 1;
+    case tensorflow::DT_HALF:
+      return 2;
+    case tensorflow::DT_INT8:
+      return 3;
+    case tensorflow::DT_UINT8:
+      return 4;
+    case tensorflow::DT_INT16:
+      return 5;
+    case tensorflow::DT_UINT16:
+      return 6;
+    case tensorflow::DT_INT32:
+      return 7;
+    case tensorflow::DT_INT64:
+      return 8;
+    case tensorflow::DT_UINT32:
+      return 9;
+    case tensorflow::DT_UINT64:
+      return 10;
+    case tensorflow::DT_BOOL:
+      return 11;
+    case tensorflow::DT_DOUBLE:
+      return 12;
+    case tensorflow::DT_STRING:
+      return 13;
+    case tensorflow::DT_COMPLEX64:
+      return 16;
+    case tensorflow::DT_COMPLEX128:
+      return 17;
+    case tensorflow::DT_QINT8:
+      return 18;
+    case tensorflow::DT_QINT16:
+      return 19;
+    case tensorflow::DT_QINT32:
+      return 20;
+    case tensorflow::DT_QUINT8:
+      return 21;
+    case tensorflow::DT_QUINT16:
+      return 22;
+    case tensorflow::DT_RESOURCE:
+      return 23;
+    case tensorflow::DT_VARIANT:
+      return 26;
+    case tensorflow::DT_BFLOAT16:
+      return 27;
+    default:
+      return 0;
   }
 }
 
 std::string AscendDataTypeName(DataType dtype) {
   static const char* const kNames[] = {
-      "DT_UNDEFINED", "DT_FLOAT", "DT_FLOAT16", "DT_INT8", "DT_UINT8", "DT_INT16", "DT_UINT16", "DT_INT32",
-      "DT_INT64", "DT_UINT32", "DT_UINT64", "DT_BOOL", "DT_DOUBLE", "DT_STRING", "DT_DUAL_SUB_INT8",
-      "DT_DUAL_SUB_UINT8", "DT_COMPLEX64", "DT_COMPLEX128", "DT_QINT8", "DT_QINT16", "DT_QINT32", "DT_QUINT8",
-      "DT_QUINT16", "DT_RESOURCE", "DT_STRING_REF", "DT_DUAL", "DT_VARIANT", "DT_BF16"};
+      "DT_UNDEFINED",     "DT_FLOAT",          "DT_FLOAT16",   "DT_INT8",       "DT_UINT8", "DT_INT16",   "DT_UINT16",
+      "DT_INT32",         "DT_INT64",          "DT_UINT32",    "DT_UINT64",     "DT_BOOL",  "DT_DOUBLE",  "DT_STRING",
+      "DT_DUAL_SUB_INT8", "DT_DUAL_SUB_UINT8", "DT_COMPLEX64", "DT_COMPLEX128", "DT_QINT8", "DT_QINT16",  "DT_QINT32",
+      "DT_QUINT8",        "DT_QUINT16",        "DT_RESOURCE",  "DT_STRING_REF", "DT_DUAL",  "DT_VARIANT", "DT_BF16"};
   return kNames[AscendDataType(dtype)];
 }
 
@@ -164,8 +209,8 @@ DumpTensor MakeDumpTensor(const tensorflow::Tensor& tensor, const std::string& d
   return t;
 }
 
-std::string EncodeDumpHeader(const std::string& op_name, uint64_t dump_time_ms,
-                             const std::vector<DumpTensor>& inputs, const std::vector<DumpTensor>& outputs) {
+std::string EncodeDumpHeader(const std::string& op_name, uint64_t dump_time_ms, const std::vector<DumpTensor>& inputs,
+                             const std::vector<DumpTensor>& outputs) {
   // DumpData {version=1, dump_time=2, output=3, input=4, op_name=6}
   ProtoWriter data;
   data.String(1, "2.0");
@@ -211,8 +256,8 @@ std::string NpyHeader(DataType dtype, const tensorflow::TensorShape& shape) {
   for (int i = 0; i < shape.dims(); ++i) dims += std::to_string(shape.dim_size(i)) + ", ";
   if (shape.dims() > 1) dims.resize(dims.size() - 2);
   if (shape.dims() == 1) dims.pop_back();  // "(n,)"
-  std::string dict = std::string("{'descr': '") + NpyDescr(dtype) + "', 'fortran_order': False, 'shape': (" +
-                     dims + "), }";
+  std::string dict =
+      std::string("{'descr': '") + NpyDescr(dtype) + "', 'fortran_order': False, 'shape': (" + dims + "), }";
   constexpr size_t kPrefix = 10;  // magic (6) + version (2) + header length (2)
   size_t total = kPrefix + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');

@@ -48,8 +48,8 @@ std::string AscendDataTypeName(tensorflow::DataType dtype);
 bool HasRawBytes(tensorflow::DataType dtype);
 
 // The DumpData header (version "2.0", data fields empty, sizes set) of a v2 dump file.
-std::string EncodeDumpHeader(const std::string& op_name, uint64_t dump_time_ms,
-                             const std::vector<DumpTensor>& inputs, const std::vector<DumpTensor>& outputs);
+std::string EncodeDumpHeader(const std::string& op_name, uint64_t dump_time_ms, const std::vector<DumpTensor>& inputs,
+                             const std::vector<DumpTensor>& outputs);
 
 // The DumpData header of an Opdebug file: op Node_OpDebug with one uint8 output of kOverflowPayloadSize.
 std::string EncodeOpdebugHeader(uint64_t dump_time_ms);

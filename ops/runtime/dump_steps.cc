@@ -44,8 +44,7 @@ absl::Status StepSelection::FromPairs(const std::vector<int64_t>& pairs, StepSel
   for (size_t k = 0; k < pairs.size(); k += 2) {
     if (pairs[k] < 0 || pairs[k] > pairs[k + 1]) {
       return absl::InvalidArgumentError("npu_bridge: dump step range " + std::to_string(pairs[k]) + "-" +
-                                        std::to_string(pairs[k + 1]) +
-                                        " is not a range of steps (0 <= first <= last)");
+                                        std::to_string(pairs[k + 1]) + " is not a range of steps (0 <= first <= last)");
     }
     parsed.ranges_.push_back({pairs[k], pairs[k + 1]});
   }

@@ -54,8 +54,7 @@ absl::Status EnsureDirectory(const std::string& dir, bool recheck = false) {
 }
 
 // Writes the pieces to a hidden temporary file and renames it, so readers never see a partial file.
-absl::Status WriteFileAtomically(const std::string& dir, const std::string& name,
-                                 const std::vector<Piece>& pieces) {
+absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::vector<Piece>& pieces) {
   const std::string path = dir + "/" + name;
   const std::string temporary = dir + "/.tmp." + name;
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -139,9 +138,12 @@ std::string ShapeText(const tensorflow::TensorShape& shape) {
 
 const char* FormatName(int format) {
   switch (format) {
-    case kFormatNCHW: return "NCHW";
-    case kFormatNHWC: return "NHWC";
-    default: return "ND";
+    case kFormatNCHW:
+      return "NCHW";
+    case kFormatNHWC:
+      return "NHWC";
+    default:
+      return "ND";
   }
 }
 
@@ -153,9 +155,9 @@ std::string StatsRows(const DumpRecord& r) {
     for (size_t i = 0; i < tensors.size(); ++i) {
       const DumpTensor& t = tensors[i];
       const TensorStats stats = t.has_data ? ComputeStats(t.tensor) : TensorStats();
-      rows += prefix + io + "," + std::to_string(i) + "," +
-              std::to_string(t.has_data ? t.tensor.TotalBytes() : 0) + "," + AscendDataTypeName(t.dtype) + "," +
-              FormatName(t.format) + "," + ShapeText(t.shape) + "," + StatsCsvCells(stats, t.dtype) + "\n";
+      rows += prefix + io + "," + std::to_string(i) + "," + std::to_string(t.has_data ? t.tensor.TotalBytes() : 0) +
+              "," + AscendDataTypeName(t.dtype) + "," + FormatName(t.format) + "," + ShapeText(t.shape) + "," +
+              StatsCsvCells(stats, t.dtype) + "\n";
     }
   };
   add("input", r.inputs);
@@ -164,8 +166,7 @@ std::string StatsRows(const DumpRecord& r) {
 }
 
 uint64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -295,8 +296,8 @@ absl::StatusOr<std::string> DumpWriter::Write(const DumpRecord& r) {
       absl::StatusOr<std::string> name = FileNameFor(
           r.dir, SanitizeName(r.op_name) + "." + std::to_string(i) + "." + std::to_string(r.timestamp), ".npy");
       if (!name.ok()) return name.status();
-      status = WriteFileAtomically(r.dir, *name, {{header.data(), header.size()},
-                                                  {data.tensor_data().data(), data.tensor_data().size()}});
+      status = WriteFileAtomically(
+          r.dir, *name, {{header.data(), header.size()}, {data.tensor_data().data(), data.tensor_data().size()}});
       if (!status.ok()) return status;
       bytes += header.size() + data.tensor_data().size();
       ++files;
@@ -306,11 +307,12 @@ absl::StatusOr<std::string> DumpWriter::Write(const DumpRecord& r) {
     const std::string header = EncodeOpdebugHeader(r.opdebug_timestamp / 1000);
     const std::string payload = OverflowPayload(r.model_id, r.stream_id, r.task_id, r.overflow_status);
     uint64_t header_size = header.size();
-    const std::string name = "Opdebug.Node_OpDebug." + std::to_string(r.task_id) + "." +
-                             std::to_string(r.stream_id) + "." + std::to_string(r.opdebug_timestamp);
-    status = WriteFileAtomically(r.dir, name, {{reinterpret_cast<const char*>(&header_size), 8},
-                                               {header.data(), header.size()},
-                                               {payload.data(), payload.size()}});
+    const std::string name = "Opdebug.Node_OpDebug." + std::to_string(r.task_id) + "." + std::to_string(r.stream_id) +
+                             "." + std::to_string(r.opdebug_timestamp);
+    status = WriteFileAtomically(r.dir, name,
+                                 {{reinterpret_cast<const char*>(&header_size), 8},
+                                  {header.data(), header.size()},
+                                  {payload.data(), payload.size()}});
     if (!status.ok()) return status;
     bytes += 8 + header.size() + payload.size();
     ++files;
@@ -349,10 +351,10 @@ std::string DumpWriter::StatusJson() {
   std::lock_guard<std::mutex> lock(mu_);
   std::string errors = "[";
   for (size_t i = 0; i < errors_.size(); ++i) errors += (i ? "," : "") + JsonQuote(errors_[i]);
-  return "{\"files_written\":" + std::to_string(files_written_) + ",\"bytes_written\":" +
-         std::to_string(bytes_written_) + ",\"queued_bytes\":" + std::to_string(queued_bytes_) +
-         ",\"queue_limit_bytes\":" + std::to_string(queue_limit_bytes_) + ",\"threads\":" +
-         std::to_string(threads_wanted_) + ",\"error_count\":" + std::to_string(error_count_) +
+  return "{\"files_written\":" + std::to_string(files_written_) +
+         ",\"bytes_written\":" + std::to_string(bytes_written_) + ",\"queued_bytes\":" + std::to_string(queued_bytes_) +
+         ",\"queue_limit_bytes\":" + std::to_string(queue_limit_bytes_) +
+         ",\"threads\":" + std::to_string(threads_wanted_) + ",\"error_count\":" + std::to_string(error_count_) +
          ",\"errors\":" + errors + "],\"overflow_events\":" + std::to_string(overflow_events_.size()) +
          ",\"overflow_events_dropped\":" + std::to_string(overflow_events_dropped_) +
          ",\"changes\":" + std::to_string(changes_) + "}";
@@ -365,10 +367,10 @@ std::string DumpWriter::OverflowEventsJson(int64_t start) {
     const OverflowEvent& e = overflow_events_[i];
     if (json.size() > 1) json += ",";
     json += "{\"opdebug\":" + JsonQuote(e.opdebug_path) + ",\"dump\":" + JsonQuote(e.dump_path) +
-            ",\"dir\":" + JsonQuote(e.dir) + ",\"op_name\":" + JsonQuote(e.op_name) + ",\"op_type\":" +
-            JsonQuote(e.op_type) + ",\"model_id\":" + std::to_string(e.model_id) + ",\"step\":" +
-            std::to_string(e.step) + ",\"task_id\":" + std::to_string(e.task_id) + ",\"status\":" +
-            std::to_string(e.status) + ",\"timestamp\":" + std::to_string(e.timestamp) + "}";
+            ",\"dir\":" + JsonQuote(e.dir) + ",\"op_name\":" + JsonQuote(e.op_name) +
+            ",\"op_type\":" + JsonQuote(e.op_type) + ",\"model_id\":" + std::to_string(e.model_id) +
+            ",\"step\":" + std::to_string(e.step) + ",\"task_id\":" + std::to_string(e.task_id) +
+            ",\"status\":" + std::to_string(e.status) + ",\"timestamp\":" + std::to_string(e.timestamp) + "}";
   }
   return json + "]";
 }

@@ -10,8 +10,7 @@ SystemState& SystemState::Get() {
   return *state;
 }
 
-bool SystemState::Initialize(const std::string& init_options_json, const std::string& source,
-                             bool global) {
+bool SystemState::Initialize(const std::string& init_options_json, const std::string& source, bool global) {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_.initialized) {
     VLOG(1) << "npu_bridge: system already initialized by " << state_.source << "; " << source
@@ -45,13 +44,11 @@ SystemSnapshot SystemState::Snapshot() const {
 extern "C" {
 
 int npu_bridge_system_initialize(const char* init_options_json, const char* source, int global) {
-  return npu_bridge::SystemState::Get().Initialize(init_options_json ? init_options_json : "{}",
-                                                   source ? source : "", global != 0);
+  return npu_bridge::SystemState::Get().Initialize(init_options_json ? init_options_json : "{}", source ? source : "",
+                                                   global != 0);
 }
 
-int npu_bridge_system_shutdown(int force) {
-  return npu_bridge::SystemState::Get().Shutdown(force != 0);
-}
+int npu_bridge_system_shutdown(int force) { return npu_bridge::SystemState::Get().Shutdown(force != 0); }
 
 size_t npu_bridge_system_state_json(char* buf, size_t len) {
   const npu_bridge::SystemSnapshot s = npu_bridge::SystemState::Get().Snapshot();

@@ -24,9 +24,12 @@ TensorStats Accumulate(const tensorflow::Tensor& tensor) {
       ++(v > 0 ? s.positive_inf : s.negative_inf);
     } else {
       ++finite;
-      if (v < 0) ++s.negative;
-      else if (v > 0) ++s.positive;
-      else ++s.zero;
+      if (v < 0)
+        ++s.negative;
+      else if (v > 0)
+        ++s.positive;
+      else
+        ++s.zero;
       max = std::max(max, v);
       min = std::min(min, v);
       sum += v;
@@ -51,20 +54,34 @@ std::string Number(double value, int digits) {
 
 TensorStats ComputeStats(const tensorflow::Tensor& tensor) {
   switch (tensor.dtype()) {
-    case tensorflow::DT_FLOAT: return Accumulate<float>(tensor);
-    case tensorflow::DT_HALF: return Accumulate<Eigen::half>(tensor);
-    case tensorflow::DT_BFLOAT16: return Accumulate<Eigen::bfloat16>(tensor);
-    case tensorflow::DT_DOUBLE: return Accumulate<double>(tensor);
-    case tensorflow::DT_INT8: return Accumulate<int8_t>(tensor);
-    case tensorflow::DT_UINT8: return Accumulate<uint8_t>(tensor);
-    case tensorflow::DT_INT16: return Accumulate<int16_t>(tensor);
-    case tensorflow::DT_UINT16: return Accumulate<uint16_t>(tensor);
-    case tensorflow::DT_INT32: return Accumulate<int32_t>(tensor);
-    case tensorflow::DT_UINT32: return Accumulate<uint32_t>(tensor);
-    case tensorflow::DT_INT64: return Accumulate<int64_t>(tensor);
-    case tensorflow::DT_UINT64: return Accumulate<uint64_t>(tensor);
-    case tensorflow::DT_BOOL: return Accumulate<bool>(tensor);
-    default: return TensorStats();
+    case tensorflow::DT_FLOAT:
+      return Accumulate<float>(tensor);
+    case tensorflow::DT_HALF:
+      return Accumulate<Eigen::half>(tensor);
+    case tensorflow::DT_BFLOAT16:
+      return Accumulate<Eigen::bfloat16>(tensor);
+    case tensorflow::DT_DOUBLE:
+      return Accumulate<double>(tensor);
+    case tensorflow::DT_INT8:
+      return Accumulate<int8_t>(tensor);
+    case tensorflow::DT_UINT8:
+      return Accumulate<uint8_t>(tensor);
+    case tensorflow::DT_INT16:
+      return Accumulate<int16_t>(tensor);
+    case tensorflow::DT_UINT16:
+      return Accumulate<uint16_t>(tensor);
+    case tensorflow::DT_INT32:
+      return Accumulate<int32_t>(tensor);
+    case tensorflow::DT_UINT32:
+      return Accumulate<uint32_t>(tensor);
+    case tensorflow::DT_INT64:
+      return Accumulate<int64_t>(tensor);
+    case tensorflow::DT_UINT64:
+      return Accumulate<uint64_t>(tensor);
+    case tensorflow::DT_BOOL:
+      return Accumulate<bool>(tensor);
+    default:
+      return TensorStats();
   }
 }
 
@@ -78,8 +95,8 @@ std::string StatsCsvCells(const TensorStats& s, tensorflow::DataType dtype) {
   const int digits = dtype == tensorflow::DT_DOUBLE ? 17 : 9;
   return Number(s.max, digits) + "," + Number(s.min, digits) + "," + Number(s.mean, digits) + "," +
          std::to_string(s.count) + "," + std::to_string(s.negative) + "," + std::to_string(s.positive) + "," +
-         std::to_string(s.nan) + "," + std::to_string(s.negative_inf) + "," + std::to_string(s.positive_inf) +
-         "," + std::to_string(s.zero) + "," + Number(s.l2norm, digits);
+         std::to_string(s.nan) + "," + std::to_string(s.negative_inf) + "," + std::to_string(s.positive_inf) + "," +
+         std::to_string(s.zero) + "," + Number(s.l2norm, digits);
 }
 
 }  // namespace npu_bridge

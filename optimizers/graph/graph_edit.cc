@@ -39,8 +39,7 @@ std::string GraphEditor::UniqueName(const std::string& base) const {
   return name;
 }
 
-tensorflow::NodeDef* GraphEditor::AddNode(const std::string& name, const std::string& op,
-                                          const std::string& device) {
+tensorflow::NodeDef* GraphEditor::AddNode(const std::string& name, const std::string& op, const std::string& device) {
   tensorflow::NodeDef* node = graph_->add_node();
   node->set_name(name);
   node->set_op(op);

@@ -18,11 +18,8 @@
 
 namespace npu_bridge {
 
-
-
 // The type attribute `attr` of a node; DT_INVALID when it has none.
 tensorflow::DataType TypeAttr(const tensorflow::NodeDef& node, const std::string& attr);
-
 
 class GraphEditor {
  public:

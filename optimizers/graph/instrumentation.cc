@@ -59,10 +59,11 @@ std::string CpuDevice(const std::string& device) {
 }
 
 bool ForwardsInput(const std::string& op) {
-  static const auto* ops = new std::set<std::string>{
-      "Identity", "IdentityN", "StopGradient", "PreventGradient", "Reshape", "Squeeze", "ExpandDims", "Enter",
-      "RefEnter", "Exit", "RefExit", "Switch", "RefSwitch", "Merge", "RefMerge", "NextIteration",
-      "NpuOverflowCheck", "NpuDump"};
+  static const auto* ops =
+      new std::set<std::string>{"Identity",      "IdentityN",        "StopGradient", "PreventGradient", "Reshape",
+                                "Squeeze",       "ExpandDims",       "Enter",        "RefEnter",        "Exit",
+                                "RefExit",       "Switch",           "RefSwitch",    "Merge",           "RefMerge",
+                                "NextIteration", "NpuOverflowCheck", "NpuDump"};
   return ops->count(op) > 0;
 }
 

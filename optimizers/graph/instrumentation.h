@@ -25,7 +25,7 @@
 namespace npu_bridge {
 
 // Attributes stamped on instrumented ops.
-constexpr char kTaskIdAttr[] = "_npu_task_id";              // its task id in every artifact
+constexpr char kTaskIdAttr[] = "_npu_task_id";  // its task id in every artifact
 
 // True for the graph a session runs; false for function bodies, which Grappler optimizes separately.
 bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item);

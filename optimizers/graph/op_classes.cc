@@ -8,30 +8,68 @@ namespace npu_bridge {
 namespace {
 
 const std::set<std::string>& InstrumentationOps() {
-  static const auto* ops = new std::set<std::string>{
-      "NpuOverflowCheck", "NpuDump", "NpuExceptionCapture", "NpuExceptionRelease", "NpuSaturateFp16",
-      "NpuIterationsLoopGuard"};
+  static const auto* ops =
+      new std::set<std::string>{"NpuOverflowCheck",    "NpuDump",         "NpuExceptionCapture",
+                                "NpuExceptionRelease", "NpuSaturateFp16", "NpuIterationsLoopGuard"};
   return *ops;
 }
 
 }  // namespace
 
 bool MovesValues(const std::string& op) {
-  static const auto* ops = new std::set<std::string>{
-      "Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "VarHandleOp", "ReadVariableOp",
-      "Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "Enter", "RefEnter", "Exit",
-      "RefExit", "Switch", "RefSwitch", "Merge", "RefMerge", "NextIteration", "RefNextIteration", "_Recv",
-      "_Send", "_HostRecv", "_HostSend", "_Arg", "_Retval", "IteratorGetNext", "NoOp", "Bitcast", "Shape",
-      "ShapeN", "Size", "Rank"};
+  static const auto* ops = new std::set<std::string>{"Const",
+                                                     "Placeholder",
+                                                     "PlaceholderWithDefault",
+                                                     "VariableV2",
+                                                     "VarHandleOp",
+                                                     "ReadVariableOp",
+                                                     "Identity",
+                                                     "IdentityN",
+                                                     "Snapshot",
+                                                     "StopGradient",
+                                                     "PreventGradient",
+                                                     "Enter",
+                                                     "RefEnter",
+                                                     "Exit",
+                                                     "RefExit",
+                                                     "Switch",
+                                                     "RefSwitch",
+                                                     "Merge",
+                                                     "RefMerge",
+                                                     "NextIteration",
+                                                     "RefNextIteration",
+                                                     "_Recv",
+                                                     "_Send",
+                                                     "_HostRecv",
+                                                     "_HostSend",
+                                                     "_Arg",
+                                                     "_Retval",
+                                                     "IteratorGetNext",
+                                                     "NoOp",
+                                                     "Bitcast",
+                                                     "Shape",
+                                                     "ShapeN",
+                                                     "Size",
+                                                     "Rank"};
   return ops->count(op) > 0;
 }
 
 bool IsInstrumentationOp(const std::string& op) { return InstrumentationOps().count(op) > 0; }
 
 bool IsStructuralOp(const std::string& op) {
-  static const auto* ops = new std::set<std::string>{
-      "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
-      "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall", "NoOp", "ControlTrigger", "LoopCond"};
+  static const auto* ops = new std::set<std::string>{"If",
+                                                     "StatelessIf",
+                                                     "While",
+                                                     "StatelessWhile",
+                                                     "Case",
+                                                     "StatelessCase",
+                                                     "PartitionedCall",
+                                                     "StatefulPartitionedCall",
+                                                     "SymbolicGradient",
+                                                     "RemoteCall",
+                                                     "NoOp",
+                                                     "ControlTrigger",
+                                                     "LoopCond"};
   return ops->count(op) > 0;
 }
 

@@ -19,8 +19,7 @@ class CollectiveTimeoutPass : public RewritePass {
  public:
   std::string name() const override { return "collective_timeout"; }
 
-  bool Enabled(const PassOptions& options,
-               const tensorflow::grappler::GrapplerItem& item) const override {
+  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
     if (options.Get(contract::kCollectiveTimeout) <= 0) return false;
     for (const auto& node : item.graph.node()) {
       if (IsMarkedCollective(node)) return true;
@@ -28,8 +27,8 @@ class CollectiveTimeoutPass : public RewritePass {
     return false;
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&,
-                   tensorflow::GraphDef* graph, bool* changed) override {
+  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
+                   bool* changed) override {
     const float timeout = static_cast<float>(options.Get(contract::kCollectiveTimeout));
     for (auto& node : *graph->mutable_node()) {
       if (!IsMarkedCollective(node)) continue;

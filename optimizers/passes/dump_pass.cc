@@ -1,5 +1,5 @@
-// Data dump (enable_dump): puts an NpuDump (ops/kernels/dump_kernels.cc) after every computing op of the graph a session
-// runs, or only after the ops named in dump_layer (plus the Data inputs of those, as upstream dumps them).
+// Data dump (enable_dump): puts an NpuDump (ops/kernels/dump_kernels.cc) after every computing op of the graph a
+// session runs, or only after the ops named in dump_layer (plus the Data inputs of those, as upstream dumps them).
 //
 // The NpuDump takes the op's name and forwards its outputs (see instrumentation.h), so it runs exactly when
 // the op's results are used, fetched or waited for. Ops with reference outputs (TF1 ref-variable updates)
@@ -70,8 +70,8 @@ class DumpPass : public RewritePass {
     std::map<std::string, int> index_of;
     for (int i = 0; i < graph->node_size(); ++i) index_of[graph->node(i).name()] = i;
     NameSet names(*graph);
-    std::map<std::string, std::string> renamed;       // op -> its renamed source
-    std::map<std::string, std::string> readers_wait;  // op with reference outputs -> its sink dump
+    std::map<std::string, std::string> renamed;         // op -> its renamed source
+    std::map<std::string, std::string> readers_wait;    // op with reference outputs -> its sink dump
     std::vector<std::pair<int, std::string>> op_waits;  // (op index, sink dump of one of its Data inputs)
     std::set<std::string> data_dumped;
     const int original_size = graph->node_size();
@@ -99,8 +99,8 @@ class DumpPass : public RewritePass {
       bool reference_outputs = false;
       for (tensorflow::DataType type : output_types) reference_outputs |= tensorflow::IsRefType(type);
       (*graph->mutable_node(n)->mutable_attr())[kDumpedAttr].set_b(true);
-      tensorflow::NodeDef dump = MakeDump(*graph, n, TaskIdOf(graph->mutable_node(n)), settings, index_of,
-                                          dumps_inputs);
+      tensorflow::NodeDef dump =
+          MakeDump(*graph, n, TaskIdOf(graph->mutable_node(n)), settings, index_of, dumps_inputs);
       if (reference_outputs) {
         dump.set_name(names.Fresh(name + "/npu_dump"));
         for (int i = 0; i < static_cast<int>(output_types.size()); ++i) dump.set_input(i, TensorName(name, i));

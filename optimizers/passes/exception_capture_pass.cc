@@ -19,8 +19,7 @@ class ExceptionCapturePass : public RewritePass {
   std::string name() const override { return "exception_capture"; }
 
   bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.Get(contract::kExceptionDump) && !options.Get(contract::kExceptionDir).empty() &&
-           IsMainGraph(item);
+    return options.Get(contract::kExceptionDump) && !options.Get(contract::kExceptionDir).empty() && IsMainGraph(item);
   }
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,

@@ -69,8 +69,8 @@ class ImplModePass : public RewritePass {
     return !options.Get(contract::kPrecisionImplModes).empty();
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&,
-                   tensorflow::GraphDef* graph, bool* changed) override {
+  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
+                   bool* changed) override {
     ImplModes modes;
     absl::Status status = modes.Build(options.Get(contract::kPrecisionImplModes));
     if (!status.ok()) return status;
@@ -145,8 +145,7 @@ class ImplModePass : public RewritePass {
     const std::string softmax = AddOp(editor, prefix + "softmax", "RealDiv", {exp, sum}, dtype, device);
     const std::string backprop = AddOp(editor, prefix + "backprop", "Sub", {softmax, labels}, dtype, device);
     const std::string log_sum = AddOp(editor, prefix + "log_sum_exp", "Log", {sum}, dtype, device);
-    const std::string neg_log_p = AddOp(editor, prefix + "neg_log_softmax", "Sub", {log_sum, features}, dtype,
-                                        device);
+    const std::string neg_log_p = AddOp(editor, prefix + "neg_log_softmax", "Sub", {log_sum, features}, dtype, device);
     const std::string weighted = AddOp(editor, prefix + "weighted", "Mul", {labels, neg_log_p}, dtype, device);
     const std::string loss = AddOp(editor, prefix + "loss", "Sum", {weighted, axis}, dtype, device);
     (*editor->Find(loss)->mutable_attr())["Tidx"].set_type(tensorflow::DT_INT32);

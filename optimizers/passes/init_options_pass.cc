@@ -12,13 +12,12 @@ class InitOptionsPass : public RewritePass {
  public:
   std::string name() const override { return "init_options"; }
 
-  bool Enabled(const PassOptions& options,
-               const tensorflow::grappler::GrapplerItem& item) const override {
+  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
     return options.validated() && GraphHasOp(item.graph, "NPUInit");
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&,
-                   tensorflow::GraphDef* graph, bool* changed) override {
+  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
+                   bool* changed) override {
     std::string init_options;
     absl::Status status = InitOptionsJson(options.Get(contract::kInitOptions), &init_options);
     if (!status.ok()) return status;

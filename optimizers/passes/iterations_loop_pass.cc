@@ -24,8 +24,8 @@
 // The IterationOp's NpuIterationsLoopGuard control input is removed when the loop is built. If the loop cannot
 // be built, the guard's message says why and the run fails instead of silently doing one step.
 #include <cstring>
-#include <limits>
 #include <deque>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -75,9 +75,8 @@ bool AttrIsTrue(const NodeDef& node, const char* name) {
 
 bool IsControlFlowPrimitive(const std::string& op) {
   static const auto* ops = new std::unordered_set<std::string>{
-      "Enter",    "RefEnter",      "Exit",          "RefExit",        "Merge",          "RefMerge",
-      "Switch",   "RefSwitch",     "_SwitchN",      "NextIteration",  "RefNextIteration", "LoopCond",
-      "ControlTrigger"};
+      "Enter",     "RefEnter", "Exit",          "RefExit",          "Merge",    "RefMerge",      "Switch",
+      "RefSwitch", "_SwitchN", "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger"};
   return ops->count(op) > 0;
 }
 
@@ -137,15 +136,15 @@ class LoopBuilder {
   const tensorflow::grappler::GrapplerItem& item_;
   GraphDef* graph_;
   const int64_t iterations_;
-  std::string device_;                               // device of the loop's control nodes
-  std::vector<std::string> iteration_ops_;           // fetched IterationOps (their original names)
-  std::unordered_set<std::string> guards_;           // guard nodes of those IterationOps
-  std::vector<std::string> fetch_nodes_;             // fetched node names, in order, without duplicates
-  std::unordered_map<std::string, int> index_;       // node name -> index in graph_ (before the rewrite)
+  std::string device_;                          // device of the loop's control nodes
+  std::vector<std::string> iteration_ops_;      // fetched IterationOps (their original names)
+  std::unordered_set<std::string> guards_;      // guard nodes of those IterationOps
+  std::vector<std::string> fetch_nodes_;        // fetched node names, in order, without duplicates
+  std::unordered_map<std::string, int> index_;  // node name -> index in graph_ (before the rewrite)
   int original_size_ = 0;
   std::vector<tensorflow::DataTypeVector> output_types_;  // per original node
-  std::vector<bool> inside_;                         // per original node: runs once per step
-  std::vector<bool> remove_;                         // per original node: removed from this call's graph
+  std::vector<bool> inside_;                              // per original node: runs once per step
+  std::vector<bool> remove_;                              // per original node: removed from this call's graph
   std::unordered_map<std::string, std::string> renamed_;  // fetched inside node -> its name in the loop
   std::unordered_map<std::string, std::string> enters_;   // "node:port" of an invariant -> its Enter
   std::unordered_set<std::string> entry_controls_;        // invariant nodes with control edges to per-step nodes
@@ -175,9 +174,9 @@ bool LoopBuilder::FindIterationOps() {
 }
 
 bool LoopBuilder::ReportFailure(const std::string& reason) {
-  const std::string message = absl::StrCat(
-      "iterations_per_loop: npu_bridge could not build the training loop around IterationOp '",
-      iteration_ops_.front(), "', so this sess.run fails instead of performing a single step: ", reason);
+  const std::string message =
+      absl::StrCat("iterations_per_loop: npu_bridge could not build the training loop around IterationOp '",
+                   iteration_ops_.front(), "', so this sess.run fails instead of performing a single step: ", reason);
   bool changed = false;
   for (NodeDef& node : *graph_->mutable_node()) {
     if (!IsGuard(node.name())) continue;
@@ -309,9 +308,9 @@ absl::Status LoopBuilder::CheckFeeds() const {
   for (const auto& feed : item_.feed) {
     int i = IndexOf(NodeNameOf(feed.first));
     if (i >= 0 && (inside_[i] || remove_[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the run feeds '", feed.first, "', which is computed in every training step; feed placeholders "
-          "(or tensors computed before the loop) only"));
+      return absl::InvalidArgumentError(absl::StrCat("the run feeds '", feed.first,
+                                                     "', which is computed in every training step; feed placeholders "
+                                                     "(or tensors computed before the loop) only"));
     }
   }
   return absl::OkStatus();
@@ -345,8 +344,7 @@ absl::Status LoopBuilder::AddZeroConst(const std::string& name, DataType type, c
   } else if (tensorflow::DataTypeCanUseMemcpy(type)) {
     std::memset(zero.data(), 0, zero.TotalBytes());
   } else {
-    return absl::UnimplementedError(absl::StrCat("a fetched tensor of type ",
-                                                 tensorflow::DataTypeString(type),
+    return absl::UnimplementedError(absl::StrCat("a fetched tensor of type ", tensorflow::DataTypeString(type),
                                                  " cannot be carried out of the loop"));
   }
   NodeDef* node = AddNode(name, "Const", device, {});
@@ -423,8 +421,8 @@ absl::Status LoopBuilder::RewireInsideNodes() {
         needs_pivot = true;
       } else {
         if (ref.port >= static_cast<int>(output_types_[source].size())) {
-          return absl::InvalidArgumentError(absl::StrCat("input '", input, "' of '", node.name(),
-                                                         "' names a missing output"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("input '", input, "' of '", node.name(), "' names a missing output"));
         }
         inputs.push_back(EnterFor(source, ref.port));
       }

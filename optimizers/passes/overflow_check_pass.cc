@@ -27,9 +27,8 @@ namespace {
 constexpr char kCheckOp[] = "NpuOverflowCheck";
 
 const std::set<std::string>& FloatStatusOps() {
-  static const auto* ops = new std::set<std::string>{
-      "NpuAllocFloatStatus", "NpuGetFloatStatus", "NpuClearFloatStatus", "NpuGetFloatStatusV2",
-      "NpuClearFloatStatusV2"};
+  static const auto* ops = new std::set<std::string>{"NpuAllocFloatStatus", "NpuGetFloatStatus", "NpuClearFloatStatus",
+                                                     "NpuGetFloatStatusV2", "NpuClearFloatStatusV2"};
   return *ops;
 }
 

@@ -56,19 +56,19 @@ absl::Status ReadSlots(const tensorflow::NameAttrList& record, contract::RecordF
   if (status.ok()) status = GetField(record, dtypes_field, &dtypes);
   if (!status.ok()) return status;
   if (slots.size() != dtypes.size()) {
-    return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule has ") +
-                                      std::to_string(slots.size()) + " " + slots_field.name + " but " +
-                                      std::to_string(dtypes.size()) + " " + dtypes_field.name);
+    return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule has ") + std::to_string(slots.size()) +
+                                      " " + slots_field.name + " but " + std::to_string(dtypes.size()) + " " +
+                                      dtypes_field.name);
   }
   for (size_t k = 0; k < slots.size(); ++k) {
     if (dtypes[k] != tensorflow::DT_HALF && dtypes[k] != tensorflow::DT_BFLOAT16 && dtypes[k] != tensorflow::DT_FLOAT) {
-      return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule's ") + dtypes_field.name +
-                                        " holds " + tensorflow::DataTypeString(dtypes[k]) +
+      return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule's ") + dtypes_field.name + " holds " +
+                                        tensorflow::DataTypeString(dtypes[k]) +
                                         "; the allowed dtypes are float16, bfloat16 and float32");
     }
     if (slots[k] < -1) {
-      return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule's ") + slots_field.name +
-                                        " holds " + std::to_string(slots[k]) + "; slots are >= 0, or -1 for all");
+      return absl::InvalidArgumentError(std::string("npu_bridge: a precision rule's ") + slots_field.name + " holds " +
+                                        std::to_string(slots[k]) + "; slots are >= 0, or -1 for all");
     }
     if (slots[k] == -1) {
       spec->has_default = true;
@@ -130,9 +130,7 @@ bool IsKept(const NodeDef& node) {
   return it != node.attr().end() && (it->second.i() != 0 || it->second.b());
 }
 
-bool IsAmpCast(const NodeDef& node) {
-  return node.op() == "Cast" && node.name().find(kAmpSuffix) != std::string::npos;
-}
+bool IsAmpCast(const NodeDef& node) { return node.op() == "Cast" && node.name().find(kAmpSuffix) != std::string::npos; }
 
 // A cast float -> low precision.
 bool IsDownCast(const NodeDef& node, DataType* lowp) {
@@ -292,8 +290,8 @@ class PrecisionPass : public RewritePass {
   // Returns the float32 tensor holding `tensor` rounded through `lowp`, adding the two casts once.
   std::string RoundedTensor(GraphEditor* editor, const std::string& tensor, DataType lowp) {
     const auto parsed = ParseInput(tensor);
-    const std::string suffix = std::string(lowp == tensorflow::DT_HALF ? "fp16" : "bf16") + "_" +
-                               std::to_string(parsed.second);
+    const std::string suffix =
+        std::string(lowp == tensorflow::DT_HALF ? "fp16" : "bf16") + "_" + std::to_string(parsed.second);
     const std::string up_base = parsed.first + "/npu_round_" + suffix;
     const NodeDef* existing = editor->Find(up_base);
     if (existing != nullptr && IsUpCast(*existing)) return up_base;
@@ -314,8 +312,7 @@ class PrecisionPass : public RewritePass {
     const std::string input = node->input(position);
     if (RoundedFrom(*editor, input, /*amp_only=*/false, &original, &current) && current == lowp) return;
     const NodeDef* producer = editor->Find(ParseInput(input).first);
-    if (producer != nullptr && producer->op() == "Const" &&
-        producer->name().find("/npu_round_") != std::string::npos) {
+    if (producer != nullptr && producer->op() == "Const" && producer->name().find("/npu_round_") != std::string::npos) {
       return;  // constant folding turned our rounding casts into a rounded constant
     }
     editor->Rewire(node, position, RoundedTensor(editor, input, lowp));
@@ -409,8 +406,9 @@ class PrecisionPass : public RewritePass {
       if (producer != nullptr && IsAmpCast(*producer) && IsDownCast(*producer, &lowp)) {
         editor->Rewire(node, i, producer->input(0));
       } else {
-        editor->Rewire(node, i, editor->AddCast(node->name() + "/npu_keep_in_" + std::to_string(i),
-                                                node->input(i), old_in[i], tensorflow::DT_FLOAT, node->device()));
+        editor->Rewire(node, i,
+                       editor->AddCast(node->name() + "/npu_keep_in_" + std::to_string(i), node->input(i), old_in[i],
+                                       tensorflow::DT_FLOAT, node->device()));
       }
     }
     for (int o = 0; o < static_cast<int>(old_out.size()); ++o) {
@@ -423,8 +421,8 @@ class PrecisionPass : public RewritePass {
           continue;
         }
         if (back_cast.empty()) {
-          back_cast = editor->AddCast(node->name() + "/npu_keep_out_" + std::to_string(o), tensor,
-                                      tensorflow::DT_FLOAT, old_out[o], node->device());
+          back_cast = editor->AddCast(node->name() + "/npu_keep_out_" + std::to_string(o), tensor, tensorflow::DT_FLOAT,
+                                      old_out[o], node->device());
         }
         editor->Rewire(consumer, position, back_cast);
       }

@@ -3,6 +3,7 @@
 import os
 
 from collective_helpers import report
+
 from npu_bridge.npu_init import *  # noqa: F401,F403
 
 init_sess = tf.Session(config=npu_config_proto())

@@ -6,8 +6,8 @@ import os
 import sys
 
 import numpy as np
-
 from collective_helpers import report
+
 from npu_bridge.npu_init import *  # noqa: F401,F403
 
 rank = int(os.environ["RANK_ID"])
@@ -27,8 +27,9 @@ def model_fn(features, labels, mode):
     return NPUEstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
-config = NPURunConfig(model_dir=os.path.join(sys.argv[1], f"rank{rank}"), iterations_per_loop=5,
-                      save_checkpoints_steps=10)
+config = NPURunConfig(
+    model_dir=os.path.join(sys.argv[1], f"rank{rank}"), iterations_per_loop=5, save_checkpoints_steps=10
+)
 estimator = NPUEstimator(model_fn=model_fn, config=config)
 estimator.train(input_fn, max_steps=10)
 report("w", estimator.get_variable_value("w").ravel().tolist())

@@ -10,6 +10,7 @@ import sys
 import time
 
 from collective_helpers import report
+
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.npu_init import *  # noqa: F401,F403
 

@@ -3,8 +3,8 @@ at step 1 only. Reports each run's weights and loss scale after every step; chec
 test_loss_scale_multirank."""
 
 import numpy as np
-
 from collective_helpers import report
+
 from npu_bridge.npu_init import *  # noqa: F401,F403
 
 init_sess = tf.Session(config=npu_config_proto())
@@ -19,8 +19,9 @@ def train(name, wrap, steps=3):
         w = tf.Variable([1.0, 2.0], name=f"{name}_w")
         x = tf.placeholder(tf.float32, [2])
         loss = tf.reduce_sum(w * x)
-        manager = ExponentialUpdateLossScaleManager(init_loss_scale=1024, incr_every_n_steps=100,
-                                                    decr_every_n_nan_or_inf=1, decr_ratio=0.5)
+        manager = ExponentialUpdateLossScaleManager(
+            init_loss_scale=1024, incr_every_n_steps=100, decr_every_n_nan_or_inf=1, decr_ratio=0.5
+        )
         optimizer = wrap(tf.train.GradientDescentOptimizer(0.1), manager)
         train_op = optimizer.minimize(loss)
         history = []

@@ -1,8 +1,8 @@
 """Every hccl_ops operation on every rank of the job; prints what each returned (checked by test_collectives_ops)."""
 
 import numpy as np
-
 from collective_helpers import report, vector, weights
+
 from npu_bridge.npu_init import *  # noqa: F401,F403
 
 DTYPES = ("float32", "float16", "int32")
@@ -24,7 +24,8 @@ fetches["allreduce_int8"] = hccl_ops.allreduce(tf.constant([100, 3], tf.int8), "
 fetches["allgather_uint8"] = hccl_ops.allgather(tf.constant([[rank, 255]], tf.uint8), size)
 fetches["broadcast"] = hccl_ops.broadcast(
     [tf.constant(vector(rank)), tf.constant([[rank] * 3], tf.int32), tf.constant(vector(rank, "float16"))],
-    root_rank=size - 1)
+    root_rank=size - 1,
+)
 fetches["reduce"] = hccl_ops.reduce(tf.constant(vector(rank)), "sum", root_rank=0)
 
 # send / receive around the ring
@@ -35,22 +36,29 @@ fetches["receive"] = hccl_ops.receive([6], tf.float32, sr_tag=3, src_rank=(rank 
 counts = tf.placeholder(tf.int64, [size])
 recv_counts = tf.placeholder(tf.int64, [size])
 data = tf.range(100, dtype=tf.float32) + 1000 * rank
-fetches_a2a = hccl_ops.all_to_all_v(data, counts, tf.cumsum(counts, exclusive=True), recv_counts,
-                                    tf.cumsum(recv_counts, exclusive=True))
+fetches_a2a = hccl_ops.all_to_all_v(
+    data, counts, tf.cumsum(counts, exclusive=True), recv_counts, tf.cumsum(recv_counts, exclusive=True)
+)
 matrix = np.array([[(i + j) % 3 + 1 for j in range(size)] for i in range(size)], dtype=np.int64)
 fetches["all_to_all_v_c"] = hccl_ops.all_to_all_v_c(tf.range(20, dtype=tf.int32) + 100 * rank, matrix, rank)
 
 # gradients (loss of each rank: sum(w_r * op(x_r)))
 xg = tf.constant(vector(rank))
 w = tf.constant(weights(rank))
-for name, op in (("allreduce_sum", lambda t: hccl_ops.allreduce(t, "sum")),
-                 ("allreduce_max", lambda t: hccl_ops.allreduce(t, "max")),
-                 ("allreduce_prod", lambda t: hccl_ops.allreduce(t, "prod")),
-                 ("broadcast", lambda t: hccl_ops.broadcast([t], 0)[0])):
+for name, op in (
+    ("allreduce_sum", lambda t: hccl_ops.allreduce(t, "sum")),
+    ("allreduce_max", lambda t: hccl_ops.allreduce(t, "max")),
+    ("allreduce_prod", lambda t: hccl_ops.allreduce(t, "prod")),
+    ("broadcast", lambda t: hccl_ops.broadcast([t], 0)[0]),
+):
     fetches[f"grad_{name}"] = tf.gradients(tf.reduce_sum(w * op(xg)), xg)[0]
 gathered = hccl_ops.allgather(tf.reshape(xg, [1, 6]), size)
-fetches["grad_allgather"] = tf.gradients(tf.reduce_sum(tf.reshape(tf.tile(w, [size]), [size, 6]) * tf.cast(
-    tf.range(1, size + 1), tf.float32)[:, None] * gathered), xg)[0]
+fetches["grad_allgather"] = tf.gradients(
+    tf.reduce_sum(
+        tf.reshape(tf.tile(w, [size]), [size, 6]) * tf.cast(tf.range(1, size + 1), tf.float32)[:, None] * gathered
+    ),
+    xg,
+)[0]
 scattered = hccl_ops.reduce_scatter(tf.tile(xg, [size]), "sum", size)
 fetches["grad_reduce_scatter"] = tf.gradients(tf.reduce_sum(w * scattered), xg)[0]
 

@@ -13,7 +13,8 @@ config = npu_config_proto()
 custom_op = config.graph_options.rewrite_options.custom_optimizers[0]
 custom_op.parameter_map["profiling_mode"].b = True
 custom_op.parameter_map["profiling_options"].s = json.dumps(
-    {"output": sys.argv[1], "training_trace": "on", "task_trace": "on"}).encode()
+    {"output": sys.argv[1], "training_trace": "on", "task_trace": "on"}
+).encode()
 with tf.Session(config=config) as sess:
     sess.run(tf.global_variables_initializer())
     for _ in range(3):

@@ -3,8 +3,8 @@ npu_allreduce, module-level allreduce / reduce, the broadcast hook, function and
 Every rank starts from different values (seeded by rank); checked by test_distributed_training."""
 
 import numpy as np
-
 from collective_helpers import report
+
 from npu_bridge.estimator.npu import npu_optimizer
 from npu_bridge.estimator.npu.npu_hook import broadcast_global_variables
 from npu_bridge.npu_init import *  # noqa: F401,F403
@@ -32,8 +32,12 @@ def dense_model(name, optimizer_factory, steps=3):
 
 report("sgd", dense_model("sgd", lambda: NPUDistributedOptimizer(tf.train.GradientDescentOptimizer(0.01))))
 report("adam", dense_model("adam", lambda: NPUDistributedOptimizer(tf.train.AdamOptimizer(0.1))))
-report("adam_sharded", dense_model("sharded", lambda: NPUDistributedOptimizer(
-    tf.train.AdamOptimizer(0.1), is_weight_update_sharding=True)))
+report(
+    "adam_sharded",
+    dense_model(
+        "sharded", lambda: NPUDistributedOptimizer(tf.train.AdamOptimizer(0.1), is_weight_update_sharding=True)
+    ),
+)
 report("adam_wrapped", dense_model("wrapped", lambda: npu_distributed_optimizer_wrapper(tf.train.AdamOptimizer(0.1))))
 
 # Sparse gradients (IndexedSlices) of an embedding: rank r looks up rows r and 3.
@@ -74,8 +78,9 @@ with tf.Graph().as_default():
 # Keras: KerasDistributeOptimizer + NPUBroadcastGlobalVariablesCallback; every rank fits its own data.
 with tf.Graph().as_default():
     tf.keras.backend.set_session(tf.Session(config=npu_config_proto()))
-    model = tf.keras.Sequential([tf.keras.layers.Dense(
-        2, input_shape=(3,), kernel_initializer=tf.keras.initializers.RandomNormal(seed=rank))])
+    model = tf.keras.Sequential(
+        [tf.keras.layers.Dense(2, input_shape=(3,), kernel_initializer=tf.keras.initializers.RandomNormal(seed=rank))]
+    )
     model.compile(KerasDistributeOptimizer(tf.keras.optimizers.legacy.SGD(0.1)), "mse")
     report("keras_initial", [w.tolist() for w in model.get_weights()])
     features = rng.normal(size=(8, 3)).astype(np.float32)

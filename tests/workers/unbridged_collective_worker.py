@@ -4,15 +4,17 @@ the op was built with and how the run ended."""
 import time
 
 import tensorflow as tf
+from collective_helpers import report
 
 import npu_bridge  # noqa: F401  (switches npu_bridge on; this session stays unbridged all the same)
-from collective_helpers import report
 from npu_bridge.hccl import hccl_ops
 
 tf.compat.v1.disable_eager_execution()
 reduced = hccl_ops.allreduce(tf.constant([1.0]), "sum")
-report("timeouts", [op.get_attr("timeout_seconds") for op in reduced.graph.get_operations()
-                    if op.type == "CollectiveReduce"])
+report(
+    "timeouts",
+    [op.get_attr("timeout_seconds") for op in reduced.graph.get_operations() if op.type == "CollectiveReduce"],
+)
 started = time.monotonic()
 try:
     tf.compat.v1.Session().run(reduced)

@@ -1,7 +1,7 @@
 """``npu-bridge``: what is installed and how options are understood.
 
-  npu-bridge info            versions, the C++ library, the collective world seen from the environment
-  npu-bridge options [KEY]   the NpuOptimizer option table, or everything about one option
+npu-bridge info            versions, the C++ library, the collective world seen from the environment
+npu-bridge options [KEY]   the NpuOptimizer option table, or everything about one option
 """
 
 import argparse
@@ -19,8 +19,10 @@ def _info(_args):
     print(f"TensorFlow {tf.__version__}")
     print(f"C++ library {native_library.library_path()} (loaded: {native_library.is_loaded()})")
     current = world.validate_environment()
-    print(f"world: rank {current.rank_id} of {current.rank_size} (source: {current.source}, "
-          f"device id {current.device_id})")
+    print(
+        f"world: rank {current.rank_id} of {current.rank_size} (source: {current.source}, "
+        f"device id {current.device_id})"
+    )
     return 0
 
 
@@ -35,8 +37,10 @@ def _options(args):
     if spec is None:
         print(f"npu-bridge: unknown option {args.key!r}; `npu-bridge options` lists them all", file=sys.stderr)
         return 2
-    print(f"{spec.name}\n  kind: .{spec.kind}\n  stage: {spec.stage}\n  default: {spec.default!r}\n"
-          f"  allowed: {spec.allowed}\n  status here: {STATUS_TEXT[spec.status]}\n  effect: {spec.effect}")
+    print(
+        f"{spec.name}\n  kind: .{spec.kind}\n  stage: {spec.stage}\n  default: {spec.default!r}\n"
+        f"  allowed: {spec.allowed}\n  status here: {STATUS_TEXT[spec.status]}\n  effect: {spec.effect}"
+    )
     return 0
 
 

@@ -14,8 +14,7 @@ import tensorflow as tf
 from npu_bridge.core.collectives import keys, primitives, transport
 
 
-def exchange(send_data, send_counts, send_displacements, recv_counts, recv_displacements, members,
-             largest_count, kind):
+def exchange(send_data, send_counts, send_displacements, recv_counts, recv_displacements, members, largest_count, kind):
     """Runs the padded exchange.
 
     Args:
@@ -32,8 +31,12 @@ def exchange(send_data, send_counts, send_displacements, recv_counts, recv_displ
     """
     flat = tf.reshape(send_data, [-1])
     size = members.size
-    bucket = tf.cast(tf.math.ceil(tf.math.log(tf.cast(tf.maximum(largest_count, 1), tf.float64)) /
-                                  tf.math.log(tf.constant(2.0, tf.float64))), tf.int64)
+    bucket = tf.cast(
+        tf.math.ceil(
+            tf.math.log(tf.cast(tf.maximum(largest_count, 1), tf.float64)) / tf.math.log(tf.constant(2.0, tf.float64))
+        ),
+        tf.int64,
+    )
     bucket = tf.minimum(bucket, keys.BUCKETS - 1)
     width = tf.bitwise.left_shift(tf.constant(1, tf.int64), bucket)
     column = tf.range(width)[tf.newaxis, :]
@@ -45,8 +48,9 @@ def exchange(send_data, send_counts, send_displacements, recv_counts, recv_displ
     else:
         block = keys.bucket_block(members.key)
         instance_key = tf.cast(block + bucket, tf.int32)
-        received = primitives.all_to_all(transport.encode(rows, primitives.ALL_TO_ALL_DTYPES), members,
-                                         instance_key, block, kind)
+        received = primitives.all_to_all(
+            transport.encode(rows, primitives.ALL_TO_ALL_DTYPES), members, instance_key, block, kind
+        )
         received = transport.decode(received, flat.dtype)
     keep = column < recv_counts[:, tf.newaxis]
     targets = tf.boolean_mask(recv_displacements[:, tf.newaxis] + column, keep)
@@ -63,21 +67,37 @@ def all_to_all_v(send_data, send_counts, send_displacements, recv_counts, recv_d
     if members.size == 1:
         matrix = send_counts[tf.newaxis, :]
     else:
-        matrix = tf.reshape(primitives.all_gather(send_counts, members, "all_to_all_v"),
-                            [members.size, members.size])
+        matrix = tf.reshape(primitives.all_gather(send_counts, members, "all_to_all_v"), [members.size, members.size])
     check = tf.debugging.assert_equal(
-        recv_counts, matrix[:, members.rank],
+        recv_counts,
+        matrix[:, members.rank],
         message=f"all_to_all_v (group {members.group!r}, group rank {members.rank}): recv_counts must equal "
-                "what the other ranks send to this rank (this rank's entry of their send_counts)")
+        "what the other ranks send to this rank (this rank's entry of their send_counts)",
+    )
     with tf.control_dependencies([check]):
-        return exchange(send_data, send_counts, send_displacements, recv_counts, recv_displacements, members,
-                        tf.reduce_max(matrix), "all_to_all_v")
+        return exchange(
+            send_data,
+            send_counts,
+            send_displacements,
+            recv_counts,
+            recv_displacements,
+            members,
+            tf.reduce_max(matrix),
+            "all_to_all_v",
+        )
 
 
 def all_to_all_v_c(send_data, send_count_matrix, members):
     """``hccl_ops.all_to_all_v_c``: row i of the [size, size] int64 count matrix is what group rank i sends."""
     send_counts = send_count_matrix[members.rank]
     recv_counts = send_count_matrix[:, members.rank]
-    return exchange(send_data, send_counts, tf.cumsum(send_counts, exclusive=True), recv_counts,
-                    tf.cumsum(recv_counts, exclusive=True), members, tf.reduce_max(send_count_matrix),
-                    "all_to_all_v_c")
+    return exchange(
+        send_data,
+        send_counts,
+        tf.cumsum(send_counts, exclusive=True),
+        recv_counts,
+        tf.cumsum(recv_counts, exclusive=True),
+        members,
+        tf.reduce_max(send_count_matrix),
+        "all_to_all_v_c",
+    )

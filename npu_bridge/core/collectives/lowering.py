@@ -114,8 +114,7 @@ def reduce_scatter(x, members, reduction, kind="reduce_scatter"):
     def forward(t):
         rows = tf.reshape(t, tf.concat([[members.size, -1], tf.shape(t)[1:]], 0))
         key = keys.instance_key(members.key)
-        exchanged = primitives.all_to_all(transport.encode(rows, primitives.ALL_TO_ALL_DTYPES), members, key, key,
-                                          kind)
+        exchanged = primitives.all_to_all(transport.encode(rows, primitives.ALL_TO_ALL_DTYPES), members, key, key, kind)
         y = _LOCAL_REDUCE[reduction](transport.decode(exchanged, t.dtype), axis=0)
         if t.shape.rank is not None:
             first = None if t.shape[0] is None else t.shape[0] // members.size
@@ -182,8 +181,9 @@ def _broadcast_fused(tensors, members, root):
         sizes = [s.num_elements() for s in shapes]
         key = keys.instance_key(members.key)
         if members.rank == root:
-            flat = tf.concat([tf.reshape(transport.encode(tensors[i], primitives.BROADCAST_DTYPES), [-1])
-                              for i in indices], 0)
+            flat = tf.concat(
+                [tf.reshape(transport.encode(tensors[i], primitives.BROADCAST_DTYPES), [-1]) for i in indices], 0
+            )
             received = primitives.broadcast_send(flat, members, key)
         else:
             received = primitives.broadcast_recv(tf.TensorShape([sum(sizes)]), carrier, members, key)

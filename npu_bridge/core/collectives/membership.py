@@ -3,10 +3,9 @@
 import dataclasses
 import os
 
-from npu_bridge.core.world import groups
 from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.world import world
+from npu_bridge.core.world import groups, world
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +62,8 @@ def resolve(group, api_name):
 
 def _my_rank(group, world_rank, api_name):
     if world_rank not in group.ranks:
-        raise NpuArgumentError(f"{api_name}: this process (world rank {world_rank}) is not a member of group "
-                               f"{group.name!r} (world ranks {list(group.ranks)}); only members may call it")
+        raise NpuArgumentError(
+            f"{api_name}: this process (world rank {world_rank}) is not a member of group "
+            f"{group.name!r} (world ranks {list(group.ranks)}); only members may call it"
+        )
     return group.ranks.index(world_rank)

@@ -14,13 +14,25 @@ rank, not only on the root. The remote-memory operations are in ``remote_memory`
 import tensorflow as tf
 
 from npu_bridge.core.collectives import all_to_all, keys, lowering, membership, primitives, transport
-from npu_bridge.core.world.groups import WORLD_GROUP
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+from npu_bridge.core.world.groups import WORLD_GROUP
 
 REDUCTIONS = ("sum", "prod", "max", "min")
 REDUCE_DTYPES = (tf.int8, tf.int16, tf.int32, tf.int64, tf.float16, tf.float32, tf.bfloat16)
-DATA_DTYPES = (tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.uint16, tf.uint32, tf.uint64, tf.float16,
-               tf.float32, tf.float64, tf.bfloat16)
+DATA_DTYPES = (
+    tf.int8,
+    tf.int16,
+    tf.int32,
+    tf.int64,
+    tf.uint8,
+    tf.uint16,
+    tf.uint32,
+    tf.uint64,
+    tf.float16,
+    tf.float32,
+    tf.float64,
+    tf.bfloat16,
+)
 
 
 def _names(dtypes):
@@ -35,8 +47,9 @@ def check_tensor(api, name, value, dtypes):
     """
     tensor = tf.convert_to_tensor(value)
     if tensor.dtype.base_dtype not in dtypes:
-        raise NpuArgumentTypeError(f"{api}: {name} has dtype {tensor.dtype.name}, which HCCL does not support here; "
-                                   f"allowed: {_names(dtypes)}")
+        raise NpuArgumentTypeError(
+            f"{api}: {name} has dtype {tensor.dtype.name}, which HCCL does not support here; allowed: {_names(dtypes)}"
+        )
     return tensor
 
 
@@ -51,8 +64,9 @@ def _int(api, name, value, low=None, high=None):
 
 def _reduction(api, reduction):
     if reduction not in REDUCTIONS:
-        raise NpuArgumentError(f"{api}: reduction {reduction!r} is not supported; allowed: "
-                               f"{', '.join(repr(r) for r in REDUCTIONS)}")
+        raise NpuArgumentError(
+            f"{api}: reduction {reduction!r} is not supported; allowed: {', '.join(repr(r) for r in REDUCTIONS)}"
+        )
     return reduction
 
 
@@ -63,8 +77,10 @@ def check_fusion(api, fusion, fusion_id, allowed):
       ValueError: naming ``api``, the value and what is allowed.
     """
     if fusion not in allowed or isinstance(fusion, bool):
-        raise NpuArgumentError(f"{api}: fusion={fusion!r} is not supported; allowed: {', '.join(map(str, allowed))} "
-                               "(0: no fusion, 1: by the gradient split strategy, 2: by fusion_id)")
+        raise NpuArgumentError(
+            f"{api}: fusion={fusion!r} is not supported; allowed: {', '.join(map(str, allowed))} "
+            "(0: no fusion, 1: by the gradient split strategy, 2: by fusion_id)"
+        )
     _int(api, "fusion_id", fusion_id, -1)
 
 
@@ -76,8 +92,9 @@ def check_group_rank(api, name, value, members):
     """
     _int(api, name, value)
     if not 0 <= value < members.size:
-        raise NpuArgumentError(f"{api}: {name}={value} is not a rank of group {members.group!r}, which has ranks "
-                               f"0..{members.size - 1}")
+        raise NpuArgumentError(
+            f"{api}: {name}={value} is not a rank of group {members.group!r}, which has ranks 0..{members.size - 1}"
+        )
     return value
 
 
@@ -124,8 +141,9 @@ def allgather(tensor, rank_size, group=WORLD_GROUP, fusion=0, fusion_id=-1):
     members = membership.resolve(group, api)
     _matches_group_size(api, rank_size, members)
     if tensor.shape.rank == 0:
-        raise NpuArgumentError(f"{api}: tensor must have at least one dimension (they are concatenated along "
-                               "dimension 0), got a scalar")
+        raise NpuArgumentError(
+            f"{api}: tensor must have at least one dimension (they are concatenated along dimension 0), got a scalar"
+        )
     return lowering.allgather(tensor, members)
 
 
@@ -147,13 +165,16 @@ def broadcast(tensor, root_rank, fusion=2, fusion_id=0, group=WORLD_GROUP):
     """
     api = "broadcast"
     if not isinstance(tensor, (list, tuple)):
-        raise NpuArgumentTypeError(f"{api}: tensor must be a list of tensors (upstream broadcasts lists), got "
-                                   f"{type(tensor).__name__}")
+        raise NpuArgumentTypeError(
+            f"{api}: tensor must be a list of tensors (upstream broadcasts lists), got {type(tensor).__name__}"
+        )
     tensors = [check_tensor(api, f"tensor[{i}]", t, DATA_DTYPES) for i, t in enumerate(tensor)]
     for i, t in enumerate(tensors):
         if not t.shape.is_fully_defined():
-            raise NpuArgumentError(f"{api}: tensor[{i}] ({t.name}) has shape {t.shape}; broadcast needs fully defined "
-                                   "shapes, since the receiving ranks allocate the tensor before it arrives")
+            raise NpuArgumentError(
+                f"{api}: tensor[{i}] ({t.name}) has shape {t.shape}; broadcast needs fully defined "
+                "shapes, since the receiving ranks allocate the tensor before it arrives"
+            )
     check_fusion(api, fusion, fusion_id, (0, 2))
     members = membership.resolve(group, api)
     return lowering.broadcast(tensors, members, check_group_rank(api, "root_rank", root_rank, members))
@@ -189,10 +210,13 @@ def reduce_scatter(tensor, reduction, rank_size, group=WORLD_GROUP, fusion=0, fu
     check_fusion(api, fusion, fusion_id, (0, 1, 2))
     members = membership.resolve(group, api)
     _matches_group_size(api, rank_size, members)
-    if tensor.shape.rank == 0 or (tensor.shape.rank is not None and tensor.shape[0] is not None
-                                  and tensor.shape[0] % rank_size):
-        raise NpuArgumentError(f"input first dim should be N * rank_size. reduce_scatter got shape {tensor.shape} "
-                               f"with rank_size={rank_size}")
+    if tensor.shape.rank == 0 or (
+        tensor.shape.rank is not None and tensor.shape[0] is not None and tensor.shape[0] % rank_size
+    ):
+        raise NpuArgumentError(
+            f"input first dim should be N * rank_size. reduce_scatter got shape {tensor.shape} "
+            f"with rank_size={rank_size}"
+        )
     return lowering.reduce_scatter(tensor, members, reduction)
 
 
@@ -210,8 +234,10 @@ def send(tensor, sr_tag, dest_rank, group=WORLD_GROUP):
     api = "send"
     tensor = check_tensor(api, "tensor", tensor, DATA_DTYPES)
     if not tensor.shape.is_fully_defined():
-        raise NpuArgumentError(f"{api}: tensor has shape {tensor.shape}; send needs a fully defined shape (the "
-                               "receiver names it in receive)")
+        raise NpuArgumentError(
+            f"{api}: tensor has shape {tensor.shape}; send needs a fully defined shape (the "
+            "receiver names it in receive)"
+        )
     _int(api, "sr_tag", sr_tag, 0)
     members = membership.resolve(group, api)
     peer = _peer(api, "dest_rank", dest_rank, members)
@@ -238,8 +264,9 @@ def receive(shape, data_type, sr_tag, src_rank, group=WORLD_GROUP):
         raise NpuArgumentError(f"{api}: shape {shape} must be fully defined")
     dtype = tf.as_dtype(data_type).base_dtype
     if dtype not in DATA_DTYPES:
-        raise NpuArgumentTypeError(f"{api}: data_type {dtype.name} is not supported here; allowed: "
-                                   f"{_names(DATA_DTYPES)}")
+        raise NpuArgumentTypeError(
+            f"{api}: data_type {dtype.name} is not supported here; allowed: {_names(DATA_DTYPES)}"
+        )
     _int(api, "sr_tag", sr_tag, 0)
     members = membership.resolve(group, api)
     peer = _peer(api, "src_rank", src_rank, members)
@@ -264,9 +291,15 @@ def all_to_all_v(send_data, send_counts, send_displacements, recv_counts, recv_d
     api = "all_to_all_v"
     send_data = check_tensor(api, "send_data", send_data, DATA_DTYPES)
     members = membership.resolve(group, api)
-    vectors = [_count_vector(api, name, value, members.size) for name, value in (
-        ("send_counts", send_counts), ("send_displacements", send_displacements), ("recv_counts", recv_counts),
-        ("recv_displacements", recv_displacements))]
+    vectors = [
+        _count_vector(api, name, value, members.size)
+        for name, value in (
+            ("send_counts", send_counts),
+            ("send_displacements", send_displacements),
+            ("recv_counts", recv_counts),
+            ("recv_displacements", recv_displacements),
+        )
+    ]
     return all_to_all.all_to_all_v(send_data, *vectors, members)
 
 
@@ -291,8 +324,10 @@ def all_to_all_v_c(send_data, send_count_matrix, rank, fusion=0, fusion_id=-1, g
         raise NpuArgumentError(f"{api}: rank={rank} but this process is group rank {members.rank} of {members.group!r}")
     matrix = tf.cast(check_tensor(api, "send_count_matrix", send_count_matrix, (tf.int32, tf.int64)), tf.int64)
     if not matrix.shape.is_compatible_with([members.size, members.size]):
-        raise NpuArgumentError(f"{api}: send_count_matrix has shape {matrix.shape}; it must be "
-                               f"[{members.size}, {members.size}] (rank_size x rank_size)")
+        raise NpuArgumentError(
+            f"{api}: send_count_matrix has shape {matrix.shape}; it must be "
+            f"[{members.size}, {members.size}] (rank_size x rank_size)"
+        )
     return all_to_all.all_to_all_v_c(send_data, matrix, members)
 
 
@@ -318,7 +353,7 @@ def _peer(api, name, value, members):
 def _pair(members, source, destination, sr_tag):
     """The two-member group of a send/receive between world ranks and the transfer's instance key."""
     low, high = sorted((source, destination))
-    pair = membership.Members(members.group, (low, high), keys.pair_group_key(members.group, low, high),
-                              (low, high).index(members.world_rank))
+    pair = membership.Members(
+        members.group, (low, high), keys.pair_group_key(members.group, low, high), (low, high).index(members.world_rank)
+    )
     return pair, keys.send_recv_key(pair.key, source, destination, sr_tag)
-

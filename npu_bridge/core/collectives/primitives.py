@@ -15,6 +15,7 @@ from tensorflow.core.framework import attr_value_pb2
 
 from npu_bridge.core.collectives import keys, registry, settings
 from npu_bridge.core.session.pass_contract import COLLECTIVE_GROUP_ATTR
+
 DEVICE = "/device:CPU:0"
 REDUCE_DTYPES = (tf.bfloat16, tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
 GATHER_DTYPES = (tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
@@ -52,8 +53,16 @@ def all_reduce(x, members, merge_op, kind="allreduce"):
     key = keys.instance_key(members.key)
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveReduce(
-            input=x, group_size=members.size, group_key=members.key, instance_key=key, merge_op=merge_op,
-            final_op="Id", subdiv_offsets=[0], timeout_seconds=_timeout_bound(), name="HcomAllReduce")
+            input=x,
+            group_size=members.size,
+            group_key=members.key,
+            instance_key=key,
+            merge_op=merge_op,
+            final_op="Id",
+            subdiv_offsets=[0],
+            timeout_seconds=_timeout_bound(),
+            name="HcomAllReduce",
+        )
     return _register(y, kind, members, key)
 
 
@@ -62,8 +71,14 @@ def all_gather(x, members, kind="allgather"):
     key = keys.instance_key(members.key)
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveGather(
-            input=x, group_size=members.size, group_key=members.key, instance_key=key, shape=x.shape,
-            timeout_seconds=_timeout_bound(), name="HcomAllGather")
+            input=x,
+            group_size=members.size,
+            group_key=members.key,
+            instance_key=key,
+            shape=x.shape,
+            timeout_seconds=_timeout_bound(),
+            name="HcomAllGather",
+        )
     if x.shape.rank is not None:
         first = None if x.shape[0] is None else x.shape[0] * members.size
         y.set_shape([first] + x.shape.as_list()[1:])
@@ -74,8 +89,14 @@ def broadcast_send(x, members, key, kind="broadcast"):
     """The root's side of a broadcast: sends ``x`` (fully defined shape) and returns it."""
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveBcastSend(
-            input=x, group_size=members.size, group_key=members.key, instance_key=key, shape=x.shape,
-            timeout_seconds=_timeout_bound(), name="HcomBroadcastSend")
+            input=x,
+            group_size=members.size,
+            group_key=members.key,
+            instance_key=key,
+            shape=x.shape,
+            timeout_seconds=_timeout_bound(),
+            name="HcomBroadcastSend",
+        )
     return _register(y, kind, members, key)
 
 
@@ -83,8 +104,14 @@ def broadcast_recv(shape, dtype, members, key, kind="broadcast"):
     """A non-root member's side of a broadcast: receives a tensor of ``shape`` and ``dtype``."""
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveBcastRecv(
-            T=dtype, group_size=members.size, group_key=members.key, instance_key=key, shape=shape,
-            timeout_seconds=_timeout_bound(), name="HcomBroadcastRecv")
+            T=dtype,
+            group_size=members.size,
+            group_key=members.key,
+            instance_key=key,
+            shape=shape,
+            timeout_seconds=_timeout_bound(),
+            name="HcomBroadcastRecv",
+        )
     return _register(y, kind, members, key)
 
 
@@ -100,7 +127,13 @@ def all_to_all(x, members, instance_key, block_key, kind):
     """
     with tf.device(DEVICE):
         y = tf.raw_ops.CollectiveAllToAllV2(
-            input=x, group_size=members.size, group_key=members.key, instance_key=instance_key,
-            ordering_token=[], timeout_seconds=_timeout_bound(), name="HcomAllToAll")
+            input=x,
+            group_size=members.size,
+            group_key=members.key,
+            instance_key=instance_key,
+            ordering_token=[],
+            timeout_seconds=_timeout_bound(),
+            name="HcomAllToAll",
+        )
     y.set_shape(x.shape)
     return _register(y, kind, members, block_key, needs_graph_key=True)

@@ -109,8 +109,9 @@ def for_run(graph, fetches):
     if found:
         v2_keys = sorted(info.key for _, info in found if info.needs_graph_key)
         graph_key = 1 + _hash_keys(v2_keys) if v2_keys else 0
-        result = RunCollectives(ops=tuple(found), ranks=frozenset(r for _, i in found for r in i.ranks),
-                                graph_key=graph_key)
+        result = RunCollectives(
+            ops=tuple(found), ranks=frozenset(r for _, i in found for r in i.ranks), graph_key=graph_key
+        )
     with _lock:
         if len(graph_record.runs) >= MAX_CACHED_RUNS:
             graph_record.runs.clear()

@@ -10,8 +10,8 @@ the ranks that never arrived.
 import threading
 import time
 
-from npu_bridge.core.runtime import log
 from npu_bridge.core.collectives import settings, watchdog
+from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 
 JOB = "worker"
@@ -95,12 +95,17 @@ def ensure_started(current_world):
                 f"this process already serves {_runtime.describe_rank(_runtime.rank)} of a {_runtime.rank_size}-rank "
                 f"world; the environment now describes rank {current_world.rank_id} of {current_world.rank_size} "
                 f"at {addresses[current_world.rank_id]}. A process is one rank for its whole life: start a new "
-                "process for another rank")
+                "process for another rank"
+            )
         if not _runtime.formed:
             wait_for_ranks(_runtime.addresses, _runtime.rank, timeout)
             _runtime.formed = True
-            log.logger.info("rank %d: all %d ranks arrived; collective server %s", _runtime.rank,
-                            _runtime.rank_size, _runtime.target)
+            log.logger.info(
+                "rank %d: all %d ranks arrived; collective server %s",
+                _runtime.rank,
+                _runtime.rank_size,
+                _runtime.target,
+            )
         return _runtime
 
 
@@ -117,7 +122,8 @@ def _start_server(rank, addresses):
         raise CollectiveError(
             f"rank {rank}: cannot start the collective server on port {port} ({settings.PORT_BASE_VARIABLE} + "
             f"rank id): {e}. Another process probably uses the port; set {settings.PORT_BASE_VARIABLE} to the "
-            f"first of {len(addresses)} free ports (npu-run chooses free ports itself)") from e
+            f"first of {len(addresses)} free ports (npu-run chooses free ports itself)"
+        ) from e
 
 
 def wait_for_ranks(addresses, rank, timeout, probe=watchdog.probe, clock=time.monotonic, sleep=time.sleep):
@@ -144,10 +150,17 @@ def wait_for_ranks(addresses, rank, timeout, probe=watchdog.probe, clock=time.mo
                 f"rank {rank}: {_listed(missing, addresses)} never arrived within {settings.CONNECT_TIMEOUT_VARIABLE}="
                 f"{timeout} s (their collective servers did not accept connections). Check that every rank was "
                 "started (npu-run starts them all), that all ranks see the same rank table / RANK_SIZE and "
-                f"{settings.PORT_BASE_VARIABLE}, and that the hosts can reach each other")
+                f"{settings.PORT_BASE_VARIABLE}, and that the hosts can reach each other"
+            )
         if now >= next_report:
-            log.logger.warning("rank %d: waiting for %s to start (%.0f s of %s=%d s)", rank,
-                               _listed(missing, addresses), now - start, settings.CONNECT_TIMEOUT_VARIABLE, timeout)
+            log.logger.warning(
+                "rank %d: waiting for %s to start (%.0f s of %s=%d s)",
+                rank,
+                _listed(missing, addresses),
+                now - start,
+                settings.CONNECT_TIMEOUT_VARIABLE,
+                timeout,
+            )
             next_report += REPORT_EVERY
         sleep(_POLL)
 

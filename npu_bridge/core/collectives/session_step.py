@@ -17,14 +17,23 @@ import re
 
 import tensorflow as tf
 
-from npu_bridge.core.runtime import log
 from npu_bridge.core.collectives import registry, server, settings
+from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
 _REMOTE_TASK = re.compile(r"remote target /job:[\w-]+/replica:\d+/task:(\d+)")
-_NOISE = ("Graph execution error", "Detected at node", "Node:", "From /job:", "Original stack trace",
-          "The error could be from", "Additional GRPC error", "[[{{node", "File \"")
+_NOISE = (
+    "Graph execution error",
+    "Detected at node",
+    "Node:",
+    "From /job:",
+    "Original stack trace",
+    "The error could be from",
+    "Additional GRPC error",
+    "[[{{node",
+    'File "',
+)
 
 
 @setup_step(300, "collectives")
@@ -39,9 +48,13 @@ def attach_collectives(plan):
     if not plan.target:
         plan.target = runtime.target
     elif plan.target != runtime.target:
-        log.info_once(("own-target", plan.target),
-                      "session target %s kept as given; collectives of rank %d need sessions on its server %s",
-                      plan.target, runtime.rank, runtime.target)
+        log.info_once(
+            ("own-target", plan.target),
+            "session target %s kept as given; collectives of rank %d need sessions on its server %s",
+            plan.target,
+            runtime.rank,
+            runtime.target,
+        )
     if not plan.config.device_filters:
         plan.config.device_filters.append(runtime.device_filter)
     plan.run_hooks.append(CollectiveRunHook(runtime, plan.pass_plan.collective_timeout))  # the watchdog's too
@@ -62,7 +75,8 @@ class CollectiveRunHook(RunHook):
         if self._runtime.failure is not None:
             raise CollectiveError(
                 f"{self._runtime.failure}\nCollectives cannot run again in this process after that failure "
-                "(TensorFlow stops them for good): end this rank and restart the job")
+                "(TensorFlow stops them for good): end this rank and restart the job"
+            )
         if run.graph_key and not (context.options and context.options.experimental.collective_graph_key):
             options = tf.compat.v1.RunOptions()
             if context.options is not None:
@@ -105,7 +119,7 @@ def cause(error):
         if not line or any(line.startswith(noise) for noise in _NOISE):
             continue
         while line.startswith("Collective ops is aborted by:"):
-            line = line[len("Collective ops is aborted by:"):].strip()
+            line = line[len("Collective ops is aborted by:") :].strip()
         if line:
             return line
     return type(error).__name__
@@ -123,17 +137,24 @@ def explain(error, run, runtime, timeout):
     what = f"rank {runtime.rank}: {run.describe(focus=error.op.name if error.op is not None else None)}"
     detail = cause(error)
     if isinstance(error, tf.errors.DeadlineExceededError):
-        return (f"{what} did not finish within the collective timeout of {timeout} s (hccl_timeout / "
-                f"HCCL_EXEC_TIMEOUT): a peer rank is hung or much slower, or did not run the matching collective "
-                f"(every rank must run the same collectives in the same order). TensorFlow: {detail}")
+        return (
+            f"{what} did not finish within the collective timeout of {timeout} s (hccl_timeout / "
+            f"HCCL_EXEC_TIMEOUT): a peer rank is hung or much slower, or did not run the matching collective "
+            f"(every rank must run the same collectives in the same order). TensorFlow: {detail}"
+        )
     text = error.message or ""
     called = {int(task) for task in _REMOTE_TASK.findall(text)}
-    peers = [r for r, address in enumerate(runtime.addresses)
-             if r != runtime.rank and (r in called or re.search(re.escape(address) + r"(?!\d)", text))]
+    peers = [
+        r
+        for r, address in enumerate(runtime.addresses)
+        if r != runtime.rank and (r in called or re.search(re.escape(address) + r"(?!\d)", text))
+    ]
     if peers:
         names = ", ".join(runtime.describe_rank(p) for p in peers)
         return f"{what} failed: {names} cannot be reached; it has probably exited or crashed. TensorFlow: {detail}"
     if "Shape mismatch" in detail:
-        return (f"{what} failed: the ranks passed different shapes; every rank must pass the same shape, "
-                f"and the same on every run. TensorFlow: {detail}")
+        return (
+            f"{what} failed: the ranks passed different shapes; every rank must pass the same shape, "
+            f"and the same on every run. TensorFlow: {detail}"
+        )
     return f"{what} failed. TensorFlow: {detail}"

@@ -30,8 +30,9 @@ def _seconds(environ, name, default):
     except ValueError:
         value = 0
     if value < 1:
-        raise EnvironmentVariableError(f"{name} has invalid value {environ[name]!r}: must be a whole number of "
-                                       "seconds >= 1")
+        raise EnvironmentVariableError(
+            f"{name} has invalid value {environ[name]!r}: must be a whole number of seconds >= 1"
+        )
     return value
 
 
@@ -80,5 +81,6 @@ def port_base(rank_size, environ=os.environ):
         value = f"value {text!r}" if text else f"default {DEFAULT_PORT_BASE} (unset)"
         raise EnvironmentVariableError(
             f"{PORT_BASE_VARIABLE} has invalid {value}: must be an integer in [1, {MAX_PORT - rank_size + 1}], "
-            f"so that the ports base..base+{rank_size - 1} of the {rank_size} ranks are valid")
+            f"so that the ports base..base+{rank_size - 1} of the {rank_size} ranks are valid"
+        )
     return base

@@ -7,8 +7,14 @@ them. Reductions of int8 / int16 run in int32 and are narrowed back (wrapping as
 
 import tensorflow as tf
 
-_WIDEN = {tf.int8: tf.int32, tf.int16: tf.int32, tf.uint8: tf.int32, tf.uint16: tf.int32, tf.bool: tf.int32,
-          tf.uint32: tf.int64}
+_WIDEN = {
+    tf.int8: tf.int32,
+    tf.int16: tf.int32,
+    tf.uint8: tf.int32,
+    tf.uint16: tf.int32,
+    tf.bool: tf.int32,
+    tf.uint32: tf.int64,
+}
 _REINTERPRET = {tf.uint64: tf.int64, tf.bfloat16: tf.float16}
 
 

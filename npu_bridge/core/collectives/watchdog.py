@@ -111,8 +111,7 @@ class Watchdog:
             self._next_token += 1
             self._runs[token] = _Run(describe, frozenset(ranks) | {LEADER}, timeout, self._clock())
             if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="npu_bridge-collective-watchdog",
-                                                daemon=True)
+                self._thread = threading.Thread(target=self._loop, name="npu_bridge-collective-watchdog", daemon=True)
                 self._thread.start()
         return token
 
@@ -134,9 +133,11 @@ class Watchdog:
         watched = set()
         for run in runs:
             if now - run.started > 2 * run.timeout + 30:
-                return self._end(f"rank {self._rank}: {run.describe()} has not finished after "
-                                 f"{now - run.started:.0f} s although every collective is bounded by "
-                                 f"{run.timeout} s (hccl_timeout / HCCL_EXEC_TIMEOUT); ending this rank")
+                return self._end(
+                    f"rank {self._rank}: {run.describe()} has not finished after "
+                    f"{now - run.started:.0f} s although every collective is bounded by "
+                    f"{run.timeout} s (hccl_timeout / HCCL_EXEC_TIMEOUT); ending this rank"
+                )
             if now - run.started > PROBE_AFTER:
                 watched |= run.ranks
         watched.discard(self._rank)
@@ -149,7 +150,8 @@ class Watchdog:
                     return self._end(
                         f"rank {self._rank}: rank {rank}{role} at {self._addresses[rank]} is gone (its collective "
                         f"server refuses connections) while this rank waits for it in {run.describe()}; "
-                        f"ending this rank with exit code {EXIT_CODE}")
+                        f"ending this rank with exit code {EXIT_CODE}"
+                    )
         return None
 
     def _probe_ranks(self, ranks, now):

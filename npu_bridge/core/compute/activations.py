@@ -76,7 +76,9 @@ def prelu(x, weight, name=None):
         size = weight.shape[0]
         if size is not None and size != 1:
             if x.shape.rank is not None and (x.shape.rank < 2 or x.shape[1] not in (None, size)):
-                raise NpuArgumentError(f"prelu: weight has {size} values but x {x.shape} has no channel dimension 1 of "
-                                       f"that size (weight must have 1 value or one per channel)")
+                raise NpuArgumentError(
+                    f"prelu: weight has {size} values but x {x.shape} has no channel dimension 1 of "
+                    f"that size (weight must have 1 value or one per channel)"
+                )
             weight = tf.reshape(weight, [1, -1] + [1] * (x.shape.rank - 2))
         return tf.where(x > 0, x, weight * x)

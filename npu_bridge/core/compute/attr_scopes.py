@@ -17,6 +17,7 @@ from tensorflow.core.framework import attr_value_pb2
 from npu_bridge.core.estimator.config_objects import NpuExecutePlacement
 from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.session.pass_contract import KEEP_DTYPE_ATTR
+
 WITHOUT_NPU_COMPILE_ATTR = "_without_npu_compile"
 
 
@@ -89,8 +90,7 @@ def npu_weight_prefetch_scope(buffer_pool_id=0, buffer_pool_size=536870912):
 
 def op_specified_engine_scope(engine_name, kernel_lib_name):
     """Runs the ops inside on a given graph-engine engine and kernel library (no effect here)."""
-    return _attr_scope({"_specified_engine_name": _s(engine_name),
-                        "_specified_kernel_lib_name": _s(kernel_lib_name)})
+    return _attr_scope({"_specified_engine_name": _s(engine_name), "_specified_kernel_lib_name": _s(kernel_lib_name)})
 
 
 def npu_qos_label_scope(label):

@@ -16,8 +16,9 @@ from npu_bridge.core.runtime.errors import NpuArgumentError
 def _check_x(x):
     x = tf.convert_to_tensor(x, name="x")
     if not x.dtype.is_floating:
-        raise NpuArgumentError("x has to be a floating point tensor since it's going to be scaled. Got a "
-                               f"{x.dtype.name} tensor instead.")
+        raise NpuArgumentError(
+            f"x has to be a floating point tensor since it's going to be scaled. Got a {x.dtype.name} tensor instead."
+        )
     return x
 
 
@@ -25,8 +26,9 @@ def _keep_prob(keep_prob, dtype):
     """Validates keep_prob (a number in (0, 1] or a scalar tensor); returns it as a tensor of ``dtype``."""
     if isinstance(keep_prob, numbers.Real) and not isinstance(keep_prob, bool):
         if not 0 < keep_prob <= 1:
-            raise NpuArgumentError("keep_prob must be a scalar tensor or a float in the range (0, 1], got "
-                                   f"{keep_prob:g}")
+            raise NpuArgumentError(
+                f"keep_prob must be a scalar tensor or a float in the range (0, 1], got {keep_prob:g}"
+            )
     keep_prob = tf.convert_to_tensor(keep_prob, dtype=dtype, name="keep_prob")
     keep_prob.shape.assert_has_rank(0)
     return keep_prob

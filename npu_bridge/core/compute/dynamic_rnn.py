@@ -24,9 +24,9 @@ DynamicAUGRU (DIEN's attention GRU) takes weight_att [time, batch] and updates b
 
 import tensorflow as tf
 
+from npu_bridge.core.compute.tensors import as_dtype
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.compute.tensors import as_dtype
 
 UNIDIRECTIONAL = "UNIDIRECTIONAL"
 BIDIRECTIONAL = "BIDIRECTIONAL"
@@ -36,27 +36,47 @@ _DIRECTIONS = (UNIDIRECTIONAL, REDIRECTIONAL)
 
 def _require(name, value, allowed, why):
     if value not in allowed:
-        raise NpuArgumentError(f"{name}={value!r} is not supported: {why} (allowed: "
-                               f"{', '.join(repr(a) for a in allowed)})")
+        raise NpuArgumentError(
+            f"{name}={value!r} is not supported: {why} (allowed: {', '.join(repr(a) for a in allowed)})"
+        )
 
 
 class _DynamicBasic(tf.compat.v1.layers.Layer):
     """Argument checks and the time loop shared by the three layers."""
 
-    def __init__(self, hidden_size, dtype, direction, cell_depth, keep_prob, cell_clip, num_proj, time_major,
-                 activation, is_training, name):
+    def __init__(
+        self,
+        hidden_size,
+        dtype,
+        direction,
+        cell_depth,
+        keep_prob,
+        cell_clip,
+        num_proj,
+        time_major,
+        activation,
+        is_training,
+        name,
+    ):
         super().__init__(dtype=dtype, name=name)
         if not isinstance(hidden_size, int) or hidden_size < 1:
             raise NpuArgumentError(f"hidden_size must be a positive integer, got {hidden_size!r}")
-        _require("direction", direction, _DIRECTIONS, "the NPU op runs one direction; stack two layers for a "
-                 "bidirectional RNN")
+        _require(
+            "direction",
+            direction,
+            _DIRECTIONS,
+            "the NPU op runs one direction; stack two layers for a bidirectional RNN",
+        )
         _require("cell_depth", cell_depth, (1,), "the NPU op has one layer")
         _require("num_proj", num_proj, (0,), "the NPU op has no projection")
         _require("time_major", time_major, (True,), "the NPU op takes [time, batch, input] inputs")
         _require("activation", activation, ("tanh",), "the NPU op uses tanh")
         if keep_prob != 1.0:
-            log.info_once(("rnn-keep-prob", type(self).__name__), "%s: keep_prob is reserved by the NPU op and has "
-                          "no effect", type(self).__name__)
+            log.info_once(
+                ("rnn-keep-prob", type(self).__name__),
+                "%s: keep_prob is reserved by the NPU op and has no effect",
+                type(self).__name__,
+            )
         self._hidden_size = hidden_size
         self._direction = direction
         self._cell_clip = cell_clip
@@ -124,19 +144,47 @@ class DynamicRNN(_DynamicBasic):
       ValueError: an argument the NPU op does not support.
     """
 
-    def __init__(self, hidden_size, dtype, cell_type="LSTM", direction=UNIDIRECTIONAL, cell_depth=1,
-                 use_peephole=False, keep_prob=1.0, cell_clip=-1.0, num_proj=0, time_major=True, activation="tanh",
-                 forget_bias=0.0, is_training=True, name="dynamic_rnn"):
-        super().__init__(hidden_size, dtype, direction, cell_depth, keep_prob, cell_clip, num_proj, time_major,
-                         activation, is_training, name)
+    def __init__(
+        self,
+        hidden_size,
+        dtype,
+        cell_type="LSTM",
+        direction=UNIDIRECTIONAL,
+        cell_depth=1,
+        use_peephole=False,
+        keep_prob=1.0,
+        cell_clip=-1.0,
+        num_proj=0,
+        time_major=True,
+        activation="tanh",
+        forget_bias=0.0,
+        is_training=True,
+        name="dynamic_rnn",
+    ):
+        super().__init__(
+            hidden_size,
+            dtype,
+            direction,
+            cell_depth,
+            keep_prob,
+            cell_clip,
+            num_proj,
+            time_major,
+            activation,
+            is_training,
+            name,
+        )
         _require("cell_type", cell_type, ("LSTM",), "DynamicRNN is an LSTM")
         _require("use_peephole", use_peephole, (False,), "the NPU op has no peephole connections")
         self._forget_bias = forget_bias
 
     def build(self, input_shape):
         size = self._input_size(input_shape)
-        self.weight = self.add_weight("kernel", [size + self._hidden_size, 4 * self._hidden_size],
-                                      initializer=tf.compat.v1.glorot_uniform_initializer())
+        self.weight = self.add_weight(
+            "kernel",
+            [size + self._hidden_size, 4 * self._hidden_size],
+            initializer=tf.compat.v1.glorot_uniform_initializer(),
+        )
         self.bias = self.add_weight("bias", [4 * self._hidden_size], initializer=tf.compat.v1.zeros_initializer())
         super().build(input_shape)
 
@@ -165,10 +213,35 @@ class DynamicRNN(_DynamicBasic):
 class _DynamicGRUBase(_DynamicBasic):
     """Weights and gate arithmetic shared by DynamicGRUV2 and DynamicAUGRU."""
 
-    def __init__(self, hidden_size, dtype, direction, cell_depth, keep_prob, cell_clip, num_proj, time_major,
-                 activation, gate_order, reset_after, is_training, name):
-        super().__init__(hidden_size, dtype, direction, cell_depth, keep_prob, cell_clip, num_proj, time_major,
-                         activation, is_training, name)
+    def __init__(
+        self,
+        hidden_size,
+        dtype,
+        direction,
+        cell_depth,
+        keep_prob,
+        cell_clip,
+        num_proj,
+        time_major,
+        activation,
+        gate_order,
+        reset_after,
+        is_training,
+        name,
+    ):
+        super().__init__(
+            hidden_size,
+            dtype,
+            direction,
+            cell_depth,
+            keep_prob,
+            cell_clip,
+            num_proj,
+            time_major,
+            activation,
+            is_training,
+            name,
+        )
         _require("gate_order", gate_order, ("zrh", "rzh"), "the NPU op orders the gates zrh or rzh")
         self._gate_order = gate_order
         self._reset_after = reset_after
@@ -214,11 +287,37 @@ class DynamicGRUV2(_DynamicGRUBase):
       reset_after: apply the reset gate after the hidden projection (cuDNN style).
     """
 
-    def __init__(self, hidden_size, dtype, direction=UNIDIRECTIONAL, cell_depth=1, keep_prob=1.0, cell_clip=-1.0,
-                 num_proj=0, time_major=True, activation="tanh", gate_order="zrh", reset_after=True,
-                 is_training=True, name="dynamic_gru_v2"):
-        super().__init__(hidden_size, dtype, direction, cell_depth, keep_prob, cell_clip, num_proj, time_major,
-                         activation, gate_order, reset_after, is_training, name)
+    def __init__(
+        self,
+        hidden_size,
+        dtype,
+        direction=UNIDIRECTIONAL,
+        cell_depth=1,
+        keep_prob=1.0,
+        cell_clip=-1.0,
+        num_proj=0,
+        time_major=True,
+        activation="tanh",
+        gate_order="zrh",
+        reset_after=True,
+        is_training=True,
+        name="dynamic_gru_v2",
+    ):
+        super().__init__(
+            hidden_size,
+            dtype,
+            direction,
+            cell_depth,
+            keep_prob,
+            cell_clip,
+            num_proj,
+            time_major,
+            activation,
+            gate_order,
+            reset_after,
+            is_training,
+            name,
+        )
 
     def call(self, x, seq_length=None, init_h=None):
         """Returns (y, output_h, update, reset, new, hidden_new), each [time, batch, hidden]."""
@@ -240,11 +339,37 @@ class DynamicAUGRU(_DynamicGRUBase):
     Args: as ``DynamicGRUV2``.
     """
 
-    def __init__(self, hidden_size, dtype, direction=UNIDIRECTIONAL, cell_depth=1, keep_prob=1.0, cell_clip=-1.0,
-                 num_proj=0, time_major=True, activation="tanh", gate_order="zrh", reset_after=True,
-                 is_training=True, name="dynamic_augru"):
-        super().__init__(hidden_size, dtype, direction, cell_depth, keep_prob, cell_clip, num_proj, time_major,
-                         activation, gate_order, reset_after, is_training, name)
+    def __init__(
+        self,
+        hidden_size,
+        dtype,
+        direction=UNIDIRECTIONAL,
+        cell_depth=1,
+        keep_prob=1.0,
+        cell_clip=-1.0,
+        num_proj=0,
+        time_major=True,
+        activation="tanh",
+        gate_order="zrh",
+        reset_after=True,
+        is_training=True,
+        name="dynamic_augru",
+    ):
+        super().__init__(
+            hidden_size,
+            dtype,
+            direction,
+            cell_depth,
+            keep_prob,
+            cell_clip,
+            num_proj,
+            time_major,
+            activation,
+            gate_order,
+            reset_after,
+            is_training,
+            name,
+        )
 
     def call(self, x, weight_att, seq_length=None, init_h=None):
         """Returns (y, output_h, update, update_att, reset, new, hidden_new), each [time, batch, hidden].
@@ -262,6 +387,7 @@ class DynamicAUGRU(_DynamicGRUBase):
             return (h_new,), (h_new, z, update_att, r, n, hidden_new)
 
         h0 = self._initial_state(x, init_h, "init_h")
-        output_h, y, update, update_att, reset, new, hidden_new = self._run(step, x, (h0,), 6, extra=(attention,),
-                                                                            seq_length=seq_length)
+        output_h, y, update, update_att, reset, new, hidden_new = self._run(
+            step, x, (h0,), 6, extra=(attention,), seq_length=seq_length
+        )
         return y, output_h, update, update_att, reset, new, hidden_new

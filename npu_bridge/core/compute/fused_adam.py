@@ -34,17 +34,15 @@ def _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2
     return _assigned([(input1, v_new), (input2, m_new), (input3, weight_new)])
 
 
-def adam_apply_one_assign(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y,
-                          name=None):
+def adam_apply_one_assign(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y, name=None):
     """One fused Adam step (see the module docstring); returns (new v, new m, new weight)."""
     with tf.name_scope(name or "AdamApplyOneAssign"):
-        return _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y,
-                               None)
+        return _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y, None)
 
 
-def adam_apply_one_with_decay_assign(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x,
-                                     mul4_x, add2_y, name=None):
+def adam_apply_one_with_decay_assign(
+    input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, mul4_x, add2_y, name=None
+):
     """One fused AdamW step with weight decay ``mul4_x``; returns (new v, new m, new weight)."""
     with tf.name_scope(name or "AdamApplyOneWithDecayAssign"):
-        return _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y,
-                               mul4_x)
+        return _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y, mul4_x)

@@ -10,8 +10,8 @@ import sys
 
 import tensorflow as tf
 
-from npu_bridge.core.runtime import native_library
 from npu_bridge.core.compute import activations, dropout, indexing, normalization
+from npu_bridge.core.runtime import native_library
 
 drop_out_gen_mask = dropout.gen_mask
 drop_out_gen_mask_v3 = dropout.gen_mask

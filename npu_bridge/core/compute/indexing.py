@@ -32,16 +32,18 @@ def scatter_elements(data, indices, updates, axis=0, name=None):
         if rank is None or indices.shape.rank != rank:
             raise NpuArgumentError(f"scatter_elements: indices {indices.shape} must have the rank of data {data.shape}")
         if not indices.shape.is_compatible_with(updates.shape):
-            raise NpuArgumentError(f"scatter_elements: indices {indices.shape} and updates {updates.shape} must have "
-                                   "the same shape")
+            raise NpuArgumentError(
+                f"scatter_elements: indices {indices.shape} and updates {updates.shape} must have the same shape"
+            )
         if not -rank <= axis < rank:
             raise NpuArgumentError(f"scatter_elements: axis {axis} is out of range for rank {rank}")
         axis %= rank
         indices = tf.cast(indices, tf.int64)
         dim = tf.shape(data, out_type=tf.int64)[axis]
         indices = tf.where(indices < 0, indices + dim, indices)
-        grids = tf.meshgrid(*[tf.range(n) for n in tf.unstack(tf.shape(indices, out_type=tf.int64), num=rank)],
-                            indexing="ij")
+        grids = tf.meshgrid(
+            *[tf.range(n) for n in tf.unstack(tf.shape(indices, out_type=tf.int64), num=rank)], indexing="ij"
+        )
         grids[axis] = indices
         return tf.tensor_scatter_nd_update(data, tf.stack(grids, axis=-1), updates)
 

@@ -18,8 +18,11 @@ def _npu_dropout_call(original_call):
 
         if training is None:
             training = backend.learning_phase()
-        return backend.in_train_phase(lambda: dropout.dropout(inputs, keep_prob=1.0 - self.rate, seed=self.seed),
-                                      lambda: tf.identity(inputs), training=training)
+        return backend.in_train_phase(
+            lambda: dropout.dropout(inputs, keep_prob=1.0 - self.rate, seed=self.seed),
+            lambda: tf.identity(inputs),
+            training=training,
+        )
 
     call._npu_bridge_original = original_call  # pylint: disable=protected-access
     call.__doc__ = original_call.__doc__

@@ -46,8 +46,9 @@ def lars(inputs_w, inputs_g, weight_decay, hyperpara=0.001, epsilon=1e-5, name=N
         return result
 
 
-def lars_v2(input_weight, input_grad, weight_decay, learning_rate, hyperpara=0.001, epsilon=1e-5, use_clip=False,
-            name=None):
+def lars_v2(
+    input_weight, input_grad, weight_decay, learning_rate, hyperpara=0.001, epsilon=1e-5, use_clip=False, name=None
+):
     """``npu_ops.LARSV2``: the LARS-scaled gradient of one weight.
 
     Args:

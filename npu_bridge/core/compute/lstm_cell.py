@@ -14,8 +14,7 @@ from npu_bridge.core.compute import dropout
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
 
-def basic_lstm_cell(x, h, c, w, b, keep_prob=1.0, forget_bias=1.0, state_is_tuple=True, activation="tanh",
-                    name=None):
+def basic_lstm_cell(x, h, c, w, b, keep_prob=1.0, forget_bias=1.0, state_is_tuple=True, activation="tanh", name=None):
     """One LSTM step.
 
     Args:
@@ -33,8 +32,10 @@ def basic_lstm_cell(x, h, c, w, b, keep_prob=1.0, forget_bias=1.0, state_is_tupl
     """
     del state_is_tuple
     if activation not in ("tanh", tf.tanh, tf.nn.tanh):
-        raise NpuArgumentError("basic_lstm_cell: activation must be 'tanh' (Ascend's BasicLSTMCell supports only "
-                               f"tanh), got {activation!r}")
+        raise NpuArgumentError(
+            "basic_lstm_cell: activation must be 'tanh' (Ascend's BasicLSTMCell supports only "
+            f"tanh), got {activation!r}"
+        )
     with tf.name_scope(name or "BasicLSTMCell"):
         x = tf.convert_to_tensor(x)
         if not (isinstance(keep_prob, numbers.Real) and keep_prob == 1):

@@ -17,8 +17,10 @@ def _marked_rsqrt(value, op_name):
     """rsqrt(value), marked so the simulated Ascend backend applies LayerNorm's implementation mode."""
     if tf.executing_eagerly():
         return tf.math.rsqrt(value)
-    attrs = {IMPL_OP_ATTR: tf.compat.v1.AttrValue(s=b"LayerNorm"),
-             IMPL_NAME_ATTR: tf.compat.v1.AttrValue(s=op_name.encode("utf-8"))}
+    attrs = {
+        IMPL_OP_ATTR: tf.compat.v1.AttrValue(s=b"LayerNorm"),
+        IMPL_NAME_ATTR: tf.compat.v1.AttrValue(s=op_name.encode("utf-8")),
+    }
     with tf.compat.v1.get_default_graph()._attr_scope(attrs):  # pylint: disable=protected-access
         return tf.math.rsqrt(value)
 

@@ -36,8 +36,14 @@ def _set(op, name, **value):
     op._set_attr(name, attr_value_pb2.AttrValue(**value))  # pylint: disable=protected-access
 
 
-def set_graph_exec_config(fetch, dynamic_input=False, dynamic_graph_execute_mode="dynamic_execute",
-                          dynamic_inputs_shape_range=None, is_train_graph=False, experimental_config=None):
+def set_graph_exec_config(
+    fetch,
+    dynamic_input=False,
+    dynamic_graph_execute_mode="dynamic_execute",
+    dynamic_inputs_shape_range=None,
+    is_train_graph=False,
+    experimental_config=None,
+):
     """Stamps graph execution hints on the ops of ``fetch`` and returns ``fetch``.
 
     Args:
@@ -53,11 +59,15 @@ def set_graph_exec_config(fetch, dynamic_input=False, dynamic_graph_execute_mode
       ValueError: a bad fetch, execute mode or experimental_config.
     """
     if dynamic_graph_execute_mode not in _EXECUTE_MODES:
-        raise NpuArgumentError(f"dynamic_graph_execute_mode should be lazy_recompile or dynamic_execute, got "
-                               f"{dynamic_graph_execute_mode!r}")
+        raise NpuArgumentError(
+            f"dynamic_graph_execute_mode should be lazy_recompile or dynamic_execute, got "
+            f"{dynamic_graph_execute_mode!r}"
+        )
     if experimental_config is not None and not isinstance(experimental_config, ExperimentalConfig):
-        raise NpuArgumentError(f'"experimental_config" must be provided with type "ExperimentalConfig", got '
-                               f"{type(experimental_config).__name__}")
+        raise NpuArgumentError(
+            f'"experimental_config" must be provided with type "ExperimentalConfig", got '
+            f"{type(experimental_config).__name__}"
+        )
     memory = experimental_config.graph_memory_optimize_config if experimental_config is not None else None
     for op in _ops_of(fetch):
         _set(op, "_graph_dynamic_input", b=bool(dynamic_input))

@@ -19,8 +19,15 @@ def npu_dynamic_rnn(cell, inputs, initial_state=None, dtype=None, sequence_lengt
     """
     inputs = tf.convert_to_tensor(inputs)
     if inputs.shape.rank is None or inputs.shape[0] is None:
-        raise NpuArgumentError(f"npu_dynamic_rnn: inputs must be time-major with a known time dimension, got "
-                               f"{inputs.shape}")
-    outputs, state = tf.compat.v1.nn.static_rnn(cell, tf.unstack(inputs, axis=0), initial_state=initial_state,
-                                                dtype=dtype, sequence_length=sequence_length, scope=scope)
+        raise NpuArgumentError(
+            f"npu_dynamic_rnn: inputs must be time-major with a known time dimension, got {inputs.shape}"
+        )
+    outputs, state = tf.compat.v1.nn.static_rnn(
+        cell,
+        tf.unstack(inputs, axis=0),
+        initial_state=initial_state,
+        dtype=dtype,
+        sequence_length=sequence_length,
+        scope=scope,
+    )
     return tf.stack(outputs, axis=0), state

@@ -28,9 +28,13 @@ def configure(plan):
     has_gpu = bool(tf.config.list_physical_devices("GPU"))
     if target == "gpu" and not has_gpu:
         key = "device_target" if plan.options.is_set("device_target") else device_target.ENV_VARIABLE
-        raise NpuOptionError(key, "gpu", "auto / cpu / gpu / ascend",
-                             "TensorFlow sees no GPU in this process (install a GPU build of TensorFlow 2.21 "
-                             "and check CUDA_VISIBLE_DEVICES), so the gpu backend cannot run")
+        raise NpuOptionError(
+            key,
+            "gpu",
+            "auto / cpu / gpu / ascend",
+            "TensorFlow sees no GPU in this process (install a GPU build of TensorFlow 2.21 "
+            "and check CUDA_VISIBLE_DEVICES), so the gpu backend cannot run",
+        )
     if target != "gpu" and has_gpu:
         plan.config.device_count["GPU"] = 0
     log.info_once(("backend", target), "npu_bridge backend: %s", describe(target))

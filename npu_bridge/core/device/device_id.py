@@ -37,10 +37,10 @@ def resolve_with_source(session_device_id=None, environ=os.environ):
     if session_device_id not in _UNSET_SESSION_VALUES:
         if isinstance(session_device_id, bool) or not isinstance(session_device_id, int):
             raise DeviceIdError(
-                f"session_device_id is invalid, should be int, such as 0, 1, 2; got {session_device_id!r}.")
+                f"session_device_id is invalid, should be int, such as 0, 1, 2; got {session_device_id!r}."
+            )
         if session_device_id < 0:
-            raise DeviceIdError(
-                f"session_device_id must be nonnegative integer; got {session_device_id}.")
+            raise DeviceIdError(f"session_device_id must be nonnegative integer; got {session_device_id}.")
         return session_device_id, SESSION_OPTION
     for name in ENV_VARIABLES:
         text = environ.get(name, "")

@@ -8,8 +8,7 @@ backend's fp16 kernels when they run. CPU and GPU backends always compute with I
 """
 
 from npu_bridge.core.device import device_target
-from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime import native_library
+from npu_bridge.core.runtime import log, native_library
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
 SATURATION = 0
@@ -30,9 +29,14 @@ def set_device_sat_mode(mode):
         raise NpuArgumentError(f"set_device_sat_mode: mode must be 0 (saturation) or 1 (INF/NaN), got {mode!r}")
     native_library.c_api().npu_bridge_set_overflow_mode(int(mode))
     if device_target.process_target() != "ascend":
-        log.info_once(("sat-mode-off-ascend", mode), "set_device_sat_mode(%d): the overflow mode applies to the "
-                      "simulated Ascend backend (device_target=ascend); this process computes on %s with IEEE "
-                      "INF/NaN behaviour", mode, device_target.process_target())
+        log.info_once(
+            ("sat-mode-off-ascend", mode),
+            "set_device_sat_mode(%d): the overflow mode applies to the "
+            "simulated Ascend backend (device_target=ascend); this process computes on %s with IEEE "
+            "INF/NaN behaviour",
+            mode,
+            device_target.process_target(),
+        )
 
 
 def overflow_mode():

@@ -8,8 +8,8 @@ which means GPU when TensorFlow sees one and CPU otherwise. The option is an ini
 
 import os
 
-from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.options.table import DEVICE_TARGETS
+from npu_bridge.core.runtime.errors import NpuOptionError
 
 ENV_VARIABLE = "NPU_BRIDGE_DEVICE_TARGET"
 
@@ -32,8 +32,12 @@ def requested(options=None, environ=None):
     if not value:
         return "auto"
     if value not in DEVICE_TARGETS:
-        raise NpuOptionError(ENV_VARIABLE, value, ", ".join(DEVICE_TARGETS),
-                             "the environment variable chooses the backend when the option is not set")
+        raise NpuOptionError(
+            ENV_VARIABLE,
+            value,
+            ", ".join(DEVICE_TARGETS),
+            "the environment variable chooses the backend when the option is not set",
+        )
     return value
 
 

@@ -11,11 +11,11 @@ runtime:
   flush()                          waits until this process's dumps are on disk
 """
 
+from npu_bridge.core.dump import overflow_records
 from npu_bridge.core.dump.dump_compare import compare
 from npu_bridge.core.dump.dump_convert import convert
 from npu_bridge.core.dump.dump_file import load, write_dump_file
 from npu_bridge.core.dump.dump_writer import flush
-from npu_bridge.core.dump import overflow_records
 from npu_bridge.core.dump.overflow_records import DEFAULT_DETAILED
 from npu_bridge.core.runtime.errors import DumpFormatError, DumpTreeError
 
@@ -33,5 +33,13 @@ def overflow_report(root, detailed=DEFAULT_DETAILED):
     return overflow_records.render(overflow_records.find(root), root, detailed)
 
 
-__all__ = ["DumpFormatError", "DumpTreeError", "compare", "convert", "flush", "load", "overflow_report",
-           "write_dump_file"]
+__all__ = [
+    "DumpFormatError",
+    "DumpTreeError",
+    "compare",
+    "convert",
+    "flush",
+    "load",
+    "overflow_report",
+    "write_dump_file",
+]

@@ -46,8 +46,9 @@ def _convert(args):
 
 
 def _compare(args):
-    comparison = dump_compare.compare(args.mine, args.truth, step=args.step, cosine_threshold=args.cosine,
-                                      progress=_Progress("compared"))
+    comparison = dump_compare.compare(
+        args.mine, args.truth, step=args.step, cosine_threshold=args.cosine, progress=_Progress("compared")
+    )
     output = args.output or dump_compare.default_csv_name()
     comparison.write_csv(output)
     print(comparison.summary(top=args.top))
@@ -84,17 +85,24 @@ def _describe_file(loaded):
     kind = "npy tensor" if loaded.version is None else f"Ascend dump file, version {loaded.version}"
     if loaded.overflow is not None:
         kind = f"Opdebug overflow record, version {loaded.version}"
-    print(f"{loaded.path}\n  {kind}; op {loaded.op_name or '?'}" +
-          (f"; type {loaded.name.op_type}" if loaded.name and loaded.name.op_type else "") +
-          (f"; dump time {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(loaded.dump_time / 1000))}"
-           if loaded.dump_time else ""))
+    print(
+        f"{loaded.path}\n  {kind}; op {loaded.op_name or '?'}"
+        + (f"; type {loaded.name.op_type}" if loaded.name and loaded.name.op_type else "")
+        + (
+            f"; dump time {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(loaded.dump_time / 1000))}"
+            if loaded.dump_time
+            else ""
+        )
+    )
     if loaded.overflow is not None:
         for section, fields in loaded.overflow.items():
             print(f"  {section}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
         return
     for tensor in loaded.tensors:
-        print(f"  {tensor.io} {tensor.index}: {tensor.dtype_name} {tensor.format_name} {list(tensor.shape)} "
-              f"{len(tensor.raw)} bytes{_statistics(tensor)}")
+        print(
+            f"  {tensor.io} {tensor.index}: {tensor.dtype_name} {tensor.format_name} {list(tensor.shape)} "
+            f"{len(tensor.raw)} bytes{_statistics(tensor)}"
+        )
 
 
 def _statistics(tensor):
@@ -124,8 +132,12 @@ def _describe_tree(path):
 
 def _parser():
     summary, _, details = __doc__.partition("\n\n")
-    parser = argparse.ArgumentParser(prog="npu-dump", description=summary.replace("``", ""),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=details)
+    parser = argparse.ArgumentParser(
+        prog="npu-dump",
+        description=summary.replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=details,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     convert = sub.add_parser("convert", help="dump files and trees -> .npy")
     convert.add_argument("sources", nargs="+", help="dump files, Opdebug records or directories")
@@ -136,14 +148,23 @@ def _parser():
     compare.add_argument("truth", help="the ground truth: a dump tree or a directory of golden .npy files")
     compare.add_argument("-o", "--output", help="result CSV (default: ./compare_result_{time}.csv)")
     compare.add_argument("--step", type=int, help="step to compare (default: the lowest step both hold)")
-    compare.add_argument("--cosine", type=float, default=dump_compare.DEFAULT_COSINE_THRESHOLD,
-                         help="a tensor diverges below this cosine similarity (default %(default)s)")
+    compare.add_argument(
+        "--cosine",
+        type=float,
+        default=dump_compare.DEFAULT_COSINE_THRESHOLD,
+        help="a tensor diverges below this cosine similarity (default %(default)s)",
+    )
     compare.add_argument("--top", type=int, default=5, help="worst tensors to list (default %(default)s)")
     compare.set_defaults(run=_compare)
     overflow = sub.add_parser("overflow", help="the overflow report of a dump tree")
     overflow.add_argument("dir", help="a dump tree (any level) or an Opdebug file")
-    overflow.add_argument("-n", "--number", type=int, default=overflow_records.DEFAULT_DETAILED,
-                          help="records shown with their tensors' statistics (default %(default)s)")
+    overflow.add_argument(
+        "-n",
+        "--number",
+        type=int,
+        default=overflow_records.DEFAULT_DETAILED,
+        help="records shown with their tensors' statistics (default %(default)s)",
+    )
     overflow.add_argument("-o", "--output", help="also write the report to this file")
     overflow.set_defaults(run=_overflow)
     info = sub.add_parser("info", help="what dump files, Opdebug records or .npy files hold")

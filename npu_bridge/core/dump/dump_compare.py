@@ -33,11 +33,36 @@ import numpy as np
 from npu_bridge.core.dump import dump_file, dump_names, dump_tree
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
-ALGORITHMS = ("CosineSimilarity", "MaxAbsoluteError", "AccumulatedRelativeError", "RelativeEuclideanDistance",
-              "KullbackLeiblerDivergence", "StandardDeviation", "MeanAbsoluteError", "RootMeanSquareError",
-              "MaxRelativeError", "MeanRelativeError")
-CSV_HEADER = ("Index", "OpSequence", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType",
-              "Address", "TensorIndex", "Shape", "OverFlow") + ALGORITHMS + ("CompareFailReason",)
+ALGORITHMS = (
+    "CosineSimilarity",
+    "MaxAbsoluteError",
+    "AccumulatedRelativeError",
+    "RelativeEuclideanDistance",
+    "KullbackLeiblerDivergence",
+    "StandardDeviation",
+    "MeanAbsoluteError",
+    "RootMeanSquareError",
+    "MaxRelativeError",
+    "MeanRelativeError",
+)
+CSV_HEADER = (
+    (
+        "Index",
+        "OpSequence",
+        "OpType",
+        "NPUDump",
+        "DataType",
+        "Address",
+        "GroundTruth",
+        "DataType",
+        "Address",
+        "TensorIndex",
+        "Shape",
+        "OverFlow",
+    )
+    + ALGORITHMS
+    + ("CompareFailReason",)
+)
 DEFAULT_COSINE_THRESHOLD = 0.99
 _RELATIVE_FLOOR = 1e-7
 _HISTOGRAM_BINS = 100
@@ -134,16 +159,21 @@ class Comparison:
         """A few lines a person reads first: counts, the first diverging op, the worst tensors."""
         compared = self.compared
         step = "" if self.step is None else f" at step {self.step}"
-        lines = [f"compared {len(compared)} tensors of {len({row.key[0] for row in compared})} ops{step}",
-                 f"  my dump:      {self.mine}", f"  ground truth: {self.truth}"]
+        lines = [
+            f"compared {len(compared)} tensors of {len({row.key[0] for row in compared})} ops{step}",
+            f"  my dump:      {self.mine}",
+            f"  ground truth: {self.truth}",
+        ]
         only_mine = sum(1 for row in self.rows if row.truth is None)
         only_truth = sum(1 for row in self.rows if row.mine is None)
         without_values = sum(1 for row in self.rows if row.mine and row.truth and not row.comparable)
-        lines.append(f"identical: {sum(row.identical for row in compared)}, differ: "
-                     f"{sum(not row.identical for row in compared)}, diverged (cosine < {self.threshold:g} or "
-                     f"inf/NaN or shape mismatch): {sum(row.diverged for row in compared)}; only in my dump: "
-                     f"{only_mine}, only in the ground truth: {only_truth}" +
-                     (f"; without numeric values: {without_values}" if without_values else ""))
+        lines.append(
+            f"identical: {sum(row.identical for row in compared)}, differ: "
+            f"{sum(not row.identical for row in compared)}, diverged (cosine < {self.threshold:g} or "
+            f"inf/NaN or shape mismatch): {sum(row.diverged for row in compared)}; only in my dump: "
+            f"{only_mine}, only in the ground truth: {only_truth}"
+            + (f"; without numeric values: {without_values}" if without_values else "")
+        )
         if self.duplicates:
             lines.append(f"({self.duplicates} repeated tensors ignored: the first occurrence of each is compared)")
         difference, divergence = self.first_difference, self.first_divergence
@@ -223,8 +253,10 @@ def _choose_step(mine, truth, step, mine_root, truth_root):
     if my_steps and truth_steps:
         common = my_steps & truth_steps
         if not common:
-            raise NpuArgumentError(f"{mine_root} (steps {sorted(my_steps)}) and {truth_root} (steps "
-                                   f"{sorted(truth_steps)}) share no step; choose one with step=/--step")
+            raise NpuArgumentError(
+                f"{mine_root} (steps {sorted(my_steps)}) and {truth_root} (steps "
+                f"{sorted(truth_steps)}) share no step; choose one with step=/--step"
+            )
         return min(common)
     steps = my_steps or truth_steps
     return min(steps) if steps else None
@@ -254,8 +286,10 @@ def _sides(artifact):
     if name.kind != "dump":
         return [Side(name.op_name, name.op_type, artifact, name.io, name.index, name.timestamp or 0)]
     header = dump_file.load(artifact.path, name, header_only=True)
-    return [Side(header.op_name, name.op_type, artifact, tensor.io, tensor.index, name.timestamp or 0)
-            for tensor in header.tensors]
+    return [
+        Side(header.op_name, name.op_type, artifact, tensor.io, tensor.index, name.timestamp or 0)
+        for tensor in header.tensors
+    ]
 
 
 class _Loader:
@@ -383,8 +417,10 @@ def _badness(row):
 def _describe(row):
     text = row.label
     if "CosineSimilarity" in row.metrics:
-        text += (f" (cosine {_number(row.metrics['CosineSimilarity'])}, max abs err "
-                 f"{_number(row.metrics['MaxAbsoluteError'])})")
+        text += (
+            f" (cosine {_number(row.metrics['CosineSimilarity'])}, max abs err "
+            f"{_number(row.metrics['MaxAbsoluteError'])})"
+        )
     if row.reason:
         text += f" [{row.reason}]"
     return text
@@ -399,10 +435,20 @@ def _number(value):
 def _csv_cells(number, row):
     mine, truth = row.mine, row.truth
     side = mine or truth
-    cells = [number, "" if row.sequence is None else row.sequence, side.op_type,
-             mine.op_name if mine else "*", row.dtype_mine or "*", "NaN",
-             truth.op_name if truth else "*", row.dtype_truth or "*", "NaN",
-             f"{side.op_name}:{row.key[1]}:{row.key[2]}", row.shape, row.overflow or "NaN"]
+    cells = [
+        number,
+        "" if row.sequence is None else row.sequence,
+        side.op_type,
+        mine.op_name if mine else "*",
+        row.dtype_mine or "*",
+        "NaN",
+        truth.op_name if truth else "*",
+        row.dtype_truth or "*",
+        "NaN",
+        f"{side.op_name}:{row.key[1]}:{row.key[2]}",
+        row.shape,
+        row.overflow or "NaN",
+    ]
     for algorithm in ALGORITHMS:
         value = row.metrics.get(algorithm)
         cells.append("NaN" if value is None else _number(value))
@@ -413,4 +459,3 @@ def _csv_cells(number, row):
 def default_csv_name(now=None):
     """compare_result_{YYYYmmddHHMMSS}.csv, msaccucmp's style."""
     return f"compare_result_{time.strftime('%Y%m%d%H%M%S', time.localtime(now))}.csv"
-

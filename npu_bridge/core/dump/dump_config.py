@@ -19,8 +19,17 @@ class DumpConfig:
       NpuOptionError: a value is invalid (checked now, as a session would check it).
     """
 
-    def __init__(self, enable_dump=False, dump_path=None, dump_step=None, dump_mode="output",
-                 enable_dump_debug=False, dump_debug_mode="all", dump_data="tensor", dump_layer=None):
+    def __init__(
+        self,
+        enable_dump=False,
+        dump_path=None,
+        dump_step=None,
+        dump_mode="output",
+        enable_dump_debug=False,
+        dump_debug_mode="all",
+        dump_data="tensor",
+        dump_layer=None,
+    ):
         self._enable_dump = enable_dump
         self._dump_path = dump_path
         self._dump_step = dump_step
@@ -38,8 +47,13 @@ class DumpConfig:
         dump_debug_mode is only written when dump_mode is not None.
         """
         values = {"enable_dump": self._enable_dump, "enable_dump_debug": self._enable_dump_debug}
-        optional = {"dump_path": self._dump_path, "dump_step": self._dump_step, "dump_mode": self._dump_mode,
-                    "dump_data": self._dump_data, "dump_layer": self._dump_layer}
+        optional = {
+            "dump_path": self._dump_path,
+            "dump_step": self._dump_step,
+            "dump_mode": self._dump_mode,
+            "dump_data": self._dump_data,
+            "dump_layer": self._dump_layer,
+        }
         if self._dump_mode is not None:
             optional["dump_debug_mode"] = self._dump_debug_mode
         values.update({name: value for name, value in optional.items() if value is not None})

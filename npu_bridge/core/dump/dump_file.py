@@ -70,8 +70,10 @@ class TensorData:
             return None
         count = int(np.prod(self.shape, dtype=np.int64))
         if count * dtype.itemsize != len(self.raw):
-            raise DumpFormatError(f"{self.io} {self.index}: {len(self.raw)} bytes do not hold {count} values of "
-                                  f"{self.dtype_name} (shape {list(self.shape)})")
+            raise DumpFormatError(
+                f"{self.io} {self.index}: {len(self.raw)} bytes do not hold {count} values of "
+                f"{self.dtype_name} (shape {list(self.shape)})"
+            )
         return np.frombuffer(self.raw, dtype=dtype).reshape(self.shape)
 
     def logical_array(self):
@@ -176,7 +178,7 @@ def _parse_binary(content, size):
         else:
             message = dump_proto.DumpData()
             try:
-                message.ParseFromString(content[_HEADER_LENGTH.size:_HEADER_LENGTH.size + header_length])
+                message.ParseFromString(content[_HEADER_LENGTH.size : _HEADER_LENGTH.size + header_length])
             except DecodeError as e:
                 v2_problem = f"the {header_length}-byte header is not a DumpData message ({e})"
             else:
@@ -184,9 +186,11 @@ def _parse_binary(content, size):
                 expected = _HEADER_LENGTH.size + header_length + sum(n for _, n in listed)
                 if expected == size:
                     return 2, message, _slices(content, _HEADER_LENGTH.size + header_length, listed)
-                v2_problem = (f"the header lists {expected - _HEADER_LENGTH.size - header_length} data bytes, "
-                              f"the file holds {size - _HEADER_LENGTH.size - header_length} after the header "
-                              "(truncated or damaged)")
+                v2_problem = (
+                    f"the header lists {expected - _HEADER_LENGTH.size - header_length} data bytes, "
+                    f"the file holds {size - _HEADER_LENGTH.size - header_length} after the header "
+                    "(truncated or damaged)"
+                )
                 if message.version == "2.0":  # declared version 2: not worth trying version 1
                     raise DumpFormatError(f"damaged Ascend dump file (version 2.0): {v2_problem}")
     else:
@@ -195,14 +199,17 @@ def _parse_binary(content, size):
     try:
         message.ParseFromString(content)
     except DecodeError:
-        raise DumpFormatError(f"not an Ascend dump file: as version 2, {v2_problem}; as version 1, it is not "
-                              "a DumpData message") from None
+        raise DumpFormatError(
+            f"not an Ascend dump file: as version 2, {v2_problem}; as version 1, it is not a DumpData message"
+        ) from None
     inline = {}
     for io, items in (("input", message.input), ("output", message.output)):
         for index, item in enumerate(items):
             if item.size and len(item.data) != item.size:
-                raise DumpFormatError(f"not an Ascend dump file: as version 2, {v2_problem}; as version 1, "
-                                      f"{io} {index} holds {len(item.data)} bytes but lists {item.size}")
+                raise DumpFormatError(
+                    f"not an Ascend dump file: as version 2, {v2_problem}; as version 1, "
+                    f"{io} {index} holds {len(item.data)} bytes but lists {item.size}"
+                )
             inline[(io, index)] = item.data
     if not message.op_name and not inline:
         raise DumpFormatError(f"not an Ascend dump file: as version 2, {v2_problem}; as version 1 it holds no op")
@@ -221,15 +228,16 @@ def _slices(content, offset, listed):
     view = memoryview(content)
     slices = {}
     for key, size in listed:
-        slices[key] = view[offset:offset + size]
+        slices[key] = view[offset : offset + size]
         offset += size
     return slices
 
 
 def _tensor(io, index, item, payload):
     original = tuple(item.original_shape.dim) or tuple(item.shape.dim)
-    return TensorData(io, index, item.data_type, item.format, tuple(item.shape.dim), original,
-                      payload.get((io, index), b""))
+    return TensorData(
+        io, index, item.data_type, item.format, tuple(item.shape.dim), original, payload.get((io, index), b"")
+    )
 
 
 def _load_npy(path, name):
@@ -243,10 +251,16 @@ def _load_npy(path, name):
         raise DumpFormatError(f"{path}: {e}") from None
     io = name.io if name and name.io else "output"
     index = name.index if name and name.index is not None else 0
-    tensor = TensorData(io, index, data_type, dump_proto.FORMAT_ND, array.shape, array.shape,
-                        array.tobytes(order="C"))
-    return DumpFile(path, name, None, name.op_name if name else os.path.basename(path), None,
-                    [tensor] if io == "input" else [], [tensor] if io == "output" else [])
+    tensor = TensorData(io, index, data_type, dump_proto.FORMAT_ND, array.shape, array.shape, array.tobytes(order="C"))
+    return DumpFile(
+        path,
+        name,
+        None,
+        name.op_name if name else os.path.basename(path),
+        None,
+        [tensor] if io == "input" else [],
+        [tensor] if io == "output" else [],
+    )
 
 
 def decode_overflow(payload):
@@ -264,8 +278,9 @@ def decode_overflow(payload):
     for section, info_offset, status_offset in _OVERFLOW_SECTIONS:
         values = dict(zip(_INFO_FIELDS, struct.unpack_from("<6Q", payload, info_offset)))
         if section == "AI Core":
-            values.update(zip(("kernel_code", "block_idx", "status"), struct.unpack_from("<3Q", payload,
-                                                                                         status_offset)))
+            values.update(
+                zip(("kernel_code", "block_idx", "status"), struct.unpack_from("<3Q", payload, status_offset))
+            )
         else:
             (values["status"],) = struct.unpack_from("<Q", payload, status_offset)
         decoded[section] = values
@@ -287,15 +302,17 @@ def write_dump_file(path, op_name, inputs=(), outputs=(), version=2, dump_time=N
     """
     if version not in (1, 2):
         raise NpuArgumentError(f"version must be 1 or 2, got {version!r}")
-    message = dump_proto.DumpData(version="2.0" if version == 2 else "", op_name=op_name,
-                                  dump_time=round(time.time() * 1000) if dump_time is None else dump_time)
+    message = dump_proto.DumpData(
+        version="2.0" if version == 2 else "",
+        op_name=op_name,
+        dump_time=round(time.time() * 1000) if dump_time is None else dump_time,
+    )
     payload = []
     for io, arrays, items in (("input", inputs, message.input), ("output", outputs, message.output)):
         for index, array in enumerate(arrays):
             array = np.asarray(array, order="C")  # keeps 0-d arrays 0-d, unlike ascontiguousarray
             data_format, original = (data_formats or {}).get((io, index), (dump_proto.FORMAT_ND, array.shape))
-            item = items.add(data_type=dump_proto.data_type_of(array.dtype), format=data_format,
-                             size=array.nbytes)
+            item = items.add(data_type=dump_proto.data_type_of(array.dtype), format=data_format, size=array.nbytes)
             item.shape.dim.extend(array.shape)
             item.original_shape.dim.extend(original)
             if io == "output":

@@ -40,9 +40,9 @@ def _from_nc1hwc0(array, original_shape):
     n, c1, h, w, c0 = array.shape
     nchw = array.transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)
     if original_shape[0] == n and original_shape[2:] == (h, w) and original_shape[1] <= c1 * c0:
-        return nchw[:, :original_shape[1]], True
+        return nchw[:, : original_shape[1]], True
     if original_shape[0] == n and original_shape[1:3] == (h, w) and original_shape[3] <= c1 * c0:
-        return nchw[:, :original_shape[3]].transpose(0, 2, 3, 1), True
+        return nchw[:, : original_shape[3]].transpose(0, 2, 3, 1), True
     return array, False
 
 

@@ -68,8 +68,7 @@ def parse(file_name):
     """
     match = _GOLDEN.match(file_name)
     if match:
-        return DumpName("golden", "", match["name"], timestamp=int(match["ts"]), io="output",
-                        index=int(match["index"]))
+        return DumpName("golden", "", match["name"], timestamp=int(match["ts"]), io="output", index=int(match["index"]))
     match = _CONVERTED.match(file_name)
     if match:
         base = _parse_dump(match["dump"])
@@ -86,7 +85,7 @@ def _parse_dump(file_name):
     numbers = [int(n) for n in match["numbers"].split(".")]
     texts = match["numbers"].split(".")
     stamp = next((i for i, text in enumerate(texts) if len(text) >= _TIMESTAMP_DIGITS), len(numbers) - 1)
-    ids, trailing = numbers[:stamp], numbers[stamp + 1:]
+    ids, trailing = numbers[:stamp], numbers[stamp + 1 :]
     if not ids or len(ids) > 2:
         return None
     if len(ids) == 1:

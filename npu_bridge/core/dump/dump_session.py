@@ -14,7 +14,8 @@ Setup, for a session with enable_dump, enable_dump_debug or enable_exception_dum
 
 The hook costs one call into the library per run. When the writer reports overflows it warns once, notes
 where each overflowing op was created (op_sources.json) and rewrites {root}/overflow_report.txt from the
-writer's overflow events (at most every few seconds, and when the session closes and the process exits). When a run fails in a session with
+writer's overflow events (at most every few seconds, and when the session closes and the process exits). When a run
+fails in a session with
 enable_exception_dump=1, it writes the failed op's inputs and says where in the error.
 """
 
@@ -28,11 +29,10 @@ import weakref
 
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime import resource
 from npu_bridge.core.dump import dump_writer, overflow_records
-from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.options import checks as option_checks
+from npu_bridge.core.runtime import log, resource
+from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
 GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
@@ -91,8 +91,12 @@ def _keep_op_names(rewrite_options):
     for name in changed:
         setattr(rewrite_options, name, off)
     if changed:
-        log.info_once("dump-keeps-op-names", "dump: TensorFlow's %s are off in sessions that dump or detect "
-                      "overflows, so every op is dumped and checked under its own name", " and ".join(changed))
+        log.info_once(
+            "dump-keeps-op-names",
+            "dump: TensorFlow's %s are off in sessions that dump or detect "
+            "overflows, so every op is dumped and checked under its own name",
+            " and ".join(changed),
+        )
 
 
 def golden_files_wanted(environ=None):
@@ -103,8 +107,9 @@ def golden_files_wanted(environ=None):
     """
     text = (os.environ if environ is None else environ).get(GOLDEN_VARIABLE, "").strip()
     if text not in ("", "0", "1"):
-        raise NpuOptionError(GOLDEN_VARIABLE, text, "0 / 1",
-                             "the environment variable chooses whether golden .npy files are written")
+        raise NpuOptionError(
+            GOLDEN_VARIABLE, text, "0 / 1", "the environment variable chooses whether golden .npy files are written"
+        )
     return text != "0"
 
 
@@ -150,9 +155,11 @@ class DumpRunHook(RunHook):
         node = match.group(1)
         result = dump_writer.exception_dump(f"{self._session_id}/{node}")
         if "path" in result:
-            note = (f"npu_bridge exception dump: the {result['inputs']} inputs of {result['op_type']} "
-                    f"{result['op_name']} (the op that failed) were written to {result['path']}; read them with "
-                    f"`npu-dump info {result['path']}`")
+            note = (
+                f"npu_bridge exception dump: the {result['inputs']} inputs of {result['op_type']} "
+                f"{result['op_name']} (the op that failed) were written to {result['path']}; read them with "
+                f"`npu-dump info {result['path']}`"
+            )
         else:
             note = f"npu_bridge exception dump: the inputs of {node} were not captured ({result['error']})"
         log.logger.warning("%s", note)
@@ -167,9 +174,11 @@ def _warn_unknown_layer_ops(graph, names):
     existing = {op.name for op in graph.get_operations()}
     unknown = [name for name in names if name not in existing]
     if unknown:
-        log.warn_once(("dump-layer-unknown", tuple(unknown)),
-                      "dump_layer names ops this session's graph does not have, so they are not dumped: %s",
-                      ", ".join(unknown))
+        log.warn_once(
+            ("dump-layer-unknown", tuple(unknown)),
+            "dump_layer names ops this session's graph does not have, so they are not dumped: %s",
+            ", ".join(unknown),
+        )
 
 
 def poll(final=False):
@@ -195,10 +204,17 @@ def _log_new_errors():
     status = dump_writer.status()
     new = status["error_count"] - _state["errors_seen"]
     if new > 0:
-        first = status["errors"][_state["errors_seen"]] if _state["errors_seen"] < len(status["errors"]) else \
-            status["errors"][-1]
-        log.logger.error("dump: a dump file could not be written: %s (%d failed writes since the last report, "
-                         "%d in all)", first, new, status["error_count"])
+        first = (
+            status["errors"][_state["errors_seen"]]
+            if _state["errors_seen"] < len(status["errors"])
+            else status["errors"][-1]
+        )
+        log.logger.error(
+            "dump: a dump file could not be written: %s (%d failed writes since the last report, %d in all)",
+            first,
+            new,
+            status["error_count"],
+        )
         _state["errors_seen"] = status["error_count"]
 
 
@@ -214,16 +230,31 @@ class _Report:
 
     def add(self, event):
         if not self.entries:
-            log.logger.warning("overflow detected: [%s] %s at step %d overflowed first; the report is %s",
-                               event["op_type"], event["op_name"], event["step"],
-                               os.path.join(self.root, overflow_records.REPORT_FILE))
+            log.logger.warning(
+                "overflow detected: [%s] %s at step %d overflowed first; the report is %s",
+                event["op_type"],
+                event["op_name"],
+                event["step"],
+                os.path.join(self.root, overflow_records.REPORT_FILE),
+            )
         if event["op_name"] not in self.sources:
             self.sources[event["op_name"]] = creation_site(event["op_name"])
         model_dir = os.path.dirname(event["dir"])
-        self.entries.append(overflow_records.OverflowEntry(
-            event["step"], f"{os.path.basename(os.path.dirname(model_dir))}/{os.path.basename(model_dir)}",
-            event["timestamp"], event["op_type"], event["op_name"], event["task_id"], 0, event["status"],
-            event["opdebug"], event["dump"], self.sources[event["op_name"]]))
+        self.entries.append(
+            overflow_records.OverflowEntry(
+                event["step"],
+                f"{os.path.basename(os.path.dirname(model_dir))}/{os.path.basename(model_dir)}",
+                event["timestamp"],
+                event["op_type"],
+                event["op_name"],
+                event["task_id"],
+                0,
+                event["status"],
+                event["opdebug"],
+                event["dump"],
+                self.sources[event["op_name"]],
+            )
+        )
         self.pending = True
 
     def write_if_due(self, final):

@@ -41,9 +41,11 @@ class TensorSummary:
     def text(self):
         """msaccucmp-style "[Format ND][Shape [2, 3]][Dtype DT_FLOAT][Max ..][Min ..][Mean ..][NaN n][Inf n]";
         Max/Min/Mean are "-" when no value is finite."""
-        return (f"[Format {self.data_format}][Shape {list(self.shape)}][Dtype {self.dtype}]"
-                f"[Max {_number(self.maximum)}][Min {_number(self.minimum)}][Mean {_number(self.mean)}]"
-                f"[NaN {self.nan}][Inf {self.inf}]")
+        return (
+            f"[Format {self.data_format}][Shape {list(self.shape)}][Dtype {self.dtype}]"
+            f"[Max {_number(self.maximum)}][Min {_number(self.minimum)}][Mean {_number(self.mean)}]"
+            f"[NaN {self.nan}][Inf {self.inf}]"
+        )
 
 
 @dataclasses.dataclass
@@ -109,9 +111,21 @@ def find(root, sources=None):
         info = dump_file.load(record.path, name).overflow or {}
         status = info.get("AI Core", {}).get("status")
         op_name = dump_file.load(match.path, match.name, header_only=True).op_name if match else "?"
-        entries.append(OverflowEntry(record.step, record.model, name.timestamp or 0,
-                                     match.name.op_type if match else "?", op_name, name.task_id, name.stream_id,
-                                     status, record.path, match.path if match else None, sources.get(op_name)))
+        entries.append(
+            OverflowEntry(
+                record.step,
+                record.model,
+                name.timestamp or 0,
+                match.name.op_type if match else "?",
+                op_name,
+                name.task_id,
+                name.stream_id,
+                status,
+                record.path,
+                match.path if match else None,
+                sources.get(op_name),
+            )
+        )
     entries.sort(key=lambda e: (e.timestamp, e.opdebug_path))
     return entries
 
@@ -157,8 +171,10 @@ def render(entries, root, detailed=DEFAULT_DETAILED):
         return "\n".join(lines) + "\n"
     first = entries[0]
     steps = {(e.model, e.step) for e in entries}
-    lines.append(f"{len(entries)} overflow records in {len(steps)} steps; the first overflowing op is "
-                 f"[{first.op_type}] {first.op_name}{_where(first)}")
+    lines.append(
+        f"{len(entries)} overflow records in {len(steps)} steps; the first overflowing op is "
+        f"[{first.op_type}] {first.op_name}{_where(first)}"
+    )
     current = None
     for number, entry in enumerate(entries, 1):
         if (entry.model, entry.step) != current:
@@ -166,8 +182,10 @@ def render(entries, root, detailed=DEFAULT_DETAILED):
             lines.append("")
             lines.append(f"step {entry.step}" + (f", model {entry.model}" if entry.model else ""))
         status = "?" if entry.status is None else f"0x{entry.status:x}"
-        lines.append(f"  {number}. [{entry.op_type}] {entry.op_name} [AI Core][TaskId {entry.task_id}]"
-                     f"[StreamId {entry.stream_id}][Status {status}][Timestamp {entry.timestamp}]")
+        lines.append(
+            f"  {number}. [{entry.op_type}] {entry.op_name} [AI Core][TaskId {entry.task_id}]"
+            f"[StreamId {entry.stream_id}][Status {status}][Timestamp {entry.timestamp}]"
+        )
         if number > detailed:
             continue
         if entry.created_at:
@@ -179,8 +197,10 @@ def render(entries, root, detailed=DEFAULT_DETAILED):
         lines.append(f"     files: {', '.join(files)}")
     if len(entries) > detailed:
         lines.append("")
-        lines.append(f"(statistics are shown for the first {detailed} records; `npu-dump overflow {root} "
-                     f"-n {len(entries)}` shows them all)")
+        lines.append(
+            f"(statistics are shown for the first {detailed} records; `npu-dump overflow {root} "
+            f"-n {len(entries)}` shows them all)"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -205,5 +225,6 @@ def _summary(tensor):
         nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
         if finite.size:
             maximum, minimum, mean = float(finite.max()), float(finite.min()), float(finite.mean())
-    return TensorSummary(tensor.io, tensor.index, tensor.format_name, shape, tensor.dtype_name, maximum, minimum,
-                         mean, nan, inf)
+    return TensorSummary(
+        tensor.io, tensor.index, tensor.format_name, shape, tensor.dtype_name, maximum, minimum, mean, nan, inf
+    )

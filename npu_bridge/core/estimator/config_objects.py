@@ -1,4 +1,5 @@
-"""The sub-configs of ``NPURunConfig`` (and the NpuExecutePlacement enum): MemoryConfig, ExperimentalConfig, GraphMemoryOptimizeConfig,
+"""The sub-configs of ``NPURunConfig`` (and the NpuExecutePlacement enum): MemoryConfig, ExperimentalConfig,
+GraphMemoryOptimizeConfig,
 DynamicInputConfig.
 
 Every config object that ``NPURunConfig`` accepts (these, and DumpConfig / ProfilingConfig) implements one
@@ -34,8 +35,13 @@ class MemoryConfig:
       variable_use_1g_huge_page: 0, 1 or 2.
     """
 
-    def __init__(self, atomic_clean_policy=0, static_memory_policy=0, memory_optimization_policy=None,
-                 variable_use_1g_huge_page=0):
+    def __init__(
+        self,
+        atomic_clean_policy=0,
+        static_memory_policy=0,
+        memory_optimization_policy=None,
+        variable_use_1g_huge_page=0,
+    ):
         self._atomic_clean_policy = atomic_clean_policy
         self._static_memory_policy = static_memory_policy
         self._memory_optimization_policy = memory_optimization_policy
@@ -43,10 +49,12 @@ class MemoryConfig:
 
     def parameter_map_values(self):
         """Returns {parameter_map key: value} of the set options."""
-        values = {"atomic_clean_policy": self._atomic_clean_policy,
-                  "static_memory_policy": self._static_memory_policy,
-                  "memory_optimization_policy": self._memory_optimization_policy,
-                  "variable_use_1g_huge_page": self._variable_use_1g_huge_page}
+        values = {
+            "atomic_clean_policy": self._atomic_clean_policy,
+            "static_memory_policy": self._static_memory_policy,
+            "memory_optimization_policy": self._memory_optimization_policy,
+            "variable_use_1g_huge_page": self._variable_use_1g_huge_page,
+        }
         return {key: value for key, value in values.items() if value is not None}
 
 
@@ -75,14 +83,26 @@ class ExperimentalConfig:
       ValueError: ``graph_memory_optimize_config`` is not a ``GraphMemoryOptimizeConfig``.
     """
 
-    def __init__(self, logical_device_cluster_deploy_mode="LB", logical_device_id=None, model_deploy_mode=None,
-                 model_deploy_devicelist=None, graph_memory_optimize_config=None, enable_graph_parallel=None,
-                 graph_parallel_option_path=None, graph_compiler_cache_dir=None, resource_config_path=None,
-                 accelerate_train_mode=None):
-        if graph_memory_optimize_config is not None and not isinstance(graph_memory_optimize_config,
-                                                                       GraphMemoryOptimizeConfig):
-            raise NpuArgumentError('"graph_memory_optimize_config" type must be GraphMemoryOptimizeConfig, got '
-                                   f"{type(graph_memory_optimize_config).__name__}")
+    def __init__(
+        self,
+        logical_device_cluster_deploy_mode="LB",
+        logical_device_id=None,
+        model_deploy_mode=None,
+        model_deploy_devicelist=None,
+        graph_memory_optimize_config=None,
+        enable_graph_parallel=None,
+        graph_parallel_option_path=None,
+        graph_compiler_cache_dir=None,
+        resource_config_path=None,
+        accelerate_train_mode=None,
+    ):
+        if graph_memory_optimize_config is not None and not isinstance(
+            graph_memory_optimize_config, GraphMemoryOptimizeConfig
+        ):
+            raise NpuArgumentError(
+                '"graph_memory_optimize_config" type must be GraphMemoryOptimizeConfig, got '
+                f"{type(graph_memory_optimize_config).__name__}"
+            )
         self.logical_device_cluster_deploy_mode = logical_device_cluster_deploy_mode
         self.logical_device_id = logical_device_id
         self.model_deploy_mode = model_deploy_mode
@@ -116,8 +136,12 @@ class DynamicInputConfig:
     """Dynamic-dims input profiles (no effect here); written only when all four values are set."""
 
     def __init__(self, input_shape, dynamic_dims, dynamic_node_type, compile_hybrid_mode):
-        self._values = {"input_shape": input_shape, "dynamic_dims": dynamic_dims,
-                        "dynamic_node_type": dynamic_node_type, "compile_hybrid_mode": compile_hybrid_mode}
+        self._values = {
+            "input_shape": input_shape,
+            "dynamic_dims": dynamic_dims,
+            "dynamic_node_type": dynamic_node_type,
+            "compile_hybrid_mode": compile_hybrid_mode,
+        }
 
     input_shape = property(lambda self: self._values["input_shape"])
     dynamic_dims = property(lambda self: self._values["dynamic_dims"])

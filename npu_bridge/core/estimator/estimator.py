@@ -17,18 +17,17 @@ import string
 
 import tensorflow as tf
 
-from npu_bridge.core.training import iteration_loop
-from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import NpuArgumentError, NpuUsageError
-from npu_bridge.core.training import outfeed
 from npu_bridge.core.estimator import hooks as npu_hooks
 from npu_bridge.core.estimator import job_info
 from npu_bridge.core.estimator.run_config import NPURunConfig
 from npu_bridge.core.estimator.saver import NPUSaver
+from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuUsageError
 from npu_bridge.core.tf_estimator import calling
 from npu_bridge.core.tf_estimator.estimator import Estimator, default_session_config, no_check_override
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 from npu_bridge.core.tf_estimator.spec import EstimatorSpec
+from npu_bridge.core.training import iteration_loop, outfeed
 
 HOST_CALL_CHANNEL = "_npu_host_call"
 
@@ -50,14 +49,35 @@ class NPUEstimatorSpec(EstimatorSpec):
       RuntimeError: ``fn`` does not take as many arguments as there are tensors.
     """
 
-    def __new__(cls, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None, export_outputs=None,
-                training_chief_hooks=None, training_hooks=None, scaffold=None, evaluation_hooks=None,
-                prediction_hooks=None, host_call=None):
-        spec = super().__new__(cls, mode, predictions=predictions, loss=loss, train_op=train_op,
-                               eval_metric_ops=eval_metric_ops, export_outputs=export_outputs,
-                               training_chief_hooks=training_chief_hooks, training_hooks=training_hooks,
-                               scaffold=scaffold, evaluation_hooks=evaluation_hooks,
-                               prediction_hooks=prediction_hooks)
+    def __new__(
+        cls,
+        mode,
+        predictions=None,
+        loss=None,
+        train_op=None,
+        eval_metric_ops=None,
+        export_outputs=None,
+        training_chief_hooks=None,
+        training_hooks=None,
+        scaffold=None,
+        evaluation_hooks=None,
+        prediction_hooks=None,
+        host_call=None,
+    ):
+        spec = super().__new__(
+            cls,
+            mode,
+            predictions=predictions,
+            loss=loss,
+            train_op=train_op,
+            eval_metric_ops=eval_metric_ops,
+            export_outputs=export_outputs,
+            training_chief_hooks=training_chief_hooks,
+            training_hooks=training_hooks,
+            scaffold=scaffold,
+            evaluation_hooks=evaluation_hooks,
+            prediction_hooks=prediction_hooks,
+        )
         spec._host_call = _checked_host_call(host_call)  # pylint: disable=protected-access
         return spec
 
@@ -85,8 +105,10 @@ def _checked_host_call(host_call):
     if not isinstance(tensors, dict):
         args = calling.fn_args(fn)
         if len(args) != len(tensors):
-            raise NpuUsageError(f"In host_call, there is a mismatch between the number of arguments of fn "
-                                f"({len(args)}: {list(args)}) and the number of tensors ({len(tensors)})")
+            raise NpuUsageError(
+                f"In host_call, there is a mismatch between the number of arguments of fn "
+                f"({len(args)}: {list(args)}) and the number of tensors ({len(tensors)})"
+            )
     return tuple(host_call)
 
 
@@ -104,11 +126,13 @@ class NPUEstimator(Estimator):
       ValueError: ``config`` is not an NPURunConfig, the job information is missing, or as ``Estimator``.
     """
 
-    def __init__(self, model_fn=None, model_dir=None, config=None, params=None, job_start_file="",
-                 warm_start_from=None):
+    def __init__(
+        self, model_fn=None, model_dir=None, config=None, params=None, job_start_file="", warm_start_from=None
+    ):
         if not isinstance(config, NPURunConfig):
-            raise NpuArgumentError(f"`config` must be provided with type `NPUConfigs` (NPURunConfig), got "
-                                   f"{type(config).__name__}")
+            raise NpuArgumentError(
+                f"`config` must be provided with type `NPUConfigs` (NPURunConfig), got {type(config).__name__}"
+            )
         self._job_info = job_info.NPUBasics(job_start_file).jobinfo
         if not model_dir and not config.model_dir:
             model_dir = default_model_dir()
@@ -118,8 +142,9 @@ class NPUEstimator(Estimator):
         calling.verify_model_fn_args(model_fn, params)
         self._user_model_fn = model_fn
         with no_check_override():
-            super().__init__(self._npu_model_fn, model_dir=model_dir, config=config, params=params,
-                             warm_start_from=warm_start_from)
+            super().__init__(
+                self._npu_model_fn, model_dir=model_dir, config=config, params=params, warm_start_from=warm_start_from
+            )
         if config.session_config is None:
             config = config.replace(session_config=default_session_config())
         self._session_config = config.npu_session_config()
@@ -129,8 +154,11 @@ class NPUEstimator(Estimator):
         spec = calling.call_model_fn(self._user_model_fn, features, labels, mode, params, config)
         if mode != ModeKeys.TRAIN:
             if getattr(spec, "host_call", None) is not None:
-                log.info_once(("npu-host-call-mode", mode), "NPUEstimatorSpec.host_call runs in training "
-                              "only; ignored in mode %r", mode)
+                log.info_once(
+                    ("npu-host-call-mode", mode),
+                    "NPUEstimatorSpec.host_call runs in training only; ignored in mode %r",
+                    mode,
+                )
             return spec
         training_hooks = list(spec.training_hooks)
         train_op = spec.train_op
@@ -138,8 +166,12 @@ class NPUEstimator(Estimator):
         if rank_size > 1 and not self._config.horovod_mode:
             from npu_bridge.core.training.distributed import variable_broadcast  # pylint: disable=import-outside-toplevel
 
-            training_hooks.insert(0, variable_broadcast.NPUBroadcastGlobalVariablesHook(
-                root_rank=0, index=int(os.environ.get("RANK_ID", "0"))))
+            training_hooks.insert(
+                0,
+                variable_broadcast.NPUBroadcastGlobalVariablesHook(
+                    root_rank=0, index=int(os.environ.get("RANK_ID", "0"))
+                ),
+            )
         if getattr(spec, "host_call", None) is not None:
             enqueue, host_hook = _host_call_ops(spec.host_call)
             train_op = tf.group(train_op, enqueue)
@@ -148,23 +180,38 @@ class NPUEstimator(Estimator):
         if iterations > 1:
             train_op = iteration_loop.IterationPerLoop().create_iteration_per_loop_var(train_op)
             training_hooks.append(npu_hooks.SetIterationsVarHook(iterations))
-        return EstimatorSpec(mode, predictions=spec.predictions, loss=spec.loss, train_op=train_op,
-                             eval_metric_ops=spec.eval_metric_ops, export_outputs=spec.export_outputs,
-                             training_chief_hooks=spec.training_chief_hooks, training_hooks=training_hooks,
-                             scaffold=spec.scaffold)
+        return EstimatorSpec(
+            mode,
+            predictions=spec.predictions,
+            loss=spec.loss,
+            train_op=train_op,
+            eval_metric_ops=spec.eval_metric_ops,
+            export_outputs=spec.export_outputs,
+            training_chief_hooks=spec.training_chief_hooks,
+            training_hooks=training_hooks,
+            scaffold=spec.scaffold,
+        )
 
     def _create_saver(self):
-        return NPUSaver(sharded=True, max_to_keep=self._config.keep_checkpoint_max,
-                        keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
-                        defer_build=True, save_relative_paths=True)
+        return NPUSaver(
+            sharded=True,
+            max_to_keep=self._config.keep_checkpoint_max,
+            keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
+            defer_build=True,
+            save_relative_paths=True,
+        )
 
     def _checkpoint_saver_hook(self, scaffold, listeners):
         config = self._config
         if not config.save_checkpoints_steps and not config.save_checkpoints_secs:
             return None
         hook = npu_hooks.NPUCheckpointSaverHook(
-            self._model_dir, save_secs=config.save_checkpoints_secs, save_steps=config.save_checkpoints_steps,
-            scaffold=scaffold, listeners=listeners)
+            self._model_dir,
+            save_secs=config.save_checkpoints_secs,
+            save_steps=config.save_checkpoints_steps,
+            scaffold=scaffold,
+            listeners=listeners,
+        )
         hook._set_steps_per_run(self._steps_per_run)  # pylint: disable=protected-access
         return hook
 
@@ -173,8 +220,9 @@ def _host_call_ops(host_call):
     """Returns (enqueue op for the train step, hook that runs the host_call fn on the host)."""
     fn, tensors = host_call
     names = sorted(tensors) if isinstance(tensors, dict) else None
-    flat = [tf.convert_to_tensor(tensors[name]) for name in names] if names else [
-        tf.convert_to_tensor(t) for t in tensors]
+    flat = (
+        [tf.convert_to_tensor(tensors[name]) for name in names] if names else [tf.convert_to_tensor(t) for t in tensors]
+    )
     enqueue = outfeed.outfeed_enqueue_op(HOST_CALL_CHANNEL, flat)
     dequeued = outfeed.outfeed_dequeue_op(HOST_CALL_CHANNEL, [t.dtype for t in flat], [t.shape for t in flat])
     result = fn(**dict(zip(names, dequeued))) if names else fn(*dequeued)

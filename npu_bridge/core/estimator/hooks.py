@@ -10,12 +10,9 @@ import threading
 
 import tensorflow as tf
 
-from npu_bridge.core.runtime import arg_checks
-from npu_bridge.core.training import iteration_loop
-from npu_bridge.core.runtime import log
-from npu_bridge.core.training import outfeed
-from npu_bridge.core.runtime import system_ops
+from npu_bridge.core.runtime import arg_checks, log, system_ops
 from npu_bridge.core.runtime.errors import NpuArgumentError, OutfeedError
+from npu_bridge.core.training import iteration_loop, outfeed
 
 v1 = tf.compat.v1
 LOG_CHANNEL = "_npu_log"
@@ -126,8 +123,9 @@ class TellMeStepOrLossHook(v1.train.SessionRunHook):
         self._values = {"STEP_NOW": step, "TOTAL_STEP": total_step, "LOSS_NOW": loss, "TARGET_LOSS": final_loss}
 
     def before_run(self, run_context):
-        return v1.train.SessionRunArgs({name: value for name, value in self._values.items()
-                                        if isinstance(value, (tf.Tensor, tf.Variable))})
+        return v1.train.SessionRunArgs(
+            {name: value for name, value in self._values.items() if isinstance(value, (tf.Tensor, tf.Variable))}
+        )
 
     def after_run(self, run_context, run_values):
         for name, value in self._values.items():
@@ -153,8 +151,9 @@ class NPUInfeedOutfeedSessionHook(v1.train.SessionRunHook):
         self._stop = outfeed.stop_outfeed_dequeue_op(self._channel_name)
 
     def after_create_session(self, session, coord):
-        self._thread = threading.Thread(target=self._drain, args=(session,), daemon=True,
-                                        name=f"npu-outfeed-{self._channel_name}")
+        self._thread = threading.Thread(
+            target=self._drain, args=(session,), daemon=True, name=f"npu-outfeed-{self._channel_name}"
+        )
         self._thread.start()
 
     def _drain(self, session):
@@ -176,11 +175,14 @@ class NPUInfeedOutfeedSessionHook(v1.train.SessionRunHook):
             return
         self._thread.join(_JOIN_TIMEOUT_SECS)
         if self._thread.is_alive():
-            raise OutfeedError(f"outfeed channel {self._channel_name!r}: the host thread did not finish within "
-                               f"{_JOIN_TIMEOUT_SECS} s after the channel was closed")
+            raise OutfeedError(
+                f"outfeed channel {self._channel_name!r}: the host thread did not finish within "
+                f"{_JOIN_TIMEOUT_SECS} s after the channel was closed"
+            )
         if self._error is not None:
-            raise OutfeedError(f"outfeed channel {self._channel_name!r}: the host ops failed: "
-                               f"{self._error}") from self._error
+            raise OutfeedError(
+                f"outfeed channel {self._channel_name!r}: the host ops failed: {self._error}"
+            ) from self._error
 
 
 class NPULogOutfeedSessionHook(NPUInfeedOutfeedSessionHook):

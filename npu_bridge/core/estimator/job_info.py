@@ -25,8 +25,10 @@ def get_ranksize():
     """
     rank_size, worker_size = os.environ.get("RANK_SIZE"), os.environ.get("CM_WORKER_SIZE")
     if rank_size is not None and worker_size is not None:
-        raise RankTableError("RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time, got "
-                             f"RANK_SIZE={rank_size!r} and CM_WORKER_SIZE={worker_size!r}")
+        raise RankTableError(
+            "RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time, got "
+            f"RANK_SIZE={rank_size!r} and CM_WORKER_SIZE={worker_size!r}"
+        )
     return rank_size if rank_size is not None else (worker_size if worker_size is not None else "1")
 
 
@@ -71,8 +73,11 @@ class NPUBasics:
             self._jobinfo = _from_file(job_start_file)
         else:
             if job_start_file:
-                log.warn_once(("job_start_file", job_start_file), "job start file %r does not exist; reading the "
-                              "job information from the environment", job_start_file)
+                log.warn_once(
+                    ("job_start_file", job_start_file),
+                    "job start file %r does not exist; reading the job information from the environment",
+                    job_start_file,
+                )
             self._jobinfo = _from_environment()
 
     @property
@@ -94,12 +99,14 @@ def _from_file(path):
     if not isinstance(data, dict):
         raise NpuArgumentError(f"job start file {path!r} must hold a JSON object, got {type(data).__name__}")
     device = data.get("device_info") or {}
-    return JobInfo(job_id=str(data.get("job_id", "")),
-                   job_config=JobConfig(job_id=str(data.get("job_id", "")), heartbeat_time=data.get("heartbeat")),
-                   device_info=DeviceInfo(index=str(device.get("Index", "0"))),
-                   rank_table_file=data.get("rank_table_file"),
-                   local_checkpoint_dir=data.get("local_checkpoint_dir"),
-                   rank_size=_as_rank_size(data.get("rank_size", get_ranksize()), f"rank_size in {path!r}"))
+    return JobInfo(
+        job_id=str(data.get("job_id", "")),
+        job_config=JobConfig(job_id=str(data.get("job_id", "")), heartbeat_time=data.get("heartbeat")),
+        device_info=DeviceInfo(index=str(device.get("Index", "0"))),
+        rank_table_file=data.get("rank_table_file"),
+        local_checkpoint_dir=data.get("local_checkpoint_dir"),
+        rank_size=_as_rank_size(data.get("rank_size", get_ranksize()), f"rank_size in {path!r}"),
+    )
 
 
 def _from_environment():
@@ -107,10 +114,14 @@ def _from_environment():
     if not job_id:
         raise EnvironmentVariableError(f"{JOB_ID_ERROR} (npu_bridge accepts any value, e.g. JOB_ID=10086)")
     identity = os.environ.get("POD_NAME") or os.environ.get("RANK_ID") or "0"
-    return JobInfo(job_id=job_id, job_config=JobConfig(job_id=job_id, heartbeat_time=os.environ.get("HEARTBEAT")),
-                   device_info=DeviceInfo(index=identity), rank_table_file=os.environ.get("RANK_TABLE_FILE"),
-                   local_checkpoint_dir=os.environ.get("LOCAL_CHECKPOINT_DIR"),
-                   rank_size=_as_rank_size(get_ranksize(), "RANK_SIZE / CM_WORKER_SIZE"))
+    return JobInfo(
+        job_id=job_id,
+        job_config=JobConfig(job_id=job_id, heartbeat_time=os.environ.get("HEARTBEAT")),
+        device_info=DeviceInfo(index=identity),
+        rank_table_file=os.environ.get("RANK_TABLE_FILE"),
+        local_checkpoint_dir=os.environ.get("LOCAL_CHECKPOINT_DIR"),
+        rank_size=_as_rank_size(get_ranksize(), "RANK_SIZE / CM_WORKER_SIZE"),
+    )
 
 
 def _as_rank_size(value, source):

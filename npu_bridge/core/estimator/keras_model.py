@@ -12,10 +12,10 @@ import os
 
 import tensorflow as tf
 
-from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.estimator.estimator import NPUEstimator, NPUEstimatorSpec, default_model_dir
 from npu_bridge.core.estimator.run_config import NPURunConfig
+from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 from npu_bridge.core.tf_estimator.warm_start import WarmStartSettings
 
@@ -80,9 +80,14 @@ def _keras_model_fn(keras_model):
         if mode == ModeKeys.PREDICT:
             return NPUEstimatorSpec(mode, predictions=dict(zip(output_names, outputs)))
         targets = _by_name(labels, output_names, "labels")
-        loss = tf.add_n([tf.reduce_mean(tf.keras.losses.get(fn)(target, output))
-                         for fn, target, output in zip(losses, targets, outputs) if fn is not None]
-                        + list(model.losses))
+        loss = tf.add_n(
+            [
+                tf.reduce_mean(tf.keras.losses.get(fn)(target, output))
+                for fn, target, output in zip(losses, targets, outputs)
+                if fn is not None
+            ]
+            + list(model.losses)
+        )
         if mode == ModeKeys.EVAL:
             metric_ops = {}
             for names, target, output, loss_fn in zip(metrics, targets, outputs, losses):
@@ -107,14 +112,23 @@ def _save_keras_weights(keras_model, path):
         model = tf.keras.models.clone_model(keras_model)
         saver = v1.train.Saver(model.weights)
         with v1.Session() as session:
-            session.run([v.initializer for v in model.weights],
-                        {v.initializer.inputs[1]: value for v, value in zip(model.weights, weights)})
+            session.run(
+                [v.initializer for v in model.weights],
+                {v.initializer.inputs[1]: value for v, value in zip(model.weights, weights)},
+            )
             tf.io.gfile.makedirs(os.path.dirname(path))
             return saver.save(session, path)
 
 
-def model_to_npu_estimator(keras_model=None, keras_model_path=None, custom_objects=None, model_dir=None,
-                           checkpoint_format="saver", config=None, job_start_file=""):
+def model_to_npu_estimator(
+    keras_model=None,
+    keras_model_path=None,
+    custom_objects=None,
+    model_dir=None,
+    checkpoint_format="saver",
+    config=None,
+    job_start_file="",
+):
     """Returns an ``NPUEstimator`` that trains, evaluates and predicts with a compiled Keras model.
 
     Args:
@@ -136,20 +150,32 @@ def model_to_npu_estimator(keras_model=None, keras_model_path=None, custom_objec
     if keras_model_path is not None:
         keras_model = tf.keras.models.load_model(keras_model_path, custom_objects=custom_objects)
     if getattr(keras_model, "optimizer", None) is None or getattr(keras_model, "loss", None) is None:
-        raise NpuArgumentError("The given keras model has not been compiled yet. Please compile the model with "
-                               "`model.compile()` before calling `model_to_npu_estimator()`.")
+        raise NpuArgumentError(
+            "The given keras model has not been compiled yet. Please compile the model with "
+            "`model.compile()` before calling `model_to_npu_estimator()`."
+        )
     if not hasattr(keras_model.optimizer, "get_updates"):
-        raise NpuArgumentError("model_to_npu_estimator trains in graph mode, which needs a legacy Keras optimizer "
-                               "(tf.compat.v1.keras.optimizers.* or tf.keras.optimizers.legacy.*); the model is "
-                               f"compiled with {type(keras_model.optimizer).__module__}."
-                               f"{type(keras_model.optimizer).__name__}")
+        raise NpuArgumentError(
+            "model_to_npu_estimator trains in graph mode, which needs a legacy Keras optimizer "
+            "(tf.compat.v1.keras.optimizers.* or tf.keras.optimizers.legacy.*); the model is "
+            f"compiled with {type(keras_model.optimizer).__module__}."
+            f"{type(keras_model.optimizer).__name__}"
+        )
     config = config if config is not None else NPURunConfig(model_dir=model_dir)
     model_dir = model_dir or config.model_dir or default_model_dir()
     warm_start_from = None
     if tf.train.latest_checkpoint(model_dir) is None:
         warm_start_from = WarmStartSettings(
-            _save_keras_weights(keras_model, os.path.join(model_dir, "keras", "keras_model.ckpt")))
-        log.logger.info("model_to_npu_estimator: warm-starting from the Keras model's weights in %s",
-                        warm_start_from.ckpt_to_initialize_from)
-    return NPUEstimator(_keras_model_fn(keras_model), model_dir=model_dir, config=config,
-                        job_start_file=job_start_file, warm_start_from=warm_start_from)
+            _save_keras_weights(keras_model, os.path.join(model_dir, "keras", "keras_model.ckpt"))
+        )
+        log.logger.info(
+            "model_to_npu_estimator: warm-starting from the Keras model's weights in %s",
+            warm_start_from.ckpt_to_initialize_from,
+        )
+    return NPUEstimator(
+        _keras_model_fn(keras_model),
+        model_dir=model_dir,
+        config=config,
+        job_start_file=job_start_file,
+        warm_start_from=warm_start_from,
+    )

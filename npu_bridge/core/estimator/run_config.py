@@ -14,33 +14,85 @@ import os
 
 import tensorflow as tf
 
+from npu_bridge.core.estimator import config_objects
+from npu_bridge.core.options import parse as option_parse
 from npu_bridge.core.runtime import arg_checks
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 from npu_bridge.core.session import config_proto
-from npu_bridge.core.estimator import config_objects
-from npu_bridge.core.options import parse as option_parse
 from npu_bridge.core.tf_estimator.run_config import RunConfig
 
 # Options written for every run (upstream writes them whatever their value).
 ALWAYS_WRITTEN = (
-    "enable_data_pre_proc", "mix_compile_mode", "iterations_per_loop", "is_tailing_optimization", "hcom_parallel",
-    "graph_run_mode", "enable_exception_dump", "enable_small_channel", "deterministic", "enable_compress_weight",
-    "hcom_multi_mode", "device_type", "jit_compile", "input_fusion_size", "stream_sync_timeout",
-    "event_sync_timeout", "external_weight", "frozen_variable", "variable_placement", "enable_reduce_precision",
-    "export_compile_stat", "oo_constant_folding", "input_batch_cpy", "oo_level", "shape_generalization_mode",
-    "all_tensor_not_empty")
+    "enable_data_pre_proc",
+    "mix_compile_mode",
+    "iterations_per_loop",
+    "is_tailing_optimization",
+    "hcom_parallel",
+    "graph_run_mode",
+    "enable_exception_dump",
+    "enable_small_channel",
+    "deterministic",
+    "enable_compress_weight",
+    "hcom_multi_mode",
+    "device_type",
+    "jit_compile",
+    "input_fusion_size",
+    "stream_sync_timeout",
+    "event_sync_timeout",
+    "external_weight",
+    "frozen_variable",
+    "variable_placement",
+    "enable_reduce_precision",
+    "export_compile_stat",
+    "oo_constant_folding",
+    "input_batch_cpy",
+    "oo_level",
+    "shape_generalization_mode",
+    "all_tensor_not_empty",
+)
 # Options written when the argument is not None.
 WRITTEN_IF_SET = (
-    "graph_memory_max_size", "variable_memory_max_size", "op_debug_level", "enable_scope_fusion_passes",
-    "buffer_optimize", "fusion_switch_file", "compress_weight_conf", "op_compiler_cache_mode",
-    "op_compiler_cache_dir", "debug_dir", "dynamic_input", "dynamic_graph_execute_mode",
-    "dynamic_inputs_shape_range", "local_rank_id", "local_device_list", "soc_config", "hccl_timeout",
-    "op_wait_timeout", "op_execute_timeout", "HCCL_algorithm", "customize_dtypes", "op_debug_config",
-    "topo_sorting_mode", "insert_op_file", "compile_dynamic_mode", "graph_max_parallel_model_num",
-    "session_device_id", "modify_mixlist", "op_precision_mode", "precision_mode", "precision_mode_v2",
-    "variable_format_optimize", "stream_max_parallel_num", "ac_parallel_enable", "quant_dumpable",
-    "op_select_implmode", "optypelist_for_implmode", "aicore_num", "optimization_switch",
-    "auto_multistream_parallel_mode")
+    "graph_memory_max_size",
+    "variable_memory_max_size",
+    "op_debug_level",
+    "enable_scope_fusion_passes",
+    "buffer_optimize",
+    "fusion_switch_file",
+    "compress_weight_conf",
+    "op_compiler_cache_mode",
+    "op_compiler_cache_dir",
+    "debug_dir",
+    "dynamic_input",
+    "dynamic_graph_execute_mode",
+    "dynamic_inputs_shape_range",
+    "local_rank_id",
+    "local_device_list",
+    "soc_config",
+    "hccl_timeout",
+    "op_wait_timeout",
+    "op_execute_timeout",
+    "HCCL_algorithm",
+    "customize_dtypes",
+    "op_debug_config",
+    "topo_sorting_mode",
+    "insert_op_file",
+    "compile_dynamic_mode",
+    "graph_max_parallel_model_num",
+    "session_device_id",
+    "modify_mixlist",
+    "op_precision_mode",
+    "precision_mode",
+    "precision_mode_v2",
+    "variable_format_optimize",
+    "stream_max_parallel_num",
+    "ac_parallel_enable",
+    "quant_dumpable",
+    "op_select_implmode",
+    "optypelist_for_implmode",
+    "aicore_num",
+    "optimization_switch",
+    "auto_multistream_parallel_mode",
+)
 _STRINGIFIED = ("graph_memory_max_size", "variable_memory_max_size")  # upstream writes str(value)
 # argument -> (the class upstream requires, our class); DumpConfig / ProfilingConfig are checked by interface
 _SUB_CONFIGS = {
@@ -63,41 +115,114 @@ class NPURunConfig(RunConfig):
       NpuOptionError: an option value the option table rejects (a ValueError).
     """
 
-    def __init__(self, iterations_per_loop=1, profiling_config=None, model_dir=None, tf_random_seed=None,
-                 save_summary_steps=0, save_checkpoints_steps=None, save_checkpoints_secs=None, session_config=None,
-                 keep_checkpoint_max=5, keep_checkpoint_every_n_hours=10000, log_step_count_steps=100,
-                 distribute=None, enable_data_pre_proc=True, precision_mode=None, enable_reduce_precision=False,
-                 variable_format_optimize=None, mix_compile_mode=False, hcom_parallel=True,
-                 graph_memory_max_size=None, variable_memory_max_size=None, dump_config=None,
-                 stream_max_parallel_num=None, is_tailing_optimization=False, horovod_mode=False, graph_run_mode=1,
-                 op_debug_level=None, enable_scope_fusion_passes=None, enable_exception_dump=2,
-                 op_select_implmode=None, optypelist_for_implmode=None, dynamic_input_config=None, aoe_mode=None,
-                 work_path=None, buffer_optimize="l2_optimize", enable_small_channel=0, fusion_switch_file=None,
-                 enable_compress_weight=False, compress_weight_conf=None, op_compiler_cache_mode=None,
-                 op_compiler_cache_dir=None, debug_dir=None, hcom_multi_mode=False, dynamic_input=None,
-                 dynamic_graph_execute_mode="dynamic_execute", dynamic_inputs_shape_range=None,
-                 train_distribute=None, eval_distribute=None, local_rank_id=None, local_device_list=None,
-                 session_device_id=None, distribute_config=None, modify_mixlist=None, op_precision_mode=None,
-                 device_type="default_device_type", soc_config=None, hccl_timeout=None, op_wait_timeout=None,
-                 op_execute_timeout=None, HCCL_algorithm=None, customize_dtypes=None,  # pylint: disable=invalid-name
-                 op_debug_config=None, memory_config=None, experimental_config=None, topo_sorting_mode=None,
-                 aoe_config_file=None, insert_op_file=None, stream_sync_timeout=-1, event_sync_timeout=-1,
-                 external_weight=False, deterministic=0, frozen_variable=False, variable_placement="Device",
-                 jit_compile="auto", precision_mode_v2=None, ac_parallel_enable=None, quant_dumpable=None,
-                 input_fusion_size=131072, compile_dynamic_mode=None, graph_max_parallel_model_num=1,
-                 export_compile_stat=1, aicore_num=None, oo_constant_folding=True, input_batch_cpy=False,
-                 shape_generalization_mode="STRICT", all_tensor_not_empty=False,
-                 auto_multistream_parallel_mode=None, oo_level="O3", optimization_switch=None):
+    def __init__(
+        self,
+        iterations_per_loop=1,
+        profiling_config=None,
+        model_dir=None,
+        tf_random_seed=None,
+        save_summary_steps=0,
+        save_checkpoints_steps=None,
+        save_checkpoints_secs=None,
+        session_config=None,
+        keep_checkpoint_max=5,
+        keep_checkpoint_every_n_hours=10000,
+        log_step_count_steps=100,
+        distribute=None,
+        enable_data_pre_proc=True,
+        precision_mode=None,
+        enable_reduce_precision=False,
+        variable_format_optimize=None,
+        mix_compile_mode=False,
+        hcom_parallel=True,
+        graph_memory_max_size=None,
+        variable_memory_max_size=None,
+        dump_config=None,
+        stream_max_parallel_num=None,
+        is_tailing_optimization=False,
+        horovod_mode=False,
+        graph_run_mode=1,
+        op_debug_level=None,
+        enable_scope_fusion_passes=None,
+        enable_exception_dump=2,
+        op_select_implmode=None,
+        optypelist_for_implmode=None,
+        dynamic_input_config=None,
+        aoe_mode=None,
+        work_path=None,
+        buffer_optimize="l2_optimize",
+        enable_small_channel=0,
+        fusion_switch_file=None,
+        enable_compress_weight=False,
+        compress_weight_conf=None,
+        op_compiler_cache_mode=None,
+        op_compiler_cache_dir=None,
+        debug_dir=None,
+        hcom_multi_mode=False,
+        dynamic_input=None,
+        dynamic_graph_execute_mode="dynamic_execute",
+        dynamic_inputs_shape_range=None,
+        train_distribute=None,
+        eval_distribute=None,
+        local_rank_id=None,
+        local_device_list=None,
+        session_device_id=None,
+        distribute_config=None,
+        modify_mixlist=None,
+        op_precision_mode=None,
+        device_type="default_device_type",
+        soc_config=None,
+        hccl_timeout=None,
+        op_wait_timeout=None,
+        op_execute_timeout=None,
+        HCCL_algorithm=None,
+        customize_dtypes=None,  # pylint: disable=invalid-name
+        op_debug_config=None,
+        memory_config=None,
+        experimental_config=None,
+        topo_sorting_mode=None,
+        aoe_config_file=None,
+        insert_op_file=None,
+        stream_sync_timeout=-1,
+        event_sync_timeout=-1,
+        external_weight=False,
+        deterministic=0,
+        frozen_variable=False,
+        variable_placement="Device",
+        jit_compile="auto",
+        precision_mode_v2=None,
+        ac_parallel_enable=None,
+        quant_dumpable=None,
+        input_fusion_size=131072,
+        compile_dynamic_mode=None,
+        graph_max_parallel_model_num=1,
+        export_compile_stat=1,
+        aicore_num=None,
+        oo_constant_folding=True,
+        input_batch_cpy=False,
+        shape_generalization_mode="STRICT",
+        all_tensor_not_empty=False,
+        auto_multistream_parallel_mode=None,
+        oo_level="O3",
+        optimization_switch=None,
+    ):
         arguments = dict(locals())
         del arguments["self"]
         if save_checkpoints_steps is None and save_checkpoints_secs is None:
             save_checkpoints_steps = 100
-        super().__init__(model_dir=model_dir, tf_random_seed=tf_random_seed, save_summary_steps=save_summary_steps,
-                         save_checkpoints_steps=save_checkpoints_steps, save_checkpoints_secs=save_checkpoints_secs,
-                         session_config=session_config, keep_checkpoint_max=keep_checkpoint_max,
-                         keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
-                         log_step_count_steps=log_step_count_steps, train_distribute=train_distribute,
-                         eval_distribute=eval_distribute)
+        super().__init__(
+            model_dir=model_dir,
+            tf_random_seed=tf_random_seed,
+            save_summary_steps=save_summary_steps,
+            save_checkpoints_steps=save_checkpoints_steps,
+            save_checkpoints_secs=save_checkpoints_secs,
+            session_config=session_config,
+            keep_checkpoint_max=keep_checkpoint_max,
+            keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
+            log_step_count_steps=log_step_count_steps,
+            train_distribute=train_distribute,
+            eval_distribute=eval_distribute,
+        )
         _check_arguments(arguments, bool(self.cluster_spec.jobs))
         self._npu_arguments = arguments
         for name, value in arguments.items():
@@ -151,8 +276,9 @@ def _check_arguments(args, has_cluster):
     arg_checks.check_positive_integer(args["iterations_per_loop"], "iterations_per_loop")
     arg_checks.check_bool_type(args["mix_compile_mode"], "mix_compile_mode")
     if args["mix_compile_mode"] and args["iterations_per_loop"] != 1:
-        raise NpuArgumentError('"iterations_per_loop" must be 1 with "mix_compile_mode" is True, got '
-                               f"{args['iterations_per_loop']}")
+        raise NpuArgumentError(
+            f'"iterations_per_loop" must be 1 with "mix_compile_mode" is True, got {args["iterations_per_loop"]}'
+        )
     if not isinstance(args["jit_compile"], str):
         raise NpuArgumentTypeError(f"jit_compile: Expected str, got {type(args['jit_compile'])}")
     if not isinstance(args["horovod_mode"], bool):
@@ -167,8 +293,13 @@ def _check_arguments(args, has_cluster):
         if value is not None and not valid:
             raise NpuArgumentError(f'"{name}" must be provided with type "{class_name}", got {type(value).__name__}')
     distribute = args["distribute"]
-    is_ps_strategy = isinstance(distribute, (tf.distribute.experimental.ParameterServerStrategy,
-                                             tf.compat.v1.distribute.experimental.ParameterServerStrategy))
+    is_ps_strategy = isinstance(
+        distribute,
+        (
+            tf.distribute.experimental.ParameterServerStrategy,
+            tf.compat.v1.distribute.experimental.ParameterServerStrategy,
+        ),
+    )
     if has_cluster != is_ps_strategy:
         raise NpuArgumentError('"cluster" and "distribute" must all be set in ps mode')
     if has_cluster and not args["mix_compile_mode"]:

@@ -15,9 +15,9 @@ import shutil
 import sys
 import tempfile
 
+from npu_bridge.core.launch import plan, supervisor
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import LaunchError
-from npu_bridge.core.launch import plan, supervisor
 
 EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
@@ -26,19 +26,37 @@ DEFAULT_STOP_TIMEOUT = 10.0
 
 def _parser():
     parser = argparse.ArgumentParser(
-        prog="npu-run", description="Start the rank processes of an npu_bridge job on this machine.",
-        epilog="Example: npu-run -n 2 -- python train.py --batch 64")
-    parser.add_argument("-n", "--np", dest="size", type=int, metavar="N",
-                        help="number of ranks to start here (with --rank-table: must match the table, or leave out)")
+        prog="npu-run",
+        description="Start the rank processes of an npu_bridge job on this machine.",
+        epilog="Example: npu-run -n 2 -- python train.py --batch 64",
+    )
+    parser.add_argument(
+        "-n",
+        "--np",
+        dest="size",
+        type=int,
+        metavar="N",
+        help="number of ranks to start here (with --rank-table: must match the table, or leave out)",
+    )
     parser.add_argument("--rank-table", metavar="FILE", help="rank table of a multi-machine job (needs --server-id)")
     parser.add_argument("--server-id", metavar="ID", help="this machine's server_id in --rank-table")
-    parser.add_argument("--job-id", metavar="ID", help="JOB_ID of every rank (default: $JOB_ID, or generated "
-                        "for a local job)")
-    parser.add_argument("--port-base", type=int, metavar="PORT",
-                        help="HCCL_IF_BASE_PORT: rank r listens on PORT + r (default: $HCCL_IF_BASE_PORT; a local "
-                             "job finds free ports, a multi-machine job uses 60000)")
-    parser.add_argument("--stop-timeout", type=float, default=DEFAULT_STOP_TIMEOUT, metavar="SECONDS",
-                        help="how long stopped ranks get between SIGTERM and SIGKILL (default: %(default)s)")
+    parser.add_argument(
+        "--job-id", metavar="ID", help="JOB_ID of every rank (default: $JOB_ID, or generated for a local job)"
+    )
+    parser.add_argument(
+        "--port-base",
+        type=int,
+        metavar="PORT",
+        help="HCCL_IF_BASE_PORT: rank r listens on PORT + r (default: $HCCL_IF_BASE_PORT; a local "
+        "job finds free ports, a multi-machine job uses 60000)",
+    )
+    parser.add_argument(
+        "--stop-timeout",
+        type=float,
+        default=DEFAULT_STOP_TIMEOUT,
+        metavar="SECONDS",
+        help="how long stopped ranks get between SIGTERM and SIGKILL (default: %(default)s)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command every rank runs, after --")
     return parser
 
@@ -66,10 +84,13 @@ def main(argv=None):
             raise LaunchError(f"--stop-timeout {args.stop_timeout}: must be >= 0 seconds")
         if args.rank_table is not None or args.server_id is not None:
             if args.rank_table is None or args.server_id is None:
-                raise LaunchError("--rank-table and --server-id go together: the table describes the job, "
-                                  "--server-id says which of its servers this machine is")
-            job = plan.plan_from_table(args.rank_table, args.server_id, os.environ, args.size, args.job_id,
-                                       args.port_base)
+                raise LaunchError(
+                    "--rank-table and --server-id go together: the table describes the job, "
+                    "--server-id says which of its servers this machine is"
+                )
+            job = plan.plan_from_table(
+                args.rank_table, args.server_id, os.environ, args.size, args.job_id, args.port_base
+            )
         else:
             if args.size is None:
                 raise LaunchError("say how many ranks to start with -n N (or use --rank-table and --server-id)")
@@ -81,10 +102,18 @@ def main(argv=None):
         _remove(work_dir)
         return EXIT_USAGE
     first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
-    _report(f"job {job.job_id}: starting {len(job.ranks)} of {job.rank_size} ranks ({first}-{last}), rank table "
-            f"{job.rank_table_path}, ports from {job.port_base}")
-    runner = supervisor.Supervisor(command, job.ranks, args.stop_timeout, supervisor.binary_stream(sys.stdout),
-                                   supervisor.binary_stream(sys.stderr), _report)
+    _report(
+        f"job {job.job_id}: starting {len(job.ranks)} of {job.rank_size} ranks ({first}-{last}), rank table "
+        f"{job.rank_table_path}, ports from {job.port_base}"
+    )
+    runner = supervisor.Supervisor(
+        command,
+        job.ranks,
+        args.stop_timeout,
+        supervisor.binary_stream(sys.stdout),
+        supervisor.binary_stream(sys.stderr),
+        _report,
+    )
     try:
         code = runner.run()
     except OSError as e:

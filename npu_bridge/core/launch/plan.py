@@ -16,16 +16,15 @@ import os
 import random
 import socket
 
+from npu_bridge.core.collectives import settings
 from npu_bridge.core.runtime.errors import LaunchError
 from npu_bridge.core.world import rank_table
-from npu_bridge.core.collectives import settings
 
 MAX_RANKS = 32768
 # Local jobs search for free ports above Linux's ephemeral range (32768-60999), from a random point, so that
 # jobs started at the same moment (parallel test runs) rarely pick the same range.
 _PORT_SEARCH_RANGE = (61000, settings.MAX_PORT)
-_REMOVED_VARIABLES = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_IP", "CM_WORKER_SIZE",
-                      "POD_NAME")
+_REMOVED_VARIABLES = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_IP", "CM_WORKER_SIZE", "POD_NAME")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,8 +64,12 @@ class JobPlan:
 def local_rank_table(size):
     """Returns the JSON object of a one-server template 1 rank table with ranks 0..size-1 on devices 0..size-1."""
     devices = [{"device_id": str(i), "rank_id": str(i)} for i in range(size)]
-    return {"status": "completed", "version": "1.0", "server_count": "1",
-            "server_list": [{"server_id": rank_table.LOOPBACK, "device": devices}]}
+    return {
+        "status": "completed",
+        "version": "1.0",
+        "server_count": "1",
+        "server_list": [{"server_id": rank_table.LOOPBACK, "device": devices}],
+    }
 
 
 def plan_local(size, work_dir, environ, job_id=None, port_base=None):
@@ -87,8 +90,14 @@ def plan_local(size, work_dir, environ, job_id=None, port_base=None):
     with open(path, "w", encoding="utf-8") as f:
         json.dump(local_rank_table(size), f, indent=1)
     base = _port_base(port_base, size, environ, search=True)
-    return _plan(job_id or environ.get("JOB_ID") or f"npu-run-{os.getpid()}", size, path, base,
-                 [(r, r) for r in range(size)], environ)
+    return _plan(
+        job_id or environ.get("JOB_ID") or f"npu-run-{os.getpid()}",
+        size,
+        path,
+        base,
+        [(r, r) for r in range(size)],
+        environ,
+    )
 
 
 def plan_from_table(path, server_id, environ, size=None, job_id=None, port_base=None):
@@ -111,24 +120,35 @@ def plan_from_table(path, server_id, environ, size=None, job_id=None, port_base=
     mine = [r for r in table.ranks if r.server_id == server_id]
     if not mine:
         servers = sorted({r.server_id for r in table.ranks})
-        raise LaunchError(f"--server-id {server_id!r} is not a server of the rank table {path}; its servers are "
-                          f"{', '.join(repr(s) for s in servers)}")
+        raise LaunchError(
+            f"--server-id {server_id!r} is not a server of the rank table {path}; its servers are "
+            f"{', '.join(repr(s) for s in servers)}"
+        )
     if size is not None and size != len(mine):
-        raise LaunchError(f"-n {size} disagrees with the rank table {path}, which has {len(mine)} ranks on server "
-                          f"{server_id!r}; leave -n out or make them agree")
+        raise LaunchError(
+            f"-n {size} disagrees with the rank table {path}, which has {len(mine)} ranks on server "
+            f"{server_id!r}; leave -n out or make them agree"
+        )
     job_id = job_id or environ.get("JOB_ID")
     if not job_id:
         raise LaunchError("a multi-machine job needs the same JOB_ID on every machine: pass --job-id or set JOB_ID")
     base = _port_base(port_base, table.rank_size, environ, search=False)
-    return _plan(job_id, table.rank_size, os.path.abspath(path), base, [(r.rank_id, r.device_id) for r in mine],
-                 environ)
+    return _plan(
+        job_id, table.rank_size, os.path.abspath(path), base, [(r.rank_id, r.device_id) for r in mine], environ
+    )
 
 
 def _plan(job_id, rank_size, table_path, base, ranks_and_devices, environ):
     common = {k: v for k, v in environ.items() if k not in _REMOVED_VARIABLES}
     common.setdefault("PYTHONUNBUFFERED", "1")
-    common.update({"RANK_SIZE": str(rank_size), "JOB_ID": job_id, "RANK_TABLE_FILE": table_path,
-                   settings.PORT_BASE_VARIABLE: str(base)})
+    common.update(
+        {
+            "RANK_SIZE": str(rank_size),
+            "JOB_ID": job_id,
+            "RANK_TABLE_FILE": table_path,
+            settings.PORT_BASE_VARIABLE: str(base),
+        }
+    )
     ranks = []
     for rank, device in ranks_and_devices:
         env = dict(common, RANK_ID=str(rank), DEVICE_ID=str(device), ASCEND_DEVICE_ID=str(device))

@@ -83,8 +83,9 @@ class Supervisor:
 
     def _start_all(self):
         for launch in self._ranks:
-            process = subprocess.Popen(self._command, env=launch.env, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, start_new_session=True)
+            process = subprocess.Popen(
+                self._command, env=launch.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+            )
             self._processes[launch.rank_id] = process
             prefix = f"[rank {launch.rank_id}] ".encode()
             for pipe, stream in zip((process.stdout, process.stderr), self._streams):
@@ -119,8 +120,9 @@ class Supervisor:
             finished += 1
             if code != 0:
                 others = [r for r, p in self._processes.items() if p.poll() is None]
-                stopping = (f"; stopping rank{'s' if len(others) > 1 else ''} {', '.join(map(str, others))}"
-                            if others else "")
+                stopping = (
+                    f"; stopping rank{'s' if len(others) > 1 else ''} {', '.join(map(str, others))}" if others else ""
+                )
                 self._report(f"rank {rank} {describe_exit(code)}{stopping}")
                 self._stop(signal.SIGTERM)
                 return exit_code_of(code)
@@ -149,4 +151,3 @@ def _signal_group(process, sig):
 def binary_stream(stream):
     """The binary buffer under a text stream (sys.stdout / sys.stderr), or the stream itself."""
     return getattr(stream, "buffer", stream)
-

@@ -9,5 +9,13 @@ from npu_bridge.core.options.parse import NpuOptions, find_npu_optimizers, parse
 from npu_bridge.core.options.spec import STATUS_TEXT, OptionSpec
 from npu_bridge.core.options.table import OPTIONS
 
-__all__ = ["OPTIONS", "OptionSpec", "STATUS_TEXT", "NpuOptions", "find_npu_optimizers", "parse_config",
-           "parse_values", "render_markdown"]
+__all__ = [
+    "OPTIONS",
+    "OptionSpec",
+    "STATUS_TEXT",
+    "NpuOptions",
+    "find_npu_optimizers",
+    "parse_config",
+    "parse_values",
+    "render_markdown",
+]

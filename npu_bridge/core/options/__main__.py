@@ -3,8 +3,8 @@
 import argparse
 import sys
 
-from npu_bridge.core.runtime import readme_blocks
 from npu_bridge.core.options import docs
+from npu_bridge.core.runtime import readme_blocks
 
 
 def main(argv=None):
@@ -15,12 +15,17 @@ def main(argv=None):
     Returns:
       The exit code: 0 on success, 1 when the README lacks the markers.
     """
-    parser = argparse.ArgumentParser(prog="python -m npu_bridge.core.options",
-                                     description="Print the NpuOptimizer option table as markdown.")
-    parser.add_argument("--write-readme", action="store_true",
-                        help="rewrite the block between the options-table markers of the README instead")
-    parser.add_argument("--readme", default=str(readme_blocks.DEFAULT_README),
-                        help="README to rewrite (default: %(default)s)")
+    parser = argparse.ArgumentParser(
+        prog="python -m npu_bridge.core.options", description="Print the NpuOptimizer option table as markdown."
+    )
+    parser.add_argument(
+        "--write-readme",
+        action="store_true",
+        help="rewrite the block between the options-table markers of the README instead",
+    )
+    parser.add_argument(
+        "--readme", default=str(readme_blocks.DEFAULT_README), help="README to rewrite (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     if not args.write_readme:
         print(docs.render_markdown())

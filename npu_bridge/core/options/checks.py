@@ -9,9 +9,9 @@ import os
 import re
 from typing import Any, Callable, Optional, Sequence, Tuple
 
+from npu_bridge.core.options import profiling_options as profiling_options_format
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import OptionValueError
-from npu_bridge.core.options import profiling_options as profiling_options_format
 
 Check = Callable[[Any], Any]  # value -> normalized value; raises OptionValueError
 
@@ -93,8 +93,15 @@ def clamped(low: int, high: int, label: str) -> Check:
     def check(value):
         result = min(max(value, low), high)
         if result != value:
-            log.warn_once((__name__, label, value), "NpuOptimizer option %s=%d is outside [%d, %d]; using %d",
-                          label, value, low, high, result)
+            log.warn_once(
+                (__name__, label, value),
+                "NpuOptimizer option %s=%d is outside [%d, %d]; using %d",
+                label,
+                value,
+                low,
+                high,
+                result,
+            )
         return result
 
     return check
@@ -227,8 +234,7 @@ def dynamic_dims(value: str) -> str:
       ValueError: "dynamic_dims string style is invalid".
     """
     groups = value.split(";")
-    if not all(_INT_LIST.fullmatch(group) for group in groups) or \
-            len({group.count(",") for group in groups}) != 1:
+    if not all(_INT_LIST.fullmatch(group) for group in groups) or len({group.count(",") for group in groups}) != 1:
         raise OptionValueError("dynamic_dims string style is invalid, example:'20,20;40,40' (equal-length groups)")
     return value
 
@@ -258,6 +264,7 @@ def parsed_file(load: Callable[[str], Any]) -> Check:
     Returns:
       A check that returns the absolute path.
     """
+
     def check(path):
         path = os.path.abspath(path)
         load(path)

@@ -4,9 +4,9 @@ import collections
 import os
 from typing import Union
 
-from npu_bridge.core.runtime import readme_blocks
 from npu_bridge.core.options.spec import STATUS_TEXT, STATUSES
 from npu_bridge.core.options.table import OPTIONS
+from npu_bridge.core.runtime import readme_blocks
 
 BLOCK = "options-table"  # README block name, see npu_bridge/core/runtime/readme_blocks.py
 
@@ -28,12 +28,24 @@ def render_markdown() -> str:
         _row(["---"] * len(_HEADER)),
     ]
     for spec in OPTIONS.values():
-        lines.append(_row([f"`{spec.name}`", spec.kind, spec.stage, _default_text(spec.default),
-                           _allowed_text(spec), STATUS_TEXT[spec.status], spec.effect]))
+        lines.append(
+            _row(
+                [
+                    f"`{spec.name}`",
+                    spec.kind,
+                    spec.stage,
+                    _default_text(spec.default),
+                    _allowed_text(spec),
+                    STATUS_TEXT[spec.status],
+                    spec.effect,
+                ]
+            )
+        )
     counts = collections.Counter(spec.status for spec in OPTIONS.values())
     lines.append("")
-    lines.extend(f"- {STATUS_TEXT[status]}: {counts[status]} option{'' if counts[status] == 1 else 's'}"
-                 for status in STATUSES)
+    lines.extend(
+        f"- {STATUS_TEXT[status]}: {counts[status]} option{'' if counts[status] == 1 else 's'}" for status in STATUSES
+    )
     return "\n".join(lines)
 
 

@@ -11,11 +11,11 @@ import re
 import types
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
-from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.options import rules
 from npu_bridge.core.options.spec import STAGES, STATUS_TEXT
 from npu_bridge.core.options.table import OPTIONS
+from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuOptionError
 
 NPU_OPTIMIZER = "NpuOptimizer"
 
@@ -102,8 +102,9 @@ class NpuOptions:
         """
         if stage not in STAGES:
             raise ValueError(f"stage {stage!r} is not one of {STAGES}")
-        return {name: self.get(name) for name, spec in OPTIONS.items()
-                if spec.stage == stage and self.get(name) is not None}
+        return {
+            name: self.get(name) for name, spec in OPTIONS.items() if spec.stage == stage and self.get(name) is not None
+        }
 
     def with_values(self, overrides: Mapping[str, Any]) -> "NpuOptions":
         """Returns a copy with some options replaced, validated again as a whole.
@@ -119,8 +120,7 @@ class NpuOptions:
         for name in overrides:
             self.get(name)
         values = {**self._explicit, **overrides}
-        return _validated(_converted_values(values, "NpuOptions.with_values"), self._unknown,
-                          "NpuOptions.with_values")
+        return _validated(_converted_values(values, "NpuOptions.with_values"), self._unknown, "NpuOptions.with_values")
 
     def write_parameter_map(self, custom_optimizer: Any) -> None:
         """Replaces an NpuOptimizer entry's parameter_map by every option whose effective value is not None.
@@ -155,8 +155,9 @@ def find_npu_optimizers(config_proto: Any) -> list:
     """
     if config_proto is None:
         return []
-    return [entry for entry in config_proto.graph_options.rewrite_options.custom_optimizers
-            if entry.name == NPU_OPTIMIZER]
+    return [
+        entry for entry in config_proto.graph_options.rewrite_options.custom_optimizers if entry.name == NPU_OPTIMIZER
+    ]
 
 
 def parse_config(config_proto: Any) -> NpuOptions:
@@ -181,9 +182,13 @@ def parse_config(config_proto: Any) -> NpuOptions:
                 _note_unknown(name, unknown)
                 continue
             if name in attrs and attrs[name] != attr:
-                log.warn_once((__name__, "disagree", name),
-                              "NpuOptimizer option %s is set differently in several NpuOptimizer entries; the "
-                              "last entry wins (%s)", name, str(attr).strip())
+                log.warn_once(
+                    (__name__, "disagree", name),
+                    "NpuOptimizer option %s is set differently in several NpuOptimizer entries; the "
+                    "last entry wins (%s)",
+                    name,
+                    str(attr).strip(),
+                )
             attrs[name] = attr
     values = {name: _attr_value(OPTIONS[name], attr) for name, attr in attrs.items()}
     return _validated(values, unknown, None)
@@ -229,8 +234,13 @@ def _converted_values(values, source):
         elif isinstance(value, str):
             field = "s"
         else:
-            raise _error(spec.name, value, spec.allowed,
-                         f"expected {_FIELD_TEXT[spec.kind].split()[0]}, got {type(value).__name__}", source)
+            raise _error(
+                spec.name,
+                value,
+                spec.allowed,
+                f"expected {_FIELD_TEXT[spec.kind].split()[0]}, got {type(value).__name__}",
+                source,
+            )
         converted[name] = _to_kind(spec, field, value, source)
     return converted
 
@@ -239,13 +249,21 @@ def _attr_value(spec, attr):
     """Reads one AttrValue as the option's kind, converting values set in another field."""
     field = attr.WhichOneof("value")
     if field is None:
-        log.warn_once((__name__, "empty", spec.name),
-                      "NpuOptimizer option %s is present but has no value; using %r", spec.name, _ZERO[spec.kind])
+        log.warn_once(
+            (__name__, "empty", spec.name),
+            "NpuOptimizer option %s is present but has no value; using %r",
+            spec.name,
+            _ZERO[spec.kind],
+        )
         return _ZERO[spec.kind]
     if field not in _ZERO:
-        raise _error(spec.name, str(attr).strip(), spec.allowed,
-                     f"the value is in the AttrValue field .{field}; {spec.name} is read from "
-                     f"{_FIELD_TEXT[spec.kind]}", None)
+        raise _error(
+            spec.name,
+            str(attr).strip(),
+            spec.allowed,
+            f"the value is in the AttrValue field .{field}; {spec.name} is read from {_FIELD_TEXT[spec.kind]}",
+            None,
+        )
     value = getattr(attr, field)
     if field == "s":
         value = _decoded(spec, value, None)
@@ -264,16 +282,32 @@ def _to_kind(spec, field, value, source):
     if field == spec.kind:
         return value
     if spec.strict_kind:
-        raise _error(spec.name, value, spec.allowed, f"The data type of {spec.name} is invalid. Expected "
-                                                     f"{_FIELD_TEXT[spec.kind]} type.", source)
+        raise _error(
+            spec.name,
+            value,
+            spec.allowed,
+            f"The data type of {spec.name} is invalid. Expected {_FIELD_TEXT[spec.kind]} type.",
+            source,
+        )
     converted = _convert(spec.kind, field, value)
     if converted is _UNCONVERTIBLE:
-        raise _error(spec.name, value, spec.allowed,
-                     f"{spec.name} is read from {_FIELD_TEXT[spec.kind]}; the {_FIELD_TEXT[field]} value has no "
-                     f"unambiguous meaning", source)
-    log.info_once((__name__, "convert", spec.name, field, value),
-                  "NpuOptimizer option %s is read from %s; converted the %s value %r to %r", spec.name,
-                  _FIELD_TEXT[spec.kind], _FIELD_TEXT[field], value, converted)
+        raise _error(
+            spec.name,
+            value,
+            spec.allowed,
+            f"{spec.name} is read from {_FIELD_TEXT[spec.kind]}; the {_FIELD_TEXT[field]} value has no "
+            f"unambiguous meaning",
+            source,
+        )
+    log.info_once(
+        (__name__, "convert", spec.name, field, value),
+        "NpuOptimizer option %s is read from %s; converted the %s value %r to %r",
+        spec.name,
+        _FIELD_TEXT[spec.kind],
+        _FIELD_TEXT[field],
+        value,
+        converted,
+    )
     return converted
 
 
@@ -296,6 +330,7 @@ def _convert(kind, field, value):
 
 def _validated(values, unknown, source):
     """Runs the per-option checks and the cross-option rules; returns ``NpuOptions``."""
+
     def effective(name):
         return values.get(name, OPTIONS[name].default)
 
@@ -321,19 +356,29 @@ def _validated(values, unknown, source):
 def _report_status(explicit):
     """Logs once (info: they only tune Ascend hardware, results here are unaffected) which options set to a
     non-default value have no effect here."""
-    names = tuple(name for name, value in explicit.items()
-                  if OPTIONS[name].status == "no_effect" and value != OPTIONS[name].default)
+    names = tuple(
+        name
+        for name, value in explicit.items()
+        if OPTIONS[name].status == "no_effect" and value != OPTIONS[name].default
+    )
     if names:
-        log.info_once((__name__, "no_effect", names),
-                      "NpuOptimizer options %s: %s (see the option table in README.md)", ", ".join(names),
-                      STATUS_TEXT["no_effect"])
+        log.info_once(
+            (__name__, "no_effect", names),
+            "NpuOptimizer options %s: %s (see the option table in README.md)",
+            ", ".join(names),
+            STATUS_TEXT["no_effect"],
+        )
 
 
 def _note_unknown(name, unknown):
     if name not in unknown:
         unknown.append(name)
-    log.warn_once((__name__, "unknown", name), "NpuOptimizer option %r is not known to npu_bridge and is "
-                  "ignored%s", name, _suggestion(name))
+    log.warn_once(
+        (__name__, "unknown", name),
+        "NpuOptimizer option %r is not known to npu_bridge and is ignored%s",
+        name,
+        _suggestion(name),
+    )
 
 
 def _suggestion(name):

@@ -21,10 +21,25 @@ from typing import Dict
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import OptionValueError
 
-DEFAULT_OPTIONS = {"output": "./", "training_trace": "on", "task_time": "on", "hccl": "on", "aicpu": "on",
-                   "aic_metrics": "PipeUtilization", "msproftx": "off"}
-AIC_METRICS = ("ArithmeticUtilization", "PipeUtilization", "Memory", "MemoryL0", "MemoryUB",
-               "ResourceConflictRatio", "L2Cache", "PipelineExecuteUtilization")
+DEFAULT_OPTIONS = {
+    "output": "./",
+    "training_trace": "on",
+    "task_time": "on",
+    "hccl": "on",
+    "aicpu": "on",
+    "aic_metrics": "PipeUtilization",
+    "msproftx": "off",
+}
+AIC_METRICS = (
+    "ArithmeticUtilization",
+    "PipeUtilization",
+    "Memory",
+    "MemoryL0",
+    "MemoryUB",
+    "ResourceConflictRatio",
+    "L2Cache",
+    "PipelineExecuteUtilization",
+)
 LEGACY_ITEMS = ("training_trace", "task_trace", "op_trace")
 STORAGE_LIMIT_MB = (200, 4294967295)
 HOST_SYS_ITEMS = ("cpu", "mem", "disk", "network", "osrt")
@@ -40,6 +55,7 @@ def _choice(values):
         if value not in values:
             raise OptionValueError(f'"{key}" must be one of {", ".join(values)}, got {value!r}')
         return value
+
     return check
 
 
@@ -60,6 +76,7 @@ def _items_of(allowed):
         if bad:
             raise OptionValueError(f'"{key}" must be a comma-separated list of {", ".join(allowed)}, got {value!r}')
         return value
+
     return check
 
 
@@ -113,12 +130,19 @@ _KEYS = {
     "host_sys_usage_freq": _positive_int,
 }
 HARDWARE_ONLY = {
-    "aic_metrics": "AI Core PMU counters", "l2": "L2 cache counters", "msproftx": "msproftx markers",
-    "ge_api": "graph-engine API tracing", "runtime_api": "Ascend runtime API tracing",
-    "sys_hardware_mem_freq": "HBM/DDR sampling", "llc_profiling": "last-level cache sampling",
-    "sys_io_sampling_freq": "NIC/RoCE sampling", "sys_interconnection_freq": "HCCS/PCIe sampling",
-    "dvpp_freq": "DVPP sampling", "instr_profiling_freq": "instruction sampling",
-    "host_sys": "host system tracing", "host_sys_usage": "host usage sampling",
+    "aic_metrics": "AI Core PMU counters",
+    "l2": "L2 cache counters",
+    "msproftx": "msproftx markers",
+    "ge_api": "graph-engine API tracing",
+    "runtime_api": "Ascend runtime API tracing",
+    "sys_hardware_mem_freq": "HBM/DDR sampling",
+    "llc_profiling": "last-level cache sampling",
+    "sys_io_sampling_freq": "NIC/RoCE sampling",
+    "sys_interconnection_freq": "HCCS/PCIe sampling",
+    "dvpp_freq": "DVPP sampling",
+    "instr_profiling_freq": "instruction sampling",
+    "host_sys": "host system tracing",
+    "host_sys_usage": "host usage sampling",
     "host_sys_usage_freq": "host usage sampling",
 }
 # Off values of the hardware-only keys: setting one of these is not worth a note.
@@ -157,16 +181,22 @@ def _parse_json(text):
         check = _KEYS.get(key)
         if check is None:
             matches = difflib.get_close_matches(key, _KEYS, n=1)
-            log.warn_once((__name__, "unknown", key), "profiling_options key %r is not known to npu_bridge and is "
-                          "ignored%s", key, f"; did you mean {matches[0]!r}?" if matches else "")
+            log.warn_once(
+                (__name__, "unknown", key),
+                "profiling_options key %r is not known to npu_bridge and is ignored%s",
+                key,
+                f"; did you mean {matches[0]!r}?" if matches else "",
+            )
             continue
         if not isinstance(value, str):
             raise OptionValueError(f'profiling_options key "{key}" must be a JSON string, got {json.dumps(value)}')
         result[key] = check(key, value)
     levels = {result[key] for key in ("task_trace", "task_time") if key in result}
     if len(levels) > 1:
-        raise OptionValueError(f'"task_trace" ({result["task_trace"]}) and "task_time" ({result["task_time"]}) '
-                               "are two names of one setting and disagree")
+        raise OptionValueError(
+            f'"task_trace" ({result["task_trace"]}) and "task_time" ({result["task_time"]}) '
+            "are two names of one setting and disagree"
+        )
     if "task_trace" in result:
         result["task_time"] = result.pop("task_trace")
     return result
@@ -178,8 +208,10 @@ def _parse_legacy(text):
         raise OptionValueError("profiling options must be in 'training_trace', 'task_trace' or 'op_trace'")
     if "op_trace" in items and len(items) > 1:
         raise OptionValueError("op_trace can not be combined with other profiling options")
-    return {"training_trace": "on" if "training_trace" in items else "off",
-            "task_time": "on" if {"task_trace", "op_trace"} & set(items) else "off"}
+    return {
+        "training_trace": "on" if "training_trace" in items else "off",
+        "task_time": "on" if {"task_trace", "op_trace"} & set(items) else "off",
+    }
 
 
 def check_value(key: str, value: str) -> str:
@@ -200,5 +232,6 @@ def check_value(key: str, value: str) -> str:
 
 def hardware_only_settings(parsed: Dict[str, str]) -> Dict[str, str]:
     """Returns {key: what it samples} of the hardware-only keys ``parsed`` turns on (they do nothing here)."""
-    return {key: HARDWARE_ONLY[key] for key, value in parsed.items()
-            if key in HARDWARE_ONLY and value not in _HARDWARE_OFF}
+    return {
+        key: HARDWARE_ONLY[key] for key, value in parsed.items() if key in HARDWARE_ONLY and value not in _HARDWARE_OFF
+    }

@@ -15,8 +15,21 @@ from npu_bridge.core.session.pass_contract import PrecisionRule
 
 # Dtype names Ascend's files use; the float ones change the computation here.
 ROUNDING_DTYPES = ("float16", "bfloat16", "float32")
-OTHER_DTYPES = ("float64", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-                "bool", "complex64", "complex128")
+OTHER_DTYPES = (
+    "float64",
+    "double",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "bool",
+    "complex64",
+    "complex128",
+)
 
 _PART = re.compile(r"(InputDtype|OutputDtype):")
 
@@ -25,8 +38,10 @@ def _slots(text, line_number):
     slots = []
     for index, dtype in enumerate(item.strip() for item in text.split(",") if item.strip()):
         if dtype not in ROUNDING_DTYPES + OTHER_DTYPES:
-            raise OptionValueError(f"line {line_number}: unknown dtype {dtype!r}; known dtypes are "
-                                   + ", ".join(ROUNDING_DTYPES + OTHER_DTYPES))
+            raise OptionValueError(
+                f"line {line_number}: unknown dtype {dtype!r}; known dtypes are "
+                + ", ".join(ROUNDING_DTYPES + OTHER_DTYPES)
+            )
         if dtype in ROUNDING_DTYPES:
             slots.append((index, dtype))
     return tuple(slots)
@@ -48,19 +63,22 @@ def parse(text):
         if not line or line.startswith("#"):
             continue
         if line.startswith("OpType::"):
-            head, _, rest = line[len("OpType::"):].partition(":")
+            head, _, rest = line[len("OpType::") :].partition(":")
             selector, target = "type", tf_op_type(head.strip())
         elif "::" in line:
             head, _, rest = line.partition("::")
             selector, target = "name", head.strip()
         else:
-            raise OptionValueError(f"line {number}: {line!r} is not OpName::InputDtype:...,OutputDtype:... or "
-                                   "OpType::Type:InputDtype:...,OutputDtype:...")
+            raise OptionValueError(
+                f"line {number}: {line!r} is not OpName::InputDtype:...,OutputDtype:... or "
+                "OpType::Type:InputDtype:...,OutputDtype:..."
+            )
         parts = {"InputDtype": (), "OutputDtype": ()}
         pieces = _PART.split(rest)
         if pieces[0].strip(" ,") or len(pieces) < 3:
-            raise OptionValueError(f"line {number}: expected InputDtype:... and/or OutputDtype:... after the op, "
-                                   f"got {rest!r}")
+            raise OptionValueError(
+                f"line {number}: expected InputDtype:... and/or OutputDtype:... after the op, got {rest!r}"
+            )
         for key, value in zip(pieces[1::2], pieces[2::2]):
             parts[key] = _slots(value, number)
         if not head.strip():
@@ -85,5 +103,3 @@ def load(path):
     except OSError as e:
         raise OptionValueError(f"cannot read the file: {e.strerror}") from None
     return parse(text)
-
-

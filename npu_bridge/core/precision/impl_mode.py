@@ -21,13 +21,20 @@ ASCEND_DEFAULT = HIGH_PERFORMANCE
 # Ops whose two implementations are reproduced, and how they differ.
 MODELLED_OPS = {
     "LayerNorm": "high_performance computes the reciprocal square root as exp(-0.5 * log(variance + epsilon)) "
-                 "in the op's dtype (npu_aicore_ops.layer_norm)",
+    "in the op's dtype (npu_aicore_ops.layer_norm)",
     "SoftmaxCrossEntropyWithLogits": "high_performance skips the max subtraction, so float16 logits above about "
-                                     "11.1 overflow (tf.nn.softmax_cross_entropy_with_logits on float16)",
+    "11.1 overflow (tf.nn.softmax_cross_entropy_with_logits on float16)",
 }
 INI_SECTIONS = ("ByOpType", "ByNodeName")
-INI_VALUES = (HIGH_PRECISION, HIGH_PERFORMANCE, "enable_float_32_execution", "enable_hi_float_32_execution",
-              "support_out_of_bound_index", "keep_fp16", "super_performance")
+INI_VALUES = (
+    HIGH_PRECISION,
+    HIGH_PERFORMANCE,
+    "enable_float_32_execution",
+    "enable_hi_float_32_execution",
+    "support_out_of_bound_index",
+    "keep_fp16",
+    "super_performance",
+)
 
 
 def load_ini(path):
@@ -76,7 +83,7 @@ def resolve(options):
     if selected is None:
         rules.append(ImplModeRule("type", "*", ASCEND_DEFAULT))
     elif selected.endswith("_for_all"):
-        rules.append(ImplModeRule("type", "*", selected[:-len("_for_all")]))
+        rules.append(ImplModeRule("type", "*", selected[: -len("_for_all")]))
     elif listed:
         rules.append(ImplModeRule("type", "*", ASCEND_DEFAULT))
         for op in (item.strip() for item in listed.split(",") if item.strip()):

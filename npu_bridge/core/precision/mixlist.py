@@ -11,9 +11,9 @@ graph; ``apply_to_environment`` sets them (on top of what the user set), process
 import json
 import os
 
+from npu_bridge.core.precision.op_types import tf_op_type
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import OptionValueError
-from npu_bridge.core.precision.op_types import tf_op_type
 
 LISTS = ("black-list", "white-list", "gray-list")
 ACTIONS = ("to-add", "to-remove")
@@ -23,13 +23,18 @@ TF_LISTS = ("ALLOWLIST", "INFERLIST", "DENYLIST", "CLEARLIST")
 # For each op, which (list, action) pairs may appear together (Ascend's rules): add to one list and
 # optionally remove from another, or only remove from the black or white list.
 _VALID_COMBINATIONS = {
-    frozenset(c) for c in (
-        {("black-list", "to-remove")}, {("white-list", "to-remove")},
-        {("gray-list", "to-add")}, {("gray-list", "to-add"), ("black-list", "to-remove")},
+    frozenset(c)
+    for c in (
+        {("black-list", "to-remove")},
+        {("white-list", "to-remove")},
+        {("gray-list", "to-add")},
+        {("gray-list", "to-add"), ("black-list", "to-remove")},
         {("gray-list", "to-add"), ("white-list", "to-remove")},
-        {("white-list", "to-add")}, {("white-list", "to-add"), ("gray-list", "to-remove")},
+        {("white-list", "to-add")},
+        {("white-list", "to-add"), ("gray-list", "to-remove")},
         {("white-list", "to-add"), ("black-list", "to-remove")},
-        {("black-list", "to-add")}, {("black-list", "to-add"), ("gray-list", "to-remove")},
+        {("black-list", "to-add")},
+        {("black-list", "to-add"), ("gray-list", "to-remove")},
         {("black-list", "to-add"), ("white-list", "to-remove")},
     )
 }
@@ -74,9 +79,11 @@ def load(path):
     for op, pairs in sorted(edits.items()):
         if frozenset(pairs) not in _VALID_COMBINATIONS:
             described = " and ".join(f"{action} {list_name}" for list_name, action in sorted(pairs))
-            raise OptionValueError(f"Operation {described} for op {op} is invalid: add an op to one list (and "
-                                   "optionally remove it from another), or only remove it from black-list or "
-                                   "white-list")
+            raise OptionValueError(
+                f"Operation {described} for op {op} is invalid: add an op to one list (and "
+                "optionally remove it from another), or only remove it from black-list or "
+                "white-list"
+            )
         if ("black-list", "to-add") in pairs:
             placement[op] = "DENYLIST"
         elif ("white-list", "to-add") in pairs:
@@ -124,5 +131,9 @@ def apply_to_environment(path):
         else:
             os.environ.pop(variable, None)
     if path:
-        log.info_once(("modify_mixlist", path), "modify_mixlist %s: TensorFlow mixed-precision lists %s", path,
-                      ", ".join(f"{k}={v}" for k, v in sorted(wanted.items())))
+        log.info_once(
+            ("modify_mixlist", path),
+            "modify_mixlist %s: TensorFlow mixed-precision lists %s",
+            path,
+            ", ".join(f"{k}={v}" for k, v in sorted(wanted.items())),
+        )

@@ -24,10 +24,22 @@ from npu_bridge.core.runtime.errors import OptionValueError
 
 # Ascend's cube ops as TensorFlow op types: forward ops and their backprops.
 CUBE_OPS = (
-    "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum",
-    "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
-    "Conv3D", "Conv3DBackpropInput", "Conv3DBackpropFilter", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2",
-    "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
+    "MatMul",
+    "BatchMatMul",
+    "BatchMatMulV2",
+    "BatchMatMulV3",
+    "Einsum",
+    "Conv2D",
+    "Conv2DBackpropInput",
+    "Conv2DBackpropFilter",
+    "Conv3D",
+    "Conv3DBackpropInput",
+    "Conv3DBackpropFilter",
+    "Conv3DBackpropInputV2",
+    "Conv3DBackpropFilterV2",
+    "DepthwiseConv2dNative",
+    "DepthwiseConv2dNativeBackpropInput",
+    "DepthwiseConv2dNativeBackpropFilter",
 )
 
 CUBE_FP16 = "cube_fp16"
@@ -56,9 +68,9 @@ _BEHAVIOUR = {
 
 _DESCRIPTION = {
     CUBE_FP16: "cube ops (MatMul, Conv2D, ... and their backprops) take fp16 inputs with fp32 accumulation "
-               "and give fp16 outputs",
+    "and give fp16 outputs",
     CUBE_FP16_IN_FP32_OUT: "cube ops (MatMul, Conv2D, ... and their backprops) take fp16 inputs with fp32 "
-                           "accumulation and give float32 outputs",
+    "accumulation and give float32 outputs",
     ALL_FP16: "every computing op reads and writes fp16 values (cube ops accumulate in fp32)",
     UNCHANGED: "ops compute in the dtypes of the graph",
 }
@@ -133,8 +145,10 @@ def mode_check(accepted, detail):
         if mode not in accepted:
             raise OptionValueError(detail)
         if mode in UNSUPPORTED_MODES:
-            raise OptionValueError(f"{UNSUPPORTED_MODES[mode]}; there is no HiFloat8 type off the NPU, so npu_bridge "
-                                   "does not support it (nor does Ascend's software on other chips)")
+            raise OptionValueError(
+                f"{UNSUPPORTED_MODES[mode]}; there is no HiFloat8 type off the NPU, so npu_bridge "
+                "does not support it (nor does Ascend's software on other chips)"
+            )
         return mode
 
     return check

@@ -2,10 +2,21 @@
 
 # Ascend op types whose TensorFlow op type has another name; every other name is the same in both.
 ASCEND_TO_TF_OP = {
-    "MatMulV2": "MatMul", "SoftmaxV2": "Softmax", "ReduceSum": "Sum", "ReduceSumD": "Sum",
-    "ReduceMean": "Mean", "ReduceMeanD": "Mean", "ReduceMax": "Max", "ReduceMaxD": "Max", "ReduceMin": "Min",
-    "ReduceMinD": "Min", "ReduceProd": "Prod", "ReduceProdD": "Prod", "Conv2DBackpropInputD": "Conv2DBackpropInput",
-    "Conv2DBackpropFilterD": "Conv2DBackpropFilter", "DepthwiseConv2D": "DepthwiseConv2dNative",
+    "MatMulV2": "MatMul",
+    "SoftmaxV2": "Softmax",
+    "ReduceSum": "Sum",
+    "ReduceSumD": "Sum",
+    "ReduceMean": "Mean",
+    "ReduceMeanD": "Mean",
+    "ReduceMax": "Max",
+    "ReduceMaxD": "Max",
+    "ReduceMin": "Min",
+    "ReduceMinD": "Min",
+    "ReduceProd": "Prod",
+    "ReduceProdD": "Prod",
+    "Conv2DBackpropInputD": "Conv2DBackpropInput",
+    "Conv2DBackpropFilterD": "Conv2DBackpropFilter",
+    "DepthwiseConv2D": "DepthwiseConv2dNative",
 }
 
 

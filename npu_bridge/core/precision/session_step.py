@@ -13,9 +13,9 @@ Sessions whose precision does not change are left as they are.
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 from npu_bridge.core.device import backend
+from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
 from npu_bridge.core.session.pass_contract import EVERY_SLOT, PrecisionRule
 from npu_bridge.core.session.setup_steps import setup_step
 
@@ -35,8 +35,11 @@ def configure_precision(plan):
     rules = _rounding_rules(policy)
     if options.get("customize_dtypes") is not None:
         if policy.behaviour == modes.UNCHANGED:
-            log.info_once(("customize_dtypes-ignored", policy.mode), "customize_dtypes is ignored: precision mode "
-                          "%s keeps the graph's dtypes (as on Ascend)", policy.mode or "unset")
+            log.info_once(
+                ("customize_dtypes-ignored", policy.mode),
+                "customize_dtypes is ignored: precision mode %s keeps the graph's dtypes (as on Ascend)",
+                policy.mode or "unset",
+            )
         else:
             rules += customize_dtypes.load(options.get("customize_dtypes"))
     amp_dtype = None
@@ -62,15 +65,24 @@ def _implementation_modes(options, target):
     """Implementation-mode rules of the impl_mode pass (simulated backend only; reported elsewhere)."""
     if target != "ascend":
         if any(options.is_set(name) for name in _IMPL_OPTIONS):
-            log.info_once(("impl-off-ascend", target), "%s: implementation modes change numerics only on the "
-                          "simulated Ascend backend (device_target=ascend); the %s backend computes with "
-                          "TensorFlow's kernels", ", ".join(n for n in _IMPL_OPTIONS if options.is_set(n)), target)
+            log.info_once(
+                ("impl-off-ascend", target),
+                "%s: implementation modes change numerics only on the "
+                "simulated Ascend backend (device_target=ascend); the %s backend computes with "
+                "TensorFlow's kernels",
+                ", ".join(n for n in _IMPL_OPTIONS if options.is_set(n)),
+                target,
+            )
         return []
     lines, unmodelled = impl_mode.resolve(options)
     if unmodelled:
-        log.info_once(("impl-unmodelled", tuple(unmodelled)), "implementation modes for %s have no numerical model "
-                      "here; those ops compute as TensorFlow does (modelled: %s)", ", ".join(unmodelled),
-                      ", ".join(impl_mode.MODELLED_OPS))
+        log.info_once(
+            ("impl-unmodelled", tuple(unmodelled)),
+            "implementation modes for %s have no numerical model "
+            "here; those ops compute as TensorFlow does (modelled: %s)",
+            ", ".join(unmodelled),
+            ", ".join(impl_mode.MODELLED_OPS),
+        )
     return lines
 
 
@@ -90,9 +102,12 @@ def _enable_mixed_precision(rewrite, policy, target):
     """Turns on TensorFlow's AMP pass for the backend; returns the dtype to retarget its region to (or None)."""
     if target == "gpu":
         if policy.mixed_dtype == "bfloat16":
-            raise NpuOptionError(policy.source, policy.mode, "a float16 mixed precision mode on the gpu backend, "
-                                 "or device_target cpu / ascend",
-                                 "TensorFlow has no bfloat16 mixed-precision pass for GPUs")
+            raise NpuOptionError(
+                policy.source,
+                policy.mode,
+                "a float16 mixed precision mode on the gpu backend, or device_target cpu / ascend",
+                "TensorFlow has no bfloat16 mixed-precision pass for GPUs",
+            )
         rewrite.auto_mixed_precision = _ON
         return None
     rewrite.auto_mixed_precision_cpu = _ON

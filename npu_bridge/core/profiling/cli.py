@@ -13,8 +13,8 @@ import argparse
 import os
 import sys
 
-from npu_bridge.core.runtime.errors import ProfileDataError
 from npu_bridge.core.profiling import layout, report, summary
+from npu_bridge.core.runtime.errors import ProfileDataError
 
 
 def _progress(done, total):

@@ -76,8 +76,11 @@ class _Exporter:
         self._shapes = settings["task_level"] == "l1"
         self._hccl = settings["hccl"]
         self._training_trace = settings["training_trace"]
-        self._policy = roofline.PrecisionPolicy(info.get("precision_mode"), info.get("precision_mode_v2")) \
-            if info["backend"] == "ascend" else None
+        self._policy = (
+            roofline.PrecisionPolicy(info.get("precision_mode"), info.get("precision_mode_v2"))
+            if info["backend"] == "ascend"
+            else None
+        )
         self.registry = ModelRegistry(settings["fp_point"], settings["bp_point"])
         self._reader = StepStatsReader(read_shapes=self._shapes or self._policy is not None)
         self._streams = streams.StreamAssigner()
@@ -90,8 +93,11 @@ class _Exporter:
             paths["op_summary"] = layout.export_path(profile_dir, "op_summary", stamp, "csv")
             self._summary_file = open(paths["op_summary"], "w", newline="", encoding="utf-8")  # pylint: disable=consider-using-with
             self._summary = csv.writer(self._summary_file)
-            self._summary.writerow(columns.OP_SUMMARY + (columns.OP_SUMMARY_SHAPES if self._shapes else ())
-                                   + (columns.OP_SUMMARY_ESTIMATES if self._policy else ()))
+            self._summary.writerow(
+                columns.OP_SUMMARY
+                + (columns.OP_SUMMARY_SHAPES if self._shapes else ())
+                + (columns.OP_SUMMARY_ESTIMATES if self._policy else ())
+            )
 
     def add_run(self, run):
         """Adds one ``raw_trace.RawRun``."""
@@ -102,9 +108,11 @@ class _Exporter:
         model = self.registry.model_for(run_ops, iterations[0])
         model.runs += 1
         placed = {id(op): place for op, place in zip(run_ops.ops, self._streams.assign(run_ops.ops))}
-        self._timeline.host_run(run.start_ns, run.end_ns, {"session": run.session, "run": run.run,
-                                                           "Model ID": model.model_id,
-                                                           "iterations": len(iterations)})
+        self._timeline.host_run(
+            run.start_ns,
+            run.end_ns,
+            {"session": run.session, "run": run.run, "Model ID": model.model_id, "iterations": len(iterations)},
+        )
         for ops in iterations:
             model.iterations += 1
             shown = [op for op in ops if self._hccl or op.kind != op_classes.HCCL]
@@ -120,15 +128,18 @@ class _Exporter:
             self._steps.add(step_trace.iteration_of(model, model.iterations, shown, estimate_total))
 
     def _estimate(self, op):
-        if self._policy is None or op.kind != op_classes.TASK or \
-                op_classes.task_type(op.kind, op.op_type) != "AI_CORE":
+        if self._policy is None or op.kind != op_classes.TASK or op_classes.task_type(op.kind, op.op_type) != "AI_CORE":
             return None
         return roofline.estimate(op.op_type, op.inputs, op.outputs, self._policy)
 
     def _add_op(self, model, op, stream, wait_ns, estimate):
         task_type = op_classes.task_type(op.kind, op.op_type)
-        args = {"Op Type": op.op_type, "Task Type": task_type, "Model ID": model.model_id,
-                "Iteration ID": model.iterations}
+        args = {
+            "Op Type": op.op_type,
+            "Task Type": task_type,
+            "Model ID": model.model_id,
+            "Iteration ID": model.iterations,
+        }
         shapes = _shape_columns(op.inputs, op.outputs) if self._shapes else ()
         if shapes:
             args.update(zip(columns.OP_SUMMARY_SHAPES, shapes))
@@ -139,14 +150,31 @@ class _Exporter:
             return
         duration_ns = op.end_ns - op.start_ns
         is_hccl = op.kind == op_classes.HCCL
-        row = [self._device, model.name, model.model_id, NA if is_hccl else model.task_id(op.name),
-               NA if is_hccl else stream, model.iterations, op.name, op.op_type, NA, task_type,
-               step_trace.us(op.start_ns), step_trace.us(duration_ns), step_trace.us(wait_ns), NA, NA, NA]
+        row = [
+            self._device,
+            model.name,
+            model.model_id,
+            NA if is_hccl else model.task_id(op.name),
+            NA if is_hccl else stream,
+            model.iterations,
+            op.name,
+            op.op_type,
+            NA,
+            task_type,
+            step_trace.us(op.start_ns),
+            step_trace.us(duration_ns),
+            step_trace.us(wait_ns),
+            NA,
+            NA,
+            NA,
+        ]
         row.extend(shapes)
         if self._policy:
-            row.extend((NA,) * 4 if estimate is None else
-                       (f"{estimate.microseconds:.3f}", f"{estimate.flops:.0f}", f"{estimate.bytes:.0f}",
-                        estimate.bound))
+            row.extend(
+                (NA,) * 4
+                if estimate is None
+                else (f"{estimate.microseconds:.3f}", f"{estimate.flops:.0f}", f"{estimate.bytes:.0f}", estimate.bound)
+            )
         self._summary.writerow(row)
         stat = self._statistic[(op.op_type, task_type)]
         stat[0] += 1
@@ -158,8 +186,9 @@ class _Exporter:
     def close(self):
         """Writes the remaining files and closes them."""
         rows = self._steps.rows(self.registry.models) if self._training_trace else []
-        self._timeline.close(self._streams.streams, timeline.step_trace_events(
-            rows, self._timeline.pid(timeline.STEP_TRACE)))
+        self._timeline.close(
+            self._streams.streams, timeline.step_trace_events(rows, self._timeline.pid(timeline.STEP_TRACE))
+        )
         if self._summary_file is not None:
             self._summary_file.close()
             self._write_statistic()
@@ -173,9 +202,19 @@ class _Exporter:
             writer = csv.writer(f)
             writer.writerow(columns.OP_STATISTIC + ((columns.OP_STATISTIC_ESTIMATE,) if self._policy else ()))
             for (op_type, core), (count, total, low, high, est) in sorted(
-                    self._statistic.items(), key=lambda item: (-item[1][1], item[0])):
-                row = [self._device, op_type, core, count, step_trace.us(total), step_trace.us(low),
-                       step_trace.us(total / count), step_trace.us(high), f"{100.0 * total / grand_total:.2f}"]
+                self._statistic.items(), key=lambda item: (-item[1][1], item[0])
+            ):
+                row = [
+                    self._device,
+                    op_type,
+                    core,
+                    count,
+                    step_trace.us(total),
+                    step_trace.us(low),
+                    step_trace.us(total / count),
+                    step_trace.us(high),
+                    f"{100.0 * total / grand_total:.2f}",
+                ]
                 writer.writerow(row + ([f"{est:.3f}"] if self._policy else []))
 
     def _write_step_trace(self, rows):
@@ -194,6 +233,7 @@ class _Exporter:
 @functools.lru_cache(maxsize=4096)
 def _shape_columns(inputs, outputs):
     """Input/output shapes, dtypes and formats in Ascend's notation: tensors joined by ';', dims by ','."""
+
     def shapes(tensors):
         return ";".join("" if shape is None else ",".join(str(d) for d in shape) for _, shape in tensors)
 
@@ -204,4 +244,3 @@ def _shape_columns(inputs, outputs):
         return ";".join(_FORMATS.get(len(shape), "ND") if shape is not None else "ND" for _, shape in tensors)
 
     return (shapes(inputs), dtypes(inputs), formats(inputs), shapes(outputs), dtypes(outputs), formats(outputs))
-

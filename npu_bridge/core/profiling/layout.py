@@ -15,8 +15,8 @@ import glob
 import json
 import os
 
-from npu_bridge.core.runtime.errors import ProfileDataError
 from npu_bridge.core.profiling import raw_trace
+from npu_bridge.core.runtime.errors import ProfileDataError
 
 INFO_FILE = "info.json"
 EXPORT_DIR = "mindstudio_profiler_output"
@@ -52,8 +52,9 @@ def read_info(profile_dir):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except FileNotFoundError:
-        raise ProfileDataError(f"{profile_dir} is not an npu_bridge profile directory: {INFO_FILE} is missing") \
-            from None
+        raise ProfileDataError(
+            f"{profile_dir} is not an npu_bridge profile directory: {INFO_FILE} is missing"
+        ) from None
     except (OSError, ValueError) as e:
         raise ProfileDataError(f"{path} cannot be read: {e}") from None
 

@@ -17,8 +17,8 @@ point is detected and a warning says so.
 import dataclasses
 from typing import Dict, Optional, Tuple
 
-from npu_bridge.core.runtime import log
 from npu_bridge.core.profiling import op_classes
+from npu_bridge.core.runtime import log
 
 
 @dataclasses.dataclass
@@ -56,9 +56,18 @@ class Model:
 
     def to_json(self):
         """A dict for info.json."""
-        return {"model_id": self.model_id, "model_name": self.name, "fetched": list(self.fetched),
-                "training": self.training, "fp_point": self.fp_point, "bp_point": self.bp_point,
-                "fp_point_source": self.points_source[0], "bp_point_source": self.points_source[1], "runs": self.runs, "iterations": self.iterations}
+        return {
+            "model_id": self.model_id,
+            "model_name": self.name,
+            "fetched": list(self.fetched),
+            "training": self.training,
+            "fp_point": self.fp_point,
+            "bp_point": self.bp_point,
+            "fp_point_source": self.points_source[0],
+            "bp_point_source": self.points_source[1],
+            "runs": self.runs,
+            "iterations": self.iterations,
+        }
 
 
 class ModelRegistry:
@@ -102,9 +111,14 @@ class ModelRegistry:
         points, sources = [], []
         for option, requested, found in zip(("fp_point", "bp_point"), self._requested, detected):
             if requested and requested not in names:
-                log.warn_once((__name__, option, requested, model_id),
-                              "profiling %s %r does not run in graph_%d; using the detected %r instead",
-                              option, requested, model_id, found)
+                log.warn_once(
+                    (__name__, option, requested, model_id),
+                    "profiling %s %r does not run in graph_%d; using the detected %r instead",
+                    option,
+                    requested,
+                    model_id,
+                    found,
+                )
             points.append(requested if requested in names else found)
             sources.append("option" if requested in names else "detected")
         return Model(model_id, fetched, training, points[0], points[1], tuple(sources))

@@ -5,7 +5,8 @@ Every node TensorFlow's step stats report falls in one category:
     function arguments and return values, TF1 control-flow primitives, npu_bridge's loop machinery). They are
     left out of the profile.
   * "instrumentation": ops npu_bridge inserts or runs for itself (overflow checks, dumps, fp16 saturation,
-    exception capture, the iterations loop guard, the system init ops). Shown on their own timeline row, never counted as the script's ops.
+    exception capture, the iterations loop guard, the system init ops). Shown on their own timeline row, never
+    counted as the script's ops.
   * "hccl": collective communication ops (the TensorFlow collectives HCCL calls lower to); Ascend's task type
     HCCL, shown on the communication row.
   * "task": everything else, the script's ops. Task type AI_CPU for the op kinds Ascend runs on its AI CPU
@@ -25,18 +26,67 @@ LOOP_PREFIX = "npu_iterations_loop/"
 LOOP_BODY_PREFIX = "npu_iterations_loop/body/"
 LOOP_STEP_END = "npu_iterations_loop/counter/next"
 
-_PLUMBING_TYPES = frozenset((
-    "NoOp", "Const", "HostConst", "_Arg", "_Retval", "_DeviceArg", "_DeviceRetval", "Placeholder",
-    "PlaceholderWithDefault", "Enter", "RefEnter", "Exit", "RefExit", "Merge", "RefMerge", "Switch", "RefSwitch",
-    "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger", "VarHandleOp", "VariableV2", "Variable",
-    "ReadVariableOp", "VarIsInitializedOp", "IteratorV2", "Iterator", "AnonymousIteratorV2", "AnonymousIteratorV3",
-    "MultiDeviceIterator", "_Send", "_Recv", "_HostSend", "_HostRecv"))
+_PLUMBING_TYPES = frozenset(
+    (
+        "NoOp",
+        "Const",
+        "HostConst",
+        "_Arg",
+        "_Retval",
+        "_DeviceArg",
+        "_DeviceRetval",
+        "Placeholder",
+        "PlaceholderWithDefault",
+        "Enter",
+        "RefEnter",
+        "Exit",
+        "RefExit",
+        "Merge",
+        "RefMerge",
+        "Switch",
+        "RefSwitch",
+        "NextIteration",
+        "RefNextIteration",
+        "LoopCond",
+        "ControlTrigger",
+        "VarHandleOp",
+        "VariableV2",
+        "Variable",
+        "ReadVariableOp",
+        "VarIsInitializedOp",
+        "IteratorV2",
+        "Iterator",
+        "AnonymousIteratorV2",
+        "AnonymousIteratorV3",
+        "MultiDeviceIterator",
+        "_Send",
+        "_Recv",
+        "_HostSend",
+        "_HostRecv",
+    )
+)
 _PLUMBING_NAMES = frozenset(("_SOURCE", "_SINK"))
 _SYSTEM_TYPES = frozenset(("NPUInit", "NPUShutdown"))
 _COLLECTIVE_PREFIXES = ("Collective", "Nccl", "Hcom")
-_AI_CPU_TYPES = frozenset(("Print", "PrintV2", "Assert", "SaveV2", "RestoreV2", "MergeV2Checkpoints",
-                           "ShardedFilename", "StringJoin", "Unique", "Where", "Bincount", "PyFunc",
-                           "EagerPyFunc", "DecodeRaw", "TopKV2"))
+_AI_CPU_TYPES = frozenset(
+    (
+        "Print",
+        "PrintV2",
+        "Assert",
+        "SaveV2",
+        "RestoreV2",
+        "MergeV2Checkpoints",
+        "ShardedFilename",
+        "StringJoin",
+        "Unique",
+        "Where",
+        "Bincount",
+        "PyFunc",
+        "EagerPyFunc",
+        "DecodeRaw",
+        "TopKV2",
+    )
+)
 _AI_CPU_WORDS = ("Iterator", "Dataset", "Queue", "Summary", "String", "Decode", "Parse", "Reader", "File")
 _BACKWARD_NAME = re.compile(r"(^|/)gradients(_\d+)?/")
 _BACKWARD_TYPE = re.compile(r"(Grad(V\d)?|GradGrad|Backprop\w*|GradInput|GradFilter)$")
@@ -47,7 +97,7 @@ _DATA_INPUT_WORDS = ("IteratorGetNext", "Dequeue", "Reader")
 def display_name(node_name):
     """The node's name in the user's graph (a node moved into the iterations loop keeps its name)."""
     if node_name.startswith(LOOP_BODY_PREFIX):
-        return node_name[len(LOOP_BODY_PREFIX):]
+        return node_name[len(LOOP_BODY_PREFIX) :]
     return node_name
 
 
@@ -86,5 +136,6 @@ def is_backward(name, op_type):
 
 def is_forward(name, op_type):
     """True for ops that can start the forward pass: not backward, not a variable update, not data input."""
-    return not (is_backward(name, op_type) or _UPDATE_TYPE.match(op_type)
-                or any(w in op_type for w in _DATA_INPUT_WORDS))
+    return not (
+        is_backward(name, op_type) or _UPDATE_TYPE.match(op_type) or any(w in op_type for w in _DATA_INPUT_WORDS)
+    )

@@ -1,8 +1,9 @@
 """``Profiler``: profile a block of code, whatever the sessions' options say (upstream's scoped profiler)."""
 
+from npu_bridge.core.profiling import recorder, session_hook
+from npu_bridge.core.profiling import settings as profiling_settings
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuUsageError
-from npu_bridge.core.profiling import recorder, session_hook, settings as profiling_settings
 
 
 class Profiler:
@@ -48,8 +49,10 @@ class Profiler:
         self._started = False
         self.directory = recorder.stop_scope()
         if self.directory is None:
-            log.logger.warning("Profiler: no session configured with NpuOptimizer ran while the Profiler was "
-                               "active; nothing was written")
+            log.logger.warning(
+                "Profiler: no session configured with NpuOptimizer ran while the Profiler was "
+                "active; nothing was written"
+            )
         return self.directory
 
     def __enter__(self):

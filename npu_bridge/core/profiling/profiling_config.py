@@ -15,8 +15,9 @@ class ProfilingConfig:
       NpuOptionError: a bad value (checked now by the option table, not at the first training step).
     """
 
-    def __init__(self, enable_profiling=False, profiling_options=None, enable_options=None, fp_point=None,
-                 bp_point=None):
+    def __init__(
+        self, enable_profiling=False, profiling_options=None, enable_options=None, fp_point=None, bp_point=None
+    ):
         if isinstance(profiling_options, (list, tuple)):
             profiling_options, enable_options = None, profiling_options
         if enable_options is not None:

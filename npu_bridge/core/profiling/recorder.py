@@ -16,10 +16,9 @@ import os
 import socket
 import threading
 
-from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime import resource
-from npu_bridge.core.runtime.errors import NpuUsageError
 from npu_bridge.core.profiling import export, layout, raw_trace, report, roofline, summary
+from npu_bridge.core.runtime import log, resource
+from npu_bridge.core.runtime.errors import NpuUsageError
 
 # The summary is what the user asked for by turning profiling on: it is shown at INFO unless the npu_bridge
 # logger is set above warnings (ASCEND_GLOBAL_LOG_LEVEL 3 or 4).
@@ -49,8 +48,15 @@ class Recording:
         os.makedirs(os.path.dirname(raw))
         limit = settings.storage_limit_mb * 1024 * 1024 if settings.storage_limit_mb else None
         self.writer = raw_trace.RawTraceWriter(raw, limit)
-        self.info = dict(context, format=1, pid=os.getpid(), host=socket.gethostname(), status="recording",
-                         start_time=_now(), settings=dataclasses.asdict(settings))
+        self.info = dict(
+            context,
+            format=1,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            status="recording",
+            start_time=_now(),
+            settings=dataclasses.asdict(settings),
+        )
         if context["backend"] == "ascend":
             self.info["roofline_constants"] = dict(roofline.ASCEND_910)
         layout.write_info(self.directory, self.info)
@@ -58,12 +64,19 @@ class Recording:
     def close(self):
         """Closes the raw data and records how much was written."""
         self.writer.close()
-        self.info.update(status="recorded", end_time=_now(), runs_recorded=self.writer.runs_written,
-                         runs_dropped=self.writer.runs_dropped)
+        self.info.update(
+            status="recorded",
+            end_time=_now(),
+            runs_recorded=self.writer.runs_written,
+            runs_dropped=self.writer.runs_dropped,
+        )
         layout.write_info(self.directory, self.info)
         if self.writer.runs_dropped:
-            log.logger.warning("profiling: %d runs were not recorded because storage_limit %dMB was reached",
-                               self.writer.runs_dropped, self.settings.storage_limit_mb)
+            log.logger.warning(
+                "profiling: %d runs were not recorded because storage_limit %dMB was reached",
+                self.writer.runs_dropped,
+                self.settings.storage_limit_mb,
+            )
 
 
 def ensure_started(settings, context):
@@ -81,9 +94,13 @@ def ensure_started(settings, context):
         if _active is None:
             _active = Recording(settings, context)
         elif _active.settings != settings:
-            log.warn_once((__name__, "settings", settings.source, settings.options_text), "profiling: a profile is already being recorded in "
-                          "%s; runs with other profiling settings (%s) are recorded into it", _active.directory,
-                          settings.options_text or settings.source)
+            log.warn_once(
+                (__name__, "settings", settings.source, settings.options_text),
+                "profiling: a profile is already being recorded in "
+                "%s; runs with other profiling settings (%s) are recorded into it",
+                _active.directory,
+                settings.options_text or settings.source,
+            )
 
 
 def record(session, run, start_ns, end_ns, step_stats):
@@ -109,8 +126,10 @@ def start_scope(settings):
         if _scoped is not None:
             raise NpuUsageError("Profiler: a Profiler is already active in this process; stop it first")
         if _active is not None:
-            raise NpuUsageError(f"Profiler: profiling is already on for this process ({_active.settings.source}) "
-                                f"and recording into {_active.directory}; a Profiler cannot start a second profile")
+            raise NpuUsageError(
+                f"Profiler: profiling is already on for this process ({_active.settings.source}) "
+                f"and recording into {_active.directory}; a Profiler cannot start a second profile"
+            )
         _scoped = settings
 
 
@@ -159,8 +178,11 @@ def publish(directory, runs):
         report.write_report([loaded], report.report_path(directory))
         _announce("%s", summary.format_text(loaded))
     except Exception:  # pylint: disable=broad-except  (the raw data stays; npu-prof export can retry)
-        log.logger.exception("profiling: exporting %s failed; the raw data is kept, retry with "
-                             "`npu-prof export %s`", directory, directory)
+        log.logger.exception(
+            "profiling: exporting %s failed; the raw data is kept, retry with `npu-prof export %s`",
+            directory,
+            directory,
+        )
 
 
 def _new_directory(output, rank_id):

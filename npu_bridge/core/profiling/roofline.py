@@ -33,9 +33,26 @@ ASCEND_910 = {
 _KEEP_ORIGIN = ("must_keep_origin_dtype", "origin")
 _FORCE_FP16 = ("force_fp16", "fp16")
 _SIXTEEN_BIT = ("FLOAT16", "BF16")
-DTYPE_BYTES = {"FLOAT": 4, "FLOAT16": 2, "BF16": 2, "DOUBLE": 8, "INT8": 1, "UINT8": 1, "BOOL": 1, "INT16": 2,
-               "UINT16": 2, "INT32": 4, "UINT32": 4, "INT64": 8, "UINT64": 8, "COMPLEX64": 8, "COMPLEX128": 16,
-               "QINT8": 1, "QUINT8": 1, "QINT32": 4}
+DTYPE_BYTES = {
+    "FLOAT": 4,
+    "FLOAT16": 2,
+    "BF16": 2,
+    "DOUBLE": 8,
+    "INT8": 1,
+    "UINT8": 1,
+    "BOOL": 1,
+    "INT16": 2,
+    "UINT16": 2,
+    "INT32": 4,
+    "UINT32": 4,
+    "INT64": 8,
+    "UINT64": 8,
+    "COMPLEX64": 8,
+    "COMPLEX128": 16,
+    "QINT8": 1,
+    "QUINT8": 1,
+    "QINT32": 4,
+}
 _MATMUL = ("MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
 _CONV_FORWARD = ("Conv2D", "Conv3D", "DepthwiseConv2dNative")
 _CONV_INPUT_GRAD = ("Conv2DBackpropInput", "Conv3DBackpropInputV2", "DepthwiseConv2dNativeBackpropInput")
@@ -75,8 +92,7 @@ class PrecisionPolicy:
 
 def is_cube(op_type):
     """True for the matrix ops that run on Ascend's cube unit."""
-    return op_type in _MATMUL or op_type in _CONV_FORWARD or op_type in _CONV_INPUT_GRAD or \
-        op_type in _CONV_FILTER_GRAD
+    return op_type in _MATMUL or op_type in _CONV_FORWARD or op_type in _CONV_INPUT_GRAD or op_type in _CONV_FILTER_GRAD
 
 
 def estimate(op_type, inputs, outputs, policy):

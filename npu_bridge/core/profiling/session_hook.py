@@ -6,7 +6,8 @@ not wrapped. Outside a profile the hook only checks two variables per run. A tra
 TensorFlow for its step stats and hands them to the recorder; the analysis happens when the profile ends.
 In-process sessions trace with ``SOFTWARE_TRACE`` (per-node start, end, outputs and op label, without the
 memory tracking and device tracer of FULL_TRACE); the sessions of a multi-rank job run on TensorFlow's
-distributed master, which returns step stats for ``FULL_TRACE`` only. A caller's own RunOptions and RunMetadata are kept (the RunMetadata
+distributed master, which returns step stats for ``FULL_TRACE`` only. A caller's own RunOptions and RunMetadata are
+kept (the RunMetadata
 then also holds the step stats).
 """
 
@@ -16,10 +17,11 @@ import weakref
 
 from tensorflow.core.protobuf import config_pb2
 
+from npu_bridge.core.profiling import recorder
+from npu_bridge.core.profiling import settings as profiling_settings
+from npu_bridge.core.runtime import system
 from npu_bridge.core.session import bridge as session_bridge
 from npu_bridge.core.session import setup_steps as session_setup
-from npu_bridge.core.runtime import system
-from npu_bridge.core.profiling import recorder, settings as profiling_settings
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
 _LOCAL_TRACE_LEVEL = config_pb2.RunOptions.SOFTWARE_TRACE
@@ -70,8 +72,9 @@ class ProfilingHook(RunHook):
     def after_run(self, context, results):
         start = getattr(context, "npu_profile_start_ns", None)
         if start is not None:
-            recorder.record(self._session, context.step, start, time.time_ns(),
-                            context.run_metadata.step_stats.SerializeToString())
+            recorder.record(
+                self._session, context.step, start, time.time_ns(), context.run_metadata.step_stats.SerializeToString()
+            )
 
     def end(self, session):
         if self._settings is not None:
@@ -104,8 +107,13 @@ def _trace_level(session):
 def _profile_context(plan, trace_level):
     """Rank, device, backend and precision of a session, recorded with its profile."""
     options = plan.options
-    return {"rank_id": plan.world.rank_id, "rank_size": plan.world.rank_size, "device_id": plan.device_id,
-            "backend": plan.backend, "precision_mode": options.get("precision_mode"),
-            "precision_mode_v2": options.get("precision_mode_v2"),
-            "iterations_per_loop": options.get("iterations_per_loop"),
-            "trace_level": config_pb2.RunOptions.TraceLevel.Name(trace_level)}
+    return {
+        "rank_id": plan.world.rank_id,
+        "rank_size": plan.world.rank_size,
+        "device_id": plan.device_id,
+        "backend": plan.backend,
+        "precision_mode": options.get("precision_mode"),
+        "precision_mode_v2": options.get("precision_mode_v2"),
+        "iterations_per_loop": options.get("iterations_per_loop"),
+        "trace_level": config_pb2.RunOptions.TraceLevel.Name(trace_level),
+    }

@@ -11,9 +11,9 @@ import dataclasses
 import os
 from typing import Optional
 
-from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
 from npu_bridge.core.options import profiling_options as options_format
 from npu_bridge.core.options.table import OPTIONS
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
 
 PROFILER_LEVELS = ("L0", "L1", "L2")
 _TRUE, _FALSE = ("true", "1", "on"), ("false", "0", "off")
@@ -75,8 +75,9 @@ def from_session_options(options, environ=None):
     try:
         parsed = options_format.parse(text)
     except ValueError as e:  # the option table checks the option only when profiling_mode is set
-        raise NpuOptionError("profiling_options", text, OPTIONS["profiling_options"].allowed,
-                             f"{e} (from {origin})") from None
+        raise NpuOptionError(
+            "profiling_options", text, OPTIONS["profiling_options"].allowed, f"{e} (from {origin})"
+        ) from None
     legacy_points = {"fp_point": options.get("fp_point") or "", "bp_point": options.get("bp_point") or ""}
     return _settings(parsed, legacy_points, source, text)
 
@@ -95,8 +96,7 @@ def for_profiler(level, aic_metrics, output_path):
     """
     if level not in PROFILER_LEVELS:
         raise NpuArgumentError(f"Profiler level must be one of {', '.join(PROFILER_LEVELS)}, got {level!r}")
-    options = {"output": output_path or "./", "training_trace": "on",
-               "task_time": "l0" if level == "L0" else "l1"}
+    options = {"output": output_path or "./", "training_trace": "on", "task_time": "l0" if level == "L0" else "l1"}
     if aic_metrics:
         options["aic_metrics"] = aic_metrics
     text = " ".join(f"{k}={v}" for k, v in options.items())
@@ -119,7 +119,8 @@ def _settings(parsed, legacy_points, source, text):
         storage_limit_mb=int(storage[:-2]) if storage else None,
         hardware_only=options_format.hardware_only_settings(parsed),
         source=source,
-        options_text=text)
+        options_text=text,
+    )
 
 
 def _env_bool(environ):
@@ -128,5 +129,4 @@ def _env_bool(environ):
         return False
     if text.lower() in _TRUE:
         return True
-    raise NpuOptionError("profiling_mode", text, "true / false",
-                         "from the environment variable PROFILING_MODE")
+    raise NpuOptionError("profiling_mode", text, "true / false", "from the environment variable PROFILING_MODE")

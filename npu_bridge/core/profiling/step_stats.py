@@ -102,8 +102,19 @@ class StepStatsReader:
             if kind == op_classes.PLUMBING:
                 continue
             input_tensors = tuple(produced.get(ref, ("", None)) for ref in inputs) if self._read_shapes else ()
-            ops.append(OpRun(name, op_classes.display_name(name), op_type, kind, device, start, end,
-                             input_tensors, tuple(tensor for _, tensor in outputs)))
+            ops.append(
+                OpRun(
+                    name,
+                    op_classes.display_name(name),
+                    op_type,
+                    kind,
+                    device,
+                    start,
+                    end,
+                    input_tensors,
+                    tuple(tensor for _, tensor in outputs),
+                )
+            )
         return RunOps(tuple(ops), frozenset(names), tuple(fetched), tuple(sorted(step_ends)))
 
     def _label(self, name, label):
@@ -115,8 +126,9 @@ class StepStatsReader:
                 op_type, refs = "unknown", ()
             else:
                 op_type = executed_op_types.user_op_type(match.group(2))
-                refs = tuple(_input_ref(text) for text in match.group(3).split(", ")
-                             if text and not text.startswith("^"))
+                refs = tuple(
+                    _input_ref(text) for text in match.group(3).split(", ") if text and not text.startswith("^")
+                )
             cached = (op_type, refs, op_classes.category(name, op_type))
             self._labels[label] = cached
         return cached
@@ -156,4 +168,3 @@ def split_iterations(run_ops) -> list:
     for op in run_ops.ops:
         iterations[min(bisect.bisect_left(ends, op.start_ns), len(ends) - 1)].append(op)
     return iterations
-

@@ -15,7 +15,8 @@ Rows cover the training models (those with backward ops); when no model trains, 
 import dataclasses
 from typing import List, Optional, Tuple
 
-from npu_bridge.core.profiling import columns as column_names, op_classes
+from npu_bridge.core.profiling import columns as column_names
+from npu_bridge.core.profiling import op_classes
 
 NA = "N/A"
 
@@ -62,8 +63,16 @@ def iteration_of(model, iteration_id, ops, estimate_us=None):
     fp = [op.start_ns for op in ops if op.name == model.fp_point]
     bp = [op.end_ns for op in ops if op.name == model.bp_point]
     reduces = [(op.start_ns, op.end_ns - op.start_ns) for op in ops if op.kind == op_classes.HCCL]
-    return Iteration(model.model_id, iteration_id, min(op.start_ns for op in ops), max(op.end_ns for op in ops),
-                     min(fp) if fp else None, max(bp) if bp else None, reduces, estimate_us)
+    return Iteration(
+        model.model_id,
+        iteration_id,
+        min(op.start_ns for op in ops),
+        max(op.end_ns for op in ops),
+        min(fp) if fp else None,
+        max(bp) if bp else None,
+        reduces,
+        estimate_us,
+    )
 
 
 class StepTrace:
@@ -105,8 +114,18 @@ def columns(rows, with_estimate):
 
 def csv_row(row, device_id, pairs, with_estimate):
     """One step trace CSV row (``pairs`` Reduce column pairs)."""
-    values = [device_id, row.iteration_id, us(row.fp_start_ns), us(row.bp_end_ns), us(row.end_ns), us(row.time_ns),
-              us(row.fp_bp_ns), us(row.refresh_ns), us(row.data_aug_ns), row.model_id]
+    values = [
+        device_id,
+        row.iteration_id,
+        us(row.fp_start_ns),
+        us(row.bp_end_ns),
+        us(row.end_ns),
+        us(row.time_ns),
+        us(row.fp_bp_ns),
+        us(row.refresh_ns),
+        us(row.data_aug_ns),
+        row.model_id,
+    ]
     for k in range(pairs):
         start, duration = row.reduces[k] if k < len(row.reduces) else (None, None)
         values += [us(start), us(duration)]

@@ -8,8 +8,11 @@ stream id for the whole profile.
 
 from npu_bridge.core.profiling import op_classes
 
-GROUPS = {op_classes.TASK: "compute", op_classes.HCCL: "communication",
-          op_classes.INSTRUMENTATION: "instrumentation"}  # op category -> stream group
+GROUPS = {
+    op_classes.TASK: "compute",
+    op_classes.HCCL: "communication",
+    op_classes.INSTRUMENTATION: "instrumentation",
+}  # op category -> stream group
 
 
 class StreamAssigner:

@@ -11,8 +11,8 @@ import os
 import statistics
 from typing import List, Optional
 
-from npu_bridge.core.runtime.errors import ProfileDataError
 from npu_bridge.core.profiling import columns, layout
+from npu_bridge.core.runtime.errors import ProfileDataError
 
 _ESTIMATE_ITERATION = columns.STEP_TRACE_ESTIMATE
 _ESTIMATE_TOTAL = columns.OP_STATISTIC_ESTIMATE
@@ -115,21 +115,35 @@ def _iterations(profile_dir):
     path = layout.exported_file(profile_dir, "step_trace", "csv")
     if path is None:
         return []
-    return [IterationRow(_number(r, "Model ID", path, int) or 0, _number(r, "Iteration ID", path, int),
-                         _number(r, "Iteration Time(us)", path), _number(r, "FP to BP Time(us)", path),
-                         _number(r, "Iteration Refresh(us)", path), _number(r, "Data Aug Bound(us)", path),
-                         _number(r, _ESTIMATE_ITERATION, path) if _ESTIMATE_ITERATION in r else None)
-            for r in _rows(path)]
+    return [
+        IterationRow(
+            _number(r, "Model ID", path, int) or 0,
+            _number(r, "Iteration ID", path, int),
+            _number(r, "Iteration Time(us)", path),
+            _number(r, "FP to BP Time(us)", path),
+            _number(r, "Iteration Refresh(us)", path),
+            _number(r, "Data Aug Bound(us)", path),
+            _number(r, _ESTIMATE_ITERATION, path) if _ESTIMATE_ITERATION in r else None,
+        )
+        for r in _rows(path)
+    ]
 
 
 def _op_types(profile_dir):
     path = layout.exported_file(profile_dir, "op_statistic", "csv")
     if path is None:
         return []
-    rows = [OpTypeRow(r.get("OP Type", ""), r.get("Core Type", ""), _number(r, "Count", path, int),
-                      _number(r, "Total Time(us)", path), _number(r, "Ratio(%)", path),
-                      _number(r, _ESTIMATE_TOTAL, path) if _ESTIMATE_TOTAL in r else None)
-            for r in _rows(path)]
+    rows = [
+        OpTypeRow(
+            r.get("OP Type", ""),
+            r.get("Core Type", ""),
+            _number(r, "Count", path, int),
+            _number(r, "Total Time(us)", path),
+            _number(r, "Ratio(%)", path),
+            _number(r, _ESTIMATE_TOTAL, path) if _ESTIMATE_TOTAL in r else None,
+        )
+        for r in _rows(path)
+    ]
     return sorted(rows, key=lambda row: -row.total_us)
 
 
@@ -143,17 +157,24 @@ def format_text(summary, top=5):
       Several lines of text.
     """
     info = summary.info
-    lines = [f"profile of rank {info['rank_id']} (device {info['device_id']}, {info['backend']} backend): "
-             f"{summary.directory}"]
+    lines = [
+        f"profile of rank {info['rank_id']} (device {info['device_id']}, {info['backend']} backend): "
+        f"{summary.directory}"
+    ]
     steady = summary.steady_iterations
     if summary.iterations:
         graphs = sorted({row.model_id for row in summary.iterations})
         mean = summary.mean("iteration_time")
-        lines.append(f"  {len(summary.iterations)} iterations of graph {', '.join(map(str, graphs))}; mean "
-                     f"iteration time {format_ms(mean)} over {len(steady)} (each graph's first iteration excluded when "
-                     "it has more)")
-        parts = [("FP to BP", summary.mean("fp_bp")), ("refresh", summary.mean("refresh")),
-                 ("data aug bound", summary.mean("data_aug"))]
+        lines.append(
+            f"  {len(summary.iterations)} iterations of graph {', '.join(map(str, graphs))}; mean "
+            f"iteration time {format_ms(mean)} over {len(steady)} (each graph's first iteration excluded when "
+            "it has more)"
+        )
+        parts = [
+            ("FP to BP", summary.mean("fp_bp")),
+            ("refresh", summary.mean("refresh")),
+            ("data aug bound", summary.mean("data_aug")),
+        ]
         lines.append("  " + ", ".join(f"{name} {format_ms(value)}{_share(value, mean)}" for name, value in parts))
         estimate = summary.mean("estimate")
         if estimate is not None:
@@ -165,15 +186,24 @@ def format_text(summary, top=5):
         lines.append(f"  top op types by time: {ops}")
     hardware = info["settings"].get("hardware_only")
     if hardware:
-        lines.append("  NPU hardware data, accepted, no effect here: "
-                     + ", ".join(f"{key} ({what})" for key, what in sorted(hardware.items())))
+        lines.append(
+            "  NPU hardware data, accepted, no effect here: "
+            + ", ".join(f"{key} ({what})" for key, what in sorted(hardware.items()))
+        )
     dropped = info.get("runs_dropped", 0)
     if dropped:
         lines.append(f"  {dropped} runs were not recorded: storage_limit {info['settings']['storage_limit_mb']}MB")
     report = os.path.join(summary.directory, layout.REPORT_FILE)
     timeline = info.get("exported", {}).get("timeline")
-    lines.append(f"  report: {report}" + (f"; timeline: {os.path.join(summary.directory, timeline)} (open in "
-                                          "https://ui.perfetto.dev or chrome://tracing)" if timeline else ""))
+    lines.append(
+        f"  report: {report}"
+        + (
+            f"; timeline: {os.path.join(summary.directory, timeline)} (open in "
+            "https://ui.perfetto.dev or chrome://tracing)"
+            if timeline
+            else ""
+        )
+    )
     return "\n".join(lines)
 
 

@@ -16,8 +16,13 @@ import json
 from npu_bridge.core.profiling.step_trace import us
 
 STEP_TRACE, HARDWARE, COMMUNICATION, INSTRUMENTATION, HOST = range(5)
-_LAYER_NAMES = {STEP_TRACE: "Step Trace", HARDWARE: "Ascend Hardware", COMMUNICATION: "Communication",
-                INSTRUMENTATION: "npu_bridge instrumentation", HOST: "Host"}
+_LAYER_NAMES = {
+    STEP_TRACE: "Step Trace",
+    HARDWARE: "Ascend Hardware",
+    COMMUNICATION: "Communication",
+    INSTRUMENTATION: "npu_bridge instrumentation",
+    HOST: "Host",
+}
 _GROUP_LAYERS = {"compute": HARDWARE, "communication": COMMUNICATION, "instrumentation": INSTRUMENTATION}
 
 
@@ -48,13 +53,31 @@ class TimelineWriter:
 
     def op(self, op, group, stream, args):
         """Writes an op execution on its stream (``group`` as in ``streams.StreamAssigner``)."""
-        self.event({"name": op.name, "ph": "X", "pid": self.pid(_GROUP_LAYERS[group]), "tid": stream,
-                    "ts": _ts(op.start_ns), "dur": _ts(op.end_ns - op.start_ns), "args": args})
+        self.event(
+            {
+                "name": op.name,
+                "ph": "X",
+                "pid": self.pid(_GROUP_LAYERS[group]),
+                "tid": stream,
+                "ts": _ts(op.start_ns),
+                "dur": _ts(op.end_ns - op.start_ns),
+                "args": args,
+            }
+        )
 
     def host_run(self, start_ns, end_ns, args):
         """Writes one Session.run call on the Host layer."""
-        self.event({"name": "Session.run", "ph": "X", "pid": self.pid(HOST), "tid": 0, "ts": _ts(start_ns),
-                    "dur": _ts(end_ns - start_ns), "args": args})
+        self.event(
+            {
+                "name": "Session.run",
+                "ph": "X",
+                "pid": self.pid(HOST),
+                "tid": 0,
+                "ts": _ts(start_ns),
+                "dur": _ts(end_ns - start_ns),
+                "args": args,
+            }
+        )
 
     def close(self, streams, step_events):
         """Writes step trace and metadata events and closes the file.
@@ -72,8 +95,11 @@ class TimelineWriter:
             self.event(_meta("process_sort_index", self.pid(layer), 0, {"sort_index": layer}))
         self.event(_meta("thread_name", self.pid(HOST), 0, {"name": "Session.run"}))
         for stream, (group, device, row) in sorted(streams.items()):
-            label = {"compute": f"Stream {stream}", "communication": f"Communication {row}",
-                     "instrumentation": f"Instrumentation {row}"}[group]
+            label = {
+                "compute": f"Stream {stream}",
+                "communication": f"Communication {row}",
+                "instrumentation": f"Instrumentation {row}",
+            }[group]
             where = f" ({device.rsplit('/', 1)[-1].replace('device:', '')})" if device else ""
             pid = self.pid(_GROUP_LAYERS[group])
             self.event(_meta("thread_name", pid, stream, {"name": label + where}))
@@ -98,21 +124,52 @@ def step_trace_events(rows, pid):
         events.append(_meta("thread_name", pid, 1000 + model_id, {"name": f"graph_{model_id} FP_BP / Refresh"}))
     for row in rows:
         start = row.prev_end_ns if row.prev_end_ns is not None else row.start_ns
-        args = {"Iteration ID": row.iteration_id, "Model ID": row.model_id, "FP Start": us(row.fp_start_ns),
-                "BP End": us(row.bp_end_ns), "Iteration End": us(row.end_ns),
-                "Iteration Time(ns)": row.time_ns if row.time_ns is not None else "N/A",
-                "FP_BP Time": us(row.fp_bp_ns), "Iteration Refresh": us(row.refresh_ns),
-                "Data_aug Bound": us(row.data_aug_ns)}
+        args = {
+            "Iteration ID": row.iteration_id,
+            "Model ID": row.model_id,
+            "FP Start": us(row.fp_start_ns),
+            "BP End": us(row.bp_end_ns),
+            "Iteration End": us(row.end_ns),
+            "Iteration Time(ns)": row.time_ns if row.time_ns is not None else "N/A",
+            "FP_BP Time": us(row.fp_bp_ns),
+            "Iteration Refresh": us(row.refresh_ns),
+            "Data_aug Bound": us(row.data_aug_ns),
+        }
         if row.estimate_us is not None:
             args["Estimated Ascend Iteration Time(us)"] = round(row.estimate_us, 3)
-        events.append({"name": f"Iteration {row.iteration_id}", "ph": "X", "pid": pid, "tid": row.model_id,
-                       "ts": _ts(start), "dur": _ts(row.end_ns - start), "args": args})
+        events.append(
+            {
+                "name": f"Iteration {row.iteration_id}",
+                "ph": "X",
+                "pid": pid,
+                "tid": row.model_id,
+                "ts": _ts(start),
+                "dur": _ts(row.end_ns - start),
+                "args": args,
+            }
+        )
         if row.fp_bp_ns is not None and row.fp_bp_ns >= 0:
-            events.append({"name": "FP_BP", "ph": "X", "pid": pid, "tid": 1000 + row.model_id,
-                           "ts": _ts(row.fp_start_ns), "dur": _ts(row.fp_bp_ns)})
+            events.append(
+                {
+                    "name": "FP_BP",
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": 1000 + row.model_id,
+                    "ts": _ts(row.fp_start_ns),
+                    "dur": _ts(row.fp_bp_ns),
+                }
+            )
         if row.refresh_ns is not None and row.refresh_ns >= 0:
-            events.append({"name": "Refresh", "ph": "X", "pid": pid, "tid": 1000 + row.model_id,
-                           "ts": _ts(row.bp_end_ns), "dur": _ts(row.refresh_ns)})
+            events.append(
+                {
+                    "name": "Refresh",
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": 1000 + row.model_id,
+                    "ts": _ts(row.bp_end_ns),
+                    "dur": _ts(row.refresh_ns),
+                }
+            )
     return events
 
 

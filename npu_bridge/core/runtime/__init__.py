@@ -1,15 +1,15 @@
 """What every other part stands on.
 
-  activation      switching npu_bridge on once TensorFlow is in the process
-  native_library  loading the C++ library and checking which TensorFlow it was built for
-  errors          every exception class npu_bridge raises
-  log             the ``npu_bridge`` logger (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT)
-  system          process-wide NPU system state; system_ops: the initialize/shutdown graph ops
-  executed_op_types  the user's op types behind the op types TensorFlow executed (oneDNN kernels, fusions)
-  resource        npu_resource_init / npu_close and their siblings
-  job_values      upstream's process-wide value store (``util.global_dict_*``)
-  arg_checks      argument checks with upstream's messages
-  unsupported     upstream names that cannot work off the NPU
-  graph_manager_scope  ``ScopedGraphManager`` (no effect here)
-  api_surface     the upstream import paths the facades serve; readme_blocks: generated README blocks
+activation      switching npu_bridge on once TensorFlow is in the process
+native_library  loading the C++ library and checking which TensorFlow it was built for
+errors          every exception class npu_bridge raises
+log             the ``npu_bridge`` logger (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT)
+system          process-wide NPU system state; system_ops: the initialize/shutdown graph ops
+executed_op_types  the user's op types behind the op types TensorFlow executed (oneDNN kernels, fusions)
+resource        npu_resource_init / npu_close and their siblings
+job_values      upstream's process-wide value store (``util.global_dict_*``)
+arg_checks      argument checks with upstream's messages
+unsupported     upstream names that cannot work off the NPU
+graph_manager_scope  ``ScopedGraphManager`` (no effect here)
+api_surface     the upstream import paths the facades serve; readme_blocks: generated README blocks
 """

@@ -71,7 +71,7 @@ def _wrap_session_init():
     if getattr(original_init, "_npu_bridge_wrapped", False):
         return
 
-    def __init__(self, target="", graph=None, config=None):
+    def __init__(self, target="", graph=None, config=None):  # noqa: N807 (it replaces a class's __init__)
         from npu_bridge.core.session import bridge  # pylint: disable=import-outside-toplevel
 
         bridge.create_session(original_init, self, target, graph, config)

@@ -42,6 +42,7 @@ def check_profiling_options(profiling_options=()):
     """
     for option in profiling_options:
         if option not in _PROFILING_OPTIONS:
-            raise NpuArgumentError("profiling options must be in `training_trace`, `task_time` or `op_trace`, got "
-                                   f"{option!r}")
+            raise NpuArgumentError(
+                f"profiling options must be in `training_trace`, `task_time` or `op_trace`, got {option!r}"
+            )
     return ":".join(profiling_options)

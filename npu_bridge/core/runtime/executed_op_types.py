@@ -62,7 +62,7 @@ def user_op_type(op_type):
 def _without_kernel_prefix(op_type):
     for prefix in _KERNEL_PREFIXES:
         if op_type.startswith(prefix):
-            return op_type[len(prefix):]
+            return op_type[len(prefix) :]
     return op_type
 
 
@@ -88,6 +88,6 @@ def _extends(kernel, op_def):
     """True when the kernel's inputs and outputs begin with those of ``op_def`` (by argument name)."""
     for kernel_args, op_args in ((kernel.input_arg, op_def.input_arg), (kernel.output_arg, op_def.output_arg)):
         names = [arg.name for arg in op_args]
-        if [arg.name for arg in kernel_args][:len(names)] != names:
+        if [arg.name for arg in kernel_args][: len(names)] != names:
             return False
     return True

@@ -19,8 +19,9 @@ class ScopedGraphManager:
         del args, kwargs  # accepted for upstream's call sites
 
     def __enter__(self):
-        log.info_once((__name__, "no_effect"),
-                      "ScopedGraphManager: no effect here (TensorFlow manages the session's graphs)")
+        log.info_once(
+            (__name__, "no_effect"), "ScopedGraphManager: no effect here (TensorFlow manages the session's graphs)"
+        )
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):

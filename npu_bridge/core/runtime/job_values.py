@@ -36,6 +36,6 @@ def get_value(key, def_value=None):
     with _lock:
         if _values is None:
             raise NotInitializedError(
-                f"get_value({key!r}): the value store is empty; call init_resource() (or "
-                "util.global_dict_init()) first")
+                f"get_value({key!r}): the value store is empty; call init_resource() (or util.global_dict_init()) first"
+            )
         return _values.get(key, def_value)

@@ -14,8 +14,7 @@ from npu_bridge.core.runtime.errors import EnvironmentVariableError
 
 logger = logging.getLogger("npu_bridge")
 
-_LEVELS = {"0": logging.DEBUG, "1": logging.INFO, "2": logging.WARNING, "3": logging.ERROR,
-           "4": logging.CRITICAL + 10}
+_LEVELS = {"0": logging.DEBUG, "1": logging.INFO, "2": logging.WARNING, "3": logging.ERROR, "4": logging.CRITICAL + 10}
 _handler = None
 _configured_from = None
 _once_lock = threading.Lock()
@@ -42,7 +41,8 @@ def configure(environ=None):
     if level_text and level_text not in _LEVELS:
         raise EnvironmentVariableError(
             f"ASCEND_GLOBAL_LOG_LEVEL has invalid value {level_text!r}. Allowed: 0 (debug), 1 (info), "
-            f"2 (warning), 3 (error), 4 (off)")
+            f"2 (warning), 3 (error), 4 (off)"
+        )
     logger.setLevel(_LEVELS.get(level_text, logging.WARNING))
     stream = sys.stdout if to_stdout else sys.stderr
     if _handler is None or _handler.stream is not stream:

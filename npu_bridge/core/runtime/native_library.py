@@ -17,7 +17,8 @@ LIBRARY_NAME = "libnpu_bridge.so"
 BUILD_INFO_NAME = "_build_info.json"
 REBUILD_HINT = (
     "Rebuild it against the installed TensorFlow from the project directory with "
-    "`python -m pip install --no-build-isolation -e .` (or `python setup.py build_ext --inplace`).")
+    "`python -m pip install --no-build-isolation -e .` (or `python setup.py build_ext --inplace`)."
+)
 
 _lock = threading.Lock()
 _ops_module = None
@@ -34,7 +35,8 @@ def _check_build_info(tf_version):
     if not os.path.exists(library_path()):
         raise NativeLibraryError(
             f"npu_bridge: the C++ library {library_path()} is missing; it is built when the project is "
-            f"installed. {REBUILD_HINT}")
+            f"installed. {REBUILD_HINT}"
+        )
     try:
         with open(info_path, encoding="utf-8") as f:
             info = json.load(f)
@@ -46,7 +48,8 @@ def _check_build_info(tf_version):
     if built != tf_version:
         raise NativeLibraryError(
             f"npu_bridge: the C++ library {library_path()} was built against TensorFlow {built}, but "
-            f"TensorFlow {tf_version} is running. {REBUILD_HINT}")
+            f"TensorFlow {tf_version} is running. {REBUILD_HINT}"
+        )
     return info
 
 
@@ -74,7 +77,8 @@ def load():
             cdll = ctypes.CDLL(library_path())
         except Exception as e:  # TF raises NotFoundError for unresolved symbols; ctypes raises OSError.
             raise NativeLibraryError(
-                f"npu_bridge: failed to load the C++ library {library_path()}: {e}. {REBUILD_HINT}") from e
+                f"npu_bridge: failed to load the C++ library {library_path()}: {e}. {REBUILD_HINT}"
+            ) from e
         _declare_c_api(cdll)
         _cdll = cdll
         _ops_module = module

@@ -3,25 +3,40 @@
 
 import threading
 
-from npu_bridge.core.session import config_proto
-from npu_bridge.core.runtime import job_values
-from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime import system
-from npu_bridge.core.runtime import system_ops
-from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.world import world
 from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.runtime import job_values, log, system, system_ops
+from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.session import config_proto
+from npu_bridge.core.world import world
 
 _close_callbacks = []
 _close_lock = threading.Lock()
 
 
-def npu_resource_init(graph_run_mode=1, op_debug_level=0, enable_profiling=False, profiling_options=None,
-                      precision_mode=None, enable_scope_fusion_passes=None, enable_exception_dump=2,
-                      aoe_mode=None, work_path=None, op_compiler_cache_mode=None, op_compiler_cache_dir=None,
-                      debug_dir=None, hcom_multi_mode=False, distribute_config=None, aoe_config_file=None,
-                      precision_mode_v2=None, export_compile_stat=1, aicore_num=None, oo_constant_folding=True,
-                      input_batch_cpy=False, oo_level="O3", optimization_switch=None):
+def npu_resource_init(
+    graph_run_mode=1,
+    op_debug_level=0,
+    enable_profiling=False,
+    profiling_options=None,
+    precision_mode=None,
+    enable_scope_fusion_passes=None,
+    enable_exception_dump=2,
+    aoe_mode=None,
+    work_path=None,
+    op_compiler_cache_mode=None,
+    op_compiler_cache_dir=None,
+    debug_dir=None,
+    hcom_multi_mode=False,
+    distribute_config=None,
+    aoe_config_file=None,
+    precision_mode_v2=None,
+    export_compile_stat=1,
+    aicore_num=None,
+    oo_constant_folding=True,
+    input_batch_cpy=False,
+    oo_level="O3",
+    optimization_switch=None,
+):
     """Initializes the NPU system globally for this process (upstream's ``PluginInit``).
 
     Afterwards ``NPUInit`` / ``NPUShutdown`` ops do nothing and every session uses these init options.
@@ -37,24 +52,38 @@ def npu_resource_init(graph_run_mode=1, op_debug_level=0, enable_profiling=False
     if enable_profiling and profiling_options is None:
         raise NpuArgumentError("profiling_options must be set when use profiling")
     values = {
-        "graph_run_mode": graph_run_mode, "op_debug_level": op_debug_level, "profiling_mode": enable_profiling,
-        "profiling_options": profiling_options, "precision_mode": precision_mode,
-        "enable_scope_fusion_passes": enable_scope_fusion_passes, "enable_exception_dump": enable_exception_dump,
-        "aoe_mode": aoe_mode, "work_path": work_path, "op_compiler_cache_mode": op_compiler_cache_mode,
-        "op_compiler_cache_dir": op_compiler_cache_dir, "debug_dir": debug_dir,
-        "hcom_multi_mode": hcom_multi_mode, "distribute_config": distribute_config,
-        "aoe_config_file": aoe_config_file, "precision_mode_v2": precision_mode_v2,
-        "export_compile_stat": export_compile_stat, "aicore_num": aicore_num,
-        "oo_constant_folding": oo_constant_folding, "input_batch_cpy": input_batch_cpy, "oo_level": oo_level,
+        "graph_run_mode": graph_run_mode,
+        "op_debug_level": op_debug_level,
+        "profiling_mode": enable_profiling,
+        "profiling_options": profiling_options,
+        "precision_mode": precision_mode,
+        "enable_scope_fusion_passes": enable_scope_fusion_passes,
+        "enable_exception_dump": enable_exception_dump,
+        "aoe_mode": aoe_mode,
+        "work_path": work_path,
+        "op_compiler_cache_mode": op_compiler_cache_mode,
+        "op_compiler_cache_dir": op_compiler_cache_dir,
+        "debug_dir": debug_dir,
+        "hcom_multi_mode": hcom_multi_mode,
+        "distribute_config": distribute_config,
+        "aoe_config_file": aoe_config_file,
+        "precision_mode_v2": precision_mode_v2,
+        "export_compile_stat": export_compile_stat,
+        "aicore_num": aicore_num,
+        "oo_constant_folding": oo_constant_folding,
+        "input_batch_cpy": input_batch_cpy,
+        "oo_level": oo_level,
         "optimization_switch": optimization_switch,
     }
-    options = option_parse.parse_values({k: v for k, v in values.items() if v is not None},
-                                        source="npu_resource_init")
+    options = option_parse.parse_values({k: v for k, v in values.items() if v is not None}, source="npu_resource_init")
     world.validate_environment()
     initialized = system.initialize(options.by_stage("init"), "resource_init", is_global=True)
     if not initialized:
-        log.warn_once("resource-init-again", "npu_resource_init: the NPU system was already initialized "
-                      "(by %s); its init options stay in force", system.state().source)
+        log.warn_once(
+            "resource-init-again",
+            "npu_resource_init: the NPU system was already initialized (by %s); its init options stay in force",
+            system.state().source,
+        )
     return initialized
 
 

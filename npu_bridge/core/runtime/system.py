@@ -16,8 +16,10 @@ import json
 from npu_bridge.core.runtime import native_library
 from npu_bridge.core.runtime.errors import NotInitializedError
 
-INIT_HINT = ("run `sess.run(npu_ops.initialize_system())` in a session configured with NpuOptimizer, "
-             "or call `init_resource()` / `npu_plugin.npu_resource_init()`, first")
+INIT_HINT = (
+    "run `sess.run(npu_ops.initialize_system())` in a session configured with NpuOptimizer, "
+    "or call `init_resource()` / `npu_plugin.npu_resource_init()`, first"
+)
 
 
 @dataclasses.dataclass(frozen=True)

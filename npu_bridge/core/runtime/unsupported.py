@@ -1,7 +1,8 @@
 """Upstream names that cannot work here: APIs that need NPU hardware or software with no counterpart off the NPU.
 
 Such a name still imports (so scripts import cleanly), but using it raises ``NotSupportedOffNpuError`` saying
-why and what to use instead. ``python -m npu_bridge.core.runtime.unsupported [--write-readme]`` prints the list the README
+why and what to use instead. ``python -m npu_bridge.core.runtime.unsupported [--write-readme]`` prints the list the
+README
 shows (or writes it into its ``unsupported-table`` block); a test keeps them in sync.
 """
 

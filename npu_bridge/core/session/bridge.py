@@ -24,13 +24,11 @@ The user's ConfigProto is never modified: the session gets a copy.
 
 from tensorflow.core.protobuf import config_pb2
 
-from npu_bridge.core.session import config_proto
-from npu_bridge.core.runtime import activation, log
-from npu_bridge.core.runtime import native_library
-from npu_bridge.core.session import setup_steps as session_setup
-from npu_bridge.core.runtime import system
-from npu_bridge.core.runtime.errors import NpuUsageError
 from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.runtime import activation, log, native_library, system
+from npu_bridge.core.runtime.errors import NpuUsageError
+from npu_bridge.core.session import config_proto
+from npu_bridge.core.session import setup_steps as session_setup
 
 OPTIONS_ATTRIBUTE = "_npu_bridge_options"  # set on every bridged session instance
 PLAN_ATTRIBUTE = "_npu_bridge_plan"  # the SessionPlan of every bridged session instance
@@ -107,7 +105,8 @@ def bridge_config(target, config):
         raise NpuUsageError(
             "npu_bridge: this session's config names NpuOptimizer but the npu_bridge C++ library is not "
             "loaded, so the session would silently run without it. Import npu_bridge before creating sessions "
-            f"and check that it imports without errors. {native_library.REBUILD_HINT}")
+            f"and check that it imports without errors. {native_library.REBUILD_HINT}"
+        )
     options = _with_process_init_options(option_parse.parse_config(config))
     bridged = _copy(config)
     _write_single_entry(bridged, options)
@@ -138,7 +137,11 @@ def _with_process_init_options(options):
                     ("init-option-ignored", key, repr(session_init.get(key))),
                     "NpuOptimizer option %s=%r is an init option; the NPU system was already initialized "
                     "(by %s) with %r, which stays in force for this process as on Ascend",
-                    key, session_init.get(key), state.source, in_force.get(key))
+                    key,
+                    session_init.get(key),
+                    state.source,
+                    in_force.get(key),
+                )
     return options.with_values(overrides) if overrides else options
 
 
@@ -167,7 +170,7 @@ def decorator_tf_session(session_init):
       The wrapped function; the config passed to ``session_init`` is a copy edited by ``npu_config_proto``.
     """
 
-    def __init__(self, target="", graph=None, config=None):
+    def __init__(self, target="", graph=None, config=None):  # noqa: N807 (it replaces a class's __init__)
         config = _copy(config) if isinstance(config, config_pb2.ConfigProto) else None
         return session_init(self, target, graph, config_proto.npu_config_proto(config))
 

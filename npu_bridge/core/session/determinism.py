@@ -13,5 +13,6 @@ def enable_op_determinism(plan):
         import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
         tf.config.experimental.enable_op_determinism()
-        log.once("deterministic-on", logging.INFO,
-                 "deterministic=1: TensorFlow op determinism enabled for this process")
+        log.once(
+            "deterministic-on", logging.INFO, "deterministic=1: TensorFlow op determinism enabled for this process"
+        )

@@ -52,9 +52,11 @@ class PrecisionRule:
         _check_selector(self.selector, self.target, "precision rule")
         for slot, dtype in self.inputs + self.outputs:
             if not isinstance(slot, int) or slot < EVERY_SLOT or dtype not in ROUNDING_DTYPES:
-                raise PassContractError(f"precision rule for {self.selector} {self.target!r}: slot {slot!r} / "
-                                        f"dtype {dtype!r}; slots are >= 0 or {EVERY_SLOT} (every float32 slot), "
-                                        f"dtypes {', '.join(ROUNDING_DTYPES)}")
+                raise PassContractError(
+                    f"precision rule for {self.selector} {self.target!r}: slot {slot!r} / "
+                    f"dtype {dtype!r}; slots are >= 0 or {EVERY_SLOT} (every float32 slot), "
+                    f"dtypes {', '.join(ROUNDING_DTYPES)}"
+                )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,14 +74,18 @@ class ImplModeRule:
     def __post_init__(self):
         _check_selector(self.selector, self.target, "implementation mode")
         if self.mode not in IMPL_MODES:
-            raise PassContractError(f"implementation mode for {self.selector} {self.target!r}: mode {self.mode!r} "
-                                    f"is not one of {', '.join(IMPL_MODES)}")
+            raise PassContractError(
+                f"implementation mode for {self.selector} {self.target!r}: mode {self.mode!r} "
+                f"is not one of {', '.join(IMPL_MODES)}"
+            )
 
 
 def _check_selector(selector, target, what):
     if selector not in SELECTORS or not target or (selector == "name" and target == "*"):
-        raise PassContractError(f"{what}: selector {selector!r} with target {target!r}; the selectors are "
-                                f"{', '.join(SELECTORS)} with a non-empty target ('*' only with type)")
+        raise PassContractError(
+            f"{what}: selector {selector!r} with target {target!r}; the selectors are "
+            f"{', '.join(SELECTORS)} with a non-empty target ('*' only with type)"
+        )
 
 
 @dataclasses.dataclass
@@ -167,10 +173,17 @@ def _flat_pairs(ranges):
 
 
 def _rule_records(rules):
-    return [{"selector": r.selector, "target": r.target,
-             "input_slots": [slot for slot, _ in r.inputs], "input_dtypes": [dtype for _, dtype in r.inputs],
-             "output_slots": [slot for slot, _ in r.outputs], "output_dtypes": [dtype for _, dtype in r.outputs]}
-            for r in rules]
+    return [
+        {
+            "selector": r.selector,
+            "target": r.target,
+            "input_slots": [slot for slot, _ in r.inputs],
+            "input_dtypes": [dtype for _, dtype in r.inputs],
+            "output_slots": [slot for slot, _ in r.outputs],
+            "output_dtypes": [dtype for _, dtype in r.outputs],
+        }
+        for r in rules
+    ]
 
 
 def _impl_records(modes):
@@ -200,10 +213,30 @@ PRECISION_IMPL_MODES = ContractKey("_npu_precision_impl_modes", "list.func", (),
 ITERATIONS_PER_LOOP = ContractKey("_npu_iterations_per_loop", "i", 1, "iterations_per_loop")
 COLLECTIVE_TIMEOUT = ContractKey("_npu_collective_timeout", "i", 0, "collective_timeout")
 
-KEYS = (VALIDATED, INIT_OPTIONS, DUMP_ENABLED, DUMP_ROOT, DUMP_INPUTS, DUMP_OUTPUTS, DUMP_STATS, DUMP_GOLDEN,
-        DUMP_STEPS, DUMP_LAYERS, OVERFLOW_CHECK, OVERFLOW_FP16_SATURATION, EXCEPTION_DUMP, EXCEPTION_DIR,
-        SESSION_ID, PRECISION_REWRITE, PRECISION_RULES, PRECISION_AMP_DTYPE, PRECISION_ASCEND_FP16,
-        PRECISION_IMPL_MODES, ITERATIONS_PER_LOOP, COLLECTIVE_TIMEOUT)
+KEYS = (
+    VALIDATED,
+    INIT_OPTIONS,
+    DUMP_ENABLED,
+    DUMP_ROOT,
+    DUMP_INPUTS,
+    DUMP_OUTPUTS,
+    DUMP_STATS,
+    DUMP_GOLDEN,
+    DUMP_STEPS,
+    DUMP_LAYERS,
+    OVERFLOW_CHECK,
+    OVERFLOW_FP16_SATURATION,
+    EXCEPTION_DUMP,
+    EXCEPTION_DIR,
+    SESSION_ID,
+    PRECISION_REWRITE,
+    PRECISION_RULES,
+    PRECISION_AMP_DTYPE,
+    PRECISION_ASCEND_FP16,
+    PRECISION_IMPL_MODES,
+    ITERATIONS_PER_LOOP,
+    COLLECTIVE_TIMEOUT,
+)
 
 RECORD_FIELDS = (
     RecordField(PRECISION_RULES.name, "selector", "s"),
@@ -226,8 +259,11 @@ IMPL_NAME_ATTR = "_npu_impl_name"  # s: the name the user gave that op
 NODE_ATTRS = (KEEP_DTYPE_ATTR, ITERATION_OP_ATTR, COLLECTIVE_GROUP_ATTR, IMPL_OP_ATTR, IMPL_NAME_ATTR)
 
 KEY_PREFIX = "_npu_"  # every key starts with it; C++ rejects any other key with it
-_RECORD_NAMES = {PRECISION_RULES.name: "precision_rule", PRECISION_IMPL_MODES.name: "impl_mode",
-                 INIT_OPTIONS.name: "init_options"}
+_RECORD_NAMES = {
+    PRECISION_RULES.name: "precision_rule",
+    PRECISION_IMPL_MODES.name: "impl_mode",
+    INIT_OPTIONS.name: "init_options",
+}
 
 
 def write(entry, plan: PassPlan) -> None:
@@ -277,8 +313,11 @@ def _encode(key, value):
             return attr(list=attr.ListValue(s=[_typed(v, str, key).encode("utf-8") for v in value]))
         if key.kind == "list.func":
             return attr(list=attr.ListValue(func=[_record(key, record) for record in value]))
-        return attr(func=attr_value_pb2.NameAttrList(
-            name=_RECORD_NAMES[key.name], attr={name: _scalar(key, name, v) for name, v in value.items()}))
+        return attr(
+            func=attr_value_pb2.NameAttrList(
+                name=_RECORD_NAMES[key.name], attr={name: _scalar(key, name, v) for name, v in value.items()}
+            )
+        )
     except PassContractError:
         raise
     except (TypeError, ValueError, KeyError) as e:  # also protobuf's range check of an int beyond int64
@@ -315,8 +354,9 @@ def _record(key, record: Mapping[str, Any]):
         elif field.kind == "list.i":
             encoded[field.name] = attr(list=attr.ListValue(i=[_typed(v, int, key) for v in value]))
         else:
-            encoded[field.name] = attr(list=attr.ListValue(type=[types_pb2.DataType.Value(_DTYPE_ENUMS[d])
-                                                                 for d in value]))
+            encoded[field.name] = attr(
+                list=attr.ListValue(type=[types_pb2.DataType.Value(_DTYPE_ENUMS[d]) for d in value])
+            )
     return attr_value_pb2.NameAttrList(name=_RECORD_NAMES[key.name], attr=encoded)
 
 
@@ -332,8 +372,9 @@ def _decode(key, attr):
     field = attr.WhichOneof("value")
     expected = key.kind.split(".")[0]
     if field != expected or (field == "list" and not _only_list(attr.list, key.kind.split(".")[1])):
-        raise PassContractError(f"pass contract key {key.name} holds {str(attr).strip() or 'nothing'}; "
-                                f"the contract declares {key.kind}")
+        raise PassContractError(
+            f"pass contract key {key.name} holds {str(attr).strip() or 'nothing'}; the contract declares {key.kind}"
+        )
     if key.kind in ("b", "i"):
         return getattr(attr, key.kind)
     if key.kind == "s":
@@ -350,14 +391,16 @@ def _decode(key, attr):
 def _scalar_value(key, name, value):
     field = value.WhichOneof("value")
     if field not in ("b", "i", "s"):
-        raise PassContractError(f"pass contract key {key.name}: {name} holds {str(value).strip() or 'nothing'}; "
-                                "its values are b, i or s")
+        raise PassContractError(
+            f"pass contract key {key.name}: {name} holds {str(value).strip() or 'nothing'}; its values are b, i or s"
+        )
     return value.s.decode("utf-8") if field == "s" else getattr(value, field)
 
 
 def _only_list(values, kind):
-    return all(kind == other or not getattr(values, other)
-               for other in ("s", "i", "f", "b", "type", "shape", "tensor", "func"))
+    return all(
+        kind == other or not getattr(values, other) for other in ("s", "i", "f", "b", "type", "shape", "tensor", "func")
+    )
 
 
 def _decode_record(key, record):

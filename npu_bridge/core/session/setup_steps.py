@@ -149,16 +149,26 @@ def plan_session(options, config, target) -> SessionPlan:
     """
     load_capabilities()
     current = collective_world.validate_environment(session_device_id=options.get("session_device_id"))
-    plan = SessionPlan(options=options, config=config, target=target, world=current, device_id=current.device_id,
-                       backend=device_target.resolve(options),
-                       pass_plan=pass_contract.PassPlan(validated=True, init_options=options.by_stage("init"),
-                                                        iterations_per_loop=options.get("iterations_per_loop")))
+    plan = SessionPlan(
+        options=options,
+        config=config,
+        target=target,
+        world=current,
+        device_id=current.device_id,
+        backend=device_target.resolve(options),
+        pass_plan=pass_contract.PassPlan(
+            validated=True,
+            init_options=options.by_stage("init"),
+            iterations_per_loop=options.get("iterations_per_loop"),
+        ),
+    )
     with _lock:
         steps = list(_steps)
     for _, _, function in steps:
         function(plan)
-    entry = next(e for e in config.graph_options.rewrite_options.custom_optimizers
-                 if e.name == config_proto.NPU_OPTIMIZER)
+    entry = next(
+        e for e in config.graph_options.rewrite_options.custom_optimizers if e.name == config_proto.NPU_OPTIMIZER
+    )
     pass_contract.write(entry, plan.pass_plan)
     return plan
 
@@ -199,8 +209,13 @@ def attach_run_hooks(session, hooks):
         return results
 
     def run(fetches, feed_dict=None, options=None, run_metadata=None):
-        return observed(fetches, feed_dict, options, run_metadata,
-                        lambda c: original_run(c.fetches, c.feed_dict, c.options, c.run_metadata))
+        return observed(
+            fetches,
+            feed_dict,
+            options,
+            run_metadata,
+            lambda c: original_run(c.fetches, c.feed_dict, c.options, c.run_metadata),
+        )
 
     def make_callable_from_options(callable_options):
         call = original_make_callable(callable_options)
@@ -219,8 +234,9 @@ def attach_run_hooks(session, hooks):
             return with_options[key](*args, **dict(kwargs, run_metadata=context.run_metadata))
 
         def invoke(*args, **kwargs):
-            return observed(fetches, None, None, kwargs.pop("run_metadata", None),
-                            lambda c: call_as_hooks_ask(c, args, kwargs))
+            return observed(
+                fetches, None, None, kwargs.pop("run_metadata", None), lambda c: call_as_hooks_ask(c, args, kwargs)
+            )
 
         return invoke
 

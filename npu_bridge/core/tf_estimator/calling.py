@@ -5,8 +5,8 @@ import inspect
 
 import tensorflow as tf
 
-from npu_bridge.core.tf_estimator.spec import EstimatorSpec
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+from npu_bridge.core.tf_estimator.spec import EstimatorSpec
 
 MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
 INPUT_FN_ARGS = ("mode", "params", "config", "input_context")
@@ -25,12 +25,11 @@ def fn_args(fn):
     """
     if isinstance(fn, functools.partial):
         bound = set(fn.keywords or {})
-        names = fn_args(fn.func)[len(fn.args):]
+        names = fn_args(fn.func)[len(fn.args) :]
         return tuple(name for name in names if name not in bound)
-    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", fn)
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", fn)  # noqa: B004 (the callable object's own method)
     parameters = inspect.signature(target).parameters.values()
-    return tuple(p.name for p in parameters
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self")
+    return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self")
 
 
 def verify_model_fn_args(model_fn, params):
@@ -46,12 +45,14 @@ def verify_model_fn_args(model_fn, params):
     if "features" not in args:
         raise NpuArgumentError(f"model_fn ({model_fn}) must include features argument.")
     if params is not None and "params" not in args:
-        raise NpuArgumentError(f"model_fn ({model_fn}) does not include params argument, but params ({params}) is "
-                               "passed to Estimator.")
+        raise NpuArgumentError(
+            f"model_fn ({model_fn}) does not include params argument, but params ({params}) is passed to Estimator."
+        )
     unexpected = sorted(set(args) - set(MODEL_FN_ARGS))
     if unexpected:
-        raise NpuArgumentError(f"model_fn ({model_fn}) has following not expected args: {unexpected}; it may take "
-                               f"{list(MODEL_FN_ARGS)}")
+        raise NpuArgumentError(
+            f"model_fn ({model_fn}) has following not expected args: {unexpected}; it may take {list(MODEL_FN_ARGS)}"
+        )
 
 
 def call_model_fn(model_fn, features, labels, mode, params, config):
@@ -87,8 +88,7 @@ def call_input_fn(input_fn, mode, params, config):
     if not callable(input_fn):
         raise NpuArgumentTypeError(f"input_fn must be callable, given: {input_fn!r}")
     args = fn_args(input_fn)
-    kwargs = {name: value for name, value in (("mode", mode), ("params", params), ("config", config))
-              if name in args}
+    kwargs = {name: value for name, value in (("mode", mode), ("params", params), ("config", config)) if name in args}
     with tf.compat.v1.device("/cpu:0"):
         return parse_input_fn_result(input_fn(**kwargs))
 

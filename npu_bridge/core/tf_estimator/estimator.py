@@ -26,8 +26,20 @@ from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 from npu_bridge.core.tf_estimator.run_config import RunConfig
 
 v1 = tf.compat.v1
-_PUBLIC_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel", "get_variable_names",
-                   "get_variable_value", "latest_checkpoint", "model_dir", "config", "params", "model_fn")
+_PUBLIC_METHODS = (
+    "train",
+    "evaluate",
+    "predict",
+    "export_saved_model",
+    "export_savedmodel",
+    "get_variable_names",
+    "get_variable_value",
+    "latest_checkpoint",
+    "model_dir",
+    "config",
+    "params",
+    "model_fn",
+)
 _override_check = {"enabled": True}
 
 
@@ -45,11 +57,16 @@ def no_check_override():
 def _check_not_overridden(cls):
     if not _override_check["enabled"]:
         return
-    overridden = sorted(name for name in _PUBLIC_METHODS
-                        if any(name in vars(base) for base in cls.__mro__[:cls.__mro__.index(Estimator)]))
+    overridden = sorted(
+        name
+        for name in _PUBLIC_METHODS
+        if any(name in vars(base) for base in cls.__mro__[: cls.__mro__.index(Estimator)])
+    )
     if overridden:
-        raise NpuArgumentError(f"Subclasses of Estimator cannot override members of Estimator; {cls.__name__} "
-                               f"overrides {overridden} (wrap the construction in no_check_override() to allow it)")
+        raise NpuArgumentError(
+            f"Subclasses of Estimator cannot override members of Estimator; {cls.__name__} "
+            f"overrides {overridden} (wrap the construction in no_check_override() to allow it)"
+        )
 
 
 def default_session_config():
@@ -101,12 +118,15 @@ class Estimator:
         if config is None:
             config = RunConfig()
         elif not isinstance(config, RunConfig):
-            raise NpuArgumentError("config must be an instance of RunConfig (tf.estimator.RunConfig), given: "
-                                   f"{config!r}")
+            raise NpuArgumentError(
+                f"config must be an instance of RunConfig (tf.estimator.RunConfig), given: {config!r}"
+            )
         model_dir = os.fspath(model_dir) if model_dir is not None else None
         if model_dir and config.model_dir and model_dir != config.model_dir:
-            raise NpuArgumentError(f"model_dir is set both in the constructor ({model_dir!r}) and in RunConfig "
-                                   f"({config.model_dir!r}), with different values")
+            raise NpuArgumentError(
+                f"model_dir is set both in the constructor ({model_dir!r}) and in RunConfig "
+                f"({config.model_dir!r}), with different values"
+            )
         model_dir = model_dir or config.model_dir
         if not model_dir:
             model_dir = tempfile.mkdtemp()
@@ -127,8 +147,10 @@ class Estimator:
     @property
     def model_fn(self):
         """The model_fn, callable as ``model_fn(features, labels, mode, config)``."""
+
         def public_model_fn(features, labels, mode, config):
             return calling.call_model_fn(self._model_fn, features, labels, mode, self.params, config)
+
         return public_model_fn
 
     def latest_checkpoint(self):
@@ -212,11 +234,16 @@ class Estimator:
             final_ops = {key: value for key, (value, _) in metrics.items()}
             final_ops["global_step"] = global_step
             final_hook = v1.train.FinalOpsHook(final_ops)
-            all_hooks = input_hooks + list(hooks or []) + list(spec.evaluation_hooks) + [
-                _StopAfterNEvalsHook(steps), final_hook]
+            all_hooks = (
+                input_hooks
+                + list(hooks or [])
+                + list(spec.evaluation_hooks)
+                + [_StopAfterNEvalsHook(steps), final_hook]
+            )
             self._ensure_saver(spec.scaffold)
-            creator = v1.train.ChiefSessionCreator(scaffold=spec.scaffold, config=self._session_config,
-                                                   checkpoint_filename_with_path=checkpoint_path)
+            creator = v1.train.ChiefSessionCreator(
+                scaffold=spec.scaffold, config=self._session_config, checkpoint_filename_with_path=checkpoint_path
+            )
             with v1.train.MonitoredSession(session_creator=creator, hooks=all_hooks) as session:
                 while not session.should_stop():
                     session.run(update_op)
@@ -247,8 +274,9 @@ class Estimator:
             spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
             predictions = _selected_predictions(spec.predictions, predict_keys)
             self._ensure_saver(spec.scaffold)
-            creator = v1.train.ChiefSessionCreator(scaffold=spec.scaffold, config=self._session_config,
-                                                   checkpoint_filename_with_path=checkpoint_path)
+            creator = v1.train.ChiefSessionCreator(
+                scaffold=spec.scaffold, config=self._session_config, checkpoint_filename_with_path=checkpoint_path
+            )
             all_hooks = input_hooks + list(hooks or []) + list(spec.prediction_hooks)
             with v1.train.MonitoredSession(session_creator=creator, hooks=all_hooks) as session:
                 while not session.should_stop():
@@ -258,8 +286,15 @@ class Estimator:
                         continue
                     yield from _examples(batch)
 
-    def export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
-                           checkpoint_path=None, experimental_mode=ModeKeys.PREDICT):
+    def export_saved_model(
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+        experimental_mode=ModeKeys.PREDICT,
+    ):
         """Exports the model as a SavedModel in a new timestamped directory under ``export_dir_base``.
 
         Returns:
@@ -267,23 +302,36 @@ class Estimator:
         Raises:
           ValueError: there is no checkpoint to export.
         """
-        return export.export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
-                                         checkpoint_path, experimental_mode)
+        return export.export_saved_model(
+            self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path, experimental_mode
+        )
 
-    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
-                          checkpoint_path=None, strip_default_attrs=False):
+    def export_savedmodel(
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+        strip_default_attrs=False,
+    ):
         """The TF1 name of ``export_saved_model``."""
         del strip_default_attrs  # default attrs are always stripped
-        return self.export_saved_model(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
-                                       checkpoint_path)
+        return self.export_saved_model(
+            export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
+        )
 
     # ---- what subclasses adjust -------------------------------------------------------------------
 
     def _create_saver(self):
         """The Saver used to restore and save checkpoints."""
-        return v1.train.Saver(sharded=True, max_to_keep=self._config.keep_checkpoint_max,
-                              keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
-                              defer_build=True, save_relative_paths=True)
+        return v1.train.Saver(
+            sharded=True,
+            max_to_keep=self._config.keep_checkpoint_max,
+            keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
+            defer_build=True,
+            save_relative_paths=True,
+        )
 
     def _checkpoint_saver_hook(self, scaffold, listeners):
         """The hook that saves checkpoints while training; None when checkpointing is off."""
@@ -291,8 +339,13 @@ class Estimator:
         if not config.save_checkpoints_steps and not config.save_checkpoints_secs:
             return None
         hook = v1.train.CheckpointSaverHook(
-            self._model_dir, save_secs=config.save_checkpoints_secs, save_steps=config.save_checkpoints_steps,
-            scaffold=scaffold, listeners=listeners, save_graph_def=config.checkpoint_save_graph_def)
+            self._model_dir,
+            save_secs=config.save_checkpoints_secs,
+            save_steps=config.save_checkpoints_steps,
+            scaffold=scaffold,
+            listeners=listeners,
+            save_graph_def=config.checkpoint_save_graph_def,
+        )
         hook._set_steps_per_run(self._steps_per_run)  # pylint: disable=protected-access
         return hook
 
@@ -302,7 +355,8 @@ class Estimator:
         if self._config.cluster_spec.jobs:
             raise NotAvailableError(
                 f"Estimator.{what}: distributed Estimator training (a cluster in TF_CONFIG) is not available in "
-                "npu_bridge; run one process per rank with RANK_SIZE/RANK_ID (or npu-run) instead")
+                "npu_bridge; run one process per rank with RANK_SIZE/RANK_ID (or npu-run) instead"
+            )
 
     def _call_model_fn(self, features, labels, mode):
         return calling.call_model_fn(self._model_fn, features, labels, mode, self.params, self.config)
@@ -324,8 +378,9 @@ class Estimator:
     def _checkpoint_or_warn(self, checkpoint_path, what):
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         if checkpoint_path is None:
-            log.logger.info("Could not find trained model in model_dir: %s, running initialization to %s.",
-                            self._model_dir, what)
+            log.logger.info(
+                "Could not find trained model in model_dir: %s, running initialization to %s.", self._model_dir, what
+            )
         return checkpoint_path
 
     def _checkpoint_global_step(self):
@@ -341,8 +396,7 @@ class Estimator:
         with tf.Graph().as_default() as graph:
             self._set_random_seed()
             global_step = v1.train.get_or_create_global_step(graph)
-            features, labels, input_hooks = calling.call_input_fn(input_fn, ModeKeys.TRAIN, self.params,
-                                                                  self.config)
+            features, labels, input_hooks = calling.call_input_fn(input_fn, ModeKeys.TRAIN, self.params, self.config)
             # The step read by hooks happens before the train op changes it (TensorFlow's Estimator does the same).
             with tf.control_dependencies([training_util._get_or_create_global_step_read()]):  # pylint: disable=protected-access
                 spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
@@ -356,23 +410,28 @@ class Estimator:
         chief_hooks = list(spec.training_chief_hooks)
         if config.log_step_count_steps:
             every_n_runs = max(1, config.log_step_count_steps // self._steps_per_run)
-            hooks.append(v1.train.LoggingTensorHook({"loss": spec.loss, "step": global_step},
-                                                    every_n_iter=every_n_runs))
-            counter = v1.train.StepCounterHook(every_n_steps=config.log_step_count_steps,
-                                               output_dir=self._model_dir)
+            hooks.append(
+                v1.train.LoggingTensorHook({"loss": spec.loss, "step": global_step}, every_n_iter=every_n_runs)
+            )
+            counter = v1.train.StepCounterHook(every_n_steps=config.log_step_count_steps, output_dir=self._model_dir)
             counter._set_steps_per_run(self._steps_per_run)  # pylint: disable=protected-access
             chief_hooks.append(counter)
         if config.save_summary_steps:
-            chief_hooks.append(v1.train.SummarySaverHook(save_steps=config.save_summary_steps,
-                                                         output_dir=self._model_dir, scaffold=spec.scaffold))
+            chief_hooks.append(
+                v1.train.SummarySaverHook(
+                    save_steps=config.save_summary_steps, output_dir=self._model_dir, scaffold=spec.scaffold
+                )
+            )
         existing = _find_hook(hooks + chief_hooks, v1.train.CheckpointSaverHook)
         if existing is not None:
             existing._listeners.extend(saving_listeners)  # pylint: disable=protected-access
         else:
             saver_hook = self._checkpoint_saver_hook(spec.scaffold, saving_listeners)
             if saver_hook is None and saving_listeners:
-                raise NpuArgumentError("saving_listeners need checkpoints: set save_checkpoints_steps or "
-                                       "save_checkpoints_secs in the RunConfig")
+                raise NpuArgumentError(
+                    "saving_listeners need checkpoints: set save_checkpoints_steps or "
+                    "save_checkpoints_secs in the RunConfig"
+                )
             if saver_hook is not None:
                 chief_hooks.append(saver_hook)
         if self._warm_start_settings is not None:
@@ -380,10 +439,20 @@ class Estimator:
             warm_start.apply(self._warm_start_settings)
         loss = None
         with v1.train.MonitoredTrainingSession(
-                master=config.master, is_chief=True, checkpoint_dir=self._model_dir, scaffold=spec.scaffold,
-                hooks=hooks, chief_only_hooks=chief_hooks, save_checkpoint_secs=None, save_checkpoint_steps=None,
-                save_summaries_steps=None, save_summaries_secs=None, config=self._session_config,
-                log_step_count_steps=None, max_wait_secs=config.session_creation_timeout_secs) as session:
+            master=config.master,
+            is_chief=True,
+            checkpoint_dir=self._model_dir,
+            scaffold=spec.scaffold,
+            hooks=hooks,
+            chief_only_hooks=chief_hooks,
+            save_checkpoint_secs=None,
+            save_checkpoint_steps=None,
+            save_summaries_steps=None,
+            save_summaries_secs=None,
+            config=self._session_config,
+            log_step_count_steps=None,
+            max_wait_secs=config.session_creation_timeout_secs,
+        ) as session:
             while not session.should_stop():
                 _, loss = session.run([spec.train_op, spec.loss])
         return loss
@@ -420,7 +489,9 @@ def _examples(batch):
         return
     sizes = {key: len(value) for key, value in batch.items()}
     if len(set(sizes.values())) > 1:
-        raise NpuArgumentError(f"Batch length of predictions should be same; got {sizes}. To return whole batches "
-                               "use yield_single_examples=False")
+        raise NpuArgumentError(
+            f"Batch length of predictions should be same; got {sizes}. To return whole batches "
+            "use yield_single_examples=False"
+        )
     for i in range(next(iter(sizes.values()), 0)):
         yield {key: value[i] for key, value in batch.items()}

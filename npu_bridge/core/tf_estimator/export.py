@@ -29,8 +29,9 @@ def _as_tensor_dict(value, default_key, what):
     return value
 
 
-class ServingInputReceiver(collections.namedtuple(
-        "ServingInputReceiver", ["features", "receiver_tensors", "receiver_tensors_alternatives"])):
+class ServingInputReceiver(
+    collections.namedtuple("ServingInputReceiver", ["features", "receiver_tensors", "receiver_tensors_alternatives"])
+):
     """What a serving_input_receiver_fn returns: the model's features and the tensors clients feed.
 
     Args:
@@ -44,8 +45,12 @@ class ServingInputReceiver(collections.namedtuple(
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
         if receiver_tensors_alternatives:
             raise NpuArgumentError("receiver_tensors_alternatives are not supported by npu_bridge's Estimator export")
-        return super().__new__(cls, _as_tensor_dict(features, "feature", "features"),
-                               _as_tensor_dict(receiver_tensors, "input", "receiver_tensors"), None)
+        return super().__new__(
+            cls,
+            _as_tensor_dict(features, "feature", "features"),
+            _as_tensor_dict(receiver_tensors, "input", "receiver_tensors"),
+            None,
+        )
 
 
 def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
@@ -58,8 +63,10 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
     features = _as_tensor_dict(features, "feature", "features")
 
     def serving_input_receiver_fn():
-        receivers = {name: v1.placeholder(t.dtype, [default_batch_size] + t.shape.as_list()[1:], name=name)
-                     for name, t in features.items()}
+        receivers = {
+            name: v1.placeholder(t.dtype, [default_batch_size] + t.shape.as_list()[1:], name=name)
+            for name, t in features.items()
+        }
         return ServingInputReceiver(dict(receivers), receivers)
 
     return serving_input_receiver_fn
@@ -84,13 +91,23 @@ def _export_outputs(spec):
 
 def _new_export_dir(export_dir_base):
     """``<base>/<timestamp>``, later than every existing export so "newest" stays well defined."""
-    existing = [int(d.strip("/")) for d in tf.io.gfile.listdir(export_dir_base) if d.strip("/").isdigit()] \
-        if tf.io.gfile.isdir(export_dir_base) else []
+    existing = (
+        [int(d.strip("/")) for d in tf.io.gfile.listdir(export_dir_base) if d.strip("/").isdigit()]
+        if tf.io.gfile.isdir(export_dir_base)
+        else []
+    )
     return os.path.join(export_dir_base, str(max([int(time.time())] + [e + 1 for e in existing])))
 
 
-def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
-                       checkpoint_path=None, mode=ModeKeys.PREDICT):
+def export_saved_model(
+    estimator,
+    export_dir_base,
+    serving_input_receiver_fn,
+    assets_extra=None,
+    as_text=False,
+    checkpoint_path=None,
+    mode=ModeKeys.PREDICT,
+):
     """Writes ``estimator``'s model, restored from a checkpoint, as a SavedModel (see Estimator.export_saved_model).
 
     Returns:
@@ -109,17 +126,23 @@ def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn, as
         v1.train.get_or_create_global_step()
         receiver = serving_input_receiver_fn()
         spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)  # pylint: disable=protected-access
-        signatures = {key: output.as_signature_def(receiver.receiver_tensors)
-                      for key, output in _export_outputs(spec).items()}
+        signatures = {
+            key: output.as_signature_def(receiver.receiver_tensors) for key, output in _export_outputs(spec).items()
+        }
         saver = spec.scaffold.saver or estimator._create_saver()  # pylint: disable=protected-access
         saver.build()
         with v1.Session(config=estimator._session_config) as session:  # pylint: disable=protected-access
             saver.restore(session, checkpoint_path)
             builder = v1.saved_model.Builder(temp_dir)
             builder.add_meta_graph_and_variables(
-                session, [tf.saved_model.SERVING], signature_def_map=signatures, strip_default_attrs=True,
-                assets_collection=v1.get_collection(v1.GraphKeys.ASSET_FILEPATHS), saver=saver,
-                main_op=tf.group(v1.local_variables_initializer(), v1.tables_initializer()))
+                session,
+                [tf.saved_model.SERVING],
+                signature_def_map=signatures,
+                strip_default_attrs=True,
+                assets_collection=v1.get_collection(v1.GraphKeys.ASSET_FILEPATHS),
+                saver=saver,
+                main_op=tf.group(v1.local_variables_initializer(), v1.tables_initializer()),
+            )
             builder.save(as_text)
     for dest, source in (assets_extra or {}).items():
         target = os.path.join(temp_dir, "assets.extra", dest)
@@ -157,8 +180,9 @@ class _SavedModelExporter(Exporter):
         return self._name
 
     def _export(self, estimator, export_path, checkpoint_path):
-        return export_saved_model(estimator, export_path, self._receiver_fn, self._assets_extra, self._as_text,
-                                  checkpoint_path)
+        return export_saved_model(
+            estimator, export_path, self._receiver_fn, self._assets_extra, self._as_text, checkpoint_path
+        )
 
 
 class FinalExporter(_SavedModelExporter):
@@ -181,6 +205,6 @@ class LatestExporter(_SavedModelExporter):
         result = self._export(estimator, export_path, checkpoint_path)
         if self._keep is not None:
             exports = sorted((int(d) for d in tf.io.gfile.listdir(export_path) if d.strip("/").isdigit()))
-            for stale in exports[:-self._keep]:
+            for stale in exports[: -self._keep]:
                 shutil.rmtree(os.path.join(export_path, str(stale)), ignore_errors=True)
         return result

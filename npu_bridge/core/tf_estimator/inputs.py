@@ -26,8 +26,10 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
     """
     del num_threads
     if not isinstance(shuffle, bool):
-        raise NpuArgumentError("shuffle must be provided and explicitly set as boolean (it is recommended to set it "
-                               f"as True for training); got {shuffle!r}")
+        raise NpuArgumentError(
+            "shuffle must be provided and explicitly set as boolean (it is recommended to set it "
+            f"as True for training); got {shuffle!r}"
+        )
     arrays = collections.OrderedDict()
     for prefix, value in (("x", x), ("y", y)):
         if isinstance(value, dict):

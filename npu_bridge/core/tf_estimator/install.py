@@ -36,7 +36,7 @@ def install():
     # which is not the one tf.compat.v1 named before: import the canonical modules first.
     modules = [tf] + [importlib.import_module(name) for name in ("tensorflow.compat.v1", "tensorflow.compat.v2")]
     for module in modules + [tf.compat.v1, tf.compat.v2]:
-        setattr(module, "estimator", tf_estimator)
+        module.estimator = tf_estimator
     for alias in _ALIASES:
         sys.modules[alias] = tf_estimator
     log.logger.debug("tf.estimator is npu_bridge.core.tf_estimator (TensorFlow %s ships none)", tf.__version__)

@@ -12,11 +12,25 @@ _USE_DEFAULT = object()
 DEFAULT_SAVE_CHECKPOINTS_SECS = 600
 
 # Properties that ``replace`` may change (TensorFlow's list).
-_REPLACEABLE = ("model_dir", "tf_random_seed", "save_summary_steps", "save_checkpoints_steps",
-                "save_checkpoints_secs", "session_config", "keep_checkpoint_max", "keep_checkpoint_every_n_hours",
-                "log_step_count_steps", "train_distribute", "device_fn", "protocol", "eval_distribute",
-                "experimental_distribute", "experimental_max_worker_delay_secs", "session_creation_timeout_secs",
-                "checkpoint_save_graph_def")
+_REPLACEABLE = (
+    "model_dir",
+    "tf_random_seed",
+    "save_summary_steps",
+    "save_checkpoints_steps",
+    "save_checkpoints_secs",
+    "session_config",
+    "keep_checkpoint_max",
+    "keep_checkpoint_every_n_hours",
+    "log_step_count_steps",
+    "train_distribute",
+    "device_fn",
+    "protocol",
+    "eval_distribute",
+    "experimental_distribute",
+    "experimental_max_worker_delay_secs",
+    "session_creation_timeout_secs",
+    "checkpoint_save_graph_def",
+)
 
 
 def _non_negative(name, value):
@@ -49,12 +63,26 @@ class RunConfig:
       TypeError: ``session_config`` is not a ConfigProto.
     """
 
-    def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
-                 save_checkpoints_steps=_USE_DEFAULT, save_checkpoints_secs=_USE_DEFAULT, session_config=None,
-                 keep_checkpoint_max=5, keep_checkpoint_every_n_hours=10000, log_step_count_steps=100,
-                 train_distribute=None, device_fn=None, protocol=None, eval_distribute=None,
-                 experimental_distribute=None, experimental_max_worker_delay_secs=None,
-                 session_creation_timeout_secs=7200, checkpoint_save_graph_def=True):
+    def __init__(
+        self,
+        model_dir=None,
+        tf_random_seed=None,
+        save_summary_steps=100,
+        save_checkpoints_steps=_USE_DEFAULT,
+        save_checkpoints_secs=_USE_DEFAULT,
+        session_config=None,
+        keep_checkpoint_max=5,
+        keep_checkpoint_every_n_hours=10000,
+        log_step_count_steps=100,
+        train_distribute=None,
+        device_fn=None,
+        protocol=None,
+        eval_distribute=None,
+        experimental_distribute=None,
+        experimental_max_worker_delay_secs=None,
+        session_creation_timeout_secs=7200,
+        checkpoint_save_graph_def=True,
+    ):
         if save_checkpoints_steps is _USE_DEFAULT and save_checkpoints_secs is _USE_DEFAULT:
             save_checkpoints_steps, save_checkpoints_secs = None, DEFAULT_SAVE_CHECKPOINTS_SECS
         elif save_checkpoints_steps is _USE_DEFAULT:
@@ -62,15 +90,19 @@ class RunConfig:
         elif save_checkpoints_secs is _USE_DEFAULT:
             save_checkpoints_secs = None
         if save_checkpoints_steps and save_checkpoints_secs:
-            raise NpuArgumentError("Can not specify both save_checkpoints_steps and save_checkpoints_secs "
-                                   f"(given {save_checkpoints_steps} and {save_checkpoints_secs})")
-        for name, value in (("save_summary_steps", save_summary_steps),
-                            ("save_checkpoints_steps", save_checkpoints_steps),
-                            ("save_checkpoints_secs", save_checkpoints_secs),
-                            ("keep_checkpoint_max", keep_checkpoint_max),
-                            ("keep_checkpoint_every_n_hours", keep_checkpoint_every_n_hours),
-                            ("log_step_count_steps", log_step_count_steps),
-                            ("session_creation_timeout_secs", session_creation_timeout_secs)):
+            raise NpuArgumentError(
+                "Can not specify both save_checkpoints_steps and save_checkpoints_secs "
+                f"(given {save_checkpoints_steps} and {save_checkpoints_secs})"
+            )
+        for name, value in (
+            ("save_summary_steps", save_summary_steps),
+            ("save_checkpoints_steps", save_checkpoints_steps),
+            ("save_checkpoints_secs", save_checkpoints_secs),
+            ("keep_checkpoint_max", keep_checkpoint_max),
+            ("keep_checkpoint_every_n_hours", keep_checkpoint_every_n_hours),
+            ("log_step_count_steps", log_step_count_steps),
+            ("session_creation_timeout_secs", session_creation_timeout_secs),
+        ):
             _non_negative(name, value)
         if session_config is not None and not isinstance(session_config, tf.compat.v1.ConfigProto):
             raise NpuArgumentTypeError(f"session_config must be a tf.compat.v1.ConfigProto, given: {session_config!r}")

@@ -5,11 +5,22 @@ import collections
 import tensorflow as tf
 from tensorflow.python.saved_model.model_utils import export_output as export_output_lib
 
-from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 
-_FIELDS = ("mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs", "training_chief_hooks",
-           "training_hooks", "scaffold", "evaluation_hooks", "prediction_hooks")
+_FIELDS = (
+    "mode",
+    "predictions",
+    "loss",
+    "train_op",
+    "eval_metric_ops",
+    "export_outputs",
+    "training_chief_hooks",
+    "training_hooks",
+    "scaffold",
+    "evaluation_hooks",
+    "prediction_hooks",
+)
 
 
 class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
@@ -28,9 +39,20 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
       ValueError, TypeError: a field is missing for the mode, has the wrong type, or is from another graph.
     """
 
-    def __new__(cls, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None, export_outputs=None,
-                training_chief_hooks=None, training_hooks=None, scaffold=None, evaluation_hooks=None,
-                prediction_hooks=None):
+    def __new__(
+        cls,
+        mode,
+        predictions=None,
+        loss=None,
+        train_op=None,
+        eval_metric_ops=None,
+        export_outputs=None,
+        training_chief_hooks=None,
+        training_hooks=None,
+        scaffold=None,
+        evaluation_hooks=None,
+        prediction_hooks=None,
+    ):
         if mode not in ModeKeys.ALL:
             raise NpuArgumentError(f"mode must be one of {ModeKeys.ALL} (tf.estimator.ModeKeys), given: {mode!r}")
         graph = tf.compat.v1.get_default_graph()
@@ -39,16 +61,30 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
         predictions = _checked_predictions(predictions, mode, graph)
         eval_metric_ops = _checked_metrics(eval_metric_ops, graph)
         export_outputs = _checked_export_outputs(export_outputs)
-        hooks = {name: _checked_hooks(name, value) for name, value in (
-            ("training_chief_hooks", training_chief_hooks), ("training_hooks", training_hooks),
-            ("evaluation_hooks", evaluation_hooks), ("prediction_hooks", prediction_hooks))}
+        hooks = {
+            name: _checked_hooks(name, value)
+            for name, value in (
+                ("training_chief_hooks", training_chief_hooks),
+                ("training_hooks", training_hooks),
+                ("evaluation_hooks", evaluation_hooks),
+                ("prediction_hooks", prediction_hooks),
+            )
+        }
         if scaffold is None:
             scaffold = tf.compat.v1.train.Scaffold()
         elif not isinstance(scaffold, tf.compat.v1.train.Scaffold):
             raise NpuArgumentTypeError(f"scaffold must be a tf.compat.v1.train.Scaffold, given: {scaffold!r}")
-        return super().__new__(cls, mode=mode, predictions=predictions, loss=loss, train_op=train_op,
-                               eval_metric_ops=eval_metric_ops, export_outputs=export_outputs, scaffold=scaffold,
-                               **hooks)
+        return super().__new__(
+            cls,
+            mode=mode,
+            predictions=predictions,
+            loss=loss,
+            train_op=train_op,
+            eval_metric_ops=eval_metric_ops,
+            export_outputs=export_outputs,
+            scaffold=scaffold,
+            **hooks,
+        )
 
     def _replace(self, **kwargs):
         if "mode" in kwargs and kwargs["mode"] != self.mode:
@@ -60,8 +96,10 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
 
 def _check_graph(tensor_or_op, what, graph):
     if tensor_or_op.graph is not graph:
-        raise NpuArgumentError(f"{what} must be from the default graph (the graph the Estimator built); "
-                               f"{tensor_or_op.name} is from another graph")
+        raise NpuArgumentError(
+            f"{what} must be from the default graph (the graph the Estimator built); "
+            f"{tensor_or_op.name} is from another graph"
+        )
 
 
 def _checked_loss(loss, mode, graph):
@@ -117,8 +155,10 @@ def _checked_metrics(eval_metric_ops, graph):
             with graph.as_default():
                 metric = (metric.result(), tf.group(*metric.updates))
         if not isinstance(metric, tuple) or len(metric) != 2:
-            raise NpuArgumentTypeError(f"eval_metric_ops[{name!r}] must be a (metric_tensor, update_op) tuple or a "
-                                       f"Keras Metric, given: {metric!r}")
+            raise NpuArgumentTypeError(
+                f"eval_metric_ops[{name!r}] must be a (metric_tensor, update_op) tuple or a "
+                f"Keras Metric, given: {metric!r}"
+            )
         for part in metric:
             _check_graph(part, f"eval_metric_ops[{name!r}]", graph)
         checked[name] = metric
@@ -134,8 +174,10 @@ def _checked_export_outputs(export_outputs):
         if not isinstance(key, str):
             raise NpuArgumentError(f"export_outputs keys must be strings, given: {key!r}")
         if not isinstance(value, export_output_lib.ExportOutput):
-            raise NpuArgumentTypeError(f"export_outputs[{key!r}] must be an ExportOutput (e.g. tf.estimator.export."
-                                       f"PredictOutput), given: {value!r}")
+            raise NpuArgumentTypeError(
+                f"export_outputs[{key!r}] must be an ExportOutput (e.g. tf.estimator.export."
+                f"PredictOutput), given: {value!r}"
+            )
     return dict(export_outputs)
 
 

@@ -36,8 +36,11 @@ class TrainSpec(collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "h
         return super().__new__(cls, input_fn, max_steps, hooks, tuple(saving_listeners or ()))
 
 
-class EvalSpec(collections.namedtuple(
-        "EvalSpec", ["input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs"])):
+class EvalSpec(
+    collections.namedtuple(
+        "EvalSpec", ["input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs"]
+    )
+):
     """What to evaluate on, how often, and which exporters to run.
 
     Raises:
@@ -45,8 +48,9 @@ class EvalSpec(collections.namedtuple(
       ValueError: non-positive ``steps``, negative delays, duplicate exporter names.
     """
 
-    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None, start_delay_secs=120,
-                throttle_secs=600):
+    def __new__(
+        cls, input_fn, steps=100, name=None, hooks=None, exporters=None, start_delay_secs=120, throttle_secs=600
+    ):
         if not callable(input_fn):
             raise NpuArgumentTypeError(f"EvalSpec.input_fn must be callable, given: {input_fn!r}")
         if steps is not None and steps <= 0:
@@ -82,9 +86,13 @@ class _Evaluator:
         self.export_results = []
 
     def evaluate(self, is_final):
-        self.result = self._estimator.evaluate(self._spec.input_fn, steps=self._spec.steps, hooks=self._spec.hooks,
-                                               checkpoint_path=self._estimator.latest_checkpoint(),
-                                               name=self._spec.name)
+        self.result = self._estimator.evaluate(
+            self._spec.input_fn,
+            steps=self._spec.steps,
+            hooks=self._spec.hooks,
+            checkpoint_path=self._estimator.latest_checkpoint(),
+            name=self._spec.name,
+        )
         self.last_step = int(self.result["global_step"])
         self.last_time = time.time()
         self.export(is_final)
@@ -92,9 +100,15 @@ class _Evaluator:
     def export(self, is_final):
         checkpoint = self._estimator.latest_checkpoint()
         self.export_results = [
-            exporter.export(self._estimator, os.path.join(self._estimator.model_dir, "export", exporter.name),
-                            checkpoint, self.result, is_final)
-            for exporter in self._spec.exporters]
+            exporter.export(
+                self._estimator,
+                os.path.join(self._estimator.model_dir, "export", exporter.name),
+                checkpoint,
+                self.result,
+                is_final,
+            )
+            for exporter in self._spec.exporters
+        ]
 
 
 class _EvaluateAfterSave(tf.compat.v1.train.CheckpointSaverListener):
@@ -128,15 +142,18 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     if not isinstance(eval_spec, EvalSpec):
         raise NpuArgumentTypeError(f"eval_spec must be a tf.estimator.EvalSpec, given: {eval_spec!r}")
     if estimator.config.cluster_spec.jobs:
-        raise NotAvailableError("train_and_evaluate: distributed mode (a cluster in TF_CONFIG) is not available "
-                                "in npu_bridge; run it locally, one process per rank")
+        raise NotAvailableError(
+            "train_and_evaluate: distributed mode (a cluster in TF_CONFIG) is not available "
+            "in npu_bridge; run it locally, one process per rank"
+        )
     evaluator = _Evaluator(estimator, eval_spec)
     listeners = list(train_spec.saving_listeners)
     config = estimator.config
     if config.save_checkpoints_steps or config.save_checkpoints_secs:
         listeners.append(_EvaluateAfterSave(evaluator, eval_spec.throttle_secs))
-    estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps,
-                    saving_listeners=listeners)
+    estimator.train(
+        train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps, saving_listeners=listeners
+    )
     final_step = estimator._checkpoint_global_step()  # pylint: disable=protected-access
     if evaluator.result is None or evaluator.last_step != final_step:
         evaluator.evaluate(is_final=True)

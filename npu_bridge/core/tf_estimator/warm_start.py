@@ -8,9 +8,12 @@ import tensorflow as tf
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
 
-class WarmStartSettings(collections.namedtuple(
+class WarmStartSettings(
+    collections.namedtuple(
         "WarmStartSettings",
-        ["ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info", "var_name_to_prev_var_name"])):
+        ["ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info", "var_name_to_prev_var_name"],
+    )
+):
     """Which checkpoint (or SavedModel, or directory) to warm-start from and which variables to take.
 
     Args:
@@ -20,13 +23,24 @@ class WarmStartSettings(collections.namedtuple(
       var_name_to_prev_var_name: dict of variable name -> its name in the checkpoint.
     """
 
-    def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_vocab_info=None,
-                var_name_to_prev_var_name=None):
+    def __new__(
+        cls,
+        ckpt_to_initialize_from,
+        vars_to_warm_start=".*",
+        var_name_to_vocab_info=None,
+        var_name_to_prev_var_name=None,
+    ):
         if not ckpt_to_initialize_from:
-            raise NpuArgumentError("ckpt_to_initialize_from must be a checkpoint path or directory, given: "
-                                   f"{ckpt_to_initialize_from!r}")
-        return super().__new__(cls, os.fspath(ckpt_to_initialize_from), vars_to_warm_start,
-                               var_name_to_vocab_info or {}, var_name_to_prev_var_name or {})
+            raise NpuArgumentError(
+                f"ckpt_to_initialize_from must be a checkpoint path or directory, given: {ckpt_to_initialize_from!r}"
+            )
+        return super().__new__(
+            cls,
+            os.fspath(ckpt_to_initialize_from),
+            vars_to_warm_start,
+            var_name_to_vocab_info or {},
+            var_name_to_prev_var_name or {},
+        )
 
 
 def settings_from(warm_start_from):
@@ -48,5 +62,9 @@ def settings_from(warm_start_from):
 
 def apply(settings):
     """Makes the variables of the default graph initialize from the warm-start checkpoint."""
-    tf.compat.v1.train.warm_start(settings.ckpt_to_initialize_from, settings.vars_to_warm_start,
-                                  settings.var_name_to_vocab_info, settings.var_name_to_prev_var_name)
+    tf.compat.v1.train.warm_start(
+        settings.ckpt_to_initialize_from,
+        settings.vars_to_warm_start,
+        settings.var_name_to_vocab_info,
+        settings.var_name_to_prev_var_name,
+    )

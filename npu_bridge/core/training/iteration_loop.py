@@ -18,11 +18,11 @@ which must equal the loaded value (checked when loading).
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from npu_bridge.core.runtime import arg_checks
-from npu_bridge.core.runtime import native_library
-from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.runtime import arg_checks, native_library
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
+from npu_bridge.core.session import bridge as session_bridge
 from npu_bridge.core.session.pass_contract import ITERATION_OP_ATTR
+
 ITERATION_OP_NAME = "IterationOp"
 VARIABLE_SCOPE = "npu_runconfig"
 _LOOP_VARIABLES = ("iterations_per_loop", "loop_cond", "one", "zero")
@@ -30,7 +30,8 @@ _GUARD_MESSAGE = (
     "IterationOp '{name}' performs iterations_per_loop training steps per sess.run, but no loop was built "
     "for this run: run it in a session whose NpuOptimizer config sets iterations_per_loop > 1 (the value "
     "given to util.set_iteration_per_loop / SetIterationsVarHook), with Grappler enabled, and fetch the "
-    "IterationOp itself (not an op that depends on it)")
+    "IterationOp itself (not an op that depends on it)"
+)
 
 
 def create_or_get_var(var_name, graph=None):
@@ -48,11 +49,21 @@ def create_or_get_var(var_name, graph=None):
     for var in graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES):
         if var.op.name == f"{VARIABLE_SCOPE}/{var_name}":
             return var
-    with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None), \
-            tf.compat.v1.variable_scope(VARIABLE_SCOPE, reuse=tf.compat.v1.AUTO_REUSE):
+    with (
+        graph.as_default(),
+        graph.control_dependencies(None),
+        graph.name_scope(None),
+        tf.compat.v1.variable_scope(VARIABLE_SCOPE, reuse=tf.compat.v1.AUTO_REUSE),
+    ):
         return tf.compat.v1.get_variable(
-            var_name, shape=[], dtype=tf.int64, initializer=tf.compat.v1.zeros_initializer(), trainable=False,
-            collections=[tf.compat.v1.GraphKeys.LOCAL_VARIABLES], use_resource=True)
+            var_name,
+            shape=[],
+            dtype=tf.int64,
+            initializer=tf.compat.v1.zeros_initializer(),
+            trainable=False,
+            collections=[tf.compat.v1.GraphKeys.LOCAL_VARIABLES],
+            use_resource=True,
+        )
 
 
 def loop_variables(graph=None):
@@ -92,13 +103,19 @@ def check_session(sess, iterations_per_loop, source):
     configured = options.get("iterations_per_loop") if options is not None else None
     if configured == iterations_per_loop:
         return
-    where = ("the session's config has no NpuOptimizer entry" if options is None
-             else f"the session's NpuOptimizer config sets iterations_per_loop={configured}")
+    where = (
+        "the session's config has no NpuOptimizer entry"
+        if options is None
+        else f"the session's NpuOptimizer config sets iterations_per_loop={configured}"
+    )
     raise NpuOptionError(
-        "iterations_per_loop", iterations_per_loop, "the same value in the session config and in the call",
+        "iterations_per_loop",
+        iterations_per_loop,
+        "the same value in the session config and in the call",
         f"{source} was given iterations_per_loop={iterations_per_loop} but {where}; both must match, as upstream "
         "requires (set custom_op.parameter_map['iterations_per_loop'].i, or use "
-        "NPURunConfig(iterations_per_loop=...))")
+        "NPURunConfig(iterations_per_loop=...))",
+    )
 
 
 class IterationPerLoop:
@@ -126,7 +143,8 @@ class IterationPerLoop:
         # No inputs at all: when no loop is built, every source node of the run is made to wait for the guard.
         with graph.as_default(), graph.control_dependencies(None):
             guard = native_library.ops().npu_iterations_loop_guard(
-                message=_GUARD_MESSAGE.format(name=iteration_op.name), name=f"{iteration_op.name}Guard")
+                message=_GUARD_MESSAGE.format(name=iteration_op.name), name=f"{iteration_op.name}Guard"
+            )
         iteration_op._add_control_input(guard)  # pylint: disable=protected-access
         iteration_op._set_attr(ITERATION_OP_ATTR, attr_value_pb2.AttrValue(b=True))  # pylint: disable=protected-access
         return iteration_op

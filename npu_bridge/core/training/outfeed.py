@@ -25,17 +25,29 @@ def _channel(channel_name, dtypes):
     queue = queues.get(channel_name)
     if queue is None:
         if dtypes is None:
-            raise NpuArgumentError(f"outfeed channel {channel_name!r} does not exist in this graph; create it with "
-                                   "outfeed_enqueue_op or outfeed_dequeue_op first")
+            raise NpuArgumentError(
+                f"outfeed channel {channel_name!r} does not exist in this graph; create it with "
+                "outfeed_enqueue_op or outfeed_dequeue_op first"
+            )
         # Outside the caller's control dependencies and name scope: a channel belongs to the whole graph.
-        with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None), \
-                tf.compat.v1.device("/cpu:0"):
-            queue = tf.queue.FIFOQueue(capacity=-1, dtypes=list(dtypes), shared_name=f"npu_channel/{channel_name}",
-                                       name=f"npu_channel_{channel_name.strip('_') or 'default'}")
+        with (
+            graph.as_default(),
+            graph.control_dependencies(None),
+            graph.name_scope(None),
+            tf.compat.v1.device("/cpu:0"),
+        ):
+            queue = tf.queue.FIFOQueue(
+                capacity=-1,
+                dtypes=list(dtypes),
+                shared_name=f"npu_channel/{channel_name}",
+                name=f"npu_channel_{channel_name.strip('_') or 'default'}",
+            )
         queues[channel_name] = queue
     elif dtypes is not None and list(queue.dtypes) != [tf.as_dtype(d) for d in dtypes]:
-        raise NpuArgumentError(f"outfeed channel {channel_name!r} carries {[d.name for d in queue.dtypes]}, not "
-                               f"{[tf.as_dtype(d).name for d in dtypes]}")
+        raise NpuArgumentError(
+            f"outfeed channel {channel_name!r} carries {[d.name for d in queue.dtypes]}, not "
+            f"{[tf.as_dtype(d).name for d in dtypes]}"
+        )
     return queue
 
 
@@ -56,8 +68,9 @@ def outfeed_dequeue_op(channel_name, output_types, output_shapes, name=None):
       ValueError: a bad channel name, the channel carries other dtypes, or types and shapes differ in length.
     """
     if len(output_types) != len(output_shapes):
-        raise NpuArgumentError(f"output_types ({len(output_types)}) and output_shapes ({len(output_shapes)}) must have "
-                               "the same length")
+        raise NpuArgumentError(
+            f"output_types ({len(output_types)}) and output_shapes ({len(output_shapes)}) must have the same length"
+        )
     values = _channel(channel_name, output_types).dequeue(name=name)
     values = values if isinstance(values, (list, tuple)) else [values]
     for value, shape in zip(values, output_shapes):

@@ -6,8 +6,8 @@ As upstream, ``num_replicas_in_sync`` is the rank size and datasets are sharded 
 
 from tensorflow.python.distribute import distribute_lib, one_device_strategy
 
-from npu_bridge.core.world import world
 from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.world import world
 
 
 class NPUExtended(one_device_strategy.OneDeviceExtended):

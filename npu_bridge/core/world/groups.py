@@ -22,8 +22,8 @@ import dataclasses
 import hashlib
 import threading
 
-from npu_bridge.core.world import world as world_lib
 from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.world import world as world_lib
 
 WORLD_GROUP = "hccl_world_group"
 MAX_GROUP_NAME_LENGTH = 127
@@ -78,8 +78,10 @@ def check_group_name(group):
     if not group:
         raise NpuArgumentError("group name is empty.")
     if len(group) > MAX_GROUP_NAME_LENGTH:
-        raise NpuArgumentError(f"group name is invalid: it has {len(group)} characters, at most "
-                               f"{MAX_GROUP_NAME_LENGTH} are allowed ({group[:40]!r}...)")
+        raise NpuArgumentError(
+            f"group name is invalid: it has {len(group)} characters, at most "
+            f"{MAX_GROUP_NAME_LENGTH} are allowed ({group[:40]!r}...)"
+        )
 
 
 class GroupRegistry:
@@ -114,8 +116,10 @@ class GroupRegistry:
         """
         check_group_name(group)
         if group not in self._groups:
-            raise NpuArgumentError(f"{error}: group {group!r} does not exist; create it with create_group first "
-                                   f"(existing groups: {list(self._groups)})")
+            raise NpuArgumentError(
+                f"{error}: group {group!r} does not exist; create it with create_group first "
+                f"(existing groups: {list(self._groups)})"
+            )
         return self._groups[group]
 
     def create(self, group, rank_num, rank_ids):
@@ -139,8 +143,10 @@ class GroupRegistry:
         if group == WORLD_GROUP:
             raise NpuArgumentError(f"{error}: the world group always exists and cannot be created")
         if group in self._groups:
-            raise NpuArgumentError(f"{error}: a group with this name already exists (world ranks "
-                                   f"{list(self._groups[group].ranks)}); destroy it first")
+            raise NpuArgumentError(
+                f"{error}: a group with this name already exists (world ranks "
+                f"{list(self._groups[group].ranks)}); destroy it first"
+            )
         if isinstance(rank_num, bool) or not isinstance(rank_num, int):
             raise NpuArgumentError(f"rank_num must be a python int, got {type(rank_num).__name__} {rank_num!r}")
         if rank_num <= 0:
@@ -148,29 +154,34 @@ class GroupRegistry:
         if rank_num > MAX_GROUP_RANKS:
             raise NpuArgumentError(f"rank_num[{rank_num}] is greater than {MAX_GROUP_RANKS}, the maximum group size")
         if not isinstance(rank_ids, (list, tuple)):
-            raise NpuArgumentError(f"rank_ids must be a python list of ints, got {type(rank_ids).__name__} "
-                                   f"{rank_ids!r}")
+            raise NpuArgumentError(
+                f"rank_ids must be a python list of ints, got {type(rank_ids).__name__} {rank_ids!r}"
+            )
         if len(rank_ids) != rank_num:
             raise NpuArgumentError(f"rank_num[{rank_num}] not equal to rank_ids len[{len(rank_ids)}].")
         size = self.world.rank_size
         first_index = {}
         for i, rank in enumerate(rank_ids):
             if isinstance(rank, bool) or not isinstance(rank, int):
-                raise NpuArgumentError(f"{error}: rank_ids[{i}] must be a python int, got {type(rank).__name__} "
-                                       f"{rank!r}")
+                raise NpuArgumentError(
+                    f"{error}: rank_ids[{i}] must be a python int, got {type(rank).__name__} {rank!r}"
+                )
             if not 0 <= rank < size:
-                raise NpuArgumentError(f"{error}: rank_ids[{i}]={rank} is not a rank of the world, which has ranks "
-                                       f"0..{size - 1}")
+                raise NpuArgumentError(
+                    f"{error}: rank_ids[{i}]={rank} is not a rank of the world, which has ranks 0..{size - 1}"
+                )
             if rank in first_index:
-                raise NpuArgumentError(f"{error}: rank_ids[{i}]={rank} is listed twice (also "
-                                       f"rank_ids[{first_index[rank]}])")
+                raise NpuArgumentError(
+                    f"{error}: rank_ids[{i}]={rank} is listed twice (also rank_ids[{first_index[rank]}])"
+                )
             first_index[rank] = i
         ranks = tuple(sorted(rank_ids))
         key = group_key(group, ranks)
         for other in self._groups.values():
             if other.key == key:
-                raise NpuArgumentError(f"{error}: its group key {key} equals the key of group {other.name!r}; "
-                                       "choose another group name")
+                raise NpuArgumentError(
+                    f"{error}: its group key {key} equals the key of group {other.name!r}; choose another group name"
+                )
         self._groups[group] = Group(group, ranks, key)
         return self._groups[group]
 
@@ -232,11 +243,14 @@ class GroupRegistry:
         error = "get world rank from group rank error"
         g = self.get(group, error)
         if isinstance(group_rank_id, bool) or not isinstance(group_rank_id, int):
-            raise NpuArgumentError(f"{error}: group_rank_id must be a python int, got {type(group_rank_id).__name__} "
-                                   f"{group_rank_id!r}")
+            raise NpuArgumentError(
+                f"{error}: group_rank_id must be a python int, got {type(group_rank_id).__name__} {group_rank_id!r}"
+            )
         if not 0 <= group_rank_id < g.size:
-            raise NpuArgumentError(f"{error}: group_rank_id {group_rank_id} is not a rank of group {group!r}, which "
-                                   f"has ranks 0..{g.size - 1}")
+            raise NpuArgumentError(
+                f"{error}: group_rank_id {group_rank_id} is not a rank of group {group!r}, which "
+                f"has ranks 0..{g.size - 1}"
+            )
         return g.ranks[group_rank_id]
 
     def group_rank_from_world_rank(self, world_rank_id, group):
@@ -248,11 +262,13 @@ class GroupRegistry:
         error = "get group rank from world rank error"
         g = self.get(group, error)
         if isinstance(world_rank_id, bool) or not isinstance(world_rank_id, int):
-            raise NpuArgumentError(f"{error}: world_rank_id must be a python int, got {type(world_rank_id).__name__} "
-                                   f"{world_rank_id!r}")
+            raise NpuArgumentError(
+                f"{error}: world_rank_id must be a python int, got {type(world_rank_id).__name__} {world_rank_id!r}"
+            )
         if world_rank_id not in g.ranks:
-            raise NpuArgumentError(f"{error}: world rank {world_rank_id} is not a member of group {group!r} (world "
-                                   f"ranks {list(g.ranks)})")
+            raise NpuArgumentError(
+                f"{error}: world rank {world_rank_id} is not a member of group {group!r} (world ranks {list(g.ranks)})"
+            )
         return g.ranks.index(world_rank_id)
 
     def set_split(self, group, kind, values):
@@ -284,8 +300,10 @@ class GroupRegistry:
 
     def _my_group_rank(self, g, error):
         if self.world.rank_id not in g.ranks:
-            raise NpuArgumentError(f"{error}: this process (world rank {self.world.rank_id}) is not a member of group "
-                                   f"{g.name!r} (world ranks {list(g.ranks)})")
+            raise NpuArgumentError(
+                f"{error}: this process (world rank {self.world.rank_id}) is not a member of group "
+                f"{g.name!r} (world ranks {list(g.ranks)})"
+            )
         return g.ranks.index(self.world.rank_id)
 
     def _local_members(self, group, error):

@@ -144,9 +144,13 @@ class _Parser:
         data = self._read()
         status = self._field(data, "status", "")
         if status != COMPLETED:
-            hint = (" ('initializing' means the cluster scheduler has not finished writing the table; "
-                    "wait for it or use a finished table)" if status == "initializing" else "")
-            raise self.error(f"status is {_short(status)}, must be \"{COMPLETED}\"{hint}")
+            hint = (
+                " ('initializing' means the cluster scheduler has not finished writing the table; "
+                "wait for it or use a finished table)"
+                if status == "initializing"
+                else ""
+            )
+            raise self.error(f'status is {_short(status)}, must be "{COMPLETED}"{hint}')
         has_servers, has_groups = "server_list" in data, "group_list" in data
         if has_servers and has_groups:
             raise self.error('has both "server_list" (template 1) and "group_list" (template 2); use one layout')
@@ -161,9 +165,16 @@ class _Parser:
         hosts = self._hosts(devices)
         _warn_atlas_topology(self.path, devices)
         ranks = tuple(
-            RankInfo(rank_id=d.rank_id, server_id=d.server_id, device_id=d.device_id, device_ip=d.device_ip,
-                     host=hosts[d.server_id], pod_name=d.pod_name)
-            for d in sorted(devices, key=lambda d: d.rank_id))
+            RankInfo(
+                rank_id=d.rank_id,
+                server_id=d.server_id,
+                device_id=d.device_id,
+                device_ip=d.device_ip,
+                host=hosts[d.server_id],
+                pod_name=d.pod_name,
+            )
+            for d in sorted(devices, key=lambda d: d.rank_id)
+        )
         return RankTable(path=self.path, template=template, server_count=len(hosts), ranks=ranks)
 
     def _read(self):
@@ -217,8 +228,10 @@ class _Parser:
         if value == "":
             return None
         if not isinstance(value, str) or not _is_ip(value):
-            raise self.error(f"{_join(location, key)} has invalid value {_short(value)}: must be an IPv4 or IPv6 "
-                             f"address such as \"192.168.1.8\"")
+            raise self.error(
+                f"{_join(location, key)} has invalid value {_short(value)}: must be an IPv4 or IPv6 "
+                f'address such as "192.168.1.8"'
+            )
         return value
 
     def _count(self, obj, key, location, actual, what, required=False):
@@ -233,12 +246,19 @@ class _Parser:
 
     def _template1(self, data):
         if "version" not in data:
-            log.warn_once(("rank_table_version", self.path),
-                          "rank table %s has no \"version\"; reading it as template 1 version 1.0", self.path)
+            log.warn_once(
+                ("rank_table_version", self.path),
+                'rank table %s has no "version"; reading it as template 1 version 1.0',
+                self.path,
+            )
         elif data["version"] not in KNOWN_VERSIONS:
-            log.warn_once(("rank_table_version", self.path),
-                          "rank table %s has version %r; known versions are %s. Reading it as template 1",
-                          self.path, data["version"], ", ".join(KNOWN_VERSIONS))
+            log.warn_once(
+                ("rank_table_version", self.path),
+                "rank table %s has version %r; known versions are %s. Reading it as template 1",
+                self.path,
+                data["version"],
+                ", ".join(KNOWN_VERSIONS),
+            )
         servers = self._list(self._field(data, "server_list", ""), "server_list")
         self._count(data, "server_count", "", len(servers), "server_list has {} servers", required=True)
         devices = []
@@ -248,23 +268,30 @@ class _Parser:
             self._object(server, location)
             server_id = self._text(self._field(server, "server_id", location), f"{location}.server_id")
             if server_id in first_location_of_server:
-                raise self.error(f"{location}.server_id {_short(server_id)} is also the server_id of "
-                                 f"{first_location_of_server[server_id]}; server ids must be unique")
+                raise self.error(
+                    f"{location}.server_id {_short(server_id)} is also the server_id of "
+                    f"{first_location_of_server[server_id]}; server ids must be unique"
+                )
             first_location_of_server[server_id] = location
             host_ip = self._optional_ip(server, "host_ip", location)
             for j, device in enumerate(self._list(self._field(server, "device", location), f"{location}.device")):
                 device_location = f"{location}.device[{j}]"
                 self._object(device, device_location)
-                devices.append(_Device(
-                    location=device_location,
-                    rank_location=f"{device_location}.rank_id",
-                    rank_id=self._int(self._field(device, "rank_id", device_location), f"{device_location}.rank_id"),
-                    server_id=server_id,
-                    server_location=location,
-                    host_ip=host_ip,
-                    device_id=self._device_id(device, device_location),
-                    device_ip=self._optional_ip(device, "device_ip", device_location),
-                    pod_name=None))
+                devices.append(
+                    _Device(
+                        location=device_location,
+                        rank_location=f"{device_location}.rank_id",
+                        rank_id=self._int(
+                            self._field(device, "rank_id", device_location), f"{device_location}.rank_id"
+                        ),
+                        server_id=server_id,
+                        server_location=location,
+                        host_ip=host_ip,
+                        device_id=self._device_id(device, device_location),
+                        device_ip=self._optional_ip(device, "device_ip", device_location),
+                        pod_name=None,
+                    )
+                )
         return devices
 
     def _template2(self, data):
@@ -286,31 +313,46 @@ class _Parser:
             if "pod_name" in instance:
                 pod_name = self._text(instance["pod_name"], f"{location}.pod_name")
                 if pod_name in pods:
-                    raise self.error(f"{location}.pod_name {_short(pod_name)} is also the pod_name of "
-                                     f"{pods[pod_name]}; pod names must be unique")
+                    raise self.error(
+                        f"{location}.pod_name {_short(pod_name)} is also the pod_name of "
+                        f"{pods[pod_name]}; pod names must be unique"
+                    )
                 pods[pod_name] = location
             if with_rank_id and "rank_id" not in instance:
-                raise self.error(f'{location} has no "rank_id", but group_list[0].instance_list[{with_rank_id[0]}] '
-                                 "has one; give every instance a rank_id or none")
-            first_rank = (self._int(instance["rank_id"], f"{location}.rank_id") if with_rank_id
-                          else len(devices))
-            for k, device in enumerate(self._list(self._field(instance, "devices", location),
-                                                  f"{location}.devices")):
+                raise self.error(
+                    f'{location} has no "rank_id", but group_list[0].instance_list[{with_rank_id[0]}] '
+                    "has one; give every instance a rank_id or none"
+                )
+            first_rank = self._int(instance["rank_id"], f"{location}.rank_id") if with_rank_id else len(devices)
+            for k, device in enumerate(self._list(self._field(instance, "devices", location), f"{location}.devices")):
                 device_location = f"{location}.devices[{k}]"
                 self._object(device, device_location)
                 if with_rank_id:
                     rank_location = f"{location}.rank_id" + (f" + {k} (devices[{k}])" if k else "")
                 else:
                     rank_location = f"{device_location} (ranks numbered in file order)"
-                devices.append(_Device(
-                    location=device_location, rank_location=rank_location, rank_id=first_rank + k,
-                    server_id=server_id, server_location=location, host_ip=None,
-                    device_id=self._device_id(device, device_location),
-                    device_ip=self._optional_ip(device, "device_ip", device_location), pod_name=pod_name))
+                devices.append(
+                    _Device(
+                        location=device_location,
+                        rank_location=rank_location,
+                        rank_id=first_rank + k,
+                        server_id=server_id,
+                        server_location=location,
+                        host_ip=None,
+                        device_id=self._device_id(device, device_location),
+                        device_ip=self._optional_ip(device, "device_ip", device_location),
+                        pod_name=pod_name,
+                    )
+                )
         for key in ("device_count", "device_num"):
             self._count(group, key, "group_list[0]", len(devices), "the instances list {} devices")
-        self._count(group, "server_num", "group_list[0]", len({d.server_id for d in devices}),
-                    "the instances are on {} distinct servers")
+        self._count(
+            group,
+            "server_num",
+            "group_list[0]",
+            len({d.server_id for d in devices}),
+            "the instances are on {} distinct servers",
+        )
         return devices
 
     def _device_id(self, device, location):
@@ -323,22 +365,27 @@ class _Parser:
         seen = {}
         for d in devices:
             if d.rank_id in seen:
-                raise self.error(f"{d.rank_location} is {d.rank_id}, already the rank of {seen[d.rank_id]}; "
-                                 "rank ids must be unique")
+                raise self.error(
+                    f"{d.rank_location} is {d.rank_id}, already the rank of {seen[d.rank_id]}; rank ids must be unique"
+                )
             seen[d.rank_id] = d.location
         for d in devices:
             if d.rank_id >= size:
                 missing = sorted(set(range(size)) - set(seen))
-                raise self.error(f"{d.rank_location} is {d.rank_id}, but the table has {size} ranks, so rank ids must "
-                                 f"be 0..{size - 1} without gaps (missing: {missing})")
+                raise self.error(
+                    f"{d.rank_location} is {d.rank_id}, but the table has {size} ranks, so rank ids must "
+                    f"be 0..{size - 1} without gaps (missing: {missing})"
+                )
 
     def _check_device_ids(self, devices):
         seen = {}
         for d in devices:
             key = (d.server_id, d.device_id)
             if key in seen:
-                raise self.error(f"{d.location}.device_id is {d.device_id}, already used by {seen[key]} on server "
-                                 f"{_short(d.server_id)}; device ids must be unique per server")
+                raise self.error(
+                    f"{d.location}.device_id is {d.device_id}, already used by {seen[key]} on server "
+                    f"{_short(d.server_id)}; device ids must be unique per server"
+                )
             seen[key] = d.location
 
     def _hosts(self, devices):
@@ -357,7 +404,8 @@ class _Parser:
                 raise self.error(
                     f"{d.server_location}.server_id {_short(server_id)} is neither an IP address nor a resolvable "
                     f"host name, and the table has {len(servers)} servers, so the processes of its ranks cannot be "
-                    "reached; use the server's IP address as server_id or add a \"host_ip\"")
+                    'reached; use the server\'s IP address as server_id or add a "host_ip"'
+                )
         return hosts
 
 
@@ -370,15 +418,20 @@ def _warn_atlas_topology(path, devices):
         if len(ids) not in ATLAS_DEVICES_PER_SERVER:
             problems.append(f"server {_short(server_id)} has {len(ids)} devices (allowed: 1, 2, 4 or 8)")
         elif len(ids) in (2, 4) and len({i // ATLAS_CLUSTER_SIZE for i in ids}) > 1:
-            problems.append(f"server {_short(server_id)} uses devices {sorted(ids)}, which span both 4-chip clusters "
-                            "(0-3, 4-7)")
+            problems.append(
+                f"server {_short(server_id)} uses devices {sorted(ids)}, which span both 4-chip clusters (0-3, 4-7)"
+            )
     counts = sorted({len(ids) for ids in per_server.values()})
     if len(counts) > 1:
         problems.append(f"servers have different device counts {counts} (must be equal)")
     if problems:
-        log.warn_once(("rank_table_topology", path, tuple(problems)),
-                      "rank table %s breaks Atlas training topology rules: %s. Real hardware would reject it; "
-                      "it runs here anyway", path, "; ".join(problems))
+        log.warn_once(
+            ("rank_table_topology", path, tuple(problems)),
+            "rank table %s breaks Atlas training topology rules: %s. Real hardware would reject it; "
+            "it runs here anyway",
+            path,
+            "; ".join(problems),
+        )
 
 
 def _is_ip(text):
@@ -403,8 +456,15 @@ def _join(location, key):
 
 
 def _json_type(value):
-    names = {dict: "a JSON object", list: "a JSON array", str: "a string", bool: "a boolean",
-             type(None): "null", int: "a number", float: "a number"}
+    names = {
+        dict: "a JSON object",
+        list: "a JSON array",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }
     return names.get(type(value), type(value).__name__)
 
 

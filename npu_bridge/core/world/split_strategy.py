@@ -20,8 +20,8 @@ system drops them.
 import dataclasses
 import math
 
-from npu_bridge.core.world import groups
 from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.world import groups
 
 MAX_SPLIT_INDEX = 2**32 - 1
 MAX_SIZE_SEGMENTS = 8
@@ -68,11 +68,14 @@ def check_idx_list(idxList):  # pylint: disable=invalid-name  (upstream's argume
         if isinstance(idx, bool) or not isinstance(idx, int):
             raise NpuArgumentError(f"idxList[{i}] must be a python int, got {type(idx).__name__} {idx!r}")
         if not 0 <= idx <= MAX_SPLIT_INDEX:
-            raise NpuArgumentError(f"idxList[{i}]={idx} is out of range; gradient indices must be in [0, "
-                                   f"{MAX_SPLIT_INDEX}]")
+            raise NpuArgumentError(
+                f"idxList[{i}]={idx} is out of range; gradient indices must be in [0, {MAX_SPLIT_INDEX}]"
+            )
         if i and idx <= idxList[i - 1]:
-            raise NpuArgumentError(f"idx in idxList is not ascending: idxList[{i}]={idx} follows "
-                                   f"idxList[{i - 1}]={idxList[i - 1]}; indices must be strictly ascending")
+            raise NpuArgumentError(
+                f"idx in idxList is not ascending: idxList[{i}]={idx} follows "
+                f"idxList[{i - 1}]={idxList[i - 1]}; indices must be strictly ascending"
+            )
     return tuple(idxList)
 
 
@@ -87,17 +90,20 @@ def check_size_list(dataSizeList):  # pylint: disable=invalid-name  (upstream's 
       ValueError: with upstream's wording ("size percentage list sum is not 100%") for a bad sum.
     """
     if not isinstance(dataSizeList, (list, tuple)):
-        raise NpuArgumentError(f"dataSizeList must be a python list of numbers, got {type(dataSizeList).__name__} "
-                               f"{dataSizeList!r}")
+        raise NpuArgumentError(
+            f"dataSizeList must be a python list of numbers, got {type(dataSizeList).__name__} {dataSizeList!r}"
+        )
     if not dataSizeList:
         raise NpuArgumentError("dataSizeList length is 0")
     if len(dataSizeList) > MAX_SIZE_SEGMENTS:
-        raise NpuArgumentError(f"dataSizeList has {len(dataSizeList)} segments; at most {MAX_SIZE_SEGMENTS} are "
-                               "allowed")
+        raise NpuArgumentError(
+            f"dataSizeList has {len(dataSizeList)} segments; at most {MAX_SIZE_SEGMENTS} are allowed"
+        )
     for i, size in enumerate(dataSizeList):
         if isinstance(size, bool) or not isinstance(size, (int, float)) or not math.isfinite(size):
-            raise NpuArgumentError(f"dataSizeList[{i}] must be a python int or float, got {type(size).__name__} "
-                                   f"{size!r}")
+            raise NpuArgumentError(
+                f"dataSizeList[{i}] must be a python int or float, got {type(size).__name__} {size!r}"
+            )
         if size < 0:
             raise NpuArgumentError(f"dataSizeList[{i}]={size} is negative; percentages must be >= 0")
     total = math.fsum(dataSizeList)

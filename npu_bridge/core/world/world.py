@@ -53,10 +53,9 @@ import threading
 from typing import Optional
 
 from npu_bridge.core.device import device_id as device_id_lib
-from npu_bridge.core.runtime import log
-from npu_bridge.core.world import rank_table
-from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime import log, system
 from npu_bridge.core.runtime.errors import NotAvailableError, RankTableError
+from npu_bridge.core.world import rank_table
 from npu_bridge.core.world.rank_table import LOOPBACK, RankInfo
 
 MAX_RANKS = 32768
@@ -122,7 +121,8 @@ def load_world(environ=os.environ, session_device_id=None):
     if table_path is not None and cm_set:
         raise RankTableError(
             f"RANK_TABLE_FILE={table_path!r} and {_assignments(env, cm_set)} both describe the world; "
-            "set only one of them (CM_* is upstream's rank-table-free setup)")
+            "set only one of them (CM_* is upstream's rank-table-free setup)"
+        )
     device, device_source = device_id_lib.resolve_with_source(session_device_id, env)
     if table_path is not None:
         world = _rank_table_world(env, table_path, device, device_source)
@@ -165,6 +165,7 @@ def once_per_initialization(api_name):
     Returns:
       A decorator for a function without arguments.
     """
+
     def decorator(factory):
         lock = threading.Lock()
         cache = {}
@@ -178,7 +179,9 @@ def once_per_initialization(api_name):
                     cache["value"] = factory()
                     cache["init_count"] = count
                 return cache["value"]
+
         return get
+
     return decorator
 
 
@@ -205,7 +208,8 @@ def _rank_table_world(env, path, device, device_source):
         if rank_size != size:
             raise RankTableError(
                 f"RANK_SIZE={env['RANK_SIZE']!r} disagrees with the rank table {path}, which has {size} ranks; "
-                f"set RANK_SIZE={size} or unset it")
+                f"set RANK_SIZE={size} or unset it"
+            )
     rank = _rank_in_table(env, table, device, device_source)
     me = table.ranks[rank]
     if device_source == device_id_lib.DEFAULT:
@@ -221,11 +225,13 @@ def _rank_in_table(env, table, device, device_source):
         rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
             raise RankTableError(
-                f"RANK_ID={env['RANK_ID']!r} is not a rank of the rank table {path}, which has ranks 0..{size - 1}")
+                f"RANK_ID={env['RANK_ID']!r} is not a rank of the rank table {path}, which has ranks 0..{size - 1}"
+            )
         if pod is not None and pods_known and table.ranks[rank].pod_name != pod:
             raise RankTableError(
                 f"RANK_ID={env['RANK_ID']!r} and POD_NAME={pod!r} disagree: in the rank table {path} rank {rank} "
-                f"belongs to pod {table.ranks[rank].pod_name!r}")
+                f"belongs to pod {table.ranks[rank].pod_name!r}"
+            )
         return rank
     explicit = device_source != device_id_lib.DEFAULT
     if pod is not None and pods_known:
@@ -240,7 +246,8 @@ def _rank_in_table(env, table, device, device_source):
             return on_device[0].rank_id
         raise RankTableError(
             f"POD_NAME={pod!r} has ranks {[r.rank_id for r in in_pod]} (devices {[r.device_id for r in in_pod]}) "
-            f"in the rank table {path}; set RANK_ID, or ASCEND_DEVICE_ID to one of those devices, to pick one")
+            f"in the rank table {path}; set RANK_ID, or ASCEND_DEVICE_ID to one of those devices, to pick one"
+        )
     if size == 1:
         return 0
     on_device = [r.rank_id for r in table.ranks if r.device_id == device]
@@ -255,20 +262,22 @@ def _rank_in_table(env, table, device, device_source):
     else:
         detail = "no device id is set either (ASCEND_DEVICE_ID would select the rank using that device)"
     raise RankTableError(
-        f"the rank table {path} has {size} ranks and nothing says which one this process is: {ways}; "
-        f"{detail}")
+        f"the rank table {path} has {size} ranks and nothing says which one this process is: {ways}; {detail}"
+    )
 
 
 def _cm_world(env, cm_set, device, device_source):
     if "RANK_SIZE" in env and "CM_WORKER_SIZE" in env:
         raise RankTableError(
             f"RANK_SIZE={env['RANK_SIZE']!r} and CM_WORKER_SIZE={env['CM_WORKER_SIZE']!r} cannot be configured "
-            "at the same time; in CM mode the number of ranks is CM_WORKER_SIZE, so unset RANK_SIZE")
+            "at the same time; in CM mode the number of ranks is CM_WORKER_SIZE, so unset RANK_SIZE"
+        )
     missing = [name for name in CM_REQUIRED if name not in env]
     if missing:
         raise RankTableError(
             f"CM mode ({_assignments(env, cm_set)}) also needs {', '.join(missing)}; CM mode requires "
-            f"{', '.join(CM_REQUIRED)} (CM_WORKER_IP is optional)")
+            f"{', '.join(CM_REQUIRED)} (CM_WORKER_IP is optional)"
+        )
     chief_ip = _env_ip(env, "CM_CHIEF_IP")
     port = _env_int(env, "CM_CHIEF_PORT", 0, CM_MAX_PORT)
     chief_device = _env_int(env, "CM_CHIEF_DEVICE", 0, None)
@@ -278,32 +287,39 @@ def _cm_world(env, cm_set, device, device_source):
             f"CM mode with workers on several machines (CM_WORKER_IP={env['CM_WORKER_IP']!r}, "
             f"CM_CHIEF_IP={chief_ip!r}) is not supported: nothing in the environment says where the other "
             "workers run. Describe a multi-machine job with a rank table (RANK_TABLE_FILE), or set "
-            "CM_WORKER_IP equal to CM_CHIEF_IP when all workers run on the chief's machine")
+            "CM_WORKER_IP equal to CM_CHIEF_IP when all workers run on the chief's machine"
+        )
     explicit = device_source != device_id_lib.DEFAULT
     on_chief_device = explicit and device == chief_device
     if "RANK_ID" in env:
         rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
             raise RankTableError(
-                f"RANK_ID={env['RANK_ID']!r} must be less than CM_WORKER_SIZE={env['CM_WORKER_SIZE']!r}")
+                f"RANK_ID={env['RANK_ID']!r} must be less than CM_WORKER_SIZE={env['CM_WORKER_SIZE']!r}"
+            )
         if explicit and (rank == 0) != on_chief_device:
             raise RankTableError(
                 f"RANK_ID={env['RANK_ID']!r} contradicts the device id {device} (from {device_source}): the chief "
-                f"runs on CM_CHIEF_DEVICE={chief_device} and is rank 0, every other worker on another device")
+                f"runs on CM_CHIEF_DEVICE={chief_device} and is rank 0, every other worker on another device"
+            )
     elif on_chief_device:
         rank = 0
     else:
         raise RankTableError(
             "CM mode: cannot tell this worker's rank; set RANK_ID (0..{}; 0 is the chief, the process on "
-            "CM_CHIEF_DEVICE={})".format(size - 1, chief_device))
+            "CM_CHIEF_DEVICE={})".format(size - 1, chief_device)
+        )
     if not explicit:
         if rank != 0:
             raise RankTableError(
                 f"CM mode: worker rank {rank} has no device id; set ASCEND_DEVICE_ID (or DEVICE_ID), since CM "
-                "workers are told apart by their device")
+                "workers are told apart by their device"
+            )
         device = chief_device
-    ranks = [RankInfo(i, chief_ip, device if i == rank else (chief_device if i == 0 else None), None, chief_ip)
-             for i in range(size)]
+    ranks = [
+        RankInfo(i, chief_ip, device if i == rank else (chief_device if i == 0 else None), None, chief_ip)
+        for i in range(size)
+    ]
     return _world(ranks, rank, device, "cm", env, chief_address=f"{_bracketed(chief_ip)}:{port}")
 
 
@@ -318,13 +334,18 @@ def _env_world(env, device, device_source):
         rank = 0
     else:
         raise RankTableError(
-            f"RANK_SIZE={env['RANK_SIZE']!r} but RANK_ID is not set; set RANK_ID to this process's rank, "
-            f"0..{size - 1}")
+            f"RANK_SIZE={env['RANK_SIZE']!r} but RANK_ID is not set; set RANK_ID to this process's rank, 0..{size - 1}"
+        )
     if device_source == device_id_lib.DEFAULT and size > 1:
         device = rank
-        log.warn_once(("world_default_device", rank),
-                      "rank %d of %d has no device id (ASCEND_DEVICE_ID / DEVICE_ID unset); using device %d, its "
-                      "local rank, so ranks do not share a device", rank, size, device)
+        log.warn_once(
+            ("world_default_device", rank),
+            "rank %d of %d has no device id (ASCEND_DEVICE_ID / DEVICE_ID unset); using device %d, its "
+            "local rank, so ranks do not share a device",
+            rank,
+            size,
+            device,
+        )
     ranks = [RankInfo(i, LOOPBACK, device if i == rank else None, None, LOOPBACK) for i in range(size)]
     return _world(ranks, rank, device, "env", env)
 
@@ -333,10 +354,20 @@ def _world(ranks, rank, device, source, env, rank_table_path=None, pod_name=None
     ranks = tuple(ranks)
     server_id = ranks[rank].server_id
     local = [r.rank_id for r in ranks if r.server_id == server_id]
-    return World(rank_size=len(ranks), rank_id=rank, device_id=device, local_rank_size=len(local),
-                 local_rank_id=local.index(rank), server_id=server_id, ranks=ranks, source=source,
-                 rank_table_path=rank_table_path, job_id=env.get("JOB_ID"),
-                 pod_name=pod_name or env.get("POD_NAME"), chief_address=chief_address)
+    return World(
+        rank_size=len(ranks),
+        rank_id=rank,
+        device_id=device,
+        local_rank_size=len(local),
+        local_rank_id=local.index(rank),
+        server_id=server_id,
+        ranks=ranks,
+        source=source,
+        rank_table_path=rank_table_path,
+        job_id=env.get("JOB_ID"),
+        pod_name=pod_name or env.get("POD_NAME"),
+        chief_address=chief_address,
+    )
 
 
 def _env_int(env, name, low, high):
@@ -353,7 +384,8 @@ def _env_ip(env, name):
         return str(ipaddress.ip_address(text))
     except ValueError:
         raise RankTableError(
-            f"{name} has invalid value {env[name]!r}: must be an IPv4 or IPv6 address such as \"10.0.0.1\"") from None
+            f'{name} has invalid value {env[name]!r}: must be an IPv4 or IPv6 address such as "10.0.0.1"'
+        ) from None
 
 
 def _bracketed(ip):

@@ -8,9 +8,9 @@ upstream does. "mean" divides the sum by the group's size.
 import tensorflow as tf
 
 from npu_bridge.core.collectives import lowering, membership, operations
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.training.distributed import fusion
 from npu_bridge.core.world.groups import WORLD_GROUP
-from npu_bridge.core.runtime.errors import NpuArgumentError
 
 REDUCTIONS = ("mean",) + operations.REDUCTIONS
 
@@ -36,8 +36,9 @@ def allreduce_many(values, reduction="mean", fuse=True, group=WORLD_GROUP):
     """
     api = "npu_allreduce"
     if reduction not in REDUCTIONS:
-        raise NpuArgumentError(f"{api}: reduction {reduction!r} is not supported; allowed: "
-                               f"{', '.join(repr(r) for r in REDUCTIONS)}")
+        raise NpuArgumentError(
+            f"{api}: reduction {reduction!r} is not supported; allowed: {', '.join(repr(r) for r in REDUCTIONS)}"
+        )
     members = membership.resolve(group, api)
     results = list(values)
     if members.size == 1:
@@ -59,10 +60,13 @@ def allreduce_many(values, reduction="mean", fuse=True, group=WORLD_GROUP):
     for i, v in enumerate(values):
         if isinstance(v, tf.IndexedSlices):
             if reduction not in ("mean", "sum"):
-                raise NpuArgumentError(f"{api}: values[{i}] is an IndexedSlices, which can only be reduced with "
-                                       f"'mean' or 'sum', not {reduction!r}")
-            results[i] = tf.IndexedSlices(lowering.allgather(v.values, members), lowering.allgather(v.indices, members),
-                                          v.dense_shape)
+                raise NpuArgumentError(
+                    f"{api}: values[{i}] is an IndexedSlices, which can only be reduced with "
+                    f"'mean' or 'sum', not {reduction!r}"
+                )
+            results[i] = tf.IndexedSlices(
+                lowering.allgather(v.values, members), lowering.allgather(v.indices, members), v.dense_shape
+            )
     if reduction == "mean":
         results = [_divide(r, members.size) for r in results]
     return results

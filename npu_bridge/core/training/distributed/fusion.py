@@ -6,8 +6,8 @@ sum of the first k + 1 percentages. Gradients are counted in the order the optim
 A model with 100 variables thus pays two collectives per step by default (96.54% / 3.46%), not 100.
 """
 
-from npu_bridge.core.world import split_strategy
 from npu_bridge.core.runtime import system
+from npu_bridge.core.world import split_strategy
 
 
 def strategy_for(group):

@@ -8,11 +8,11 @@ as upstream), from the rank table / RANK_SIZE, so graphs may be built before ``i
 
 import tensorflow as tf
 
-from npu_bridge.core.training.distributed import averaging
 from npu_bridge.core.collectives import lowering, membership
-from npu_bridge.core.world.groups import WORLD_GROUP
-from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+from npu_bridge.core.training.distributed import averaging
+from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
+from npu_bridge.core.world.groups import WORLD_GROUP
 
 
 def _average(grads):
@@ -56,8 +56,10 @@ class NPUDistributedOptimizer(WrappedOptimizer):
             return self._optimizer.apply_gradients(grads_and_vars, global_step=global_step, name=name)
         present = [(g, v) for g, v in grads_and_vars if g is not None]
         if members.size > len(present):
-            raise NpuArgumentError("NPUDistributedOptimizer: weight update sharding needs at least as many gradients "
-                                   f"as ranks; {len(present)} gradients for {members.size} ranks")
+            raise NpuArgumentError(
+                "NPUDistributedOptimizer: weight update sharding needs at least as many gradients "
+                f"as ranks; {len(present)} gradients for {members.size} ranks"
+            )
         owners = shard_owners([v.shape.num_elements() * v.dtype.base_dtype.size for _, v in present], members.size)
         mine = [pair for pair, owner in zip(present, owners) if owner == members.rank]
         apply_op = self._optimizer.apply_gradients(mine, global_step=global_step, name=name)
@@ -100,8 +102,11 @@ def npu_distributed_optimizer_wrapper(optimizer):
         optimizer = tf.keras.optimizers.get(optimizer)
     if averaging.world_size() == 1:
         return optimizer
-    for name, average in (("compute_gradients", _average_pairs), ("_compute_gradients", _average_pairs),
-                          ("get_gradients", _average)):
+    for name, average in (
+        ("compute_gradients", _average_pairs),
+        ("_compute_gradients", _average_pairs),
+        ("get_gradients", _average),
+    ):
         method = getattr(optimizer, name, None)
         if method is not None and not getattr(method, "_npu_bridge_averaged", False):
             setattr(optimizer, name, _averaging(method, average))
@@ -131,9 +136,11 @@ class KerasDistributeOptimizer(tf.keras.optimizers.legacy.Optimizer):
 
     def __init__(self, optimizer, name="NpuKerasOptimizer", **kwargs):
         if not isinstance(optimizer, tf.keras.optimizers.legacy.Optimizer):
-            raise NpuArgumentTypeError("KerasDistributeOptimizer: optimizer must be a tf.keras.optimizers.legacy "
-                                       "optimizer (Keras trains TF1 graphs only with those), got "
-                                       f"{type(optimizer).__name__}")
+            raise NpuArgumentTypeError(
+                "KerasDistributeOptimizer: optimizer must be a tf.keras.optimizers.legacy "
+                "optimizer (Keras trains TF1 graphs only with those), got "
+                f"{type(optimizer).__name__}"
+            )
         super().__init__(name=name, **kwargs)
         self._optimizer = optimizer
 
@@ -142,8 +149,11 @@ class KerasDistributeOptimizer(tf.keras.optimizers.legacy.Optimizer):
         return _average(self._optimizer.get_gradients(loss, params))
 
     def _compute_gradients(self, loss, var_list, grad_loss=None, tape=None):
-        return _average_pairs(self._optimizer._compute_gradients(  # pylint: disable=protected-access
-            loss, var_list, grad_loss=grad_loss, tape=tape))
+        return _average_pairs(
+            self._optimizer._compute_gradients(  # pylint: disable=protected-access
+                loss, var_list, grad_loss=grad_loss, tape=tape
+            )
+        )
 
     def get_updates(self, loss, params):
         """Averaged gradients applied by the wrapped optimizer."""

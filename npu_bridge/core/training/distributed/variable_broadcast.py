@@ -23,8 +23,9 @@ def broadcast_variables(variables, root_rank):
         return tf.no_op(name="broadcast_global_variables")
     operations.check_group_rank("broadcast_global_variables", "root_rank", root_rank, members)
     values = lowering.broadcast([tf.identity(v.value()) for v in variables], members, root_rank)
-    return tf.group(*[tf.compat.v1.assign(v, value) for v, value in zip(variables, values)],
-                    name="broadcast_global_variables")
+    return tf.group(
+        *[tf.compat.v1.assign(v, value) for v, value in zip(variables, values)], name="broadcast_global_variables"
+    )
 
 
 def broadcast_global_variables(root_rank, index=None):  # pylint: disable=unused-argument  (upstream's signature)

@@ -12,10 +12,10 @@ lacks; this is the same behaviour.
 import tensorflow as tf
 
 from npu_bridge.core.device import device_mode
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.training.loss_scale import overflow, scaling
 from npu_bridge.core.training.loss_scale.managers import FixedLossScaleManager
 from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
-from npu_bridge.core.runtime.errors import NpuArgumentError
 
 v1 = tf.compat.v1
 
@@ -38,14 +38,25 @@ class NPULossScaleOptimizer(WrappedOptimizer):
         self._loss_scale_manager = loss_scale_manager
         self._is_distributed = is_distributed
 
-    def compute_gradients(self, loss, var_list=None, gate_gradients=v1.train.Optimizer.GATE_OP,
-                          aggregation_method=None, colocate_gradients_with_ops=False, grad_loss=None):
+    def compute_gradients(
+        self,
+        loss,
+        var_list=None,
+        gate_gradients=v1.train.Optimizer.GATE_OP,
+        aggregation_method=None,
+        colocate_gradients_with_ops=False,
+        grad_loss=None,
+    ):
         """Gradients of ``loss * loss_scale``, divided by ``loss_scale``; see ``Optimizer.compute_gradients``."""
         loss_scale = self._loss_scale_manager.get_loss_scale()
         grads_and_vars = self._optimizer.compute_gradients(
-            scaling.scaled_loss(loss, loss_scale), var_list=var_list, gate_gradients=gate_gradients,
-            aggregation_method=aggregation_method, colocate_gradients_with_ops=colocate_gradients_with_ops,
-            grad_loss=grad_loss)
+            scaling.scaled_loss(loss, loss_scale),
+            var_list=var_list,
+            gate_gradients=gate_gradients,
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+            grad_loss=grad_loss,
+        )
         return scaling.unscaled(grads_and_vars, loss_scale)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):

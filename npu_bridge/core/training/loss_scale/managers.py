@@ -92,8 +92,7 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
       ValueError: an argument is out of range.
     """
 
-    def __init__(self, init_loss_scale, incr_every_n_steps, decr_every_n_nan_or_inf=2, incr_ratio=2,
-                 decr_ratio=0.8):
+    def __init__(self, init_loss_scale, incr_every_n_steps, decr_every_n_nan_or_inf=2, incr_ratio=2, decr_ratio=0.8):
         _number("init_loss_scale", init_loss_scale, 1)
         _number("incr_every_n_steps", incr_every_n_steps, 1, integer=True)
         _number("decr_every_n_nan_or_inf", decr_every_n_nan_or_inf, 1, integer=True)
@@ -105,8 +104,7 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
         self._decr_every_n_nan_or_inf = int(decr_every_n_nan_or_inf)
         self._incr_ratio = float(incr_ratio)
         self._decr_ratio = float(decr_ratio)
-        self._loss_scale = v1.Variable(float(init_loss_scale), name="loss_scale", dtype=tf.float32,
-                                       trainable=False)
+        self._loss_scale = v1.Variable(float(init_loss_scale), name="loss_scale", dtype=tf.float32, trainable=False)
         self._good_steps = v1.Variable(0, name="good_steps", dtype=tf.int32, trainable=False)
         self._bad_steps = v1.Variable(0, name="bad_steps", dtype=tf.int32, trainable=False)
 
@@ -123,15 +121,19 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
                 grown = tf.where(scale < MAX_FLOAT32 / self._incr_ratio, scale * self._incr_ratio, scale)
                 return tf.group(self._loss_scale.assign(grown), reset_counters())
 
-            return tf.cond(self._good_steps + 1 >= self._incr_every_n_steps, grow,
-                           lambda: tf.group(self._good_steps.assign_add(1)))
+            return tf.cond(
+                self._good_steps + 1 >= self._incr_every_n_steps, grow, lambda: tf.group(self._good_steps.assign_add(1))
+            )
 
         def after_overflow():
             def shrink():
                 shrunk = tf.maximum(1.0, self._loss_scale.read_value() * self._decr_ratio)
                 return tf.group(self._loss_scale.assign(shrunk), reset_counters())
 
-            return tf.cond(self._bad_steps + 1 >= self._decr_every_n_nan_or_inf, shrink,
-                           lambda: tf.group(self._bad_steps.assign_add(1), self._good_steps.assign(0)))
+            return tf.cond(
+                self._bad_steps + 1 >= self._decr_every_n_nan_or_inf,
+                shrink,
+                lambda: tf.group(self._bad_steps.assign_add(1), self._good_steps.assign(0)),
+            )
 
         return tf.cond(finite_grads, after_finite_step, after_overflow)

@@ -11,9 +11,9 @@ import tensorflow as tf
 
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.world import world
 from npu_bridge.core.training.loss_scale import overflow, scaling
 from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
+from npu_bridge.core.world import world
 
 v1 = tf.compat.v1
 
@@ -32,35 +32,57 @@ class NPUOptimizer(WrappedOptimizer):
       ValueError: ``is_loss_scale`` without a manager, or ``opt`` is not an Optimizer.
     """
 
-    def __init__(self, opt, loss_scale_manager=None, is_distributed=False, is_loss_scale=False,
-                 is_tailing_optimization=False, name=None):
+    def __init__(
+        self,
+        opt,
+        loss_scale_manager=None,
+        is_distributed=False,
+        is_loss_scale=False,
+        is_tailing_optimization=False,
+        name=None,
+    ):
         if not isinstance(opt, v1.train.Optimizer):
             raise NpuArgumentError(f'"opt" must be an instance of tf.compat.v1.train.Optimizer, but got: {type(opt)}')
         if is_loss_scale and loss_scale_manager is None:
             raise NpuArgumentError("is_loss_scale is True, loss_scale_manager can not be None")
         if is_tailing_optimization:
-            log.info_once("is_tailing_optimization", "NPUOptimizer(is_tailing_optimization=True): tunes Ascend's "
-                          "communication schedule; no effect here")
+            log.info_once(
+                "is_tailing_optimization",
+                "NPUOptimizer(is_tailing_optimization=True): tunes Ascend's communication schedule; no effect here",
+            )
         super().__init__(opt, name or "NPUOptimizer")
         self._loss_scale_manager = loss_scale_manager
         self._is_distributed = is_distributed
         self._is_loss_scale = is_loss_scale
 
-    def compute_gradients(self, loss, var_list=None, gate_gradients=v1.train.Optimizer.GATE_OP,
-                          aggregation_method=None, colocate_gradients_with_ops=False, grad_loss=None):
+    def compute_gradients(
+        self,
+        loss,
+        var_list=None,
+        gate_gradients=v1.train.Optimizer.GATE_OP,
+        aggregation_method=None,
+        colocate_gradients_with_ops=False,
+        grad_loss=None,
+    ):
         """See ``Optimizer.compute_gradients``; scales, averages over ranks and unscales as configured."""
         loss_scale = self._loss_scale_manager.get_loss_scale() if self._is_loss_scale else None
         if loss_scale is not None:
             loss = scaling.scaled_loss(loss, loss_scale)
         grads_and_vars = self._optimizer.compute_gradients(
-            loss, var_list=var_list, gate_gradients=gate_gradients, aggregation_method=aggregation_method,
-            colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
+            loss,
+            var_list=var_list,
+            gate_gradients=gate_gradients,
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+            grad_loss=grad_loss,
+        )
         if self._is_distributed and world.load_world().rank_size > 1:
             # The averaging collective of the distributed optimizers.
             from npu_bridge.core.training.distributed import averaging  # pylint: disable=import-outside-toplevel
 
-            grads_and_vars = [(None if grad is None else averaging.allreduce(grad, average=True), var)
-                              for grad, var in grads_and_vars]
+            grads_and_vars = [
+                (None if grad is None else averaging.allreduce(grad, average=True), var) for grad, var in grads_and_vars
+            ]
         if loss_scale is not None:
             grads_and_vars = scaling.unscaled(grads_and_vars, loss_scale)
         return grads_and_vars
@@ -71,5 +93,6 @@ class NPUOptimizer(WrappedOptimizer):
         if not self._is_loss_scale:
             return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
         finite = overflow.status_is_clear([grad for grad, _ in grads_and_vars], self._is_distributed)
-        return scaling.apply_if_finite(self._optimizer, grads_and_vars, global_step, name, finite,
-                                       self._loss_scale_manager)
+        return scaling.apply_if_finite(
+            self._optimizer, grads_and_vars, global_step, name, finite, self._loss_scale_manager
+        )
