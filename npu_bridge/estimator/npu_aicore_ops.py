@@ -1,6 +1,7 @@
 """Upstream import path for AI Core compute ops (facade); ``npu_aicore_ops.npu_aicore_ops`` is the
 generated-op namespace (``fast_gelu``, ``fast_gelu_grad``, ...)."""
 
+from npu_bridge.core.compute import gen_ops as npu_aicore_ops
 from npu_bridge.core.compute.activations import fast_gelu_v2, prelu
 from npu_bridge.core.compute.dropout import dropout_v3, dropout_v4
 from npu_bridge.core.compute.indexing import nonzero
@@ -8,6 +9,7 @@ from npu_bridge.core.compute.normalization import centralization, layer_norm
 from npu_bridge.core.runtime.unsupported import unsupported
 
 __all__ = [
+    "npu_aicore_ops",
     "fast_gelu_v2",
     "prelu",
     "dropout_v3",
