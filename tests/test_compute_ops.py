@@ -95,6 +95,43 @@ def test_dropout_errors(x, keep_prob, error):
             npu_ops.dropout(tf.constant(x), keep_prob if np.ndim(keep_prob) == 0 else tf.constant(keep_prob))
 
 
+@pytest.mark.parametrize("op", [npu_ops.dropout, npu_aicore_ops.dropout_v3, npu_aicore_ops.dropout_v4])
+@pytest.mark.parametrize("keep_prob_form", ["unshaped placeholder", "1 - placeholder", "python float"])
+def test_dense_layer_after_dropout_builds_whatever_the_keep_prob_form(op, keep_prob_form):
+    graph = tf.Graph()
+    with graph.as_default():
+        v1.set_random_seed(1)
+        x = v1.placeholder(tf.float32, [None, 50])
+        feed = {x: X}
+        if keep_prob_form == "python float":
+            keep_prob = 0.6
+        else:
+            fed = v1.placeholder(tf.float32)  # no shape, as scripts write it
+            keep_prob = fed if keep_prob_form == "unshaped placeholder" else 1 - fed
+            feed[fed] = 0.6 if keep_prob_form == "unshaped placeholder" else 0.4
+        dropped = op(x, keep_prob)
+        assert dropped.shape.as_list() == [None, 50]
+        logits = v1.layers.dense(dropped, 10, kernel_initializer=v1.ones_initializer())
+        assert logits.shape.as_list() == [None, 10]
+        with v1.Session(graph=graph) as sess:
+            sess.run(v1.global_variables_initializer())
+            y, out = sess.run([dropped, logits], feed)
+    assert out.shape == (200, 10)
+    kept = y != 0
+    assert 0.5 < kept.mean() < 0.7
+    np.testing.assert_allclose(y[kept], X[kept] / 0.6, rtol=1e-5)
+    np.testing.assert_allclose(out, np.repeat(y.sum(axis=1, keepdims=True), 10, axis=1), rtol=1e-4)
+
+
+def test_dropout_keep_prob_placeholder_fed_a_vector_fails_at_run_time():
+    with tf.Graph().as_default():
+        fed = v1.placeholder(tf.float32)
+        y = npu_ops.dropout(tf.ones([4]), fed)
+        with v1.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(y, {fed: [0.5, 0.5]})
+
+
 def test_dropout_v4_mask_dtype():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="output_dtype must be tf.bool or tf.uint8, got float32"):

@@ -178,6 +178,14 @@ def test_fixed_manager_without_overflow_check_applies_every_step():
     assert {scale for _, _, scale in history} == {8.0}
 
 
+def test_fixed_manager_imported_from_the_optimizer_module_as_scripts_do():
+    from npu_bridge.estimator.npu.npu_loss_scale_optimizer import FixedLossScaleManager as ScriptsFixedManager
+
+    assert ScriptsFixedManager is FixedLossScaleManager
+    history, _ = train(NPULossScaleOptimizer, ScriptsFixedManager(loss_scale=8))
+    assert {scale for _, _, scale in history} == {8.0}
+
+
 def test_npu_optimizer_with_loss_scaling_uses_the_float_status_register():
     history, ops = train(lambda opt, manager: NPUOptimizer(opt, manager, is_loss_scale=True))
     assert applied(history) == [True, False, True, True, False, True]

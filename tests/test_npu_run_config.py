@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from npu_bridge.core.estimator import run_config
 from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu.npu_config import (
     DynamicInputConfig,
@@ -83,6 +84,7 @@ MAPPED = {
     "aicore_num": "2|4",
     "optimization_switch": "pass:off",
     "auto_multistream_parallel_mode": "cv",
+    "auto_tune_mode": "RL,GA",
 }
 # Arguments of tf.estimator.RunConfig, sub-configs and arguments with special mappings (tested separately).
 OTHER = {
@@ -292,7 +294,7 @@ def test_job_and_task_index_come_from_tf_config(monkeypatch):
         ({"iterations_per_loop": "2"}, TypeError, "iterations_per_loop must be int"),
         ({"mix_compile_mode": "yes"}, TypeError, '"mix_compile_mode" type must be bool'),
         ({"mix_compile_mode": True, "iterations_per_loop": 2}, ValueError, '"iterations_per_loop" must be 1'),
-        ({"jit_compile": True}, TypeError, "Expected str"),
+        ({"jit_compile": 1}, TypeError, "Expected str"),
         ({"horovod_mode": 1}, ValueError, '"horovod_mode" type must be bool'),
         ({"graph_run_mode": 2}, ValueError, "graph_run_mode value must be 0 or 1"),
         ({"graph_run_mode": -1}, ValueError, "graph_run_mode must be nonnegative"),
@@ -323,3 +325,20 @@ def test_parameter_server_cluster_needs_a_ps_strategy(monkeypatch):
     )
     with pytest.raises(ValueError, match='"cluster" and "distribute" must all be set in ps mode'):
         NPURunConfig()
+
+
+@pytest.mark.parametrize("value, expected", [(True, "true"), (False, "false"), ("auto", "auto")])
+def test_jit_compile_as_a_bool_as_r1_10_took_it(value, expected):
+    config = NPURunConfig(jit_compile=value)
+    options = option_parse.parse_config(config.npu_session_config())
+    assert options.get("jit_compile") == expected
+
+
+def test_auto_tune_mode_of_older_releases_is_accepted_and_logged_once(npu_log, monkeypatch):
+    monkeypatch.setattr(log, "_once_keys", set())  # another test may have logged it already
+    for _ in range(2):
+        config = NPURunConfig(auto_tune_mode="RL,GA")
+    assert config.parameter_map_values()["auto_tune_mode"] == "RL,GA"
+    assert "auto_tune_mode" not in NPURunConfig().parameter_map_values()
+    logged = [m for m in npu_log if "auto_tune_mode=" in m]
+    assert len(logged) == 1 and "no effect here" in logged[0]

@@ -337,7 +337,8 @@ def test_value_in_another_field_is_converted_and_logged(key, field, value, expec
         ("enable_dump", "i", 2, "no unambiguous meaning"),
         ("graph_run_mode", "s", "one", "no unambiguous meaning"),
         ("dump_path", "b", True, "no unambiguous meaning"),
-        ("jit_compile", "b", True, "The data type of jit_compile is invalid"),
+        ("jit_compile", "i", 1, "The data type of jit_compile is invalid"),
+        ("shape_generalization_mode", "b", True, "The data type of shape_generalization_mode is invalid"),
         ("shape_generalization_mode", "i", 1, "The data type of shape_generalization_mode is invalid"),
         ("graph_run_mode", "f", 1.0, "AttrValue field .f"),
     ],
@@ -376,7 +377,19 @@ def test_python_values_habits(npu_log):
     with pytest.raises(NpuOptionError, match=r"expected int, got float \(given to NPURunConfig\)"):
         parse_values({"iterations_per_loop": 2.0}, "NPURunConfig")
     with pytest.raises(NpuOptionError, match="The data type of jit_compile is invalid"):
-        parse_values({"jit_compile": True}, "NPURunConfig")
+        parse_values({"jit_compile": 1}, "NPURunConfig")
+
+
+@pytest.mark.parametrize("value, expected", [(True, "true"), (False, "false")])
+def test_jit_compile_read_as_a_bool_by_r1_10_is_its_string(value, expected, npu_log, monkeypatch):
+    monkeypatch.setattr(log, "_once_keys", set())
+    options = parse_config(_config(jit_compile=("b", value)))
+    assert options.get("jit_compile") == expected
+    assert any("jit_compile" in m and repr(expected) in m for m in _messages(npu_log, logging.INFO))
+    assert parse_values({"jit_compile": value}, "NPURunConfig").get("jit_compile") == expected
+    entry = config_pb2.ConfigProto().graph_options.rewrite_options.custom_optimizers.add()
+    options.write_parameter_map(entry)
+    assert entry.parameter_map["jit_compile"].s == expected.encode()
 
 
 def test_use_off_line_false_is_accepted_and_logged(npu_log):

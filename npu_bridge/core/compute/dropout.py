@@ -23,7 +23,11 @@ def _check_x(x):
 
 
 def _keep_prob(keep_prob, dtype):
-    """Validates keep_prob (a number in (0, 1] or a scalar tensor); returns it as a tensor of ``dtype``."""
+    """Validates keep_prob (a number in (0, 1] or a scalar tensor); returns it as a rank-0 tensor of ``dtype``.
+
+    A tensor of unknown rank (``placeholder(tf.float32)`` without a shape, ``1 - placeholder``) is reshaped to
+    a scalar, so the mask and the output keep x's static shape; feeding it a non-scalar fails at run time.
+    """
     if isinstance(keep_prob, numbers.Real) and not isinstance(keep_prob, bool):
         if not 0 < keep_prob <= 1:
             raise NpuArgumentError(
@@ -31,6 +35,8 @@ def _keep_prob(keep_prob, dtype):
             )
     keep_prob = tf.convert_to_tensor(keep_prob, dtype=dtype, name="keep_prob")
     keep_prob.shape.assert_has_rank(0)
+    if keep_prob.shape.rank is None:
+        keep_prob = tf.reshape(keep_prob, [], name="keep_prob_scalar")
     return keep_prob
 
 
@@ -82,7 +88,9 @@ def _dropout(x, keep_prob, noise_shape, seed, name, default_name, mask_dtype=tf.
         keep = _keep_prob(keep_prob, x.dtype)
         seed, seed2 = tf.compat.v1.get_seed(seed)  # the graph seed and this op's seed, as random ops use them
         mask = gen_mask(_noise_shape(x, noise_shape), keep, seed or 0, seed2 or 0, mask_dtype=mask_dtype)
-        return do_mask(x, mask, keep)
+        y = do_mask(x, mask, keep)
+        y.set_shape(x.shape)  # as DropOutDoMask: the output has x's shape, whatever is known of the mask's
+        return y
 
 
 def dropout(x, keep_prob, noise_shape=None, seed=None, name=None):

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from npu_bridge.core.estimator import config_objects
 from npu_bridge.core.options import parse as option_parse
-from npu_bridge.core.runtime import arg_checks
+from npu_bridge.core.runtime import arg_checks, log
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 from npu_bridge.core.session import config_proto
 from npu_bridge.core.tf_estimator.run_config import RunConfig
@@ -92,6 +92,7 @@ WRITTEN_IF_SET = (
     "aicore_num",
     "optimization_switch",
     "auto_multistream_parallel_mode",
+    "auto_tune_mode",  # an argument up to upstream r1.10, whose NPUEstimator wrote it when set
 )
 _STRINGIFIED = ("graph_memory_max_size", "variable_memory_max_size")  # upstream writes str(value)
 # argument -> (the class upstream requires, our class); DumpConfig / ProfilingConfig are checked by interface
@@ -109,6 +110,10 @@ class NPURunConfig(RunConfig):
 
     Defaults that differ from ``RunConfig``: ``save_summary_steps=0``, and a checkpoint every 100 steps when
     neither ``save_checkpoints_steps`` nor ``save_checkpoints_secs`` is given.
+
+    Older releases' forms are accepted: ``jit_compile`` as a bool (r1.10-r1.11; True means "true", False
+    "false") and ``auto_tune_mode`` (up to r1.10; written to the parameter_map as then, no effect here, logged
+    once).
 
     Raises:
       TypeError, ValueError: upstream's argument checks (messages as upstream).
@@ -205,6 +210,7 @@ class NPURunConfig(RunConfig):
         auto_multistream_parallel_mode=None,
         oo_level="O3",
         optimization_switch=None,
+        auto_tune_mode=None,
     ):
         arguments = dict(locals())
         del arguments["self"]
@@ -279,8 +285,15 @@ def _check_arguments(args, has_cluster):
         raise NpuArgumentError(
             f'"iterations_per_loop" must be 1 with "mix_compile_mode" is True, got {args["iterations_per_loop"]}'
         )
-    if not isinstance(args["jit_compile"], str):
+    if not isinstance(args["jit_compile"], (str, bool)):  # a bool up to r1.11 (True: "true", False: "false")
         raise NpuArgumentTypeError(f"jit_compile: Expected str, got {type(args['jit_compile'])}")
+    if args["auto_tune_mode"] is not None:
+        log.warn_once(
+            (__name__, "auto_tune_mode"),
+            "NPURunConfig(auto_tune_mode=%r): an argument of upstream releases up to r1.10 that tuned device "
+            "kernels; accepted, no effect here",
+            args["auto_tune_mode"],
+        )
     if not isinstance(args["horovod_mode"], bool):
         raise NpuArgumentError('"horovod_mode" type must be bool')
     arg_checks.check_nonnegative_integer(args["graph_run_mode"], "graph_run_mode")

@@ -62,7 +62,9 @@ def write_readme(path: Union[str, os.PathLike] = readme_blocks.DEFAULT_README) -
 
 def _allowed_text(spec):
     text = spec.allowed
-    if spec.strict_kind:
+    if spec.strict_kind and spec.bool_texts:
+        text += f" (string field; a bool True / False, as older releases took it, means {' / '.join(spec.bool_texts)})"
+    elif spec.strict_kind:
         text += " (string field only)"
     if spec.checked_when:
         text += "; checked only when " + " or ".join(spec.checked_when) + " is set"

@@ -281,6 +281,16 @@ def _to_kind(spec, field, value, source):
     """Returns ``value`` (found in ``field``) as the option's kind; logs once when it had to convert."""
     if field == spec.kind:
         return value
+    if field == "b" and spec.bool_texts:
+        text = spec.bool_texts[0] if value else spec.bool_texts[1]
+        log.info_once(
+            (__name__, "bool_text", spec.name, value),
+            "NpuOptimizer option %s is a string today; read the bool %r (older releases' form) as %r",
+            spec.name,
+            value,
+            text,
+        )
+        return text
     if spec.strict_kind:
         raise _error(
             spec.name,

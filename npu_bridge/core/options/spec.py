@@ -30,6 +30,8 @@ class OptionSpec:
       check: optional callable(value) -> normalized value; raises ValueError(detail) on a bad value.
       strict_kind: when True a value in the wrong AttrValue field is an error (upstream checks the
         kind of jit_compile and shape_generalization_mode).
+      bool_texts: for a string option older upstream releases read as a bool: (text for True, text for
+        False); a bool in the .b field is accepted as that text (jit_compile, a bool in r1.10-r1.11).
       checked_when: names of switch options; when not empty, ``check`` runs only if one of them is
         effectively truthy (upstream validates dump_step only with enable_dump on, and so on).
     """
@@ -43,6 +45,7 @@ class OptionSpec:
     effect: str
     check: Optional[Callable[[Any], Any]] = None
     strict_kind: bool = False
+    bool_texts: tuple = ()
     checked_when: tuple = ()
 
     def __post_init__(self):

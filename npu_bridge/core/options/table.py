@@ -768,6 +768,7 @@ _COMPILATION = (
         NO_EFFECT,
         "Static or dynamic device kernel compilation; TensorFlow's kernels need no compilation here.",
         strict_kind=True,
+        bool_texts=("true", "false"),  # upstream r1.10-r1.11 read .b: True compiled statically, as "true" does
         **_choice("true", "false", "auto"),
     ),
     _opt(

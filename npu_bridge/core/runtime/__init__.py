@@ -10,6 +10,7 @@ resource        npu_resource_init / npu_close and their siblings
 job_values      upstream's process-wide value store (``util.global_dict_*``)
 arg_checks      argument checks with upstream's messages
 unsupported     upstream names that cannot work off the NPU
+tf_adapter_module  upstream's SWIG module ``npu_bridge.tf_adapter``: its DT_* constants; its functions unsupported
 graph_manager_scope  ``ScopedGraphManager`` (no effect here)
 api_surface     the upstream import paths the facades serve; readme_blocks: generated README blocks
 """

@@ -32,6 +32,8 @@ UPSTREAM_MODULES = (
     "npu_bridge.estimator.npu.npu_saver",
     "npu_bridge.estimator.npu.npu_common",
     "npu_bridge.npu_cpu.npu_cpu_ops",
+    "npu_bridge.npu_cpu.lru_cache",
+    "npu_bridge.tf_adapter",
     "npu_bridge.image.image_ops",
     "npu_bridge.experimental.hccl",
     "npu_bridge.experimental.image",

@@ -40,6 +40,33 @@ def unsupported(qualname, reason, register=True):
     return not_supported
 
 
+def module_getattr(module, reason, values=None):
+    """Returns a module-level ``__getattr__`` for an upstream module none of whose functions work off the NPU.
+
+    The module's name is listed in ``registry()`` as ``<module>.*``. A facade assigns the result to its
+    ``__getattr__``, so any name a script looks up in it imports and raises when used.
+
+    Args:
+      module: the upstream module path, e.g. "npu_bridge.npu_cpu.lru_cache".
+      reason: why its names cannot work here.
+      values: {name: value} of the module's plain values that do work (constants); they are returned as is.
+    Returns:
+      A function of one name: the value from ``values``, else a stand-in from ``unsupported``; it raises
+      ``AttributeError`` for dunder names, so introspection sees an ordinary module.
+    """
+    unsupported(f"{module}.*", reason)
+    values = dict(values or {})
+
+    def __getattr__(name):  # noqa: N807  (the module-level __getattr__ of PEP 562)
+        if name in values:
+            return values[name]
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return unsupported(f"{module}.{name}", reason, register=False)
+
+    return __getattr__
+
+
 def registry():
     """Returns {qualified name: reason} of every "not supported off the NPU" stand-in created so far."""
     return dict(_registry)
