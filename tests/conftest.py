@@ -2,6 +2,7 @@
 
 import logging
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -77,6 +78,11 @@ def npu_config(**options):
     config = tf.compat.v1.ConfigProto()
     config_proto.append_npu_optimizer(config, options)
     return config
+
+
+def python_files(*tops):
+    """The project's .py files below the repository folders ``tops`` (e.g. "npu_bridge", "hccl"), sorted."""
+    return sorted(p for top in tops for p in pathlib.Path(REPO_ROOT, top).rglob("*.py"))
 
 
 def run_python(code, env=None, timeout=300, cwd=REPO_ROOT, args=()):

@@ -8,7 +8,7 @@ import re
 
 import pytest
 import tensorflow as tf
-from conftest import REPO_ROOT, run_python
+from conftest import REPO_ROOT, python_files, run_python
 
 from npu_bridge.core.runtime import errors, log
 from npu_bridge.core.runtime.errors import (
@@ -37,11 +37,6 @@ ALLOWED_BUILTIN_RAISES = {
     # Callers validate dtypes first (hccl_ops raise NpuArgumentTypeError); reaching this is a bug.
     ("npu_bridge/core/collectives/transport.py", "encoded_dtype", "TypeError"): 1,
 }
-
-
-def _source_files():
-    for package in PACKAGES:
-        yield from sorted(pathlib.Path(REPO_ROOT, package).rglob("*.py"))
 
 
 @pytest.mark.slow
@@ -79,7 +74,7 @@ def test_every_exception_class_of_an_importable_module_is_an_npu_bridge_error_fr
 def test_no_exception_class_is_defined_outside_errors_py():
     errors_py = pathlib.Path(errors.__file__).resolve()
     misplaced = []
-    for path in _source_files():
+    for path in python_files(*PACKAGES):
         if path.resolve() == errors_py:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -139,7 +134,7 @@ def _enclosing_functions(tree):
 
 def _builtin_raises():
     found = {}
-    for path in _source_files():
+    for path in python_files(*PACKAGES):
         relative = path.relative_to(REPO_ROOT).as_posix()
         for node, function in _enclosing_functions(ast.parse(path.read_text(encoding="utf-8"))):
             exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc

@@ -8,7 +8,7 @@ import pathlib
 import re
 
 import pytest
-from conftest import REPO_ROOT, run_python
+from conftest import REPO_ROOT, python_files, run_python
 
 from npu_bridge.core.runtime import api_surface
 
@@ -28,10 +28,6 @@ FACADES_WITH_FUNCTIONS = {
 def module_name(path):
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def python_files(*tops):
-    return sorted(p for top in tops for p in (ROOT / top).rglob("*.py"))
 
 
 def facade_files():
