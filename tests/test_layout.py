@@ -13,15 +13,13 @@ from conftest import REPO_ROOT, python_files, run_python
 from npu_bridge.core.runtime import api_surface
 
 ROOT = pathlib.Path(REPO_ROOT)
-CORE = ROOT / "npu_bridge" / "core"
 # Facade modules that define functions of their own: upstream's signatures with an argument check or a
-# one-line delegation (DESIGN.md, section 2), or upstream's "any name" module of unsupported ops.
+# one-line delegation (DESIGN.md, section 2).
 FACADES_WITH_FUNCTIONS = {
     "hccl/manage/api.py",
     "hccl/split/api.py",
     "npu_bridge/experimental/hccl.py",
     "npu_bridge/estimator/npu/util.py",
-    "npu_bridge/npu_cpu/npu_cpu_ops.py",
 }
 
 

@@ -4,18 +4,12 @@ They keep their state in NPU device memory or run AI CPU kernels that have no co
 up in this module raises ``NotSupportedOffNpuError`` when used.
 """
 
-from npu_bridge.core.runtime.unsupported import unsupported
+from npu_bridge.core.runtime.unsupported import module_getattr
 
 __all__ = []  # every name is looked up by __getattr__ and raises when used
 
-_REASON = (
+__getattr__ = module_getattr(
+    "npu_bridge.npu_cpu.npu_cpu_ops",
     "Ascend AI CPU ops (embedding hash tables, OCR, ...) keep their state in NPU device memory or run AI CPU "
-    "kernels that have no counterpart off the NPU"
+    "kernels that have no counterpart off the NPU",
 )
-unsupported("npu_bridge.npu_cpu.npu_cpu_ops.*", _REASON)
-
-
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    return unsupported(f"npu_bridge.npu_cpu.npu_cpu_ops.{name}", _REASON, register=False)
