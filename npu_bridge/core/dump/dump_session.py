@@ -58,7 +58,7 @@ def plan_dump(plan):
     pass_plan = plan.pass_plan
     session_id = next(_session_ids)
     if dumping or debugging:
-        root = os.path.join(options.get("dump_path"), process_time(), str(plan.device_id))
+        root = os.path.join(options.get("dump_path"), process_time(), str(plan.world.device_id))
         golden = golden_files_wanted()
         pass_plan.dump_root = root
         pass_plan.overflow_check = bool(debugging)
@@ -77,7 +77,7 @@ def plan_dump(plan):
         pass_plan.dump_layers = tuple((options.get("dump_layer") or "").split())
     if capturing:
         pass_plan.exception_dump = True
-        pass_plan.exception_dir = exception_dir(plan.device_id)
+        pass_plan.exception_dir = exception_dir(plan.world.device_id)
         pass_plan.session_id = session_id
     dump_writer.configure_from_environment()
     _register_exit()

@@ -110,7 +110,7 @@ def _profile_context(plan, trace_level):
     return {
         "rank_id": plan.world.rank_id,
         "rank_size": plan.world.rank_size,
-        "device_id": plan.device_id,
+        "device_id": plan.world.device_id,
         "backend": plan.backend,
         "precision_mode": options.get("precision_mode"),
         "precision_mode_v2": options.get("precision_mode_v2"),

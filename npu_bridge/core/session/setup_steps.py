@@ -49,11 +49,11 @@ class SessionPlan:
       config: the ConfigProto the session will be created with (a private copy; steps may edit it).
       target: the session target.
       run_hooks: ``RunHook``s to attach to the session.
-      world: the collective ``World`` of this process as the session sees it (its session_device_id).
-      device_id: this rank's device id (``world.device_id``).
+      world: the collective ``World`` of this process as the session sees it (its session_device_id); its
+        ``device_id`` is this rank's device id.
       backend: the backend that computes: "cpu", "gpu" or "ascend".
       pass_plan: what the C++ NpuOptimizer passes do for this session (a ``pass_contract.PassPlan``).
-    World, device id and backend are None, and the pass plan is unused, for a session that is not bridged.
+    World and backend are None, and the pass plan is unused, for a session that is not bridged.
     """
 
     options: Any
@@ -61,7 +61,6 @@ class SessionPlan:
     target: str
     run_hooks: List["RunHook"] = dataclasses.field(default_factory=list)
     world: Optional[collective_world.World] = None
-    device_id: Optional[int] = None
     backend: Optional[str] = None
     pass_plan: pass_contract.PassPlan = dataclasses.field(default_factory=pass_contract.PassPlan)
 
@@ -154,7 +153,6 @@ def plan_session(options, config, target) -> SessionPlan:
         config=config,
         target=target,
         world=current,
-        device_id=current.device_id,
         backend=device_target.resolve(options),
         pass_plan=pass_contract.PassPlan(
             validated=True,
