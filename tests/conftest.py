@@ -44,6 +44,7 @@ import npu_bridge  # noqa: E402,F401
 from npu_bridge.core.runtime import system  # noqa: E402
 from npu_bridge.core.session import bridge as session_bridge  # noqa: E402
 from npu_bridge.core.session import config_proto  # noqa: E402
+from npu_bridge.core.world import pending_split  # noqa: E402
 
 # TF1-style tests: graph mode, as after `from npu_bridge.npu_init import *`.
 tf.compat.v1.disable_eager_execution()
@@ -51,10 +52,12 @@ tf.compat.v1.disable_eager_execution()
 
 @pytest.fixture(autouse=True)
 def _reset_process_state():
-    """Each test starts with the NPU system down and without npu_init's session injection."""
+    """Each test starts with the NPU system down, no split strategy waiting for it, and without npu_init's
+    session injection."""
     yield
     session_bridge.inject_npu_config(False)
     system.shutdown(force=True)
+    pending_split.take()
 
 
 @pytest.fixture

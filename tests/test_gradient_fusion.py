@@ -66,6 +66,22 @@ def test_the_split_strategy_of_the_world_group_is_followed(two_ranks):
     )
 
 
+def test_a_split_strategy_set_before_initialization_is_followed(two_ranks):
+    def model():
+        return _collectives_for_model(lambda: NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1)))
+
+    split.set_split_strategy_by_idx([9, 49])
+    assert len(model()) == 3
+    system.initialize({}, "resource_init", is_global=True)
+    assert len(model()) == 3
+
+
+def test_a_split_strategy_by_size_set_before_initialization_is_followed(two_ranks):
+    split.set_split_strategy_by_size([25, 25, 25, 25])
+    system.initialize({}, "resource_init", is_global=True)
+    assert len(_collectives_for_model(lambda: NPUDistributedOptimizer(tf.compat.v1.train.AdamOptimizer()))) == 4
+
+
 def test_per_tensor_allreduce_without_fusion(two_ranks):
     with tf.Graph().as_default() as graph:
         npu_allreduce([tf.ones([3]), tf.ones([4]), tf.ones([2], tf.int32)], fusion=0)

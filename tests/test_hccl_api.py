@@ -45,8 +45,6 @@ CALLS = [
     ("get_local_rank_id", manage.get_local_rank_id),
     ("get_world_rank_from_group_rank", lambda: manage.get_world_rank_from_group_rank("hccl_world_group", 0)),
     ("get_group_rank_from_world_rank", lambda: manage.get_group_rank_from_world_rank(0, "hccl_world_group")),
-    ("set_split_strategy_by_idx", lambda: split.set_split_strategy_by_idx([1, 2])),
-    ("set_split_strategy_by_size", lambda: split.set_split_strategy_by_size([50, 50])),
 ]
 
 
@@ -234,6 +232,38 @@ def test_split_strategy_per_group(four_ranks, initialized):
     assert str(info.value).startswith("split error: group 'nope' does not exist")
 
 
+def test_split_strategy_set_before_initialization_goes_to_the_world_group(four_ranks):
+    split.set_split_strategy_by_idx([20, 100, 159])
+    split.set_split_strategy_by_size([60, 20, 20])
+    system.initialize({}, "resource_init", is_global=True)
+    assert split_strategy.get_split_strategy() == split_strategy.SplitStrategy("size", (60, 20, 20))
+    split.set_split_strategy_by_size([50, 50])
+    assert split_strategy.get_split_strategy().values == (50, 50)
+    system.shutdown(force=True)
+    system.initialize({}, "resource_init", is_global=True)
+    assert split_strategy.get_split_strategy().is_default
+
+
+def test_split_strategy_by_idx_before_initialization(four_ranks):
+    split.set_split_strategy_by_idx([3, 7])
+    system.initialize({}, "resource_init", is_global=True)
+    assert split_strategy.get_split_strategy() == split_strategy.SplitStrategy("idx", (3, 7))
+
+
+def test_split_strategy_of_another_group_before_initialization_fails_at_once():
+    with pytest.raises(ValueError) as info:
+        split.set_split_strategy_by_idx([1], "g")
+    assert str(info.value) == (
+        "split error: group 'g' does not exist; before the NPU system is initialized only the world group "
+        "'hccl_world_group' exists, so set the split strategy of group 'g' after initialization, once "
+        "create_group has made it"
+    )
+    with pytest.raises(ValueError) as info:
+        split.set_split_strategy_by_size([50, 50], "")
+    assert str(info.value) == "group name is empty."
+
+
+@pytest.mark.parametrize("initialize", [False, True], ids=["before_init", "after_init"])
 @pytest.mark.parametrize(
     "idx_list, message",
     [
@@ -253,12 +283,15 @@ def test_split_strategy_per_group(four_ranks, initialized):
         ("1,2", "idxList must be a python list of ints, got str '1,2'"),
     ],
 )
-def test_split_by_idx_errors(initialized, idx_list, message):
+def test_split_by_idx_errors(initialize, idx_list, message):
+    if initialize:
+        system.initialize({}, "resource_init", is_global=True)
     with pytest.raises(ValueError) as info:
         split.set_split_strategy_by_idx(idx_list)
     assert str(info.value) == message
 
 
+@pytest.mark.parametrize("initialize", [False, True], ids=["before_init", "after_init"])
 @pytest.mark.parametrize(
     "sizes, message",
     [
@@ -271,7 +304,9 @@ def test_split_by_idx_errors(initialized, idx_list, message):
         (100, "dataSizeList must be a python list of numbers, got int 100"),
     ],
 )
-def test_split_by_size_errors(initialized, sizes, message):
+def test_split_by_size_errors(initialize, sizes, message):
+    if initialize:
+        system.initialize({}, "resource_init", is_global=True)
     with pytest.raises(ValueError) as info:
         split.set_split_strategy_by_size(sizes)
     assert str(info.value) == message
@@ -288,6 +323,16 @@ def test_bad_split_is_not_recorded(initialized):
     with pytest.raises(ValueError):
         split.set_split_strategy_by_idx([2, 1])
     assert split_strategy.get_split_strategy().values == (1, 2)
+
+
+def test_bad_split_before_initialization_is_not_recorded():
+    split.set_split_strategy_by_idx([1, 2])
+    with pytest.raises(ValueError):
+        split.set_split_strategy_by_idx([2, 1])
+    with pytest.raises(ValueError):
+        split.set_split_strategy_by_size([50, 40])
+    system.initialize({}, "resource_init", is_global=True)
+    assert split_strategy.get_split_strategy() == split_strategy.SplitStrategy("idx", (1, 2))
 
 
 def test_bad_rank_table_fails_the_first_query(monkeypatch, initialized, tmp_path):

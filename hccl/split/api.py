@@ -1,10 +1,11 @@
 """``hccl.split.api``: gradient split strategies for all-reduce fusion, with upstream's names.
 
-Both functions need an initialized NPU system and raise ``NotInitializedError`` (a ``ValueError``)
-before that. Semantics, defaults and precedence are described in ``npu_bridge.core.world.split_strategy``.
+Scripts call these at start-up, before any session exists. Before the NPU system is initialized the list is
+validated at once and kept for the world group, which gets it when the system is initialized; gradients
+built before that already follow it. Semantics, defaults and precedence are described in
+``npu_bridge.core.world.split_strategy``.
 """
 
-from npu_bridge.core.runtime import system
 from npu_bridge.core.world import groups, split_strategy
 
 __all__ = ["set_split_strategy_by_idx", "set_split_strategy_by_size"]
@@ -16,12 +17,10 @@ def set_split_strategy_by_idx(idxList, group=groups.WORLD_GROUP):  # pylint: dis
     Args:
       idxList: non-empty list of ints in [0, 2**32 - 1], strictly ascending; each is the index of the last
         gradient of a segment.
-      group: the group name.
+      group: the group name; before initialization only "hccl_world_group".
     Raises:
-      NotInitializedError: the NPU system is not initialized.
       ValueError: a bad list, or no such group.
     """
-    system.require_initialized("set_split_strategy_by_idx")
     split_strategy.set_split_strategy_by_idx(idxList, group)
 
 
@@ -32,10 +31,8 @@ def set_split_strategy_by_size(dataSizeList, group=groups.WORLD_GROUP):  # pylin
 
     Args:
       dataSizeList: list of at most 8 numbers >= 0 summing to 100.
-      group: the group name.
+      group: the group name; before initialization only "hccl_world_group".
     Raises:
-      NotInitializedError: the NPU system is not initialized.
       ValueError: a bad list, or no such group.
     """
-    system.require_initialized("set_split_strategy_by_size")
     split_strategy.set_split_strategy_by_size(dataSizeList, group)

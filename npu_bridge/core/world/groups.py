@@ -12,7 +12,8 @@ chance per pair; groups that only other ranks created are not seen).
 
 Groups live for one initialization of the NPU system: after a shutdown and re-initialization only the
 world group exists again. The registry also holds each group's gradient split settings
-(``npu_bridge.core.world.split_strategy``), which disappear with the group.
+(``npu_bridge.core.world.split_strategy``), which disappear with the group; a registry starts with the world
+group's settings made before the initialization (``npu_bridge.core.world.pending_split``).
 
 Errors are ``ValueError`` (as upstream); their text starts with upstream's wording ("create group
 error:<group>", "get rank id error", ...) followed by what was wrong and what is allowed.
@@ -23,6 +24,7 @@ import hashlib
 import threading
 
 from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.world import pending_split
 from npu_bridge.core.world import world as world_lib
 
 WORLD_GROUP = "hccl_world_group"
@@ -87,17 +89,19 @@ def check_group_name(group):
 class GroupRegistry:
     """The groups of one initialization, seen from this process's rank of ``world``."""
 
-    def __init__(self, world):
+    def __init__(self, world, split=None):
         """Creates a registry holding only the world group.
 
         Args:
           world: the ``world.World`` of this process.
+          split: optional dict of split settings made before initialization, group name -> {kind: values};
+            only the world group's entry can apply (no other group exists yet).
         """
         self.world = world
         self._lock = threading.Lock()
         ranks = tuple(range(world.rank_size))
         self._groups = {WORLD_GROUP: Group(WORLD_GROUP, ranks, group_key(WORLD_GROUP, ranks))}
-        self._split = {}
+        self._split = {group: dict(kinds) for group, kinds in (split or {}).items() if group in self._groups}
 
     def names(self):
         """Returns the names of the existing groups, the world group first."""
@@ -317,7 +321,10 @@ class GroupRegistry:
 def registry():
     """Returns the ``GroupRegistry`` of the current initialization of the NPU system.
 
+    The first call of an initialization applies the split settings made before it (``pending_split``).
+
     Raises:
       NotInitializedError: the system is not initialized.
     """
-    return GroupRegistry(world_lib.current_world())
+    world = world_lib.current_world()
+    return GroupRegistry(world, pending_split.take())

@@ -15,13 +15,21 @@ which the optimizer hands over its gradients:
 over an index setting, as on Ascend), else the index setting, else ``DEFAULT`` (by size, 96.54% / 3.46%).
 Settings belong to the group (``npu_bridge.core.world.groups``): destroying the group or re-initializing the NPU
 system drops them.
+
+Scripts set the strategy at start-up, before any session initializes the NPU system. A setting made then is
+validated at once (a bad list raises at once, with the same error as after initialization) and kept until the
+world exists (``npu_bridge.core.world.pending_split``): gradients built before initialization follow it
+(``strategy_in_force``), and the first initialization after it gives it to the world group. Before
+initialization only the world group can be named, since every other group is made by ``create_group`` after
+initialization.
 """
 
 import dataclasses
 import math
 
+from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.world import groups
+from npu_bridge.core.world import groups, pending_split
 
 MAX_SPLIT_INDEX = 2**32 - 1
 MAX_SIZE_SEGMENTS = 8
@@ -115,29 +123,29 @@ def check_size_list(dataSizeList):  # pylint: disable=invalid-name  (upstream's 
 def set_split_strategy_by_idx(idxList, group=groups.WORLD_GROUP):  # pylint: disable=invalid-name
     """Sets the split points of ``group``'s gradient fusion by gradient index.
 
+    Before the NPU system is initialized the setting is kept for the world group of the next initialization.
+
     Args:
       idxList: see ``check_idx_list``.
-      group: an existing group name.
+      group: an existing group name; before initialization only the world group.
     Raises:
       ValueError: a bad list, or no such group.
-      NotInitializedError: the NPU system is not initialized.
     """
-    values = check_idx_list(idxList)
-    groups.registry().set_split(group, BY_INDEX, values)
+    _set(group, BY_INDEX, check_idx_list(idxList))
 
 
 def set_split_strategy_by_size(dataSizeList, group=groups.WORLD_GROUP):  # pylint: disable=invalid-name
     """Sets the split points of ``group``'s gradient fusion by percentage of gradient bytes.
 
+    Before the NPU system is initialized the setting is kept for the world group of the next initialization.
+
     Args:
       dataSizeList: see ``check_size_list``.
-      group: an existing group name.
+      group: an existing group name; before initialization only the world group.
     Raises:
       ValueError: a bad list, or no such group.
-      NotInitializedError: the NPU system is not initialized.
     """
-    values = check_size_list(dataSizeList)
-    groups.registry().set_split(group, BY_SIZE, values)
+    _set(group, BY_SIZE, check_size_list(dataSizeList))
 
 
 def get_split_strategy(group=groups.WORLD_GROUP):
@@ -151,7 +159,40 @@ def get_split_strategy(group=groups.WORLD_GROUP):
       ValueError: no such group.
       NotInitializedError: the NPU system is not initialized.
     """
-    settings = groups.registry().split_settings(group)
+    return _resolve(groups.registry().split_settings(group))
+
+
+def strategy_in_force(group=groups.WORLD_GROUP):
+    """Returns the split strategy for gradients built now, before or after initialization.
+
+    Args:
+      group: a group name.
+    Returns:
+      ``get_split_strategy(group)`` once the NPU system is initialized; before that, the strategy set for
+      ``group`` so far (``DEFAULT`` when none was).
+    Raises:
+      ValueError: the system is initialized and there is no such group.
+    """
+    if system.is_initialized():
+        return get_split_strategy(group)
+    return _resolve(pending_split.settings(group))
+
+
+def _set(group, kind, values):
+    if system.is_initialized():
+        groups.registry().set_split(group, kind, values)
+        return
+    groups.check_group_name(group)
+    if group != groups.WORLD_GROUP:
+        raise NpuArgumentError(
+            f"split error: group {group!r} does not exist; before the NPU system is initialized only the world "
+            f"group {groups.WORLD_GROUP!r} exists, so set the split strategy of group {group!r} after "
+            "initialization, once create_group has made it"
+        )
+    pending_split.put(group, kind, values)
+
+
+def _resolve(settings):
     for kind in (BY_SIZE, BY_INDEX):
         if kind in settings:
             return SplitStrategy(kind, settings[kind])

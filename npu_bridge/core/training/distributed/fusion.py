@@ -6,17 +6,22 @@ sum of the first k + 1 percentages. Gradients are counted in the order the optim
 A model with 100 variables thus pays two collectives per step by default (96.54% / 3.46%), not 100.
 """
 
-from npu_bridge.core.runtime import system
 from npu_bridge.core.world import split_strategy
 
 
 def strategy_for(group):
-    """Returns the split strategy for gradients built now: the group's once the system is initialized.
+    """Returns the split strategy for gradients built now.
 
-    A graph built before ``initialize_system`` uses ``split_strategy.DEFAULT`` (Ascend applies the strategy
-    when it compiles the graph, after the script set it; here it is read when the gradients are built).
+    Once the system is initialized it is the group's; a graph built before ``initialize_system`` uses the
+    strategy the script set so far, else ``split_strategy.DEFAULT`` (Ascend applies the strategy when it
+    compiles the graph, after the script set it; here it is read when the gradients are built).
+
+    Args:
+      group: the group name of the all-reduce.
+    Returns:
+      A ``split_strategy.SplitStrategy``.
     """
-    return split_strategy.get_split_strategy(group) if system.is_initialized() else split_strategy.DEFAULT
+    return split_strategy.strategy_in_force(group)
 
 
 def segments(byte_sizes, strategy):
