@@ -14,6 +14,7 @@ Every rank is an OS process (as every NPU has its own process on Ascend). The pi
   remote_memory upstream's RDMA functions, which need device addresses: not supported off the NPU
   all_to_all    ``all_to_all_v`` / ``all_to_all_v_c`` (variable counts over a fixed-shape exchange)
   transport     carries every HCCL dtype over the dtypes TF's collective ops support
+  variable_write_back  ``broadcast`` into variables: assigns the root's values back, as HCCL does
   lowering      differentiable collectives over resolved groups (gradients next to each op)
   membership    group name -> member ranks and this process's place among them
 """

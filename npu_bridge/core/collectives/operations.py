@@ -9,11 +9,22 @@ only the world group exists.
 Differences from Ascend (see the README): ``fusion`` / ``fusion_id`` are validated but each call is its own
 collective (the distributed optimizers fuse gradients themselves); ``reduce`` leaves the result on every
 rank, not only on the root. The remote-memory operations are in ``remote_memory`` (not supported off the NPU).
+
+As on Ascend, where HCCL writes into its input buffers, ``broadcast`` writes the root's values into the
+variables passed to it (``variable_write_back``); other inputs are not changed.
 """
 
 import tensorflow as tf
 
-from npu_bridge.core.collectives import all_to_all, keys, lowering, membership, primitives, transport
+from npu_bridge.core.collectives import (
+    all_to_all,
+    keys,
+    lowering,
+    membership,
+    primitives,
+    transport,
+    variable_write_back,
+)
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 from npu_bridge.core.world.groups import WORLD_GROUP
 
@@ -148,17 +159,24 @@ def allgather(tensor, rank_size, group=WORLD_GROUP, fusion=0, fusion_id=-1):
 
 
 def broadcast(tensor, root_rank, fusion=2, fusion_id=0, group=WORLD_GROUP):
-    """Sends the root's tensors to every rank of ``group``.
+    """Sends the root's tensors to every rank of ``group``; variables among them receive the root's values.
+
+    As HCCL on the NPU writes the root's data into the input buffers, an input that is a variable (a
+    ``tf.Variable`` object, a ref tensor, a ref variable's value or a resource variable's ``ReadVariableOp``;
+    see ``variable_write_back``) is assigned the broadcast value on every rank other than the root, so
+    ``sess.run(broadcast(tf.trainable_variables(), 0))`` leaves every rank's variables equal to the root's even
+    when the result is not used. Other tensors are not changed.
 
     Args:
-      tensor: a list of tensors of HCCL dtypes with fully defined shapes (on the other ranks only their
-        shapes and dtypes matter).
+      tensor: a list of tensors or variables of HCCL dtypes with fully defined shapes (on the other ranks only
+        their shapes and dtypes matter).
       root_rank: the group rank that sends.
       fusion: 0 or 2 (tensors of one call share one collective per dtype either way).
       fusion_id: int >= -1.
       group: the group name.
     Returns:
-      The list of the root's tensors.
+      The list of the root's tensors. An element for a variable input runs the assignment to that variable
+      when it is evaluated.
     Raises:
       TypeError: ``tensor`` is not a list, or an unsupported dtype.
       ValueError: a shape that is not fully defined, bad root_rank, fusion or group.
@@ -168,7 +186,8 @@ def broadcast(tensor, root_rank, fusion=2, fusion_id=0, group=WORLD_GROUP):
         raise NpuArgumentTypeError(
             f"{api}: tensor must be a list of tensors (upstream broadcasts lists), got {type(tensor).__name__}"
         )
-    tensors = [check_tensor(api, f"tensor[{i}]", t, DATA_DTYPES) for i, t in enumerate(tensor)]
+    values, assigns = zip(*[variable_write_back.value_and_target(t) for t in tensor]) if tensor else ((), ())
+    tensors = [check_tensor(api, f"tensor[{i}]", t, DATA_DTYPES) for i, t in enumerate(values)]
     for i, t in enumerate(tensors):
         if not t.shape.is_fully_defined():
             raise NpuArgumentError(
@@ -177,7 +196,9 @@ def broadcast(tensor, root_rank, fusion=2, fusion_id=0, group=WORLD_GROUP):
             )
     check_fusion(api, fusion, fusion_id, (0, 2))
     members = membership.resolve(group, api)
-    return lowering.broadcast(tensors, members, check_group_rank(api, "root_rank", root_rank, members))
+    root = check_group_rank(api, "root_rank", root_rank, members)
+    results = lowering.broadcast(tensors, members, root)
+    return variable_write_back.tie(results, assigns, write=members.rank != root)
 
 
 def reduce(tensor, reduction, root_rank, fusion=0, fusion_id=-1, group=WORLD_GROUP):  # pylint: disable=redefined-builtin
