@@ -101,6 +101,7 @@ def test_every_class_in_errors_py_derives_from_npu_bridge_error_and_a_builtin_wh
         ("EnvironmentVariableError", ValueError),
         ("CollectiveError", RuntimeError),
         ("NativeLibraryError", ImportError),
+        ("NotProvidedError", AttributeError),
     ]:
         assert issubclass(getattr(errors, name), builtin), name
 

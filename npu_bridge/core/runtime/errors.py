@@ -78,6 +78,12 @@ class NotAvailableError(NpuBridgeError, NotImplementedError):
     """An upstream API that this version of npu_bridge does not provide (yet)."""
 
 
+class NotProvidedError(NotAvailableError, AttributeError):
+    """A name that npu_bridge's ``tf.estimator`` (for TensorFlow without an Estimator of its own) does not provide:
+    the canned estimators (``DNNClassifier``, ...), heads, ``pandas_input_fn``, ... Raised when the name is looked up,
+    so it is an ``AttributeError`` too: ``hasattr`` and ``getattr(module, name, default)`` keep working."""
+
+
 class CollectiveError(NpuBridgeError, RuntimeError):
     """A collective failed or timed out, a peer rank is gone, or the ranks could not form the world.
 

@@ -4,12 +4,13 @@
 installed TensorFlow has no Estimator (see ``install.py``), so Estimator scripts -- NPUEstimator ones and plain
 ``tf.estimator`` ones -- run on TensorFlow 2.21. It is written for this project on ``tf.compat.v1``
 MonitoredSession; the canned estimators (DNNClassifier, ...) and distributed (TF_CONFIG) training are not
-provided.
+provided: looking up a name this package lacks raises ``NotProvidedError`` (an ``AttributeError``) saying so and
+what to write instead (see ``missing.py``).
 """
 
 import tensorflow as _tf
 
-from npu_bridge.core.tf_estimator import export, inputs
+from npu_bridge.core.tf_estimator import export, inputs, missing
 from npu_bridge.core.tf_estimator.estimator import Estimator
 from npu_bridge.core.tf_estimator.export import Exporter, FinalExporter, LatestExporter
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
@@ -37,3 +38,38 @@ SecondOrStepTimer = _train.SecondOrStepTimer
 StepCounterHook = _train.StepCounterHook
 StopAtStepHook = _train.StopAtStepHook
 SummarySaverHook = _train.SummarySaverHook
+
+__all__ = [
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
+    "Estimator",
+    "EstimatorSpec",
+    "EvalSpec",
+    "Exporter",
+    "FeedFnHook",
+    "FinalExporter",
+    "FinalOpsHook",
+    "GlobalStepWaiterHook",
+    "LatestExporter",
+    "LoggingTensorHook",
+    "ModeKeys",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "ProfilerHook",
+    "RunConfig",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+    "TrainSpec",
+    "VocabInfo",
+    "WarmStartSettings",
+    "export",
+    "inputs",
+    "train_and_evaluate",
+]
+__getattr__ = missing.module_getattr("tf.estimator", __all__)

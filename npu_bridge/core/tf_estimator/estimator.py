@@ -5,6 +5,7 @@ mode, then run it in a (Monitored)Session restored from the newest checkpoint of
 checkpoints and summaries as ``RunConfig`` asks, logs loss and steps per second, and stops at ``steps`` /
 ``max_steps`` or when the input ends; evaluation aggregates ``eval_metric_ops`` (plus the mean loss) over
 ``steps`` batches or the whole input and writes them as summaries; prediction yields per-example dicts.
+What it logs, and at which verbosity, is TensorFlow's Estimator's (see ``run_log.py``).
 
 Subclasses (``NPUEstimator``) adjust a run through a few methods: ``_create_saver``,
 ``_checkpoint_saver_hook`` and the ``_session_config`` / ``_steps_per_run`` attributes.
@@ -14,14 +15,14 @@ import contextlib
 import copy
 import os
 import tempfile
+import time
 
 import tensorflow as tf
 from tensorflow.core.protobuf import rewriter_config_pb2
 from tensorflow.python.training import training_util
 
-from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NotAvailableError, NpuArgumentError
-from npu_bridge.core.tf_estimator import calling, export, warm_start
+from npu_bridge.core.tf_estimator import calling, export, run_log, warm_start
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 from npu_bridge.core.tf_estimator.run_config import RunConfig
 
@@ -88,7 +89,7 @@ class _StopAfterNEvalsHook(v1.train.SessionRunHook):
         if self._num_evals is None:
             return
         if self._done % max(1, self._num_evals // 10) == 0 or self._done == self._num_evals:
-            log.logger.info("Evaluation [%d/%d]", self._done, self._num_evals)
+            run_log.info("Evaluation [%d/%d]", self._done, self._num_evals)
         if self._done >= self._num_evals:
             run_context.request_stop()
 
@@ -130,7 +131,7 @@ class Estimator:
         model_dir = model_dir or config.model_dir
         if not model_dir:
             model_dir = tempfile.mkdtemp()
-            log.logger.warning("Using temporary folder as model directory: %s", model_dir)
+            run_log.warning("Using temporary folder as model directory: %s", model_dir)
         calling.verify_model_fn_args(model_fn, params)
         self._config = config.replace(model_dir=model_dir)
         self._model_dir = model_dir
@@ -188,6 +189,10 @@ class Estimator:
           ValueError: both or non-positive ``steps`` / ``max_steps``, or listeners without checkpointing.
         """
         self._check_local("train")
+        with run_log.visible_info():
+            return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+    def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
         if steps is not None and max_steps is not None:
             raise NpuArgumentError("Can not provide both steps and max_steps.")
         for name, value in (("steps", steps), ("max_steps", max_steps)):
@@ -196,13 +201,13 @@ class Estimator:
         if max_steps is not None:
             current = self._checkpoint_global_step()
             if current is not None and current >= max_steps:
-                log.logger.info("Skipping training since max_steps has already saved.")
+                run_log.info("Skipping training since max_steps has already saved.")
                 return self
         hooks = list(hooks or [])
         if steps is not None or max_steps is not None:
             hooks.append(v1.train.StopAtStepHook(steps, max_steps))
         loss = self._train_model(input_fn, hooks, list(saving_listeners or []))
-        log.logger.info("Loss for final step: %s.", loss)
+        run_log.info("Loss for final step: %s.", loss)
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
@@ -221,6 +226,14 @@ class Estimator:
         """
         if steps is not None and steps <= 0:
             raise NpuArgumentError(f"Must specify steps > 0, given: {steps}")
+        with run_log.visible_info():
+            results = self._evaluate(input_fn, steps, hooks, checkpoint_path, name)
+            run_log.info(
+                "Saving dict for global step %d: %s", int(results["global_step"]), run_log.dict_to_str(results)
+            )
+        return results
+
+    def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name):
         checkpoint_path = self._checkpoint_or_warn(checkpoint_path, "evaluate")
         with tf.Graph().as_default():
             self._set_random_seed()
@@ -244,12 +257,15 @@ class Estimator:
             creator = v1.train.ChiefSessionCreator(
                 scaffold=spec.scaffold, config=self._session_config, checkpoint_filename_with_path=checkpoint_path
             )
+            start = time.time()
+            run_log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(start)))
             with v1.train.MonitoredSession(session_creator=creator, hooks=all_hooks) as session:
                 while not session.should_stop():
                     session.run(update_op)
+            run_log.info("Inference Time : %.5fs", time.time() - start)
+            run_log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
             results = final_hook.final_ops_values
             self._write_eval_summaries(results, name)
-        log.logger.info("Saving dict for global step %s: %s", results["global_step"], results)
         return results
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None, yield_single_examples=True):
@@ -302,9 +318,16 @@ class Estimator:
         Raises:
           ValueError: there is no checkpoint to export.
         """
-        return export.export_saved_model(
-            self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path, experimental_mode
-        )
+        with run_log.visible_info():
+            return export.export_saved_model(
+                self,
+                export_dir_base,
+                serving_input_receiver_fn,
+                assets_extra,
+                as_text,
+                checkpoint_path,
+                experimental_mode,
+            )
 
     def export_savedmodel(
         self,
@@ -359,7 +382,10 @@ class Estimator:
             )
 
     def _call_model_fn(self, features, labels, mode):
-        return calling.call_model_fn(self._model_fn, features, labels, mode, self.params, self.config)
+        run_log.info("Calling model_fn.")
+        spec = calling.call_model_fn(self._model_fn, features, labels, mode, self.params, self.config)
+        run_log.info("Done calling model_fn.")
+        return spec
 
     def _set_random_seed(self):
         if self._config.tf_random_seed is not None:
@@ -378,7 +404,7 @@ class Estimator:
     def _checkpoint_or_warn(self, checkpoint_path, what):
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         if checkpoint_path is None:
-            log.logger.info(
+            run_log.info(
                 "Could not find trained model in model_dir: %s, running initialization to %s.", self._model_dir, what
             )
         return checkpoint_path
@@ -435,7 +461,7 @@ class Estimator:
             if saver_hook is not None:
                 chief_hooks.append(saver_hook)
         if self._warm_start_settings is not None:
-            log.logger.info("Warm-starting from: %s", self._warm_start_settings.ckpt_to_initialize_from)
+            run_log.info("Warm-starting from: %s", self._warm_start_settings.ckpt_to_initialize_from)
             warm_start.apply(self._warm_start_settings)
         loss = None
         with v1.train.MonitoredTrainingSession(

@@ -10,6 +10,7 @@ from tensorflow.python.saved_model.model_utils import export_output as export_ou
 
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.tf_estimator import missing
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 
 v1 = tf.compat.v1
@@ -208,3 +209,16 @@ class LatestExporter(_SavedModelExporter):
             for stale in exports[: -self._keep]:
                 shutil.rmtree(os.path.join(export_path, str(stale)), ignore_errors=True)
         return result
+
+
+# What `tf.estimator.export` provides; other names raise NotProvidedError.
+__all__ = [
+    "ClassificationOutput",
+    "ExportOutput",
+    "PredictOutput",
+    "RegressionOutput",
+    "ServingInputReceiver",
+    "build_parsing_serving_input_receiver_fn",
+    "build_raw_serving_input_receiver_fn",
+]
+__getattr__ = missing.module_getattr("tf.estimator.export", __all__)
