@@ -1,6 +1,7 @@
 """What every other part stands on.
 
 activation      switching npu_bridge on once TensorFlow is in the process
+keras_selection  legacy Keras (tf_keras) for TF1 code, whichever of TensorFlow and npu_bridge is imported first
 native_library  loading the C++ library and checking which TensorFlow it was built for
 errors          every exception class npu_bridge raises
 log             the ``npu_bridge`` logger (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT)

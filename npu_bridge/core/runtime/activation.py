@@ -6,7 +6,9 @@ imported first, otherwise right after TensorFlow's own import finishes (a meta-p
 ``tensorflow``). Switching on:
 
   * selects legacy Keras (``TF_USE_LEGACY_KERAS=1``, from the tf-keras package) unless the user chose, so
-    ``tf.compat.v1.layers`` and Keras-in-Session work;
+    ``tf.compat.v1.layers`` and Keras-in-Session work (``npu_bridge.core.runtime.keras_selection``: also when
+    TensorFlow was imported first, as long as it has not given Keras 3 for ``tf.keras`` yet; if it has, switching
+    on fails with ``KerasVersionError`` saying what to change);
   * configures the ``npu_bridge`` logger from ASCEND_GLOBAL_LOG_LEVEL / ASCEND_SLOG_PRINT_TO_STDOUT;
   * loads the C++ library once (ops, kernels and the NpuOptimizer Grappler pass);
   * wraps ``BaseSession.__init__`` so every session passes through the session bridge
@@ -22,18 +24,13 @@ are imported when a session is created and at exit.
 import atexit
 import importlib.abc
 import importlib.util
-import os
 import sys
 import threading
 
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import keras_selection, log
 
 _lock = threading.RLock()
 _state = {"active": False, "error": None}
-
-
-def _select_legacy_keras():
-    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 
 def activate():
@@ -42,6 +39,7 @@ def activate():
     Raises:
       NativeLibraryError: the C++ library is missing or was built for another TensorFlow; raised again by
         every later call.
+      KerasVersionError: TensorFlow already gave Keras 3 for ``tf.keras``; raised again by every later call.
     """
     with _lock:
         if _state["error"] is not None:
@@ -50,7 +48,7 @@ def activate():
             return
         _state["active"] = True
         try:
-            _select_legacy_keras()
+            keras_selection.select()
             log.configure()
             from npu_bridge.core.runtime import native_library  # pylint: disable=import-outside-toplevel
             from npu_bridge.core.tf_estimator import install  # pylint: disable=import-outside-toplevel
@@ -101,7 +99,7 @@ class _TensorFlowImportHook(importlib.abc.MetaPathFinder):
         load_tensorflow = spec.loader.exec_module
 
         def exec_then_activate(module):
-            _select_legacy_keras()
+            keras_selection.select(before_import=True)
             load_tensorflow(module)
             activate()
 

@@ -70,6 +70,11 @@ class NotInitializedError(NpuBridgeError, ValueError):
     """An HCCL query or collective was used before the system was initialized."""
 
 
+class KerasVersionError(NpuBridgeError, ImportError):
+    """npu_bridge was imported after TensorFlow had already given Keras 3 for ``tf.keras`` (or another of its Keras
+    names), so TF1 code cannot get legacy Keras (tf_keras) without mixing the two."""
+
+
 class NativeLibraryError(NpuBridgeError, ImportError):
     """The npu_bridge C++ library is missing, stale or failed to load."""
 
