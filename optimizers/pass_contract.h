@@ -81,7 +81,12 @@ constexpr IntKey kSessionId{"_npu_session_id", 0};  // names the capture slots o
 // Precision (impl_mode, precision and fp16_saturation passes).
 constexpr BoolKey kPrecisionRewrite{"_npu_precision_rewrite", false};  // run the precision pass (rules may be empty)
 constexpr RecordListKey kPrecisionRules{"_npu_precision_rules"};
-constexpr StringKey kPrecisionAmpDtype{"_npu_precision_amp_dtype", ""};       // "bfloat16": retarget AMP's fp16 casts
+// Mixed modes: the reduced precision ("float16" / "bfloat16"; "" outside mixed modes), whether the region
+// really computes in it (GPU) or is emulated by rounding, and the white / black op type lists.
+constexpr StringKey kPrecisionMixedDtype{"_npu_precision_mixed_dtype", ""};
+constexpr BoolKey kPrecisionMixedConvert{"_npu_precision_mixed_convert", false};
+constexpr StringListKey kPrecisionMixedWhite{"_npu_precision_mixed_white"};
+constexpr StringListKey kPrecisionMixedBlack{"_npu_precision_mixed_black"};
 constexpr BoolKey kPrecisionAscendFp16{"_npu_precision_ascend_fp16", false};  // simulated Ascend fp16 saturation
 constexpr RecordListKey kPrecisionImplModes{"_npu_precision_impl_modes"};
 
@@ -125,12 +130,31 @@ constexpr KeySpec Spec(StringListKey key) { return {key.name, Kind::kStringList}
 constexpr KeySpec Spec(RecordListKey key) { return {key.name, Kind::kRecordList}; }
 constexpr KeySpec Spec(RecordKey key) { return {key.name, Kind::kRecord}; }
 constexpr KeySpec kAllKeys[] = {
-    Spec(kValidated),         Spec(kInitOptions),       Spec(kDumpEnabled),         Spec(kDumpRoot),
-    Spec(kDumpInputs),        Spec(kDumpOutputs),       Spec(kDumpStats),           Spec(kDumpGolden),
-    Spec(kDumpSteps),         Spec(kDumpLayers),        Spec(kOverflowCheck),       Spec(kOverflowFp16Saturation),
-    Spec(kExceptionDump),     Spec(kExceptionDir),      Spec(kSessionId),           Spec(kPrecisionRewrite),
-    Spec(kPrecisionRules),    Spec(kPrecisionAmpDtype), Spec(kPrecisionAscendFp16), Spec(kPrecisionImplModes),
-    Spec(kIterationsPerLoop), Spec(kCollectiveTimeout),
+    Spec(kValidated),
+    Spec(kInitOptions),
+    Spec(kDumpEnabled),
+    Spec(kDumpRoot),
+    Spec(kDumpInputs),
+    Spec(kDumpOutputs),
+    Spec(kDumpStats),
+    Spec(kDumpGolden),
+    Spec(kDumpSteps),
+    Spec(kDumpLayers),
+    Spec(kOverflowCheck),
+    Spec(kOverflowFp16Saturation),
+    Spec(kExceptionDump),
+    Spec(kExceptionDir),
+    Spec(kSessionId),
+    Spec(kPrecisionRewrite),
+    Spec(kPrecisionRules),
+    Spec(kPrecisionMixedDtype),
+    Spec(kPrecisionMixedConvert),
+    Spec(kPrecisionMixedWhite),
+    Spec(kPrecisionMixedBlack),
+    Spec(kPrecisionAscendFp16),
+    Spec(kPrecisionImplModes),
+    Spec(kIterationsPerLoop),
+    Spec(kCollectiveTimeout),
 };
 // Parameter_map keys with this prefix belong to the contract; any other "_npu_" key is an error.
 constexpr char kKeyPrefix[] = "_npu_";

@@ -1,17 +1,19 @@
-"""Mixed precision modes on TensorFlow's AMP pass: dtypes in the executed graph, bf16, modify_mixlist, keep_dtype."""
+"""Mixed precision modes (the precision pass's own region): dtypes in the executed graph, values, the lists,
+bf16, modify_mixlist, keep_dtype, real conversion, and the graphs real scripts build."""
 
 import json
-import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import npu_config, run_python
+from conftest import npu_config
 from precision_helpers import bf16, casts_to, fp16, run_executed
+from tensorflow.python.grappler import tf_optimizer
 
 from npu_bridge.core.precision import mixlist
-from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime import readme_blocks, system
 from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.session import pass_contract
 
 v1 = tf.compat.v1
 RNG = np.random.RandomState(1)
@@ -21,10 +23,7 @@ W2 = RNG.randn(32, 4).astype(np.float32)
 
 
 def mlp(keep_first=False):
-    """x -> MatMul -> Relu -> MatMul -> Sum; returns (graph, first matmul's value, loss, feed).
-
-    The value is read through an Identity: TensorFlow's AMP pass leaves fetched nodes alone.
-    """
+    """x -> MatMul -> Relu -> MatMul -> Sum; returns (graph, first matmul's value, loss, feed)."""
     graph = tf.Graph()
     with graph.as_default():
         x = v1.placeholder(tf.float32, X.shape)
@@ -110,14 +109,9 @@ def test_modify_mixlist_black_list_keeps_an_op_in_float32(tmp_path):
     )
     assert not casts_to(executed, tf.float16)
     np.testing.assert_allclose(first_value, X @ W1, rtol=1e-5, atol=1e-4)
-    variable = mixlist.ENV_PREFIX + "DENYLIST_ADD"
-    assert os.environ[variable] == "MatMul"
-    system.shutdown()  # modify_mixlist is an init option: a new initialization may drop it
-    run_executed(graph, loss, feed, precision_mode="allow_mix_precision")
-    assert variable not in os.environ
 
 
-def test_mixlist_placement_follows_ascend_list_semantics(tmp_path):
+def test_mixlist_edits_follow_ascend_list_semantics(tmp_path):
     path = write_mixlist(
         tmp_path,
         {
@@ -126,18 +120,16 @@ def test_mixlist_placement_follows_ascend_list_semantics(tmp_path):
             "gray-list": {"to-add": ["Sub"], "to-remove": ["Relu"]},
         },
     )
-    placement = mixlist.load(path)
-    assert placement == {
-        "Mul": "DENYLIST",
-        "Exp": "INFERLIST",
-        "Relu": "ALLOWLIST",
-        "Conv2D": "INFERLIST",
-        "Sub": "INFERLIST",
-    }
-    lists = mixlist.environment_for(placement)
-    assert lists["DENYLIST_ADD"] == "Mul" and lists["ALLOWLIST_ADD"] == "Relu"
-    assert lists["INFERLIST_ADD"] == "Conv2D,Exp,Sub"
-    assert "Mul" in lists["ALLOWLIST_REMOVE"].split(",") and "Relu" in lists["DENYLIST_REMOVE"].split(",")
+    assert mixlist.load(path) == {"Mul": "black", "Exp": "gray", "Relu": "white", "Conv2D": "gray", "Sub": "gray"}
+    lists = mixlist.session_lists(path)
+    assert "Relu" in lists.white and "Conv2D" not in lists.white and "MatMul" in lists.white
+    assert "Mul" in lists.black and "Exp" not in lists.black and "Log" in lists.black
+    defaults = mixlist.session_lists(None)
+    assert set(defaults.white) == set(mixlist.DEFAULT_WHITE) and set(defaults.black) == set(mixlist.DEFAULT_BLACK)
+
+
+def test_default_lists_are_documented_from_their_source():
+    assert readme_blocks.read_block(mixlist.DOCS_BLOCK, mixlist.DOCS_PAGE) == mixlist.markdown()
 
 
 @pytest.mark.parametrize(
@@ -174,41 +166,80 @@ def test_keep_dtype_op_computes_in_float32_inside_a_mixed_region():
     assert casts_to(executed, tf.float16)  # the rest of the network is still mixed
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(180)
-@pytest.mark.op_types
-def test_keep_dtype_op_is_converted_back_when_amp_really_converts_it():
-    # GPU-style AMP: ops really become float16 (forced on CPU here); a kept op is converted back to float32.
-    result = run_python(
-        """
-        import numpy as np, tensorflow as tf
-        import npu_bridge
-        from npu_bridge.core.runtime.executed_op_types import user_op_type
-        tf.compat.v1.disable_eager_execution()
-        v1 = tf.compat.v1
+def optimized(graph, fetch, **plan_fields):
+    """The graph NpuOptimizer makes of ``graph`` (fetching ``fetch``) with a pass plan of ``plan_fields``."""
+    meta = v1.train.export_meta_graph(graph=graph)
+    meta.collection_def["train_op"].node_list.value.append(fetch.name)
+    config = v1.ConfigProto()
+    config.graph_options.rewrite_options.min_graph_nodes = -1
+    entry = config.graph_options.rewrite_options.custom_optimizers.add()
+    entry.name = "NpuOptimizer"
+    pass_contract.write(entry, pass_contract.PassPlan(validated=True, precision_rewrite=True, **plan_fields))
+    return tf_optimizer.OptimizeGraph(config, meta)
+
+
+def test_gpu_style_conversion_really_computes_the_region_in_float16_and_keeps_kept_ops():
+    graph = tf.Graph()
+    with graph.as_default(), tf.device("/cpu:0"):
+        x = v1.placeholder(tf.float32, [4, 8], name="x")
+        with graph._attr_scope({"_keep_dtype": v1.AttrValue(i=1)}):
+            kept = tf.matmul(x, tf.ones([8, 8]), name="kept")
+        mixed = tf.matmul(tf.nn.relu(kept), tf.ones([8, 2]) * 0.1, name="mixed")
+        loss = tf.reduce_sum(tf.exp(mixed), name="loss")
+    lists = mixlist.session_lists(None)
+    graph_def = optimized(
+        graph, loss, mixed_dtype="float16", mixed_convert=True, mixed_white=lists.white, mixed_black=lists.black
+    )
+    types = {n.name: tf.as_dtype(n.attr["T"].type).name for n in graph_def.node if "T" in n.attr}
+    assert types["kept"] == "float32" and types["mixed"] == "float16" and types["loss"] == "float32"
+    assert types["Exp"] == "float32"  # black list: read through a cast back to float32
+    with tf.Graph().as_default() as rerun:
+        tf.graph_util.import_graph_def(graph_def, name="")
+    with v1.Session(graph=rerun) as sess:
+        value = sess.run("loss:0", {"x:0": np.ones([4, 8], np.float32)})
+    np.testing.assert_allclose(value, 4 * 2 * np.exp(fp16(8 * 8 * 0.1)), rtol=1e-3)
+
+
+def test_dense_softmax_cross_entropy_trains_under_every_mixed_mode():
+    # The graph that crashed TensorFlow's own CPU mixed-precision pass (std::out_of_range, process killed).
+    rng = np.random.RandomState(0)
+    images = rng.rand(32, 20).astype(np.float32)
+    labels = np.eye(4, dtype=np.float32)[rng.randint(0, 4, 32)]
+    for mode in ("allow_mix_precision", "allow_mix_precision_bf16", "mixed_float16"):
         graph = tf.Graph()
         with graph.as_default():
-            x = v1.placeholder(tf.float32, [4, 8])
-            with graph._attr_scope({"_keep_dtype": v1.AttrValue(i=1)}):
-                kept = tf.matmul(x, tf.ones([8, 8]), name="kept")
-            loss = tf.reduce_sum(tf.matmul(tf.nn.relu(kept), tf.ones([8, 2]), name="mixed"))
-        config = v1.ConfigProto()
-        entry = config.graph_options.rewrite_options.custom_optimizers.add()
-        entry.name = "NpuOptimizer"
-        entry.parameter_map["precision_mode"].s = b"allow_mix_precision"
-        meta = v1.RunMetadata()
-        with v1.Session(graph=graph, config=config) as sess:
-            sess.run(loss, {x: np.ones([4, 8])}, options=v1.RunOptions(output_partition_graphs=True),
-                     run_metadata=meta)
-        types = {n.name: tf.as_dtype(n.attr["T"].type).name for g in meta.partition_graphs for n in g.node
-                 if user_op_type(n.op) == "MatMul"}  # oneDNN runs the float32 one as _MklMatMul
-        print("types", types["kept"], types["mixed"])
-    """,
-        env={"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16": "0"},
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "types float32 float16" in result.stdout
+            v1.set_random_seed(1)
+            x = tf.constant(images)
+            hidden = tf.nn.relu(v1.layers.dense(x, 16))
+            logits = v1.layers.dense(tf.nn.dropout(hidden, rate=0.1), 4)
+            loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            train = v1.train.GradientDescentOptimizer(0.5).minimize(loss)
+            init = v1.global_variables_initializer()
+        key = "precision_mode_v2" if mode == "mixed_float16" else "precision_mode"
+        system.shutdown()  # precision_mode is an init option: the first initialization fixes it
+        with v1.Session(graph=graph, config=npu_config(**{key: mode})) as sess:
+            sess.run(init)
+            losses = [sess.run([train, loss])[1] for _ in range(30)]
+            rounded = sess.run(logits)
+        assert np.all(np.isfinite(losses)) and losses[-1] < losses[0], (mode, losses)
+        round_trip = bf16 if "bf16" in mode else fp16
+        np.testing.assert_array_equal(round_trip(rounded), rounded)  # BiasAdd follows its MatMul
+
+
+def test_region_follows_while_loops_and_conds():
+    w = (np.random.RandomState(2).randn(4, 4) * 0.3).astype(np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [4, 4])
+        flag = v1.placeholder(tf.bool, [])
+        start = tf.cond(flag, lambda: tf.matmul(x, w), lambda: x * 2.0)
+        _, looped = tf.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, tf.tanh(tf.matmul(h, w))), [0, start])
+    value, _ = run_executed(graph, looped, {x: X[:4, :4], flag: True}, precision_mode="allow_mix_precision")
+    np.testing.assert_array_equal(fp16(value), value)  # Tanh follows the MatMul inside the loop
+    expected = fp16(fp16(X[:4, :4]) @ fp16(w))
+    for _ in range(3):
+        expected = fp16(np.tanh(fp16(expected @ fp16(w))))
+    np.testing.assert_allclose(value, expected, atol=2e-3)
 
 
 def test_simulated_backend_saturates_the_fp16_values_of_the_mixed_region():

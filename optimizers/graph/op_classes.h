@@ -28,6 +28,10 @@ bool IsStructuralOp(const std::string& op);
 // (optimizer updates): variables keep their dtype.
 bool IsComputingNode(const tensorflow::NodeDef& node, const tensorflow::DataTypeVector& input_types);
 
+// Ops whose float outputs hold only values of their float inputs (reshapes, slices, gathers, concatenation,
+// max pooling, Relu, Maximum, ...): given inputs fp16 can represent, so are their outputs.
+bool PreservesValues(const std::string& op);
+
 // The low-precision types a precision rule can round to.
 bool IsLowPrecision(tensorflow::DataType dtype);
 

@@ -2,15 +2,15 @@
 //
 // A float32 tensor "rounded through fp16" is a Cast float->half followed by a Cast half->float: the consumer
 // computes in float32 on values that fp16 can represent, which is exactly fp16 inputs with fp32
-// accumulation (Ascend's cube units). The Python precision step turns precision_mode, customize_dtypes and
-// the backend into rules (contract::kPrecisionRules, records in pass_contract.h); this pass applies them:
-//   1. With bf16 mixed precision, the rounding casts TensorFlow's fp16-emulating AMP pass inserted are
-//      retargeted to bfloat16.
-//   2. Rules round (or keep) the float inputs and outputs of the ops they select.
-//   3. Ops marked _keep_dtype read their inputs before rounding and their consumers read their unrounded
-//      outputs; an op that AMP really converted to fp16 (GPU) is converted back with casts around it.
-// Every step recognises rounding that is already there (AMP's casts, an earlier rule's), so no tensor is
-// rounded twice.
+// accumulation (Ascend's cube units). The Python precision step turns precision_mode, customize_dtypes, the
+// mixed-precision lists and the backend into the pass plan (pass_contract.h); this pass applies it:
+//   1. Rules round (or keep) the float inputs and outputs of the ops they select (cube and fp16 modes,
+//      customize_dtypes).
+//   2. Mixed modes: the region (mixed_region.h) rounds its float inputs and outputs through fp16 / bf16, or,
+//      on the gpu backend, really computes in fp16 / bf16 (mixed_convert.h).
+//   3. Ops marked _keep_dtype are left out of both.
+// Outputs are rounded before inputs, and rounding that is already there (an earlier step's, or values that
+// only moved since) is recognised, so no tensor is rounded twice.
 #include <map>
 #include <memory>
 #include <set>
@@ -19,10 +19,11 @@
 #include <vector>
 
 #include "optimizers/graph/graph_edit.h"
+#include "optimizers/graph/mixed_convert.h"
+#include "optimizers/graph/mixed_region.h"
 #include "optimizers/graph/op_classes.h"
 #include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
-#include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/framework/types.h"
 
 namespace npu_bridge {
@@ -30,8 +31,6 @@ namespace {
 
 using tensorflow::DataType;
 using tensorflow::NodeDef;
-
-constexpr char kAmpSuffix[] = "AutoMixedPrecision";
 
 // What to do with the float slots of an op: a dtype per index, or for every slot.
 struct SlotSpec {
@@ -130,8 +129,6 @@ bool IsKept(const NodeDef& node) {
   return it != node.attr().end() && (it->second.i() != 0 || it->second.b());
 }
 
-bool IsAmpCast(const NodeDef& node) { return node.op() == "Cast" && node.name().find(kAmpSuffix) != std::string::npos; }
-
 // A cast float -> low precision.
 bool IsDownCast(const NodeDef& node, DataType* lowp) {
   if (node.op() != "Cast" || TypeAttr(node, "SrcT") != tensorflow::DT_FLOAT) return false;
@@ -156,48 +153,50 @@ class PrecisionPass : public RewritePass {
                    tensorflow::GraphDef* graph, bool* changed) override {
     RuleSet rules;
     absl::Status status = rules.Build(options.Get(contract::kPrecisionRules));
+    DataType mixed = tensorflow::DT_INVALID;
+    if (status.ok()) status = MixedDtype(options.Get(contract::kPrecisionMixedDtype), &mixed);
     if (!status.ok()) return status;
     GraphEditor editor(graph);
     changed_ = changed;
-    if (options.Get(contract::kPrecisionAmpDtype) == "bfloat16") RetargetAmpCasts(&editor);
+    const std::set<std::string> fetched = FetchedNodes(item);
 
-    // AMP's rounding is undone first for kept ops and float32 slots (it exists because AMP put the op in
-    // fp16); rules then round. A kept op still reads rounded values from a producer that a rule makes fp16,
-    // as on Ascend, where a float32 op after an fp16 op reads its fp16 output.
+    std::set<std::string> region;
+    if (mixed != tensorflow::DT_INVALID) {
+      MixedLists lists;
+      for (const std::string& op : options.Get(contract::kPrecisionMixedWhite)) lists.white.insert(op);
+      for (const std::string& op : options.Get(contract::kPrecisionMixedBlack)) lists.black.insert(op);
+      region = MixedRegion(editor, lists, [&](const NodeDef& node) { return IsKept(node) || rules.Find(node); });
+      if (options.Get(contract::kPrecisionMixedConvert)) {
+        if (ConvertRegion(&editor, region, fetched, mixed)) Changed();
+        region.clear();
+      }
+    }
+    Rule region_rule;
+    region_rule.inputs.has_default = region_rule.outputs.has_default = true;
+    region_rule.inputs.all = region_rule.outputs.all = mixed;
+
     struct Planned {
       NodeDef* node;
       const Rule* rule;
+      bool round_outputs;
       tensorflow::DataTypeVector in_types, out_types;
     };
     std::vector<Planned> planned;
     for (const std::string& name : editor.original_nodes()) {
-      Planned p{editor.Find(name), nullptr, {}, {}};
-      if (!NodeTypes(*p.node, &p.in_types, &p.out_types) || !IsComputingNode(*p.node, p.in_types)) {
-        continue;
-      }
-      if (IsKept(*p.node)) {
-        Keep(&editor, p.node, p.in_types, p.out_types);
+      Planned p{editor.Find(name), nullptr, true, {}, {}};
+      if (!NodeTypes(*p.node, &p.in_types, &p.out_types) || !IsComputingNode(*p.node, p.in_types) || IsKept(*p.node)) {
         continue;
       }
       p.rule = rules.Find(*p.node);
+      if (p.rule == nullptr && region.count(name)) {
+        p.rule = &region_rule;
+        p.round_outputs = !PreservesValues(p.node->op());  // its inputs are rounded, so are its outputs
+      }
       if (p.rule != nullptr) planned.push_back(p);
     }
     for (const Planned& p : planned) {
-      for (int i = 0; i < static_cast<int>(p.in_types.size()); ++i) {
-        if (p.in_types[i] == tensorflow::DT_FLOAT && p.rule->inputs.For(i) == tensorflow::DT_FLOAT) {
-          UnroundAmpInput(&editor, p.node, i);
-        }
-      }
-      for (int o = 0; o < static_cast<int>(p.out_types.size()); ++o) {
-        if (p.out_types[o] == tensorflow::DT_FLOAT && p.rule->outputs.For(o) == tensorflow::DT_FLOAT) {
-          UnroundAmpOutput(&editor, *p.node, o);
-        }
-      }
-    }
-    const std::set<std::string> fetched = FetchedNodes(item);
-    for (const Planned& p : planned) {
       std::map<int, std::string> rounded_outputs;
-      for (int o = 0; o < static_cast<int>(p.out_types.size()); ++o) {
+      for (int o = 0; p.round_outputs && o < static_cast<int>(p.out_types.size()); ++o) {
         const DataType want = p.rule->outputs.For(o);
         if (p.out_types[o] != tensorflow::DT_FLOAT || !IsLowPrecision(want)) continue;
         const std::string rounded = RoundOutput(&editor, *p.node, o, want);
@@ -207,9 +206,14 @@ class PrecisionPass : public RewritePass {
         editor.ReplaceFetchedOutputs(p.node, p.out_types, rounded_outputs);
         Changed();
       }
+    }
+    std::map<std::string, bool> rounded;  // tensor -> holds values rounded through the region's dtype
+    for (const Planned& p : planned) {
       for (int i = 0; i < static_cast<int>(p.in_types.size()); ++i) {
         const DataType want = p.rule->inputs.For(i);
-        if (p.in_types[i] == tensorflow::DT_FLOAT && IsLowPrecision(want)) RoundInput(&editor, p.node, i, want);
+        if (p.in_types[i] != tensorflow::DT_FLOAT || !IsLowPrecision(want)) continue;
+        if (RoundedAlready(editor, p.node->input(i), want, region, &rounded)) continue;
+        RoundInput(&editor, p.node, i, want);
       }
     }
     return absl::OkStatus();
@@ -218,58 +222,20 @@ class PrecisionPass : public RewritePass {
  private:
   void Changed() { *changed_ = true; }
 
-  // TensorFlow's AMP only emulates fp16 on CPU; its casts mark the regions, bfloat16 is what is wanted. Each
-  // fp16 island that starts at one of AMP's casts to fp16 (possibly reshaped or transposed in fp16 by the
-  // arithmetic optimizer, or a constant folded to fp16) becomes bfloat16 as a whole, so types stay consistent.
-  void RetargetAmpCasts(GraphEditor* editor) {
-    std::vector<NodeDef*> pending;
-    std::set<NodeDef*> seen;
-    for (const std::string& name : editor->original_nodes()) {
-      NodeDef* node = editor->Find(name);
-      DataType lowp;
-      if (IsAmpCast(*node) && IsDownCast(*node, &lowp) && lowp == tensorflow::DT_HALF) pending.push_back(node);
+  static absl::Status MixedDtype(const std::string& name, DataType* dtype) {
+    if (name == "float16") {
+      *dtype = tensorflow::DT_HALF;
+    } else if (name == "bfloat16") {
+      *dtype = tensorflow::DT_BFLOAT16;
+    } else if (!name.empty()) {
+      return absl::InvalidArgumentError(std::string("npu_bridge: ") + contract::kPrecisionMixedDtype.name + " is '" +
+                                        name + "'; the values are float16, bfloat16 or empty");
     }
-    while (!pending.empty()) {
-      NodeDef* node = pending.back();
-      pending.pop_back();
-      if (!seen.insert(node).second) continue;
-      tensorflow::DataTypeVector in_types, out_types;
-      if (!NodeTypes(*node, &in_types, &out_types)) continue;
-      for (int i = 0; i < static_cast<int>(in_types.size()); ++i) {
-        if (in_types[i] == tensorflow::DT_HALF) pending.push_back(editor->Find(ParseInput(node->input(i)).first));
-      }
-      for (int o = 0; o < static_cast<int>(out_types.size()); ++o) {
-        if (out_types[o] != tensorflow::DT_HALF) continue;
-        for (auto& [consumer, unused] : editor->Consumers(TensorName(node->name(), o))) pending.push_back(consumer);
-      }
-      ToBfloat16(node);
-    }
+    return absl::OkStatus();
   }
 
-  void ToBfloat16(NodeDef* node) {
-    if (node->op() == "Const") {
-      tensorflow::Tensor half;
-      if (TypeAttr(*node, "dtype") != tensorflow::DT_HALF || !half.FromProto(node->attr().at("value").tensor())) {
-        return;
-      }
-      tensorflow::Tensor bf16(tensorflow::DT_BFLOAT16, half.shape());
-      auto from = half.flat<Eigen::half>();
-      auto to = bf16.flat<tensorflow::bfloat16>();
-      for (int64_t i = 0; i < from.size(); ++i) to(i) = static_cast<tensorflow::bfloat16>(static_cast<float>(from(i)));
-      bf16.AsProtoTensorContent((*node->mutable_attr())["value"].mutable_tensor());
-    }
-    for (auto& [attr, value] : *node->mutable_attr()) {
-      if (value.value_case() == tensorflow::AttrValue::kType && value.type() == tensorflow::DT_HALF) {
-        value.set_type(tensorflow::DT_BFLOAT16);
-      }
-    }
-    Changed();
-  }
-
-  // If `tensor` is a float32 value rounded through a low-precision type (by AMP's casts only, if
-  // `amp_only`), returns the unrounded tensor.
-  bool RoundedFrom(const GraphEditor& editor, const std::string& tensor, bool amp_only, std::string* original,
-                   DataType* lowp) const {
+  // If `tensor` is a float32 value rounded through a low-precision type, returns the unrounded tensor.
+  bool RoundedFrom(const GraphEditor& editor, const std::string& tensor, std::string* original, DataType* lowp) const {
     const auto parsed = ParseInput(tensor);
     const NodeDef* up = editor.Find(parsed.first);
     if (up == nullptr || parsed.second != 0 || !IsUpCast(*up) || up->input_size() == 0) return false;
@@ -282,9 +248,47 @@ class PrecisionPass : public RewritePass {
     if (down == nullptr || down_input.second != 0 || !IsDownCast(*down, lowp) || down->input_size() == 0) {
       return false;
     }
-    if (amp_only && !(IsAmpCast(*up) && IsAmpCast(*down))) return false;
     *original = down->input(0);
     return true;
+  }
+
+  // True when `tensor` only holds values `lowp` represents: it comes from a rounding, or from ops that move
+  // or select values (Identity, Enter, Reshape, MaxPool, ..., and region ops that preserve values, whose
+  // inputs are rounded) reading only such tensors. Loops count as not rounded (pessimistic: at worst a
+  // value is rounded twice, which changes nothing).
+  bool RoundedAlready(const GraphEditor& editor, const std::string& tensor, DataType lowp,
+                      const std::set<std::string>& region, std::map<std::string, bool>* memo) const {
+    const auto parsed = ParseInput(tensor);
+    const std::string key = TensorName(parsed.first, parsed.second) + "|" + tensorflow::DataTypeString(lowp);
+    auto it = memo->find(key);
+    if (it != memo->end()) return it->second;
+    (*memo)[key] = false;
+    std::string original;
+    DataType current;
+    bool result = false;
+    const NodeDef* producer = editor.Find(parsed.first);
+    if (RoundedFrom(editor, tensor, &original, &current)) {
+      result = current == lowp;
+    } else if (producer == nullptr) {
+      result = false;
+    } else if (producer->op() == "Const") {
+      result = producer->name().find("/npu_round_") != std::string::npos;  // folded rounding casts
+    } else if (PreservesValues(producer->op()) && region.count(producer->name())) {
+      result = true;
+    } else if (PreservesValues(producer->op()) ||
+               (MovesValues(producer->op()) && !IsStructuralOp(producer->op()) && producer->input_size() > 0)) {
+      tensorflow::DataTypeVector in_types, out_types;
+      int float_inputs = 0;
+      result = NodeTypes(*producer, &in_types, &out_types);
+      for (int i = 0; result && i < static_cast<int>(in_types.size()); ++i) {
+        if (in_types[i] != tensorflow::DT_FLOAT) continue;
+        ++float_inputs;
+        result = RoundedAlready(editor, producer->input(i), lowp, region, memo);
+      }
+      result = result && float_inputs > 0;  // a variable read or a source holds values of any precision
+    }
+    (*memo)[key] = result;
+    return result;
   }
 
   // Returns the float32 tensor holding `tensor` rounded through `lowp`, adding the two casts once.
@@ -307,22 +311,14 @@ class PrecisionPass : public RewritePass {
   }
 
   void RoundInput(GraphEditor* editor, NodeDef* node, int position, DataType lowp) {
-    std::string original;
-    DataType current;
-    const std::string input = node->input(position);
-    if (RoundedFrom(*editor, input, /*amp_only=*/false, &original, &current) && current == lowp) return;
-    const NodeDef* producer = editor->Find(ParseInput(input).first);
-    if (producer != nullptr && producer->op() == "Const" && producer->name().find("/npu_round_") != std::string::npos) {
-      return;  // constant folding turned our rounding casts into a rounded constant
-    }
-    editor->Rewire(node, position, RoundedTensor(editor, input, lowp));
+    editor->Rewire(node, position, RoundedTensor(editor, node->input(position), lowp));
     Changed();
   }
 
   // Makes the consumers of `node:index` read it rounded; returns the rounded tensor ("" if it was already).
   std::string RoundOutput(GraphEditor* editor, const NodeDef& node, int index, DataType lowp) {
     const std::string tensor = TensorName(node.name(), index);
-    // Already rounded when every consumer casts it to `lowp` (AMP's or the script's casts).
+    // Already rounded when every consumer casts it to `lowp` (an earlier run's or the script's casts).
     const auto consumers = editor->Consumers(tensor);
     bool rounded_already = !consumers.empty();
     for (auto& [consumer, unused] : consumers) {
@@ -336,102 +332,8 @@ class PrecisionPass : public RewritePass {
     return rounded;
   }
 
-  void UnroundAmpInput(GraphEditor* editor, NodeDef* node, int position) {
-    std::string original;
-    DataType lowp;
-    if (!RoundedFrom(*editor, node->input(position), /*amp_only=*/true, &original, &lowp)) return;
-    editor->Rewire(node, position, original);
-    Changed();
-  }
-
-  // Consumers that read `node:index` through AMP's rounding casts read it directly.
-  void UnroundAmpOutput(GraphEditor* editor, const NodeDef& node, int index) {
-    const std::string tensor = TensorName(node.name(), index);
-    for (auto& [down, unused] : editor->Consumers(tensor)) {
-      DataType lowp;
-      if (!IsAmpCast(*down) || !IsDownCast(*down, &lowp)) continue;
-      for (auto& [up, unused_position] : editor->Consumers(down->name())) {
-        if (!IsAmpCast(*up) || !IsUpCast(*up)) continue;
-        for (auto& [consumer, position] : editor->Consumers(up->name())) {
-          editor->Rewire(consumer, position, tensor);
-          Changed();
-        }
-      }
-    }
-  }
-
-  // A _keep_dtype op is left out of the rules, and AMP's fp16 treatment of it is undone: it computes in
-  // float32 and its consumers read its float32 outputs.
-  void Keep(GraphEditor* editor, NodeDef* node, const tensorflow::DataTypeVector& in_types,
-            const tensorflow::DataTypeVector& out_types) {
-    if (WasConvertedByAmp(*editor, *node)) {
-      ConvertBack(editor, node);
-      return;
-    }
-    for (int i = 0; i < static_cast<int>(in_types.size()); ++i) {
-      if (in_types[i] == tensorflow::DT_FLOAT) UnroundAmpInput(editor, node, i);
-    }
-    for (int o = 0; o < static_cast<int>(out_types.size()); ++o) {
-      if (out_types[o] == tensorflow::DT_FLOAT) UnroundAmpOutput(editor, *node, o);
-    }
-  }
-
-  // AMP without emulation (GPU) changes the op's type attributes and feeds it through its own casts.
-  bool WasConvertedByAmp(const GraphEditor& editor, const NodeDef& node) const {
-    for (const std::string& input : node.input()) {
-      const auto parsed = ParseInput(input);
-      const NodeDef* producer = editor.Find(parsed.first);
-      DataType lowp;
-      if (parsed.second >= 0 && producer != nullptr && IsAmpCast(*producer) && IsDownCast(*producer, &lowp)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  void ConvertBack(GraphEditor* editor, NodeDef* node) {
-    tensorflow::DataTypeVector old_in, old_out;
-    if (!NodeTypes(*node, &old_in, &old_out)) return;
-    for (auto& [attr, value] : *node->mutable_attr()) {
-      if (value.value_case() == tensorflow::AttrValue::kType && IsLowPrecision(value.type())) {
-        value.set_type(tensorflow::DT_FLOAT);
-      }
-    }
-    Changed();
-    for (int i = 0; i < static_cast<int>(old_in.size()); ++i) {
-      if (!IsLowPrecision(old_in[i])) continue;
-      const auto parsed = ParseInput(node->input(i));
-      const NodeDef* producer = editor->Find(parsed.first);
-      DataType lowp;
-      if (producer != nullptr && IsAmpCast(*producer) && IsDownCast(*producer, &lowp)) {
-        editor->Rewire(node, i, producer->input(0));
-      } else {
-        editor->Rewire(node, i,
-                       editor->AddCast(node->name() + "/npu_keep_in_" + std::to_string(i), node->input(i), old_in[i],
-                                       tensorflow::DT_FLOAT, node->device()));
-      }
-    }
-    for (int o = 0; o < static_cast<int>(old_out.size()); ++o) {
-      if (!IsLowPrecision(old_out[o])) continue;
-      const std::string tensor = TensorName(node->name(), o);
-      std::string back_cast;
-      for (auto& [consumer, position] : editor->Consumers(tensor)) {
-        if (consumer->op() == "Cast" && TypeAttr(*consumer, "DstT") == tensorflow::DT_FLOAT) {
-          (*consumer->mutable_attr())["SrcT"].set_type(tensorflow::DT_FLOAT);  // now an identity
-          continue;
-        }
-        if (back_cast.empty()) {
-          back_cast = editor->AddCast(node->name() + "/npu_keep_out_" + std::to_string(o), tensor, tensorflow::DT_FLOAT,
-                                      old_out[o], node->device());
-        }
-        editor->Rewire(consumer, position, back_cast);
-      }
-    }
-  }
-
   bool* changed_ = nullptr;
 };
-
 }  // namespace
 
 REGISTER_NPU_REWRITE_PASS(200, PrecisionPass);

@@ -1,24 +1,84 @@
-"""``modify_mixlist``: edits of Ascend's mixed-precision op lists, mapped onto TensorFlow's AMP lists.
+"""The mixed-precision op lists: Ascend-style defaults and their edits by ``modify_mixlist``.
 
-The file is JSON: ``{"black-list": {"to-add": [...], "to-remove": [...]}, "white-list": {...},
-"gray-list": {...}}`` with Ascend op types. Ascend's white list is TensorFlow's allow list (fp16), the black
-list TensorFlow's deny list (float32) and the gray list TensorFlow's infer list (follows its neighbours). An op
-removed from the black or white list becomes gray, as on Ascend. TensorFlow's AMP pass reads its lists from
-``TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_<LIST>_<ADD|REMOVE>`` environment variables each time it optimizes a
-graph; ``apply_to_environment`` sets them (on top of what the user set), process-wide like the init option.
+In a mixed mode every op that computes on float32 values is in one of three classes, as on Ascend:
+
+  white list   computes in fp16 / bf16 (the cube ops: matrix multiplications and convolutions).
+  black list   keeps float32 (losses, exp / log, reductions, normalization statistics, loss scaling and
+               float-status ops): values that lose too much in fp16.
+  gray list    every other op: follows its inputs (reduced precision when a float input comes from the
+               reduced-precision region), as Ascend's ops without a precision_reduce flag do.
+
+The lists name TensorFlow op types; this module is their only source: the session's pass plan carries them
+to the C++ ``precision`` pass and ``markdown`` renders them for the docs. A ``modify_mixlist`` file is JSON,
+``{"black-list": {"to-add": [...], "to-remove": [...]}, "white-list": {...}, "gray-list": {...}}`` with Ascend
+op types; an op removed from the black or white list becomes gray.
 """
 
+import dataclasses
 import json
-import os
+import pathlib
+from typing import Tuple
 
+from npu_bridge.core.precision.modes import CUBE_OPS
 from npu_bridge.core.precision.op_types import tf_op_type
-from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import OptionValueError
+
+DOCS_PAGE = pathlib.Path(__file__).resolve().parents[3] / "docs" / "mixed_precision.md"
+DOCS_BLOCK = "mixed-precision-lists"  # a block of DOCS_PAGE (npu_bridge.core.runtime.readme_blocks)
 
 LISTS = ("black-list", "white-list", "gray-list")
 ACTIONS = ("to-add", "to-remove")
-ENV_PREFIX = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_"
-TF_LISTS = ("ALLOWLIST", "INFERLIST", "DENYLIST", "CLEARLIST")
+
+WHITE = "white"
+BLACK = "black"
+GRAY = "gray"
+
+DEFAULT_WHITE = CUBE_OPS
+
+# (op types, why they keep float32), in the order the docs show them.
+_BLACK_GROUPS = (
+    (
+        (
+            "SoftmaxCrossEntropyWithLogits",
+            "SparseSoftmaxCrossEntropyWithLogits",
+            "LogSoftmax",
+            "L2Loss",
+        ),
+        "losses",
+    ),
+    (("Exp", "Expm1", "Log", "Log1p", "Pow", "Xlogy", "Xlog1py", "Softplus"), "exponentials and logarithms"),
+    (("Sum", "Mean", "Prod", "EuclideanNorm", "Cumsum", "Cumprod"), "reductions"),
+    (
+        (
+            "FusedBatchNorm",
+            "FusedBatchNormV2",
+            "FusedBatchNormV3",
+            "FusedBatchNormGrad",
+            "FusedBatchNormGradV2",
+            "FusedBatchNormGradV3",
+            "SquaredDifference",
+            "Rsqrt",
+            "RsqrtGrad",
+            "Sqrt",
+            "SqrtGrad",
+        ),
+        "normalization statistics",
+    ),
+    (
+        (
+            "NpuAllocFloatStatus",
+            "NpuGetFloatStatus",
+            "NpuClearFloatStatus",
+            "NpuGetFloatStatusV2",
+            "NpuClearFloatStatusV2",
+            "IsFinite",
+            "IsInf",
+            "IsNan",
+        ),
+        "loss scaling and float status",
+    ),
+)
+DEFAULT_BLACK = tuple(op for ops, _ in _BLACK_GROUPS for op in ops)
 
 # For each op, which (list, action) pairs may appear together (Ascend's rules): add to one list and
 # optionally remove from another, or only remove from the black or white list.
@@ -39,7 +99,13 @@ _VALID_COMBINATIONS = {
     )
 }
 
-_original_environment = {}  # list key (e.g. "DENYLIST_ADD") this module changed -> the user's value or None
+
+@dataclasses.dataclass(frozen=True)
+class MixedLists:
+    """The white and black lists of a session (TensorFlow op types); every other op is gray."""
+
+    white: Tuple[str, ...] = ()
+    black: Tuple[str, ...] = ()
 
 
 def load(path):
@@ -48,10 +114,10 @@ def load(path):
     Args:
       path: the file path.
     Returns:
-      {ascend op type: TensorFlow list name ("ALLOWLIST", "INFERLIST" or "DENYLIST")}: where each op ends.
+      {TensorFlow op type: WHITE, BLACK or GRAY}: the list each named op ends in.
     Raises:
-      ValueError: missing or unreadable file, invalid JSON, unknown keys, wrong value types, or an invalid
-        combination of edits for one op.
+      OptionValueError: missing or unreadable file, invalid JSON, unknown keys, wrong value types, or an
+        invalid combination of edits for one op.
     """
     try:
         with open(path, encoding="utf-8") as f:
@@ -85,55 +151,33 @@ def load(path):
                 "white-list"
             )
         if ("black-list", "to-add") in pairs:
-            placement[op] = "DENYLIST"
+            placement[tf_op_type(op)] = BLACK
         elif ("white-list", "to-add") in pairs:
-            placement[op] = "ALLOWLIST"
+            placement[tf_op_type(op)] = WHITE
         else:
-            placement[op] = "INFERLIST"
+            placement[tf_op_type(op)] = GRAY
     return placement
 
 
-def environment_for(placement):
-    """Returns the TensorFlow AMP list variables (without prefix) that put each op in its list.
+def session_lists(path):
+    """Returns the ``MixedLists`` of a session: the defaults, edited by a modify_mixlist file.
 
     Args:
-      placement: the result of ``load``.
+      path: a validated modify_mixlist path, or None for the defaults.
     Returns:
-      {"ALLOWLIST_ADD": "MatMul,Conv2D", "DENYLIST_REMOVE": ..., ...}; only non-empty entries.
+      The lists, sorted.
     """
-    lists = {f"{name}_{action}": [] for name in TF_LISTS for action in ("ADD", "REMOVE")}
-    for ascend_op, target in sorted(placement.items()):
-        op = tf_op_type(ascend_op)
-        lists[f"{target}_ADD"].append(op)
-        for other in TF_LISTS:  # TensorFlow rejects an op that is in two lists
-            if other != target:
-                lists[f"{other}_REMOVE"].append(op)
-    return {key: ",".join(ops) for key, ops in lists.items() if ops}
+    placement = load(path) if path else {}
+    white = {op for op in DEFAULT_WHITE if op not in placement} | {op for op, c in placement.items() if c == WHITE}
+    black = {op for op in DEFAULT_BLACK if op not in placement} | {op for op, c in placement.items() if c == BLACK}
+    return MixedLists(white=tuple(sorted(white)), black=tuple(sorted(black)))
 
 
-def apply_to_environment(path):
-    """Makes TensorFlow's AMP pass use the lists of a modify_mixlist file (or the defaults for None).
-
-    Values the user set in these variables are kept; the file's entries are appended to them.
-
-    Args:
-      path: a validated modify_mixlist path, or None.
-    """
-    wanted = environment_for(load(path)) if path else {}
-    for key in sorted(set(wanted) | set(_original_environment)):
-        variable = ENV_PREFIX + key
-        if key not in _original_environment:
-            _original_environment[key] = os.environ.get(variable)
-        user_value = _original_environment[key]
-        parts = [part for part in (user_value, wanted.get(key)) if part]
-        if parts:
-            os.environ[variable] = ",".join(parts)
-        else:
-            os.environ.pop(variable, None)
-    if path:
-        log.info_once(
-            ("modify_mixlist", path),
-            "modify_mixlist %s: TensorFlow mixed-precision lists %s",
-            path,
-            ", ".join(f"{k}={v}" for k, v in sorted(wanted.items())),
-        )
+def markdown():
+    """The default lists as a markdown table (docs/mixed_precision.md holds a copy, checked by a test)."""
+    rows = ["| List | Op types (TensorFlow names) |", "| --- | --- |"]
+    rows.append(f"| white: cube ops, fp16 / bf16 | {', '.join(DEFAULT_WHITE)} |")
+    for ops, why in _BLACK_GROUPS:
+        rows.append(f"| black: {why}, float32 | {', '.join(ops)} |")
+    rows.append("| gray: follow their inputs | every other op with float32 inputs |")
+    return "\n".join(rows)

@@ -8,8 +8,9 @@ which runs an allow-listed region in fp16. Modes map onto four behaviours:
                      rounded to fp16; consumers keep float32).
   cube fp16->fp32    cube_fp16in_fp32out, force_fp32 (v1 and v2): fp16 inputs, float32 output.
   all fp16           force_fp16, v2 fp16: every computing op reads and writes fp16-rounded values.
-  mixed              allow_mix_precision(_fp16|_bf16), mixed_float16, mixed_bfloat16: TensorFlow's automatic
-                     mixed precision pass chooses the fp16 (bf16) region.
+  mixed              allow_mix_precision(_fp16|_bf16), mixed_float16, mixed_bfloat16: the white-listed ops
+                     and the gray ops they feed compute in fp16 (bf16), black-listed ops keep float32
+                     (``mixlist``).
   unchanged          must_keep_origin_dtype, origin, and allow_fp32_to_bf16 (which only lowers ops that
                      have no fp32 implementation; every op here has one).
 
@@ -102,7 +103,10 @@ class PrecisionPolicy:
     def describe(self):
         """One line for logs: the mode, where it came from and what it does."""
         if self.behaviour == MIXED:
-            effect = f"TensorFlow's automatic mixed precision runs the allow-listed region in {self.mixed_dtype}"
+            effect = (
+                f"white-listed ops (MatMul, Conv2D, ...) and the gray ops they feed compute in {self.mixed_dtype}, "
+                "black-listed ops (losses, exp/log, reductions, normalization statistics) keep float32"
+            )
         else:
             effect = _DESCRIPTION[self.behaviour]
         origin = f" ({self.source})" if self.source else ""

@@ -3,9 +3,9 @@
 It applies the session's backend (``npu_bridge.core.device.backend``), works out the precision policy (``modes``)
 and applies it, filling the precision part of the session's pass plan:
   * cube and fp16 modes, customize_dtypes: rounding rules for the C++ ``precision`` pass;
-  * mixed modes: TensorFlow's automatic mixed precision -- ``auto_mixed_precision`` on GPU,
-    ``auto_mixed_precision_cpu`` (fp16 emulated in float32 kernels) on CPU and the simulated backend, its
-    region rounded through bfloat16 for the bf16 modes -- with modify_mixlist mapped onto its lists;
+  * mixed modes: the C++ pass's own mixed region (white / black lists from ``mixlist``, edited by
+    modify_mixlist), emulated by rounding on CPU and the simulated backend, really converted on GPU.
+    TensorFlow's automatic mixed precision passes are never switched on;
   * the simulated Ascend backend: saturating fp16 conversions and implementation modes.
 Sessions whose precision does not change are left as they are.
 """
@@ -15,11 +15,9 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 from npu_bridge.core.device import backend
 from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
 from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.session.pass_contract import EVERY_SLOT, PrecisionRule
 from npu_bridge.core.session.setup_steps import setup_step
 
-_ON = rewriter_config_pb2.RewriterConfig.ON
 _OFF = rewriter_config_pb2.RewriterConfig.OFF
 _IMPL_OPTIONS = ("op_select_implmode", "optypelist_for_implmode", "op_precision_mode")
 
@@ -42,19 +40,26 @@ def configure_precision(plan):
             )
         else:
             rules += customize_dtypes.load(options.get("customize_dtypes"))
-    amp_dtype = None
-    if policy.behaviour == modes.MIXED:
-        amp_dtype = _enable_mixed_precision(rewrite, policy, target)
-    mixlist.apply_to_environment(options.get("modify_mixlist") if policy.behaviour == modes.MIXED else None)
-    if rules:
-        # The remapper would fuse MatMul/Conv2D with their bias and activation into ops the rules do not name.
-        rewrite.remapping = _OFF
-
     pass_plan = plan.pass_plan
-    # Without rules the pass still runs in a mixed region, for the ops marked _keep_dtype.
+    if policy.behaviour == modes.MIXED:
+        lists = mixlist.session_lists(options.get("modify_mixlist"))
+        pass_plan.mixed_dtype = policy.mixed_dtype
+        pass_plan.mixed_convert = target == "gpu"
+        pass_plan.mixed_white, pass_plan.mixed_black = lists.white, lists.black
+        if options.get("modify_mixlist") is not None:
+            log.info_once(
+                ("modify_mixlist", options.get("modify_mixlist"), lists),
+                "modify_mixlist %s: white list %s; black list %s",
+                options.get("modify_mixlist"),
+                ", ".join(lists.white),
+                ", ".join(lists.black),
+            )
+    if rules or policy.behaviour == modes.MIXED:
+        # The remapper would fuse MatMul/Conv2D with their bias and activation into ops the lists and rules
+        # do not name.
+        rewrite.remapping = _OFF
     pass_plan.precision_rewrite = policy.behaviour != modes.UNCHANGED
     pass_plan.precision_rules = tuple(rules) if pass_plan.precision_rewrite else ()
-    pass_plan.amp_dtype = amp_dtype or ""
     pass_plan.ascend_fp16 = target == "ascend"
     pass_plan.impl_modes = tuple(_implementation_modes(options, target))
     if policy.mode:
@@ -96,19 +101,3 @@ def _rounding_rules(policy):
     if policy.behaviour == modes.ALL_FP16:
         return [PrecisionRule("type", "*", fp16, fp16)]
     return []
-
-
-def _enable_mixed_precision(rewrite, policy, target):
-    """Turns on TensorFlow's AMP pass for the backend; returns the dtype to retarget its region to (or None)."""
-    if target == "gpu":
-        if policy.mixed_dtype == "bfloat16":
-            raise NpuOptionError(
-                policy.source,
-                policy.mode,
-                "a float16 mixed precision mode on the gpu backend, or device_target cpu / ascend",
-                "TensorFlow has no bfloat16 mixed-precision pass for GPUs",
-            )
-        rewrite.auto_mixed_precision = _ON
-        return None
-    rewrite.auto_mixed_precision_cpu = _ON
-    return "bfloat16" if policy.mixed_dtype == "bfloat16" else None

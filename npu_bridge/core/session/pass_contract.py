@@ -109,7 +109,9 @@ class PassPlan:
       session_id: names the session's exception-capture slots.
       precision_rewrite: run the precision pass (its rules may be empty: kept ops in a mixed region).
       precision_rules: the ``PrecisionRule``s.
-      amp_dtype: "bfloat16" to round TensorFlow's mixed-precision region through bfloat16, else "".
+      mixed_dtype: a mixed mode's reduced precision, "float16" or "bfloat16"; "" outside mixed modes.
+      mixed_convert: the mixed region really computes in ``mixed_dtype`` (GPU); else it is emulated by rounding.
+      mixed_white, mixed_black: the mixed-precision white and black lists (``npu_bridge.core.precision.mixlist``).
       ascend_fp16: the simulated Ascend backend's saturating fp16 conversions.
       impl_modes: the ``ImplModeRule``s (simulated Ascend backend).
       iterations_per_loop: training steps per run of an IterationOp.
@@ -133,7 +135,10 @@ class PassPlan:
     session_id: int = 0
     precision_rewrite: bool = False
     precision_rules: Tuple[PrecisionRule, ...] = ()
-    amp_dtype: str = ""
+    mixed_dtype: str = ""
+    mixed_convert: bool = False
+    mixed_white: Tuple[str, ...] = ()
+    mixed_black: Tuple[str, ...] = ()
     ascend_fp16: bool = False
     impl_modes: Tuple[ImplModeRule, ...] = ()
     iterations_per_loop: int = 1
@@ -207,7 +212,10 @@ EXCEPTION_DIR = ContractKey("_npu_exception_dir", "s", "", "exception_dir")
 SESSION_ID = ContractKey("_npu_session_id", "i", 0, "session_id")
 PRECISION_REWRITE = ContractKey("_npu_precision_rewrite", "b", False, "precision_rewrite")
 PRECISION_RULES = ContractKey("_npu_precision_rules", "list.func", (), "precision_rules", _rule_records)
-PRECISION_AMP_DTYPE = ContractKey("_npu_precision_amp_dtype", "s", "", "amp_dtype")
+PRECISION_MIXED_DTYPE = ContractKey("_npu_precision_mixed_dtype", "s", "", "mixed_dtype")
+PRECISION_MIXED_CONVERT = ContractKey("_npu_precision_mixed_convert", "b", False, "mixed_convert")
+PRECISION_MIXED_WHITE = ContractKey("_npu_precision_mixed_white", "list.s", (), "mixed_white", list)
+PRECISION_MIXED_BLACK = ContractKey("_npu_precision_mixed_black", "list.s", (), "mixed_black", list)
 PRECISION_ASCEND_FP16 = ContractKey("_npu_precision_ascend_fp16", "b", False, "ascend_fp16")
 PRECISION_IMPL_MODES = ContractKey("_npu_precision_impl_modes", "list.func", (), "impl_modes", _impl_records)
 ITERATIONS_PER_LOOP = ContractKey("_npu_iterations_per_loop", "i", 1, "iterations_per_loop")
@@ -231,7 +239,10 @@ KEYS = (
     SESSION_ID,
     PRECISION_REWRITE,
     PRECISION_RULES,
-    PRECISION_AMP_DTYPE,
+    PRECISION_MIXED_DTYPE,
+    PRECISION_MIXED_CONVERT,
+    PRECISION_MIXED_WHITE,
+    PRECISION_MIXED_BLACK,
     PRECISION_ASCEND_FP16,
     PRECISION_IMPL_MODES,
     ITERATIONS_PER_LOOP,
