@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ops/runtime/no_throw.h"
 #include "ops/runtime/system_state.h"
 #include "optimizers/init_options.h"
 #include "optimizers/pass_contract.h"
@@ -57,6 +58,16 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
 
   // Rejects a parameter_map whose pass-contract keys do not hold their kinds (the error names the key).
   absl::Status Init(const tensorflow::RewriterConfig_CustomGraphOptimizer* config) override {
+    return NoThrow("NpuOptimizer initialization", [&] { return InitSafely(config); });
+  }
+
+  absl::Status Optimize(tensorflow::grappler::Cluster*, const tensorflow::grappler::GrapplerItem& item,
+                        tensorflow::GraphDef* optimized_graph) override {
+    return NoThrow("NpuOptimizer", [&] { return OptimizeSafely(item, optimized_graph); });
+  }
+
+ private:
+  absl::Status InitSafely(const tensorflow::RewriterConfig_CustomGraphOptimizer* config) {
     options_ = PassOptions();
     init_status_ = config == nullptr ? absl::OkStatus() : PassOptions::FromConfig(*config, &options_);
     if (init_status_.ok()) init_status_ = InitOptionsJson(options_.Get(contract::kInitOptions), &init_options_json_);
@@ -65,8 +76,7 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     return init_status_;
   }
 
-  absl::Status Optimize(tensorflow::grappler::Cluster*, const tensorflow::grappler::GrapplerItem& item,
-                        tensorflow::GraphDef* optimized_graph) override {
+  absl::Status OptimizeSafely(const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* optimized_graph) {
     if (!init_status_.ok()) return init_status_;
     if (!options_.validated()) {
       // Sessions created through npu_bridge are always validated; anything else was built around it.
@@ -95,7 +105,8 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     for (RewritePass* pass : enabled) {
       bool pass_changed = false;
       const std::unordered_set<std::string> before = NodeNames(*optimized_graph);
-      absl::Status status = pass->Run(options_, item, optimized_graph, &pass_changed);
+      absl::Status status =
+          NoThrow(pass->name() + " pass", [&] { return pass->Run(options_, item, optimized_graph, &pass_changed); });
       if (!status.ok()) {
         return absl::Status(status.code(), "npu_bridge " + pass->name() + " pass: " + std::string(status.message()));
       }
@@ -106,7 +117,6 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     return absl::OkStatus();
   }
 
- private:
   PassOptions options_;
   absl::Status init_status_;
   std::string init_options_json_ = "{}";

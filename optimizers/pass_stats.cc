@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "ops/runtime/json_text.h"
+#include "ops/runtime/no_throw.h"
 
 namespace npu_bridge {
 namespace {
@@ -51,15 +52,17 @@ void RecordOptimize(int node_count, const std::vector<std::string>& passes_run) 
 }  // namespace npu_bridge
 
 extern "C" size_t npu_bridge_pass_stats_json(char* buf, size_t len) {
-  npu_bridge::Stats& s = npu_bridge::Get();
-  std::string json;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    json = "{\"init_calls\":" + std::to_string(s.init_calls) +
-           ",\"optimize_calls\":" + std::to_string(s.optimize_calls) +
-           ",\"last_node_count\":" + std::to_string(s.last_node_count) +
-           ",\"last_option_keys\":" + npu_bridge::JsonList(s.last_option_keys) +
-           ",\"last_passes_run\":" + npu_bridge::JsonList(s.last_passes_run) + "}";
-  }
-  return npu_bridge::CopyToBuffer(json, buf, len);
+  return npu_bridge::NoThrowValue<size_t>(0, [&]() -> size_t {
+    npu_bridge::Stats& s = npu_bridge::Get();
+    std::string json;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      json = "{\"init_calls\":" + std::to_string(s.init_calls) +
+             ",\"optimize_calls\":" + std::to_string(s.optimize_calls) +
+             ",\"last_node_count\":" + std::to_string(s.last_node_count) +
+             ",\"last_option_keys\":" + npu_bridge::JsonList(s.last_option_keys) +
+             ",\"last_passes_run\":" + npu_bridge::JsonList(s.last_passes_run) + "}";
+    }
+    return npu_bridge::CopyToBuffer(json, buf, len);
+  });
 }

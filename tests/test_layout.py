@@ -188,6 +188,28 @@ def test_cpp_tree_keeps_registration_kernels_services_and_passes_apart():
     assert not loose, f"ops/ files outside registration/, kernels/, runtime/: {loose}"
 
 
+def test_every_kernel_and_c_function_keeps_exceptions_inside_the_library():
+    # Kernels derive from NpuOpKernel (ops/runtime/no_throw.h); C functions Python calls run their body through
+    # NoThrowValue, or say why they cannot throw.
+    for path in cpp_files("ops/kernels"):
+        bases = re.findall(r"class \w+ : public ([\w:]+)", path.read_text())
+        assert bases and set(bases) == {"NpuOpKernel"}, (path, bases)
+    sources = [
+        p for folder in ("ops/kernels", "ops/runtime", "optimizers", "optimizers/graph") for p in cpp_files(folder)
+    ]
+    for path in sources:
+        text = path.read_text()
+        for match in re.finditer(r'^(?:extern "C" )?\w+ (npu_bridge_\w+)\([^)]*\) \{(.*?)\}$', text, re.M | re.S):
+            body = match.group(2)
+            assert (
+                "NoThrowValue" in body
+                or "cannot throw" in text[max(0, match.start() - 200) : match.start()]
+                or ("an atomic" in body)
+            ), (path, match.group(1))
+    optimizer = (ROOT / "optimizers/npu_optimizer.cc").read_text()
+    assert optimizer.count("NoThrow(") == 3  # Init, Optimize and every pass's Run
+
+
 @pytest.mark.parametrize("doc", ["docs/architecture.md", "CONTRIBUTING.md"])
 def test_paths_named_in_the_developer_docs_exist(doc):
     text = (ROOT / doc).read_text()

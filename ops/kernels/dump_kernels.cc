@@ -10,6 +10,7 @@
 #include "ops/runtime/dump_format.h"
 #include "ops/runtime/dump_steps.h"
 #include "ops/runtime/dump_writer.h"
+#include "ops/runtime/no_throw.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_util.h"
@@ -18,42 +19,44 @@ namespace npu_bridge {
 
 namespace {
 
-class DumpOp : public tensorflow::OpKernel {
+class DumpOp : public NpuOpKernel {
  public:
-  explicit DumpOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
-    tensorflow::DataTypeVector outputs, forwarded, inputs;
-    std::vector<int64_t> dump_steps;
-    int64_t model_id = 0;
-    std::vector<int32_t> ref_inputs;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("Tout", &outputs));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("Tin", &inputs));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("Tfwd", &forwarded));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &op_name_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_steps", &dump_steps));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_outputs", &dump_outputs_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_inputs", &ref_inputs));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_outputs", &ref_outputs_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("stats", &stats_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("golden", &golden_));
-    OP_REQUIRES(ctx, forwarded.empty() || forwarded == outputs,
-                tensorflow::errors::InvalidArgument("NpuDump: Tfwd must be empty or equal to Tout"));
-    num_outputs_ = outputs.size();
-    num_inputs_ = inputs.size();
-    forward_ = !forwarded.empty();
-    ref_inputs_.insert(ref_inputs.begin(), ref_inputs.end());
-    OP_REQUIRES_OK(ctx, StepSelection::FromPairs(dump_steps, &selection_));
-    steps_ = ModelSteps::ForModel(model_id);
+  explicit DumpOp(tensorflow::OpKernelConstruction* ctx) : NpuOpKernel(ctx) {
+    Construct(ctx, [&] {
+      tensorflow::DataTypeVector outputs, forwarded, inputs;
+      std::vector<int64_t> dump_steps;
+      int64_t model_id = 0;
+      std::vector<int32_t> ref_inputs;
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("Tout", &outputs));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("Tin", &inputs));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("Tfwd", &forwarded));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &op_name_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_steps", &dump_steps));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_outputs", &dump_outputs_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_inputs", &ref_inputs));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_outputs", &ref_outputs_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("stats", &stats_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("golden", &golden_));
+      OP_REQUIRES(ctx, forwarded.empty() || forwarded == outputs,
+                  tensorflow::errors::InvalidArgument("NpuDump: Tfwd must be empty or equal to Tout"));
+      num_outputs_ = outputs.size();
+      num_inputs_ = inputs.size();
+      forward_ = !forwarded.empty();
+      ref_inputs_.insert(ref_inputs.begin(), ref_inputs.end());
+      OP_REQUIRES_OK(ctx, StepSelection::FromPairs(dump_steps, &selection_));
+      steps_ = ModelSteps::ForModel(model_id);
+    });
   }
 
   // Forwarding is all it does in most steps: run inline in the executor instead of on the thread pool.
   bool IsExpensive() override { return false; }
 
-  void Compute(tensorflow::OpKernelContext* ctx) override {
+  void ComputeSafely(tensorflow::OpKernelContext* ctx) override {
     if (forward_) {
       for (int i = 0; i < num_outputs_; ++i) ctx->set_output(i, ctx->input(i));
     }
@@ -81,7 +84,8 @@ class DumpOp : public tensorflow::OpKernel {
 
  private:
   static tensorflow::Tensor Snapshot(const tensorflow::Tensor& tensor, bool is_reference) {
-    return is_reference && tensor.IsInitialized() ? tensorflow::tensor::DeepCopy(tensor) : tensor;
+    return is_reference && tensor.IsInitialized() && HasRawBytes(tensor.dtype()) ? tensorflow::tensor::DeepCopy(tensor)
+                                                                                 : tensor;
   }
 
   std::string op_name_, op_type_, dump_dir_, data_format_;

@@ -11,6 +11,7 @@
 #include "ops/runtime/dump_format.h"
 #include "ops/runtime/dump_writer.h"
 #include "ops/runtime/json_text.h"
+#include "ops/runtime/no_throw.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 
@@ -64,22 +65,24 @@ class Slots {
   Shard shards_[kShards];
 };
 
-class ExceptionCaptureOp : public tensorflow::OpKernel {
+class ExceptionCaptureOp : public NpuOpKernel {
  public:
-  explicit ExceptionCaptureOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
-    auto info = std::make_shared<OpInfo>();
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("slot", &slot_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &info->op_name));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &info->op_type));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &info->dump_dir));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &info->task_id));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &info->data_format));
-    info_ = std::move(info);
+  explicit ExceptionCaptureOp(tensorflow::OpKernelConstruction* ctx) : NpuOpKernel(ctx) {
+    Construct(ctx, [&] {
+      auto info = std::make_shared<OpInfo>();
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("slot", &slot_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &info->op_name));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &info->op_type));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &info->dump_dir));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &info->task_id));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &info->data_format));
+      info_ = std::move(info);
+    });
   }
 
   bool IsExpensive() override { return false; }  // a few reference counts: run inline
 
-  void Compute(tensorflow::OpKernelContext* ctx) override {
+  void ComputeSafely(tensorflow::OpKernelContext* ctx) override {
     auto held = std::make_shared<Held>();
     held->op = info_;
     held->inputs.reserve(ctx->num_inputs());
@@ -92,13 +95,13 @@ class ExceptionCaptureOp : public tensorflow::OpKernel {
   std::shared_ptr<const OpInfo> info_;
 };
 
-class ExceptionReleaseOp : public tensorflow::OpKernel {
+class ExceptionReleaseOp : public NpuOpKernel {
  public:
-  explicit ExceptionReleaseOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("slot", &slot_));
+  explicit ExceptionReleaseOp(tensorflow::OpKernelConstruction* ctx) : NpuOpKernel(ctx) {
+    Construct(ctx, [&] { OP_REQUIRES_OK(ctx, ctx->GetAttr("slot", &slot_)); });
   }
   bool IsExpensive() override { return false; }
-  void Compute(tensorflow::OpKernelContext*) override { Slots::Get().Drop(slot_); }
+  void ComputeSafely(tensorflow::OpKernelContext*) override { Slots::Get().Drop(slot_); }
 
  private:
   std::string slot_;
@@ -115,27 +118,29 @@ REGISTER_KERNEL_BUILDER(Name("NpuExceptionRelease").Device(tensorflow::DEVICE_CP
 // {"path": dump file, "op_name", "op_type", "inputs": count} or {"error": text}. The slot is emptied, so a
 // second call reports that nothing is held.
 extern "C" size_t npu_bridge_exception_dump_json(const char* slot, char* buf, size_t len) {
-  using npu_bridge::JsonQuote;
-  std::shared_ptr<const npu_bridge::Held> held = npu_bridge::Slots::Get().Take(slot ? slot : "");
-  std::string json;
-  if (held == nullptr) {
-    json = "{\"error\":" + JsonQuote(std::string("no inputs are held for ") + (slot ? slot : "")) + "}";
-  } else {
-    const npu_bridge::OpInfo& op = *held->op;
-    npu_bridge::DumpRecord record;
-    record.dir = op.dump_dir;
-    record.op_name = op.op_name;
-    record.op_type = op.op_type;
-    record.task_id = op.task_id;
-    record.timestamp = npu_bridge::NextDumpTimestamp();
-    for (const tensorflow::Tensor& input : held->inputs) {
-      record.inputs.push_back(npu_bridge::MakeDumpTensor(input, op.data_format));
+  return npu_bridge::NoThrowValue<size_t>(0, [&]() -> size_t {
+    using npu_bridge::JsonQuote;
+    std::shared_ptr<const npu_bridge::Held> held = npu_bridge::Slots::Get().Take(slot ? slot : "");
+    std::string json;
+    if (held == nullptr) {
+      json = "{\"error\":" + JsonQuote(std::string("no inputs are held for ") + (slot ? slot : "")) + "}";
+    } else {
+      const npu_bridge::OpInfo& op = *held->op;
+      npu_bridge::DumpRecord record;
+      record.dir = op.dump_dir;
+      record.op_name = op.op_name;
+      record.op_type = op.op_type;
+      record.task_id = op.task_id;
+      record.timestamp = npu_bridge::NextDumpTimestamp();
+      for (const tensorflow::Tensor& input : held->inputs) {
+        record.inputs.push_back(npu_bridge::MakeDumpTensor(input, op.data_format));
+      }
+      absl::StatusOr<std::string> path = npu_bridge::DumpWriter::Get().WriteNow(record);
+      json = path.ok() ? "{\"path\":" + JsonQuote(*path) + ",\"op_name\":" + JsonQuote(op.op_name) +
+                             ",\"op_type\":" + JsonQuote(op.op_type) +
+                             ",\"inputs\":" + std::to_string(held->inputs.size()) + "}"
+                       : "{\"error\":" + JsonQuote(std::string(path.status().message())) + "}";
     }
-    absl::StatusOr<std::string> path = npu_bridge::DumpWriter::Get().WriteNow(record);
-    json = path.ok() ? "{\"path\":" + JsonQuote(*path) + ",\"op_name\":" + JsonQuote(op.op_name) +
-                           ",\"op_type\":" + JsonQuote(op.op_type) +
-                           ",\"inputs\":" + std::to_string(held->inputs.size()) + "}"
-                     : "{\"error\":" + JsonQuote(std::string(path.status().message())) + "}";
-  }
-  return npu_bridge::CopyToBuffer(json, buf, len);
+    return npu_bridge::CopyToBuffer(json, buf, len);
+  });
 }

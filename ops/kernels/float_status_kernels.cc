@@ -5,12 +5,12 @@
 //   NpuGetFloatStatusV2() -> int32[8]                all zero = no overflow since the last clear
 //   NpuClearFloatStatusV2()                          clears the register
 #include "ops/runtime/float_status.h"
+#include "ops/runtime/no_throw.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 
 namespace npu_bridge {
 
-using tensorflow::OpKernel;
 using tensorflow::OpKernelConstruction;
 using tensorflow::OpKernelContext;
 using tensorflow::Tensor;
@@ -24,33 +24,33 @@ void FillFloat(OpKernelContext* ctx, const TensorShape& shape, float value) {
   out->flat<float>().setConstant(value);
 }
 
-class AllocFloatStatusOp : public OpKernel {
+class AllocFloatStatusOp : public NpuOpKernel {
  public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override { FillFloat(ctx, TensorShape({1}), 0.0f); }
+  using NpuOpKernel::NpuOpKernel;
+  void ComputeSafely(OpKernelContext* ctx) override { FillFloat(ctx, TensorShape({1}), 0.0f); }
 };
 
-class GetFloatStatusOp : public OpKernel {
+class GetFloatStatusOp : public NpuOpKernel {
  public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
+  using NpuOpKernel::NpuOpKernel;
+  void ComputeSafely(OpKernelContext* ctx) override {
     FillFloat(ctx, ctx->input(0).shape(), FloatStatus::Overflowed() ? 1.0f : 0.0f);
   }
 };
 
-class ClearFloatStatusOp : public OpKernel {
+class ClearFloatStatusOp : public NpuOpKernel {
  public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
+  using NpuOpKernel::NpuOpKernel;
+  void ComputeSafely(OpKernelContext* ctx) override {
     FloatStatus::Clear();
     FillFloat(ctx, ctx->input(0).shape(), 0.0f);
   }
 };
 
-class GetFloatStatusV2Op : public OpKernel {
+class GetFloatStatusV2Op : public NpuOpKernel {
  public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
+  using NpuOpKernel::NpuOpKernel;
+  void ComputeSafely(OpKernelContext* ctx) override {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({kStatusV2Size}), &out));
     out->flat<int32_t>().setZero();
@@ -58,10 +58,10 @@ class GetFloatStatusV2Op : public OpKernel {
   }
 };
 
-class ClearFloatStatusV2Op : public OpKernel {
+class ClearFloatStatusV2Op : public NpuOpKernel {
  public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext*) override { FloatStatus::Clear(); }
+  using NpuOpKernel::NpuOpKernel;
+  void ComputeSafely(OpKernelContext*) override { FloatStatus::Clear(); }
 };
 
 }  // namespace

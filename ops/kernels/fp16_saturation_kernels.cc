@@ -10,6 +10,7 @@
 
 #include "ops/runtime/device_mode.h"
 #include "ops/runtime/float_status.h"
+#include "ops/runtime/no_throw.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/platform/threadpool.h"
@@ -56,11 +57,11 @@ uint16_t* MutableBits(tensorflow::Tensor* tensor) {
   return reinterpret_cast<uint16_t*>(const_cast<char*>(tensor->tensor_data().data()));
 }
 
-class SaturateFp16Op : public tensorflow::OpKernel {
+class SaturateFp16Op : public NpuOpKernel {
  public:
-  using OpKernel::OpKernel;
+  using NpuOpKernel::NpuOpKernel;
 
-  void Compute(tensorflow::OpKernelContext* ctx) override {
+  void ComputeSafely(tensorflow::OpKernelContext* ctx) override {
     const tensorflow::Tensor& x = ctx->input(0);
     if (!DeviceMode::Saturates() || !AnyNonFinite(ctx, Bits(x), x.NumElements())) {
       ctx->set_output(0, x);  // the common case: nothing to change, no copy

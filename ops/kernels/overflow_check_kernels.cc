@@ -16,6 +16,7 @@
 #include "ops/runtime/dump_steps.h"
 #include "ops/runtime/dump_writer.h"
 #include "ops/runtime/float_status.h"
+#include "ops/runtime/no_throw.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_util.h"
@@ -95,25 +96,27 @@ uint64_t OverflowKinds(const tensorflow::Tensor& x, bool fp16_saturation) {
   }
 }
 
-class OverflowCheckOp : public tensorflow::OpKernel {
+class OverflowCheckOp : public NpuOpKernel {
  public:
-  explicit OverflowCheckOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("report", &report_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("fp16_saturation", &fp16_saturation_));
-    scan_ = ScanFor(ctx->input_type(0), fp16_saturation_);
-    if (!report_) return;
-    int64_t model_id = 0;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &op_name_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("num_op_inputs", &num_op_inputs_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
-    model_id_ = model_id;
-    steps_ = ModelSteps::ForModel(model_id);
+  explicit OverflowCheckOp(tensorflow::OpKernelConstruction* ctx) : NpuOpKernel(ctx) {
+    Construct(ctx, [&] {
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("report", &report_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("fp16_saturation", &fp16_saturation_));
+      scan_ = ScanFor(ctx->input_type(0), fp16_saturation_);
+      if (!report_) return;
+      int64_t model_id = 0;
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &op_name_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("num_op_inputs", &num_op_inputs_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
+      model_id_ = model_id;
+      steps_ = ModelSteps::ForModel(model_id);
+    });
   }
 
-  void Compute(tensorflow::OpKernelContext* ctx) override {
+  void ComputeSafely(tensorflow::OpKernelContext* ctx) override {
     const tensorflow::Tensor& x = ctx->input(0);
     ctx->set_output(0, x);
     // Report mode numbers every run, overflowing or not, so steps count Session.run calls.
@@ -146,9 +149,11 @@ class OverflowCheckOp : public tensorflow::OpKernel {
     record.timestamp = NextDumpTimestamp();
     for (int i = 1; i < ctx->num_inputs(); ++i) {
       // Copied: a variable the op read may be updated in place before the writer gets to it. Overflows are
-      // rare, so the copy costs nothing in steps without one.
+      // rare, so the copy costs nothing in steps without one. Resource handles and variants have no bytes to
+      // dump (and no deep copy).
       const tensorflow::Tensor& io = ctx->input(i);
-      DumpTensor tensor = MakeDumpTensor(io.IsInitialized() ? tensorflow::tensor::DeepCopy(io) : io, "");
+      const bool copy = io.IsInitialized() && HasRawBytes(io.dtype());
+      DumpTensor tensor = MakeDumpTensor(copy ? tensorflow::tensor::DeepCopy(io) : io, "");
       (i - 1 < num_op_inputs_ ? record.inputs : record.outputs).push_back(std::move(tensor));
     }
     DumpWriter::Get().Submit(std::move(record));

@@ -1,19 +1,22 @@
 // NPUInit / NPUShutdown: the ops behind npu_ops.initialize_system() / shutdown_system().
+#include "ops/runtime/no_throw.h"
 #include "ops/runtime/system_state.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 
 namespace npu_bridge {
 
-class NpuInitOp : public tensorflow::OpKernel {
+class NpuInitOp : public NpuOpKernel {
  public:
-  explicit NpuInitOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
-    // Without NpuOptimizer in the session config the attr is absent and defaults apply, as upstream.
-    auto it = def().attr().find(kInitOptionsAttr);
-    init_options_ = it == def().attr().end() ? "{}" : it->second.s();
+  explicit NpuInitOp(tensorflow::OpKernelConstruction* ctx) : NpuOpKernel(ctx) {
+    Construct(ctx, [&] {
+      // Without NpuOptimizer in the session config the attr is absent and defaults apply, as upstream.
+      auto it = def().attr().find(kInitOptionsAttr);
+      init_options_ = it == def().attr().end() ? "{}" : it->second.s();
+    });
   }
 
-  void Compute(tensorflow::OpKernelContext*) override {
+  void ComputeSafely(tensorflow::OpKernelContext*) override {
     if (SystemState::Get().Initialize(init_options_, "NPUInit", false)) {
       VLOG(1) << "npu_bridge: NPU system initialized";
     }
@@ -23,11 +26,11 @@ class NpuInitOp : public tensorflow::OpKernel {
   std::string init_options_;
 };
 
-class NpuShutdownOp : public tensorflow::OpKernel {
+class NpuShutdownOp : public NpuOpKernel {
  public:
-  explicit NpuShutdownOp(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {}
+  explicit NpuShutdownOp(tensorflow::OpKernelConstruction* ctx) : NpuOpKernel(ctx) {}
 
-  void Compute(tensorflow::OpKernelContext*) override {
+  void ComputeSafely(tensorflow::OpKernelContext*) override {
     if (SystemState::Get().Shutdown(/*force=*/false)) {
       VLOG(1) << "npu_bridge: NPU system shut down";
     }

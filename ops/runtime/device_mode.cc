@@ -18,6 +18,7 @@ OverflowMode DeviceMode::GetOverflowMode() { return static_cast<OverflowMode>(Mo
 }  // namespace npu_bridge
 
 // ctypes entry points (npu_bridge/core/device/device_mode.py). Modes: -1 unset, 0 saturation, 1 INF/NaN.
+// They cannot throw (an atomic store and load).
 extern "C" void npu_bridge_set_overflow_mode(int mode) {
   npu_bridge::DeviceMode::SetOverflowMode(static_cast<npu_bridge::OverflowMode>(mode));
 }

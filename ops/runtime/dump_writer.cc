@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "ops/runtime/json_text.h"
+#include "ops/runtime/no_throw.h"
 #include "ops/runtime/tensor_stats.h"
 
 namespace npu_bridge {
@@ -379,20 +380,31 @@ std::string DumpWriter::OverflowEventsJson(int64_t start) {
 
 extern "C" {
 
-void npu_bridge_dump_flush() { npu_bridge::DumpWriter::Get().Flush(); }
-
-void npu_bridge_dump_configure(int64_t queue_limit_bytes, int threads) {
-  npu_bridge::DumpWriter::Get().Configure(queue_limit_bytes, threads);
+void npu_bridge_dump_flush() {
+  npu_bridge::NoThrowValue(0, [] {
+    npu_bridge::DumpWriter::Get().Flush();
+    return 0;
+  });
 }
 
+void npu_bridge_dump_configure(int64_t queue_limit_bytes, int threads) {
+  npu_bridge::NoThrowValue(0, [&] {
+    npu_bridge::DumpWriter::Get().Configure(queue_limit_bytes, threads);
+    return 0;
+  });
+}
+
+// It cannot throw (an atomic load).
 uint64_t npu_bridge_dump_changes() { return npu_bridge::DumpWriter::Get().changes(); }
 
 size_t npu_bridge_dump_status_json(char* buf, size_t len) {
-  return npu_bridge::CopyToBuffer(npu_bridge::DumpWriter::Get().StatusJson(), buf, len);
+  return npu_bridge::NoThrowValue<size_t>(
+      0, [&] { return npu_bridge::CopyToBuffer(npu_bridge::DumpWriter::Get().StatusJson(), buf, len); });
 }
 
 size_t npu_bridge_dump_overflow_events_json(int64_t start, char* buf, size_t len) {
-  return npu_bridge::CopyToBuffer(npu_bridge::DumpWriter::Get().OverflowEventsJson(start), buf, len);
+  return npu_bridge::NoThrowValue<size_t>(
+      0, [&] { return npu_bridge::CopyToBuffer(npu_bridge::DumpWriter::Get().OverflowEventsJson(start), buf, len); });
 }
 
 }  // extern "C"

@@ -1,6 +1,7 @@
 #include "ops/runtime/system_state.h"
 
 #include "ops/runtime/json_text.h"
+#include "ops/runtime/no_throw.h"
 #include "tensorflow/core/platform/logging.h"
 
 namespace npu_bridge {
@@ -39,25 +40,37 @@ SystemSnapshot SystemState::Snapshot() const {
   return state_;
 }
 
+namespace {
+
+size_t SystemStateJson(char* buf, size_t len) {
+  const SystemSnapshot s = SystemState::Get().Snapshot();
+  std::string json = "{\"initialized\":" + std::string(s.initialized ? "true" : "false") +
+                     ",\"global\":" + std::string(s.global ? "true" : "false") + ",\"source\":" + JsonQuote(s.source) +
+                     ",\"init_options\":" + JsonQuote(s.init_options) +
+                     ",\"init_count\":" + std::to_string(s.init_count) + "}";
+  return CopyToBuffer(json, buf, len);
+}
+
+}  // namespace
+
 }  // namespace npu_bridge
 
 extern "C" {
 
 int npu_bridge_system_initialize(const char* init_options_json, const char* source, int global) {
-  return npu_bridge::SystemState::Get().Initialize(init_options_json ? init_options_json : "{}", source ? source : "",
-                                                   global != 0);
+  return npu_bridge::NoThrowValue(0, [&] {
+    return static_cast<int>(npu_bridge::SystemState::Get().Initialize(init_options_json ? init_options_json : "{}",
+                                                                      source ? source : "", global != 0));
+  });
 }
 
-int npu_bridge_system_shutdown(int force) { return npu_bridge::SystemState::Get().Shutdown(force != 0); }
+int npu_bridge_system_shutdown(int force) {
+  return npu_bridge::NoThrowValue(
+      0, [&] { return static_cast<int>(npu_bridge::SystemState::Get().Shutdown(force != 0)); });
+}
 
 size_t npu_bridge_system_state_json(char* buf, size_t len) {
-  const npu_bridge::SystemSnapshot s = npu_bridge::SystemState::Get().Snapshot();
-  std::string json = "{\"initialized\":" + std::string(s.initialized ? "true" : "false") +
-                     ",\"global\":" + std::string(s.global ? "true" : "false") +
-                     ",\"source\":" + npu_bridge::JsonQuote(s.source) +
-                     ",\"init_options\":" + npu_bridge::JsonQuote(s.init_options) +
-                     ",\"init_count\":" + std::to_string(s.init_count) + "}";
-  return npu_bridge::CopyToBuffer(json, buf, len);
+  return npu_bridge::NoThrowValue<size_t>(0, [&] { return npu_bridge::SystemStateJson(buf, len); });
 }
 
 }  // extern "C"

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ops/runtime/json_text.h"
+#include "ops/runtime/no_throw.h"
 
 namespace npu_bridge {
 namespace {
@@ -152,11 +153,13 @@ bool IsLowPrecision(tensorflow::DataType dtype) {
 
 // {"instrumentation": [op types]}: lets Python tools (the profiler) tell instrumentation from the script's ops.
 extern "C" size_t npu_bridge_op_classes_json(char* buf, size_t len) {
-  std::string json = "{\"instrumentation\":[";
-  bool first = true;
-  for (const std::string& op : npu_bridge::InstrumentationOps()) {
-    json += (first ? "" : ",") + npu_bridge::JsonQuote(op);
-    first = false;
-  }
-  return npu_bridge::CopyToBuffer(json + "]}", buf, len);
+  return npu_bridge::NoThrowValue<size_t>(0, [&]() -> size_t {
+    std::string json = "{\"instrumentation\":[";
+    bool first = true;
+    for (const std::string& op : npu_bridge::InstrumentationOps()) {
+      json += (first ? "" : ",") + npu_bridge::JsonQuote(op);
+      first = false;
+    }
+    return npu_bridge::CopyToBuffer(json + "]}", buf, len);
+  });
 }

@@ -119,6 +119,8 @@ def read_json(function_name):
     while True:
         buf = ctypes.create_string_buffer(size)
         needed = fn(buf, size)
+        if needed == 0:  # the function caught an exception (every answer is at least "{}")
+            raise NativeLibraryError(f"{LIBRARY_NAME}: {function_name} failed inside the library (out of memory?)")
         if needed < size:
             return json.loads(buf.value.decode("utf-8"))
         size = needed + 1
