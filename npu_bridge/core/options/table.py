@@ -249,8 +249,7 @@ _PRECISION = (
         "init",
         None,
         EMULATED,
-        "Edits the mixed-precision lists: Ascend's white / black / gray list become TensorFlow AMP's allow / "
-        "deny / infer list.",
+        "Edits the mixed-precision white / black / gray lists of the precision pass (docs/mixed_precision.md).",
         allowed="path to a JSON file with black-list / white-list / gray-list to-add / to-remove; needs "
         "precision_mode allow_mix_precision* or precision_mode_v2 mixed_*",
         check=checks.parsed_file(mixlist.load),
