@@ -11,7 +11,7 @@ import json
 import os
 from typing import Optional
 
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import bounded_files, log
 from npu_bridge.core.runtime.errors import EnvironmentVariableError, NpuArgumentError, RankTableError
 
 JOB_ID_ERROR = "Load job info failed, please check whether `JOB_ID` is set in environment variable"
@@ -92,8 +92,7 @@ class NPUBasics:
 
 def _from_file(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = json.loads(bounded_files.read_text(path))
     except (OSError, ValueError) as e:
         raise NpuArgumentError(f"job start file {path!r} is not a readable JSON file: {e}") from None
     if not isinstance(data, dict):

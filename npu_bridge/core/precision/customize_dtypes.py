@@ -10,6 +10,7 @@ precision region); dtypes of other slots (integer inputs, ...) are left as the g
 import re
 
 from npu_bridge.core.precision.op_types import tf_op_type
+from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import OptionValueError
 from npu_bridge.core.session.pass_contract import PrecisionRule
 
@@ -98,8 +99,7 @@ def load(path):
       ValueError: the file cannot be read or is malformed.
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = bounded_files.read_text(path)
     except OSError as e:
         raise OptionValueError(f"cannot read the file: {e.strerror}") from None
     return parse(text)

@@ -11,6 +11,7 @@ op_precision_mode names an .ini file with ``[ByOpType]`` and ``[ByNodeName]`` se
 
 import configparser
 
+from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import OptionValueError
 from npu_bridge.core.session.pass_contract import ImplModeRule
 
@@ -50,8 +51,7 @@ def load_ini(path):
     parser = configparser.ConfigParser(delimiters=("=",), comment_prefixes=("#", ";"), interpolation=None)
     parser.optionxform = str  # op types and node names are case-sensitive
     try:
-        with open(path, encoding="utf-8") as f:
-            parser.read_file(f)
+        parser.read_string(bounded_files.read_text(path), source=str(path))
     except OSError as e:
         raise OptionValueError(f"cannot read the file: {e.strerror}") from None
     except configparser.Error as e:

@@ -21,6 +21,7 @@ from typing import Tuple
 
 from npu_bridge.core.precision.modes import CUBE_OPS
 from npu_bridge.core.precision.op_types import tf_op_type
+from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import OptionValueError
 
 DOCS_PAGE = pathlib.Path(__file__).resolve().parents[3] / "docs" / "mixed_precision.md"
@@ -120,8 +121,7 @@ def load(path):
         invalid combination of edits for one op.
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            content = json.load(f)
+        content = json.loads(bounded_files.read_text(path))
     except OSError as e:
         raise OptionValueError(f"cannot read the file: {e.strerror}") from None
     except json.JSONDecodeError as e:

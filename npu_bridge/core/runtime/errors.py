@@ -119,3 +119,8 @@ class DumpTreeError(NpuBridgeError, FileNotFoundError):
 
 class LaunchError(NpuBridgeError):
     """Bad launcher arguments or rank table; the message says what to change."""
+
+
+class FileReadError(NpuBridgeError, OSError):
+    """A file the user named cannot be read: missing, not a regular file (a FIFO, a device), too large, or not
+    UTF-8 text. ``strerror`` says which, so callers that report ``OSError.strerror`` need no change."""

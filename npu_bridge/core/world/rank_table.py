@@ -50,7 +50,7 @@ import json
 import socket
 from typing import Optional
 
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import bounded_files, log
 from npu_bridge.core.runtime.errors import RankTableError
 
 LOOPBACK = "127.0.0.1"
@@ -179,12 +179,9 @@ class _Parser:
 
     def _read(self):
         try:
-            with open(self.path, encoding="utf-8") as f:
-                text = f.read()
+            text = bounded_files.read_text(self.path)
         except OSError as e:
             raise self.error(f"cannot read the file: {e.strerror or e}") from None
-        except UnicodeDecodeError as e:
-            raise self.error(f"is not UTF-8 text ({e.reason} at byte {e.start})") from None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:

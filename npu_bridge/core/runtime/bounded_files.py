@@ -1,0 +1,61 @@
+"""Reading the small files users name (option files, rank tables, job files) without hanging or flooding.
+
+A FIFO, a terminal or ``/dev/zero`` given where a JSON or .ini file belongs would block forever or read
+gigabytes; every such read goes through ``read_text``, which opens without blocking, refuses anything but a
+regular file and stops at a size limit.
+"""
+
+import errno
+import os
+import stat
+
+from npu_bridge.core.runtime.errors import FileReadError
+
+DEFAULT_LIMIT = 16 * 1024 * 1024  # bytes: far above any rank table or option file, far below a mistake
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def read_text(path, limit=DEFAULT_LIMIT):
+    """Returns the UTF-8 text of a regular file of at most ``limit`` bytes.
+
+    Args:
+      path: the file.
+      limit: the largest size accepted, in bytes.
+    Returns:
+      The text.
+    Raises:
+      FileReadError: the file is missing or unreadable, is not a regular file, is larger than ``limit``, or is
+        not UTF-8 text (``strerror`` says which).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise FileReadError(e.errno, e.strerror or str(e), str(path)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise FileReadError(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise FileReadError(errno.EFBIG, f"it is larger than {limit} bytes", str(path))
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FileReadError(errno.EINVAL, f"it is not UTF-8 text ({e.reason} at byte {e.start})", str(path)) from None
