@@ -1,5 +1,6 @@
-"""Files users name -- option files, rank tables -- never hang a process or read without bound: FIFOs and
-devices are refused, large files stop at a limit, and the error names the option or file and says why."""
+"""Hostile inputs: files users name (option files, rank tables) never hang a process or read without bound (FIFOs and
+devices are refused, large files stop at a limit); huge, out-of-range or deeply nested values give an error
+naming the option, with the value shortened."""
 
 import os
 import threading
@@ -79,3 +80,32 @@ def test_a_fifo_with_a_writer_is_still_refused_without_blocking(fifo):
     except OSError:
         pass
     writer.join(5)
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"iterations_per_loop": "99999999999999999999"}, "iterations_per_loop.*outside the 64-bit integer range"),
+        ({"hccl_timeout": "-9223372036854775809"}, "hccl_timeout.*outside the 64-bit integer range"),
+        (
+            {"profiling_mode": True, "profiling_options": "[" * 5000 + "]" * 5000},
+            "profiling_options.*nested too deeply",
+        ),
+    ],
+)
+def test_hostile_option_values_name_the_option(options, match):
+    with pytest.raises(NpuOptionError, match=match):
+        tf.compat.v1.Session(config=npu_config(**options))
+
+
+def test_a_huge_value_is_shortened_in_the_message():
+    with pytest.raises(NpuOptionError, match=r"precision_mode.*\(100002 characters\)") as raised:
+        tf.compat.v1.Session(config=npu_config(precision_mode="x" * 100000))
+    assert len(str(raised.value)) < 2000
+
+
+def test_a_deeply_nested_rank_table_is_a_json_error(tmp_path):
+    path = tmp_path / "table.json"
+    path.write_text("[" * 3000 + "]" * 3000)
+    with pytest.raises(RankTableError, match="not valid JSON: the JSON is nested too deeply"):
+        rank_table.load(str(path))

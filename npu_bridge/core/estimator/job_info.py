@@ -7,7 +7,6 @@ refuses to start otherwise); ``HEARTBEAT``, ``RANK_TABLE_FILE``, ``POD_NAME`` or
 """
 
 import dataclasses
-import json
 import os
 from typing import Optional
 
@@ -92,7 +91,7 @@ class NPUBasics:
 
 def _from_file(path):
     try:
-        data = json.loads(bounded_files.read_text(path))
+        data = bounded_files.parse_json(bounded_files.read_text(path))
     except (OSError, ValueError) as e:
         raise NpuArgumentError(f"job start file {path!r} is not a readable JSON file: {e}") from None
     if not isinstance(data, dict):

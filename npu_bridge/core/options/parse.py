@@ -277,8 +277,18 @@ def _decoded(spec, data, source):
         raise _error(spec.name, data, spec.allowed, "the bytes are not valid UTF-8", source) from None
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _to_kind(spec, field, value, source):
     """Returns ``value`` (found in ``field``) as the option's kind; logs once when it had to convert."""
+    result = _converted_to_kind(spec, field, value, source)
+    if spec.kind == "i" and isinstance(result, int) and not _INT64[0] <= result <= _INT64[1]:
+        raise _error(spec.name, value, spec.allowed, "the number is outside the 64-bit integer range", source)
+    return result
+
+
+def _converted_to_kind(spec, field, value, source):
     if field == spec.kind:
         return value
     if field == "b" and spec.bool_texts:

@@ -18,7 +18,7 @@ import os
 import re
 from typing import Dict
 
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import bounded_files, log
 from npu_bridge.core.runtime.errors import OptionValueError
 
 DEFAULT_OPTIONS = {
@@ -171,7 +171,7 @@ def parse(text: str) -> Dict[str, str]:
 
 def _parse_json(text):
     try:
-        parsed = json.loads(text)
+        parsed = bounded_files.parse_json(text)
     except json.JSONDecodeError as e:
         raise OptionValueError(f"profiling_options is not valid JSON ({e})") from None
     if not isinstance(parsed, dict):

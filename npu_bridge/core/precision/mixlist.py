@@ -121,7 +121,7 @@ def load(path):
         invalid combination of edits for one op.
     """
     try:
-        content = json.loads(bounded_files.read_text(path))
+        content = bounded_files.parse_json(bounded_files.read_text(path))
     except OSError as e:
         raise OptionValueError(f"cannot read the file: {e.strerror}") from None
     except json.JSONDecodeError as e:

@@ -6,6 +6,7 @@ regular file and stops at a size limit.
 """
 
 import errno
+import json
 import os
 import stat
 
@@ -59,3 +60,16 @@ def read_text(path, limit=DEFAULT_LIMIT):
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise FileReadError(errno.EINVAL, f"it is not UTF-8 text ({e.reason} at byte {e.start})", str(path)) from None
+
+
+def parse_json(text):
+    """``json.loads`` for text users give: nesting too deep for Python's parser is a ``JSONDecodeError`` like any
+    other malformed JSON (not a ``RecursionError``), so callers report it with the input's name.
+
+    Raises:
+      json.JSONDecodeError: malformed or too deeply nested JSON.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("the JSON is nested too deeply", text, 0) from None

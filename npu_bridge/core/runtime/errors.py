@@ -11,6 +11,12 @@ class NpuBridgeError(Exception):
     """Base class of all npu_bridge errors."""
 
 
+def shortened(value, limit=200):
+    """``repr(value)``, cut to about ``limit`` characters (a pasted file must not become a 400 KB message)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 class NpuOptionError(NpuBridgeError, ValueError):
     """A ``NpuOptimizer`` parameter_map option (or a config-class argument) has a bad value."""
 
@@ -18,7 +24,7 @@ class NpuOptionError(NpuBridgeError, ValueError):
         self.key = key
         self.value = value
         self.allowed = allowed
-        message = f"NpuOptimizer option '{key}' has invalid value {value!r}"
+        message = f"NpuOptimizer option '{key}' has invalid value {shortened(value)}"
         if detail:
             message += f": {detail}"
         if allowed:

@@ -1,11 +1,11 @@
 """``tf.estimator.RunConfig``: where and how often an Estimator saves, and which session config it uses."""
 
 import copy
-import json
 import os
 
 import tensorflow as tf
 
+from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 
 _USE_DEFAULT = object()
@@ -44,9 +44,9 @@ def _cluster_from_tf_config():
     if not text:
         return {}, "worker", 0
     try:
-        tf_config = json.loads(text)
+        tf_config = bounded_files.parse_json(text)
     except ValueError as e:
-        raise NpuArgumentError(f"TF_CONFIG is not valid JSON ({e}): {text!r}") from None
+        raise NpuArgumentError(f"TF_CONFIG is not valid JSON ({e}): {text[:200]!r}") from None
     task = tf_config.get("task", {})
     return tf_config.get("cluster", {}) or {}, task.get("type", "worker"), int(task.get("index", 0))
 

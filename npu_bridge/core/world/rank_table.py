@@ -183,7 +183,7 @@ class _Parser:
         except OSError as e:
             raise self.error(f"cannot read the file: {e.strerror or e}") from None
         try:
-            data = json.loads(text)
+            data = bounded_files.parse_json(text)
         except json.JSONDecodeError as e:
             raise self.error(f"is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
         if not isinstance(data, dict):
