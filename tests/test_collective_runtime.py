@@ -48,7 +48,12 @@ def test_exec_timeout(environ, hccl_timeout, expected):
             "HCCL_IF_BASE_PORT has invalid value '65533': must be an integer in [1, 65532], so that the ports "
             "base..base+3 of the 4 ranks are valid",
         ),
-        (lambda: settings.port_base(6000, {}), "HCCL_IF_BASE_PORT has invalid default 60000 (unset)"),
+        (
+            lambda: settings.port_base(6000, {}),
+            "the job has 6000 ranks: rank r's collective server listens on HCCL_IF_BASE_PORT + r, and above the "
+            "default base 60000 only 5536 ranks fit; set HCCL_IF_BASE_PORT to an integer in [1, 59536]",
+        ),
+        (lambda: settings.port_base(70000, {"HCCL_IF_BASE_PORT": "1"}), "the job has 70000 ranks"),
     ],
 )
 def test_bad_settings_are_named(call, message):

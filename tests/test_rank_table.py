@@ -269,6 +269,15 @@ def test_duplicate_device_id_on_a_server(write):
     )
 
 
+@pytest.mark.parametrize("device_id", ["16", "99", "100000000000000000000", 99])
+def test_device_ids_beyond_a_servers_npus_are_refused(write, device_id):
+    data = template1((("10.0.0.10", 1),))
+    data["server_list"][0]["device"][0]["device_id"] = device_id
+    path = write(data)
+    assert "server_list[0].device[0].device_id has invalid value" in load_error(path)
+    assert "device ids are 0..15" in load_error(path)
+
+
 def test_same_device_id_on_two_servers_is_fine(write):
     table = rank_table.load(write(template1((("127.0.0.1", 1), ("localhost", 1)))))
     assert [r.device_id for r in table.ranks] == [0, 0]

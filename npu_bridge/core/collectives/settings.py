@@ -77,6 +77,17 @@ def port_base(rank_size, environ=os.environ):
             base = int(text)
         except ValueError:
             base = -1
+    if rank_size > MAX_PORT:
+        raise EnvironmentVariableError(
+            f"the job has {rank_size} ranks, but each rank's collective server listens on its own port "
+            f"({PORT_BASE_VARIABLE} + rank id), so at most {MAX_PORT} ranks fit; use fewer ranks"
+        )
+    if not text and base > MAX_PORT - rank_size + 1:
+        raise EnvironmentVariableError(
+            f"the job has {rank_size} ranks: rank r's collective server listens on {PORT_BASE_VARIABLE} + r, "
+            f"and above the default base {DEFAULT_PORT_BASE} only {MAX_PORT - DEFAULT_PORT_BASE + 1} ranks fit; "
+            f"set {PORT_BASE_VARIABLE} to an integer in [1, {MAX_PORT - rank_size + 1}] or use fewer ranks"
+        )
     if not 1 <= base <= MAX_PORT - rank_size + 1:
         value = f"value {text!r}" if text else f"default {DEFAULT_PORT_BASE} (unset)"
         raise EnvironmentVariableError(

@@ -58,6 +58,7 @@ COMPLETED = "completed"
 KNOWN_VERSIONS = ("1.0", "1.2")
 ATLAS_DEVICES_PER_SERVER = (1, 2, 4, 8)
 ATLAS_CLUSTER_SIZE = 4
+MAX_DEVICE_ID = 15  # Ascend servers hold 8 or 16 NPUs
 _INT_ALLOWED = 'must be an integer >= 0, written as a string such as "0" (a JSON number is accepted too)'
 
 
@@ -353,7 +354,13 @@ class _Parser:
         return devices
 
     def _device_id(self, device, location):
-        return self._int(self._field(device, "device_id", location), f"{location}.device_id")
+        device_id = self._int(self._field(device, "device_id", location), f"{location}.device_id")
+        if device_id > MAX_DEVICE_ID:
+            raise self.error(
+                f"{location}.device_id has invalid value {_short(device_id)}: an Ascend server holds at most "
+                f"{MAX_DEVICE_ID + 1} NPUs, so device ids are 0..{MAX_DEVICE_ID}"
+            )
+        return device_id
 
     # Checks across entries.
 
