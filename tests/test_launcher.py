@@ -254,3 +254,49 @@ def test_a_two_machine_job_runs_as_two_launchers():
         [2, 4, 0, 2, 0],
         [3, 4, 1, 2, 1],
     ]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_ranks_end_when_the_launcher_is_killed(tmp_path):
+    # Quiet ranks (no output, no failure) in their own sessions: only the parent-death signal ends them.
+    code = f"import os, time\nopen(r'{tmp_path}/' + os.environ['RANK_ID'], 'w').write(str(os.getpid()))\ntime.sleep(50)"
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "npu_bridge.core.launch", "-n", "2", *python(code)],
+        env=dict(os.environ, PYTHONPATH=REPO_ROOT),
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pids = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(pids) < 2 and time.monotonic() < deadline:
+            pids = [int((tmp_path / r).read_text()) for r in ("0", "1") if (tmp_path / r).exists()]
+            time.sleep(0.1)
+        assert len(pids) == 2
+        launcher.kill()
+        launcher.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        for pid in pids:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:  # a zombie waiting for its reaper is not running
+            return f.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -1,6 +1,7 @@
 """Runs the rank processes of a ``JobPlan`` and decides the launcher's exit code.
 
-Each rank runs in its own session (process group), so the launcher alone decides how ranks stop: when a rank
+Each rank runs in its own session (process group), so the launcher alone decides how ranks stop, and through
+``rank_guard`` the kernel ends every rank if the launcher itself dies (even by SIGKILL). When a rank
 exits with a non-zero code (or is killed), the others get SIGTERM, then SIGKILL after ``stop_timeout``
 seconds, and the launcher exits with that first failing rank's code (128 + signal for a killed rank). Ctrl-C
 (SIGINT) or SIGTERM to the launcher is forwarded to every rank the same way; the exit code is then
@@ -8,10 +9,13 @@ seconds, and the launcher exits with that first failing rank's code (128 + signa
 ``[rank N] `` prefix, whole lines at a time.
 """
 
+import errno
 import os
 import queue
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -83,8 +87,16 @@ class Supervisor:
 
     def _start_all(self):
         for launch in self._ranks:
+            # rank_guard execs the command; a missing one is reported here, before any rank starts.
+            if shutil.which(self._command[0], path=launch.env.get("PATH", os.defpath)) is None:
+                raise FileNotFoundError(errno.ENOENT, "no such executable", self._command[0])
+            guarded = [sys.executable, "-m", "npu_bridge.core.launch.rank_guard", str(os.getpid()), "--"]
             process = subprocess.Popen(
-                self._command, env=launch.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+                guarded + self._command,
+                env=launch.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
             self._processes[launch.rank_id] = process
             prefix = f"[rank {launch.rank_id}] ".encode()
