@@ -7,6 +7,8 @@ npu-bridge options [KEY]   the NpuOptimizer option table, or everything about on
 import argparse
 import sys
 
+from npu_bridge.core.runtime import version
+
 
 def _info(_args):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
@@ -53,6 +55,7 @@ def main(argv=None):
       The process exit code.
     """
     parser = argparse.ArgumentParser(prog="npu-bridge", description="npu_bridge: installation and option info")
+    parser.add_argument("--version", action="version", version=version.version_text("npu-bridge"))
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, the C++ library and the collective world").set_defaults(run=_info)
     options = sub.add_parser("options", help="the NpuOptimizer option table or one option")

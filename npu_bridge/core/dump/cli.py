@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from npu_bridge.core.dump import dump_compare, dump_convert, dump_file, dump_tree, overflow_records
+from npu_bridge.core.runtime import version
 from npu_bridge.core.runtime.errors import DumpFormatError, DumpTreeError
 
 _PROGRESS_SECONDS = 1.0
@@ -138,6 +139,7 @@ def _parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=details,
     )
+    parser.add_argument("--version", action="version", version=version.version_text("npu-dump"))
     sub = parser.add_subparsers(dest="command", required=True)
     convert = sub.add_parser("convert", help="dump files and trees -> .npy")
     convert.add_argument("sources", nargs="+", help="dump files, Opdebug records or directories")

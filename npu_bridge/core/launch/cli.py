@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 from npu_bridge.core.launch import plan, supervisor
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import log, version
 from npu_bridge.core.runtime.errors import LaunchError
 
 EXIT_USAGE = 2
@@ -30,6 +30,7 @@ def _parser():
         description="Start the rank processes of an npu_bridge job on this machine.",
         epilog="Example: npu-run -n 2 -- python train.py --batch 64",
     )
+    parser.add_argument("--version", action="version", version=version.version_text("npu-run"))
     parser.add_argument(
         "-n",
         "--np",

@@ -14,6 +14,7 @@ import os
 import sys
 
 from npu_bridge.core.profiling import layout, report, summary
+from npu_bridge.core.runtime import version
 from npu_bridge.core.runtime.errors import ProfileDataError
 
 
@@ -76,6 +77,7 @@ def main(argv=None):
       The exit code.
     """
     parser = argparse.ArgumentParser(prog="npu-prof", description="Summarize npu_bridge profiling directories.")
+    parser.add_argument("--version", action="version", version=version.version_text("npu-prof"))
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("summary", help="print the headline numbers of each profile")
     cmd.add_argument("path", help="a PROF_* directory or a directory holding several")

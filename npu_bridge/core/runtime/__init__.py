@@ -5,6 +5,7 @@ keras_selection  legacy Keras (tf_keras) for TF1 code, whichever of TensorFlow a
 native_library  loading the C++ library and checking which TensorFlow it was built for
 errors          every exception class npu_bridge raises
 bounded_files   reading the small files users name: regular files only, bounded size, never blocking
+version         the --version line of the command-line tools
 log             the ``npu_bridge`` logger (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT)
 system          process-wide NPU system state; system_ops: the initialize/shutdown graph ops
 executed_op_types  the user's op types behind the op types TensorFlow executed (oneDNN kernels, fusions)

@@ -1,0 +1,37 @@
+"""--version and --help of every command-line tool: exit 0, the version line, and no TensorFlow import."""
+
+import re
+
+import pytest
+from conftest import run_python
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "module, prog",
+    [
+        ("npu_bridge.core.cli.main", "npu-bridge"),
+        ("npu_bridge.core.dump.cli", "npu-dump"),
+        ("npu_bridge.core.profiling.cli", "npu-prof"),
+        ("npu_bridge.core.launch.cli", "npu-run"),
+    ],
+)
+def test_every_tool_answers_version_and_help_without_tensorflow(module, prog):
+    for flag, expected in (
+        ("--version", rf"^{prog} \d+\.\d+\.\d+ \(C\+\+ library built for TensorFlow 2\.21\.\d+\)$"),
+        ("--help", rf"^usage: {prog} "),
+    ):
+        result = run_python(
+            f"""
+            import sys
+            from {module} import main
+            try:
+                main(["{flag}"])
+            except SystemExit as e:
+                assert e.code == 0, e.code
+            assert "tensorflow" not in sys.modules, "imported TensorFlow"
+            """
+        )
+        assert result.returncode == 0, result.stderr
+        assert re.search(expected, result.stdout.strip(), re.M), result.stdout
