@@ -186,6 +186,11 @@ def test_malformed_rank_tables_exit_2_naming_the_file(content, message, tmp_path
     assert str(path) in err and message in err
 
 
+@pytest.mark.parametrize("flag", ["-n", "-np", "--np"])
+def test_the_rank_count_takes_mpirun_and_horovodrun_spellings(flag):
+    assert cli._parser().parse_args([flag, "3", "--", "python", "train.py"]).size == 3
+
+
 def test_a_missing_command_exits_127(capsys):
     assert cli.main(["-n", "1", "--", "/nonexistent/trainer"]) == cli.EXIT_CANNOT_START
     assert "cannot start '/nonexistent/trainer'" in capsys.readouterr().err

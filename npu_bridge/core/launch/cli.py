@@ -33,6 +33,7 @@ def _parser():
     parser.add_argument("--version", action="version", version=version.version_text("npu-run"))
     parser.add_argument(
         "-n",
+        "-np",  # horovodrun's and mpirun's spelling
         "--np",
         dest="size",
         type=int,
