@@ -27,3 +27,8 @@ def test_options_table_and_one_option(capsys):
 def test_unknown_option(capsys):
     assert main(["options", "no_such_option"]) == 2
     assert "unknown option 'no_such_option'" in capsys.readouterr().err
+
+
+def test_a_mistyped_option_gets_a_suggestion(capsys):
+    assert main(["options", "precison_mode"]) == 2
+    assert "unknown option 'precison_mode'; did you mean 'precision_mode'?" in capsys.readouterr().err

@@ -37,7 +37,11 @@ def _options(args):
         return 0
     spec = table.OPTIONS.get(args.key)
     if spec is None:
-        print(f"npu-bridge: unknown option {args.key!r}; `npu-bridge options` lists them all", file=sys.stderr)
+        print(
+            f"npu-bridge: unknown option {args.key!r}{table.did_you_mean(args.key)} (`npu-bridge options` lists "
+            "them all)",
+            file=sys.stderr,
+        )
         return 2
     print(
         f"{spec.name}\n  kind: .{spec.kind}\n  stage: {spec.stage}\n  default: {spec.default!r}\n"

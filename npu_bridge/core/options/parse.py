@@ -5,7 +5,6 @@ bad value always raises ``NpuOptionError``; upstream validates at the first ``se
 for many bad values.
 """
 
-import difflib
 import numbers
 import re
 import types
@@ -13,7 +12,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from npu_bridge.core.options import rules
 from npu_bridge.core.options.spec import STAGES, STATUS_TEXT
-from npu_bridge.core.options.table import OPTIONS
+from npu_bridge.core.options.table import OPTIONS, did_you_mean
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
 
@@ -74,7 +73,7 @@ class NpuOptions:
           KeyError: ``name`` is not in the option table.
         """
         if name not in OPTIONS:
-            raise KeyError(f"{name!r} is not an NpuOptimizer option{_suggestion(name)}")
+            raise KeyError(f"{name!r} is not an NpuOptimizer option{did_you_mean(name)}")
         return self._explicit.get(name, OPTIONS[name].default)
 
     def is_set(self, name: str) -> bool:
@@ -397,13 +396,8 @@ def _note_unknown(name, unknown):
         (__name__, "unknown", name),
         "NpuOptimizer option %r is not known to npu_bridge and is ignored%s",
         name,
-        _suggestion(name),
+        did_you_mean(name),
     )
-
-
-def _suggestion(name):
-    matches = difflib.get_close_matches(name, OPTIONS, n=1)
-    return f"; did you mean {matches[0]!r}?" if matches else ""
 
 
 def _error(name, value, allowed, detail, source):

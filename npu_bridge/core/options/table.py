@@ -11,6 +11,7 @@ Stages follow upstream's buckets: I -> init, S -> session, I+S -> init, G -> gra
 upstream writes but never reads (enable_reduce_precision, min_group_size) are "session".
 """
 
+import difflib
 import itertools
 
 from npu_bridge.core.options import checks
@@ -993,3 +994,9 @@ def _index(*groups):
 
 
 OPTIONS = _index(_BASIC, _PRECISION, _PROFILING, _DUMP_DEBUG, _DISTRIBUTED, _MEMORY, _COMPILATION, _TUNING_DEPLOYMENT)
+
+
+def did_you_mean(name):
+    """Returns "; did you mean 'precision_mode'?" for a mistyped option key, or "" when nothing is close."""
+    matches = difflib.get_close_matches(name, OPTIONS, n=1)
+    return f"; did you mean {matches[0]!r}?" if matches else ""
