@@ -142,7 +142,7 @@ def test_a_real_npu_dump_compares_with_the_golden_files_of_a_run_here(tmp_path, 
     golden.mkdir()
     np.save(golden / "dense_MatMul.0.1700000000000000.npy", matrix)
     np.save(golden / "dense_Relu.0.1700000000000001.npy", np.maximum(matrix, 0) + np.float16(0.5))
-    assert main(["compare", str(root), str(golden), "-o", str(tmp_path / "r.csv")]) == 0
+    assert main(["compare", str(root), str(golden), "-o", str(tmp_path / "r.csv")]) == 1  # dense/Relu diverges
     out = capsys.readouterr().out
     assert "compared 2 tensors of 2 ops" in out and "first difference: #2 dense/Relu output 0" in out
     comparison = dump.compare(root, golden)
@@ -175,7 +175,7 @@ def test_info_describes_files_and_trees(tmp_path, capsys):
 def test_the_overflow_report_reads_ascend_records(tmp_path, capsys):
     root, _ = npu_tree(tmp_path / "npu")
     report = tmp_path / "report.txt"
-    assert main(["overflow", str(root), "-o", str(report)]) == 0
+    assert main(["overflow", str(root), "-o", str(report)]) == 1  # a finding
     out = capsys.readouterr().out
     assert "1 overflow records in 1 steps; the first overflowing op is [Relu] dense/Relu at step 0" in out
     assert "[AI Core][TaskId 8][StreamId 0][Status 0x10][Timestamp 1700000000000201]" in out
@@ -187,7 +187,7 @@ def test_convert_turns_opdebug_records_into_json_and_keeps_going_past_damage(tmp
     root, _ = npu_tree(tmp_path / "npu")
     (root / NPU_STEP / "Add.broken.9.0.1700000000000300").write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00abc")
     out_dir = tmp_path / "out"
-    assert main(["convert", str(root), "-o", str(out_dir)]) == 1
+    assert main(["convert", str(root), "-o", str(out_dir)]) == 2
     captured = capsys.readouterr()
     assert "cannot convert" in captured.err and "Add.broken.9.0.1700000000000300" in captured.err
     overflow = json.loads((out_dir / NPU_STEP / "Opdebug.Node_OpDebug.8.0.1700000000000201.output.0.json").read_text())
@@ -197,15 +197,17 @@ def test_convert_turns_opdebug_records_into_json_and_keeps_going_past_damage(tmp
 
 
 def test_missing_and_damaged_inputs_fail_clearly(tmp_path, capsys):
-    assert main(["compare", str(tmp_path / "nowhere"), str(tmp_path)]) == 1
+    assert main(["compare", str(tmp_path / "nowhere"), str(tmp_path)]) == 2
     assert f"no such dump directory or file: {tmp_path / 'nowhere'}" in capsys.readouterr().err
-    assert main(["overflow", str(tmp_path / "nowhere")]) == 1
+    assert main(["overflow", str(tmp_path / "nowhere")]) == 2
     (tmp_path / "empty").mkdir()
-    assert main(["convert", str(tmp_path / "empty"), "-o", str(tmp_path / "o")]) == 1
+    assert main(["convert", str(tmp_path / "empty"), "-o", str(tmp_path / "o")]) == 2
     assert "holds no dump files" in capsys.readouterr().err
+    assert main(["overflow", str(tmp_path / "empty")]) == 2  # not "no overflow recorded"
+    assert "holds no dump artifacts" in capsys.readouterr().err
     broken = tmp_path / "Mul.x.1.0.1700000000000000"
     broken.write_bytes(b"garbage!")
-    assert main(["info", str(broken)]) == 1
+    assert main(["info", str(broken)]) == 2
     assert "not an Ascend dump file" in capsys.readouterr().err
     with pytest.raises(SystemExit) as usage:
         main(["compare", str(tmp_path)])
@@ -213,7 +215,7 @@ def test_missing_and_damaged_inputs_fail_clearly(tmp_path, capsys):
 
 
 def test_compare_asks_for_a_step_when_the_trees_share_none(runs, capsys):
-    assert main(["compare", str(runs["a"]), str(runs["b"]), "--step", "9"]) == 1
+    assert main(["compare", str(runs["a"]), str(runs["b"]), "--step", "9"]) == 2
     assert "step 9 is not in" in capsys.readouterr().err
 
 

@@ -5,7 +5,8 @@
   npu-dump overflow DIR [-n N] [-o FILE]   the overflow report of a dump tree
   npu-dump info PATH...                    what dump files, Opdebug records or .npy files hold
 
-Exit codes: 0 done, 1 an input is missing or damaged (the message names it), 2 bad usage.
+Exit codes (the same in every npu_bridge tool): 0 done and nothing found, 1 a finding (an op diverges, an
+overflow is recorded), 2 bad usage or an input that is missing or damaged (the message names it).
 """
 
 import argparse
@@ -18,6 +19,10 @@ import numpy as np
 from npu_bridge.core.dump import dump_compare, dump_convert, dump_file, dump_tree, overflow_records
 from npu_bridge.core.runtime import version
 from npu_bridge.core.runtime.errors import DumpFormatError, DumpTreeError
+
+EXIT_OK = 0
+EXIT_FINDING = 1  # an op diverges, an overflow is recorded
+EXIT_BAD_INPUT = 2  # also argparse's code for bad usage
 
 _PROGRESS_SECONDS = 1.0
 
@@ -43,7 +48,7 @@ def _convert(args):
         print(f"skipped (no numeric values): {skipped}")
     for path, message in result.failures:
         print(f"npu-dump: cannot convert {path}: {message}", file=sys.stderr)
-    return 1 if result.failures else 0
+    return EXIT_BAD_INPUT if result.failures else EXIT_OK
 
 
 def _compare(args):
@@ -54,10 +59,11 @@ def _compare(args):
     comparison.write_csv(output)
     print(comparison.summary(top=args.top))
     print(f"result: {output}")
-    return 0
+    return EXIT_FINDING if comparison.first_divergence is not None else EXIT_OK
 
 
 def _overflow(args):
+    dump_tree.require_artifacts(args.dir, dump_tree.scan(args.dir))  # an empty tree is not "no overflow"
     entries = overflow_records.find(args.dir)
     text = overflow_records.render(entries, args.dir, detailed=args.number)
     if args.output:
@@ -65,7 +71,7 @@ def _overflow(args):
             f.write(text)
         print(f"wrote {args.output}")
     sys.stdout.write(text)
-    return 0
+    return EXIT_FINDING if entries else EXIT_OK
 
 
 def _info(args):
@@ -78,7 +84,7 @@ def _info(args):
             _describe_file(dump_file.load(path))
         except (DumpFormatError, FileNotFoundError) as e:
             print(f"npu-dump: {e}", file=sys.stderr)
-            status = 1
+            status = EXIT_BAD_INPUT
     return status
 
 
@@ -181,14 +187,14 @@ def main(argv=None):
     Args:
       argv: arguments without the program name (default: ``sys.argv[1:]``).
     Returns:
-      The exit code: 0 done, 1 missing or damaged input, 2 bad usage.
+      The exit code (module docstring).
     """
     args = _parser().parse_args(argv)
     try:
         return args.run(args)
     except (DumpFormatError, DumpTreeError, FileNotFoundError, ValueError, OSError) as e:
         print(f"npu-dump: {e}", file=sys.stderr)
-        return 1
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":
