@@ -27,6 +27,7 @@ def test_the_example_dumps_two_runs_and_compares_them(tmp_path):
     # fp16 inputs change the first matrix multiplication and everything after it ...
     assert counts["differ"] > 0 and "first difference: #" in result.stdout
     assert re.search(r"first difference: #\d+ hidden/MatMul output 0", result.stdout)
+    assert re.search(r"first diverging op: #\d+ hidden/", result.stdout)  # saturated fp16 hidden values
     # ... and the Ascend run also dumps the casts its precision mode inserted.
     ascend_names = {a.name.op_name for a in dump_tree.scan(tmp_path / "ascend_default")}
     assert counts["only in my dump"] > 0 and any("npu_to_fp16" in name for name in ascend_names)
