@@ -1,4 +1,4 @@
-// iterations_per_loop: names shared by the guard op and the rewrite pass that builds the training loop. What
+// iterations_per_loop: names shared by the loop's ops and kernels and the rewrite pass that builds the loop. What
 // Python hands down (the IterationOp attribute, the loop count) is in the pass contract (pass_contract.h).
 #ifndef NPU_BRIDGE_OPTIMIZERS_ITERATIONS_LOOP_H_
 #define NPU_BRIDGE_OPTIMIZERS_ITERATIONS_LOOP_H_
@@ -11,6 +11,14 @@ constexpr char kLoopBuiltAttr[] = "_npu_iterations_loop_built";
 // IterationOp, with the message in its attr; the pass removes it when it builds the loop.
 constexpr char kGuardOp[] = "NpuIterationsLoopGuard";
 constexpr char kGuardMessageAttr[] = "message";
+
+// The marker the pass puts at the start of every loop iteration (every per-step node waits for it): it tells
+// LoopIterations (ops/runtime/dump_steps.h) which iteration its run is in.
+constexpr char kLoopIterationOp[] = "NpuLoopIteration";
+// Attrs the pass sets on the step-numbering kernels (NpuDump, NpuOverflowCheck) of a looping graph: int, the
+// steps one run takes (iterations_per_loop); bool, the node runs once per iteration (inside the loop).
+constexpr char kStepsPerRunAttr[] = "steps_per_run";
+constexpr char kInLoopAttr[] = "in_iterations_loop";
 
 }  // namespace npu_bridge
 

@@ -14,6 +14,7 @@ from dump_helpers import artifacts, device_dirs, dump_config, dumped, feed, mlp_
 from npu_bridge.core import dump
 from npu_bridge.core.dump import dump_session, dump_writer
 from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.estimator.npu import util
 from npu_bridge.estimator.npu.npu_config import DumpConfig
 
 v1 = tf.compat.v1
@@ -76,6 +77,55 @@ def test_dump_step_selects_exactly_the_named_steps_of_each_graph(tmp_path):
     steps = {a.step for a in artifacts(tmp_path)}
     assert steps == {1, 3, 4}
     assert {a.model for a in artifacts(tmp_path)} == {training_model(tmp_path)}  # the init graph ran step 0 only
+
+
+def train_counter_loop(config, runs=2, iterations=3):
+    """Runs a counter (+1 per step) whose step also sums it in a nested while loop, ``runs`` times in a loop of
+    ``iterations`` steps. In the step that starts with the counter at c: scaled = 10 * c and the nested loop's
+    accumulate = c, 2c, 3c."""
+    graph = tf.Graph()
+    with graph.as_default():
+        counter = v1.get_variable("counter", initializer=0.0)
+        value = tf.identity(counter.read_value(), name="value")
+        scaled = tf.multiply(value, 10.0, name="scaled")
+        total = v1.while_loop(
+            lambda i, acc: i < 3, lambda i, acc: (i + 1, tf.add(acc, value, name="accumulate")), (0, 0.0)
+        )[1]
+        train_op = v1.assign_add(counter, tf.minimum(scaled + total, 0.0) + 1.0).op  # needs both; adds 1
+    with v1.Session(graph=graph, config=config) as sess:
+        sess.run(counter.initializer)
+        train_loop = util.set_iteration_per_loop(sess, train_op, iterations)
+        for _ in range(runs):
+            sess.run(train_loop)
+        assert sess.run(counter) == runs * iterations
+    dump.flush()
+
+
+def counter_dumps(root):
+    """{step: (scaled's dumped values, accumulate's dumped values in order)} of the counter loop's graph."""
+    model = training_model(root, "scaled")
+    found = {}
+    for artifact in sorted(artifacts(root), key=lambda a: a.name.timestamp):
+        if artifact.model != model or artifact.name.op_name not in ("scaled", "while_body__1_accumulate_0"):
+            continue
+        value = dump.load(artifact.path).outputs[0].array().item()
+        found.setdefault(artifact.step, ([], []))[artifact.name.op_name != "scaled"].append(value)
+    return found
+
+
+def test_with_iterations_per_loop_every_loop_iteration_is_a_step(tmp_path):
+    train_counter_loop(dump_config(tmp_path, iterations_per_loop=3))
+    assert counter_dumps(tmp_path) == {
+        step: ([10.0 * step], [float(step), 2.0 * step, 3.0 * step]) for step in range(6)
+    }
+
+
+def test_dump_step_selects_one_iteration_of_a_loop_run_nested_loops_included(tmp_path):
+    train_counter_loop(dump_config(tmp_path, dump_step="4", iterations_per_loop=3))  # run 2, iteration 2
+    assert counter_dumps(tmp_path) == {4: ([40.0], [4.0, 8.0, 12.0])}
+    model = training_model(tmp_path, "scaled")
+    assert {a.step for a in artifacts(tmp_path) if a.model == model} == {4}
+    assert os.listdir(os.path.dirname(os.path.dirname(dumped(tmp_path, "scaled").path))) == ["4"]
 
 
 @pytest.mark.parametrize(

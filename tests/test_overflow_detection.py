@@ -11,6 +11,7 @@ from dump_helpers import artifacts, device_dirs, dump_config
 from npu_bridge.core import dump
 from npu_bridge.core.dump import dump_file, overflow_records
 from npu_bridge.core.precision import float_status
+from npu_bridge.estimator.npu import util
 
 v1 = tf.compat.v1
 STEPS = 5
@@ -115,3 +116,48 @@ def test_the_float_status_register_still_works_with_overflow_detection(tmp_path)
         flags = [sess.run([masked, status], {x: [value, 1.0]})[1][0] for value in (1.0, 1e20, 2.0)]
     assert flags == [0, 1, 0]
     assert {e.step for e in overflow_records.find(tmp_path)} == {1}
+
+
+def overflowing_loop_graph(at_step, large_first):
+    """A counter (+1 per step) and two ops that overflow in the step that starts with the counter at ``at_step``:
+    ``early``, and ``later``, which runs after it (it reads early's output). One of them has a large output
+    (an 8 MiB dump file to write), the other a tiny one, so the asynchronous writer finishes them in either
+    order.
+
+    Returns:
+      (graph, counter, train_op)
+    """
+    large, small = [1 << 21], [2]
+    graph = tf.Graph()
+    with graph.as_default():
+        counter = v1.get_variable("counter", initializer=0.0)
+        exponent = 1000.0 * tf.cast(tf.equal(counter.read_value(), float(at_step)), tf.float32)  # exp(1000) = inf
+        early = tf.exp(tf.fill(large if large_first else small, exponent), name="early")
+        clipped = tf.reduce_min(tf.minimum(early, 1.0))  # 1, and only after early
+        later = tf.exp(tf.fill(small if large_first else large, exponent * clipped), name="later")
+        train_op = v1.assign_add(counter, tf.reduce_min(tf.minimum(later, 1.0))).op  # +1, after later
+    return graph, counter, train_op
+
+
+@pytest.mark.parametrize(
+    "run, iteration, large_first", [(1, 1, True), (1, 1, False), (0, 2, True)], ids=["4-large-first", "4", "2"]
+)
+def test_with_iterations_per_loop_an_overflow_is_recorded_at_its_iteration_and_warned_in_execution_order(
+    tmp_path, npu_log, run, iteration, large_first
+):
+    at_step = run * 3 + iteration
+    graph, counter, train_op = overflowing_loop_graph(at_step, large_first)
+    with v1.Session(graph=graph, config=debug_config(tmp_path, iterations_per_loop=3)) as sess:
+        sess.run(counter.initializer)
+        train_loop = util.set_iteration_per_loop(sess, train_op, 3)
+        for _ in range(2):
+            sess.run(train_loop)
+        assert sess.run(counter) == 6.0
+    entries = overflow_records.find(tmp_path)
+    assert [(e.step, e.op_name) for e in entries] == [(at_step, "early"), (at_step, "later")]
+    (root,) = device_dirs(tmp_path).values()
+    with open(os.path.join(root, overflow_records.REPORT_FILE), encoding="utf-8") as f:
+        report = f.read()
+    assert f"2 overflow records in 1 steps; the first overflowing op is [Exp] early at step {at_step}" in report
+    warnings = [m for m in npu_log if m.startswith("overflow detected:")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"overflow detected: [Exp] early at step {at_step} ")

@@ -1,9 +1,12 @@
 """The pieces of the profile analysis: step stats reading, iterations, streams, step trace, roofline, raw data."""
 
+import struct
+
 import pytest
+import tensorflow as tf
 from tensorflow.core.framework import step_stats_pb2, types_pb2
 
-from npu_bridge.core.profiling import op_classes, raw_trace, roofline, step_trace
+from npu_bridge.core.profiling import op_classes, raw_trace, roofline, session_hook, step_trace, summary
 from npu_bridge.core.profiling.models import ModelRegistry
 from npu_bridge.core.profiling.step_stats import OpRun, RunOps, StepStatsReader, split_iterations
 from npu_bridge.core.profiling.streams import StreamAssigner
@@ -102,8 +105,8 @@ def test_models_fix_points_and_the_step_trace_keeps_training_models():
         op("update", 9, 10, op_type="ResourceApplyGradientDescent"),
     ]
     init_ops = [op("init", 0, 1, op_type="AssignVariableOp")]
-    init = registry.model_for(RunOps(tuple(init_ops), frozenset({"init"}), (), ()), init_ops)
-    model = registry.model_for(RunOps(tuple(train_ops), frozenset({"t"}), (), ()), train_ops)
+    init = registry.model_for("init", RunOps(tuple(init_ops), frozenset({"init"}), (), ()), [init_ops])
+    model = registry.model_for("train", RunOps(tuple(train_ops), frozenset({"t"}), (), ()), [train_ops])
     assert (init.model_id, init.training, model.model_id, model.training) == (1, False, 2, True)
     assert (model.fp_point, model.bp_point) == ("conv", "gradients/conv_grad")
     trace = step_trace.StepTrace()
@@ -187,21 +190,81 @@ def test_roofline_time_bound_and_precision():
 
 def test_raw_trace_round_trip_limit_and_damage(tmp_path):
     path = str(tmp_path / "raw")
-    writer = raw_trace.RawTraceWriter(path, limit_bytes=len(raw_trace.MAGIC) + 2 * (28 + 100))
-    assert writer.write(0, 0, 10, 20, b"x" * 100) and writer.write(0, 1, 30, 40, b"y" * 100)
+    header = raw_trace._HEADER.size  # pylint: disable=protected-access
+    writer = raw_trace.RawTraceWriter(path, limit_bytes=len(raw_trace.MAGIC) + 2 * (header + 100) + 4)
+    assert writer.write(0, 0, 10, 20, b"x" * 100) and writer.write(0, 1, 30, 40, b"y" * 100, "f|g")
     assert not writer.write(1, 0, 50, 60, b"z")  # beyond the limit: dropped and counted
     writer.close()
     assert (writer.runs_written, writer.runs_dropped) == (2, 1)
     runs = list(raw_trace.read_runs(path))
-    assert [(r.session, r.run, r.start_ns, r.end_ns, len(r.step_stats)) for r in runs] == [
-        (0, 0, 10, 20, 100),
-        (0, 1, 30, 40, 100),
+    assert [(r.session, r.run, r.start_ns, r.end_ns, len(r.step_stats), r.graph) for r in runs] == [
+        (0, 0, 10, 20, 100, ""),
+        (0, 1, 30, 40, 100, "f|g"),
     ]
     with open(path, "r+b") as f:  # a record cut short by a crash ends the data
-        f.truncate(len(raw_trace.MAGIC) + 28 + 100 + 50)
+        f.truncate(len(raw_trace.MAGIC) + header + 100 + 50)
     assert len(list(raw_trace.read_runs(path))) == 1
     (tmp_path / "bad").write_bytes(b"not a trace")
     with pytest.raises(ProfileDataError, match="not an npu_bridge raw profiling file"):
         list(raw_trace.read_runs(str(tmp_path / "bad")))
     with pytest.raises(ProfileDataError, match="does not exist"):
         list(raw_trace.read_runs(str(tmp_path / "missing")))
+
+
+def test_raw_traces_of_the_first_format_are_still_read(tmp_path):
+    path = tmp_path / "v1"
+    path.write_bytes(raw_trace.MAGIC_V1 + struct.pack("<IIIqq", 3, 0, 7, 10, 20) + b"abc")
+    assert list(raw_trace.read_runs(str(path))) == [raw_trace.RawRun(0, 7, 10, 20, b"abc", "")]
+
+
+def test_run_signatures_name_what_a_run_fetches_and_feeds():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, name="x")
+        y = tf.identity(x, name="y")
+        train = tf.group(y, name="train")
+    first = session_hook.run_signature({"loss": y, "ops": [train]}, {x: 1.0})
+    assert first == "fetch:train,y:0|feed:x:0"
+    assert session_hook.run_signature([train, y], {"x:0": 2.0}) == first  # order and spelling do not matter
+    assert session_hook.run_signature(["y:0"], None) == "fetch:y:0|feed:"
+    hook = object()  # MonitoredSession keys the hooks' fetches by the hook
+    assert session_hook.run_signature({"caller": [train], hook: {"y": y}}, {x: 1.0}) == first
+
+
+def test_points_are_ops_of_every_iteration_of_a_loop_run():
+    """With iterations_per_loop, an op computed once before the loop (it runs in the first iteration only) is not
+    the FP point: later iterations would have none."""
+    first = [op("prepare", 0, 2, op_type="Relu"), op("conv", 3, 6, op_type="Conv2D"), op("gradients/g", 7, 9)]
+    second = [op("conv", 13, 16, op_type="Conv2D"), op("gradients/g", 17, 19)]
+    run = RunOps(tuple(first + second), frozenset(), (), (10, 20))
+    model = ModelRegistry().model_for("loop", run, split_iterations(run))
+    assert (model.fp_point, model.bp_point, model.training) == ("conv", "gradients/g", True)
+
+
+def test_display_names_map_loop_and_instrumentation_renames_back():
+    assert op_classes.display_name("npu_iterations_loop/body/loss") == "loss"
+    assert op_classes.display_name("conv/Conv2D/npu_dump_source") == "conv/Conv2D"
+    assert op_classes.display_name("x/npu_overflow_source/npu_dump_source_1") == "x"
+    assert op_classes.display_name("npu_dump_source") == "npu_dump_source"
+
+
+def _row(time, fp_bp, refresh, data_aug, iteration=2):
+    return summary.IterationRow(1, iteration, time, fp_bp, refresh, data_aug, None)
+
+
+@pytest.mark.parametrize(
+    "rows, shares",
+    [
+        # every iteration has its points: the parts of the time
+        ([_row(10, 6, 1, 3), _row(20, 10, 2, 8)], (16 / 30 * 100, 3 / 30 * 100, 11 / 30 * 100)),
+        # iterations without an FP point (a loop's later iterations, a cond's other branch) are left out
+        ([_row(30, 20, 1, 9), _row(5, None, 1, None), _row(5, None, 1, None)], (20 / 30 * 100, 1 / 30 * 100, 30.0)),
+        # overlapping runs of one graph: a part never exceeds its iteration's time
+        ([_row(2, 9, 1, -8)], (100.0, 50.0, 0.0)),
+    ],
+)
+def test_summary_shares_stay_between_0_and_100(rows, shares):
+    profile = summary.ProfileSummary("p", {}, [_row(1, 1, 0, None, iteration=1)] + rows, [])
+    got = tuple(profile.share(field) for field in ("fp_bp", "refresh", "data_aug"))
+    assert got == pytest.approx(shares)
+    assert all(0 <= share <= 100 for share in got)

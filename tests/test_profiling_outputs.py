@@ -2,7 +2,10 @@
 
 import json
 import os
+import re
 
+import dump_helpers
+import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import REPO_ROOT, run_python
@@ -23,7 +26,7 @@ from profiling_helpers import (
 from tensorflow.core.protobuf import rewriter_config_pb2
 from tensorflow.python.framework import op_def_registry
 
-from npu_bridge.core.profiling import layout
+from npu_bridge.core.profiling import layout, summary
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin, util
 from npu_bridge.profiler.profiler import Profiler
@@ -255,6 +258,71 @@ def test_iterations_per_loop_runs_are_split_into_iterations(tmp_path):
     _, ops = read_csv(profile, "op_summary")
     conv = [op for op in ops if op["Op Name"] == "conv/Conv2D"]  # the loop's node name is mapped back
     assert [int(op["Infer ID"]) for op in conv] == [1, 2, 3, 4, 5, 6]
+
+
+def rnn_loop_graph(steps_per_branch):
+    """A recurrent net on a fed batch: a forward op on the placeholder alone (computed once per run, before an
+    iterations_per_loop loop), a TF1 while loop over the time steps, a cond that takes its first branch in the
+    first ``steps_per_branch`` steps and the other afterwards, and a gradient descent update.
+
+    Returns:
+      (graph, tensors) with "train", "init", "shutdown", "feed" and "global_step".
+    """
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [6, 4, 3], name="x")
+        prepared = tf.nn.relu(tf.matmul(tf.reshape(x, [24, 3]), tf.eye(3) * 0.5), name="prepare")  # loop-invariant
+        inputs = tf.reshape(prepared, [6, 4, 3])
+        w = v1.get_variable("w", initializer=tf.fill([3, 3], 0.1))
+        global_step = v1.train.get_or_create_global_step()
+
+        def body(t, h):
+            return t + 1, tf.tanh(tf.matmul(h, w) + inputs[t], name="cell")
+
+        _, h = v1.while_loop(lambda t, h: t < 6, body, (0, tf.zeros([4, 3])), parallel_iterations=1)
+        h = tf.cond(global_step < steps_per_branch, lambda: h * 2.0, lambda: h * 3.0)
+        loss = tf.reduce_mean(tf.square(h), name="loss")
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+        init = v1.global_variables_initializer()
+        shutdown = npu_ops.shutdown_system()
+    feed = {x: np.random.RandomState(0).rand(6, 4, 3).astype(np.float32)}
+    return graph, {"train": train_op, "init": init, "shutdown": shutdown, "feed": feed, "global_step": global_step}
+
+
+def test_iterations_per_loop_profiles_count_the_iterations_dumps_count(tmp_path):
+    """iterations_per_loop=3, two runs of a graph with a nested while loop and a cond that changes branch between
+    the runs: one model of 6 iterations whose Iteration ID is the dump step + 1, every iteration has its FP and
+    BP points, and the summary's percentages are at most 100."""
+    graph, t = rnn_loop_graph(steps_per_branch=3)
+    (tmp_path / "dump").mkdir()
+    config = profiled_config(tmp_path / "profile", training_trace="on", task_trace="on")
+    parameters = config.graph_options.rewrite_options.custom_optimizers[0].parameter_map
+    parameters["iterations_per_loop"].i = 3
+    parameters["enable_dump"].b = True
+    parameters["dump_path"].s = str(tmp_path / "dump").encode()
+    with v1.Session(graph=graph, config=config) as sess:
+        sess.run(t["init"])
+        train_loop = util.set_iteration_per_loop(sess, t["train"], 3)
+        for _ in range(2):
+            sess.run(train_loop, t["feed"])
+        assert sess.run(t["global_step"]) == 6
+        sess.run(t["shutdown"])
+    profile = the_profile(tmp_path / "profile")
+    model = training_model(profile)
+    assert (model["runs"], model["iterations"]) == (2, 6)
+    assert model["fp_point"] not in (None, "prepare", "Reshape"), model  # these run once per run, before the loop
+    _, steps = read_csv(profile, "step_trace")
+    assert [int(r["Iteration ID"]) for r in steps] == [1, 2, 3, 4, 5, 6]
+    assert all(r["FP Start(us)"] != "N/A" and r["BP End(us)"] != "N/A" for r in steps)
+    assert_ops_within_iterations(profile, model["model_id"])
+    dumped_steps = {a.step for a in dump_helpers.artifacts(tmp_path / "dump") if a.name.op_name == "prepare"}
+    assert sorted(step + 1 for step in dumped_steps) == [int(r["Iteration ID"]) for r in steps]
+
+    loaded = summary.load(profile)
+    shares = [loaded.share(field) for field in ("fp_bp", "refresh", "data_aug")]
+    assert all(0 <= share <= 100 for share in shares) and sum(shares) == pytest.approx(100)
+    line = next(text for text in summary.format_text(loaded).splitlines() if "FP to BP" in text)
+    assert all(int(percent) <= 100 for percent in re.findall(r"\((\d+)%\)", line)), line
 
 
 def test_environment_variables_turn_profiling_on_and_options_win(tmp_path, monkeypatch):

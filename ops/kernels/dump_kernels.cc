@@ -2,7 +2,7 @@
 // It takes the op's outputs (and, for dump_mode input/all, its inputs) and usually *replaces* the op by
 // name -- the op is renamed and NpuDump forwards its outputs without copying -- so it runs whenever the op's
 // results are used or fetched. In a step that dump_step selects it hands the tensors to the dump writer;
-// in other steps it only forwards.
+// in other steps it only forwards. Inside an iterations_per_loop loop every iteration is a step of its own.
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +11,7 @@
 #include "ops/runtime/dump_steps.h"
 #include "ops/runtime/dump_writer.h"
 #include "ops/runtime/no_throw.h"
+#include "optimizers/iterations_loop.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_util.h"
@@ -42,6 +43,8 @@ class DumpOp : public NpuOpKernel {
       OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_outputs", &ref_outputs_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("stats", &stats_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("golden", &golden_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr(kStepsPerRunAttr, &steps_per_run_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr(kInLoopAttr, &in_loop_));
       OP_REQUIRES(ctx, forwarded.empty() || forwarded == outputs,
                   tensorflow::errors::InvalidArgument("NpuDump: Tfwd must be empty or equal to Tout"));
       num_outputs_ = outputs.size();
@@ -60,7 +63,8 @@ class DumpOp : public NpuOpKernel {
     if (forward_) {
       for (int i = 0; i < num_outputs_; ++i) ctx->set_output(i, ctx->input(i));
     }
-    const int64_t step = steps_->StepOf(ctx->step_id());
+    const int64_t iteration = in_loop_ ? LoopIterations::Of(ctx->step_id()) : 0;
+    const int64_t step = steps_->StepOf(ctx->step_id(), steps_per_run_, iteration);
     if (!selection_.Contains(step)) return;
     DumpRecord record;
     record.dir = dump_dir_ + "/" + std::to_string(step);
@@ -89,9 +93,9 @@ class DumpOp : public NpuOpKernel {
   }
 
   std::string op_name_, op_type_, dump_dir_, data_format_;
-  int64_t task_id_ = 0;
+  int64_t task_id_ = 0, steps_per_run_ = 1;
   int num_outputs_ = 0, num_inputs_ = 0;
-  bool forward_ = false, dump_outputs_ = true, ref_outputs_ = false, stats_ = false, golden_ = true;
+  bool forward_ = false, dump_outputs_ = true, ref_outputs_ = false, stats_ = false, golden_ = true, in_loop_ = false;
   std::set<int> ref_inputs_;
   StepSelection selection_;
   ModelSteps* steps_ = nullptr;

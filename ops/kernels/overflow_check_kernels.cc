@@ -17,6 +17,7 @@
 #include "ops/runtime/dump_writer.h"
 #include "ops/runtime/float_status.h"
 #include "ops/runtime/no_throw.h"
+#include "optimizers/iterations_loop.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_util.h"
@@ -111,6 +112,8 @@ class OverflowCheckOp : public NpuOpKernel {
       OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr(kStepsPerRunAttr, &steps_per_run_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr(kInLoopAttr, &in_loop_));
       model_id_ = model_id;
       steps_ = ModelSteps::ForModel(model_id);
     });
@@ -119,8 +122,10 @@ class OverflowCheckOp : public NpuOpKernel {
   void ComputeSafely(tensorflow::OpKernelContext* ctx) override {
     const tensorflow::Tensor& x = ctx->input(0);
     ctx->set_output(0, x);
-    // Report mode numbers every run, overflowing or not, so steps count Session.run calls.
-    const int64_t step = report_ ? steps_->StepOf(ctx->step_id()) : 0;
+    // Report mode numbers every run, overflowing or not, so steps count Session.run calls (and the iterations
+    // of an iterations_per_loop loop).
+    const int64_t step =
+        report_ ? steps_->StepOf(ctx->step_id(), steps_per_run_, in_loop_ ? LoopIterations::Of(ctx->step_id()) : 0) : 0;
     const int64_t n = x.NumElements();
     if (n == 0 || (!report_ && FloatStatus::Overflowed())) return;  // the register is sticky until cleared
     const void* data = x.tensor_data().data();
@@ -160,9 +165,9 @@ class OverflowCheckOp : public NpuOpKernel {
   }
 
   Scan scan_ = nullptr;
-  bool report_ = false, fp16_saturation_ = false;
+  bool report_ = false, fp16_saturation_ = false, in_loop_ = false;
   std::string op_name_, op_type_, dump_dir_;
-  int64_t num_op_inputs_ = 0, model_id_ = 0, task_id_ = 0;
+  int64_t num_op_inputs_ = 0, model_id_ = 0, task_id_ = 0, steps_per_run_ = 1;
   ModelSteps* steps_ = nullptr;
 };
 

@@ -25,6 +25,10 @@ REGISTER_OP("NpuDump")
     .Attr("ref_outputs: bool = false")
     .Attr("stats: bool = false")
     .Attr("golden: bool = true")
+    // Set by the iterations_per_loop pass (optimizers/iterations_loop.h): steps per run, and whether the node
+    // runs once per loop iteration (its step is the run's first step plus the iteration).
+    .Attr("steps_per_run: int = 1")
+    .Attr("in_iterations_loop: bool = false")
     .SetIsStateful()
     .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
       for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, c->input(i));

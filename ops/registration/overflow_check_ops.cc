@@ -19,6 +19,8 @@ REGISTER_OP("NpuOverflowCheck")
     .Attr("dump_dir: string = ''")  // {dump root}/{model name}/{model id}
     .Attr("model_id: int = 0")
     .Attr("task_id: int = 0")
+    .Attr("steps_per_run: int = 1")  // iterations_per_loop pass: as NpuDump's
+    .Attr("in_iterations_loop: bool = false")
     .SetShapeFn(tensorflow::shape_inference::UnchangedShape)
     .Doc("Identity that raises the emulated float-status register when x holds inf or NaN.");
 

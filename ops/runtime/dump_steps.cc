@@ -15,15 +15,58 @@ ModelSteps* ModelSteps::ForModel(int64_t model_id) {
   return steps.get();
 }
 
-int64_t ModelSteps::StepOf(int64_t step_id) {
+int64_t ModelSteps::StepOf(int64_t step_id, int64_t steps_per_run, int64_t iteration) {
   std::lock_guard<std::mutex> lock(mu_);
   for (int i = 0; i < used_slots_; ++i) {
-    if (recent_[i].first == step_id) return recent_[i].second;
+    if (recent_[i].first == step_id) return recent_[i].second + iteration;
   }
-  recent_[next_slot_] = {step_id, ++last_step_};
+  const int64_t first = next_step_;
+  next_step_ += steps_per_run > 0 ? steps_per_run : 1;
+  recent_[next_slot_] = {step_id, first};
   next_slot_ = (next_slot_ + 1) % kRecentRuns;
   if (used_slots_ < kRecentRuns) ++used_slots_;
-  return last_step_;
+  return first + iteration;
+}
+
+namespace {
+
+// (step_id, iteration) of the runs whose loops ran most recently; runs of several sessions may overlap.
+struct LoopIterationTable {
+  static constexpr int kSlots = 64;
+  std::mutex mu;
+  std::pair<int64_t, int64_t> slots[kSlots];
+  int next_slot = 0;
+  int used_slots = 0;
+};
+
+LoopIterationTable& IterationTable() {
+  static auto* table = new LoopIterationTable();
+  return *table;
+}
+
+}  // namespace
+
+void LoopIterations::Set(int64_t step_id, int64_t iteration) {
+  LoopIterationTable& table = IterationTable();
+  std::lock_guard<std::mutex> lock(table.mu);
+  for (int i = 0; i < table.used_slots; ++i) {
+    if (table.slots[i].first == step_id) {
+      table.slots[i].second = iteration;
+      return;
+    }
+  }
+  table.slots[table.next_slot] = {step_id, iteration};
+  table.next_slot = (table.next_slot + 1) % LoopIterationTable::kSlots;
+  if (table.used_slots < LoopIterationTable::kSlots) ++table.used_slots;
+}
+
+int64_t LoopIterations::Of(int64_t step_id) {
+  LoopIterationTable& table = IterationTable();
+  std::lock_guard<std::mutex> lock(table.mu);
+  for (int i = 0; i < table.used_slots; ++i) {
+    if (table.slots[i].first == step_id) return table.slots[i].second;
+  }
+  return 0;
 }
 
 bool ModelSteps::FirstReport(int64_t step, int64_t task_id) {

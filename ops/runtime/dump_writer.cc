@@ -217,6 +217,9 @@ void DumpWriter::Submit(DumpRecord record) {
   // A record larger than the limit still goes through, alone.
   space_free_.wait(lock, [&] { return queued_bytes_ == 0 || queued_bytes_ + bytes <= queue_limit_bytes_; });
   queued_bytes_ += bytes;
+  // Python learns at the end of the run that an overflow record is on its way (it waits for the writer before
+  // naming the first overflowing op, so a record written late cannot be passed over).
+  if (record.overflow) ++changes_;
   queue_.push_back(std::move(record));
   work_ready_.notify_one();
 }

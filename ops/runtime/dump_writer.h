@@ -85,7 +85,7 @@ class DumpWriter {
   std::vector<std::string> errors_;  // the first few messages
   std::vector<OverflowEvent> overflow_events_;
   int64_t overflow_events_dropped_ = 0;
-  uint64_t changes_ = 0;  // bumped by every error and overflow event
+  uint64_t changes_ = 0;  // bumped by every error, and by every overflow record queued and written
 };
 
 }  // namespace npu_bridge

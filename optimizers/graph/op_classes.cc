@@ -9,9 +9,9 @@ namespace npu_bridge {
 namespace {
 
 const std::set<std::string>& InstrumentationOps() {
-  static const auto* ops =
-      new std::set<std::string>{"NpuOverflowCheck",    "NpuDump",         "NpuExceptionCapture",
-                                "NpuExceptionRelease", "NpuSaturateFp16", "NpuIterationsLoopGuard"};
+  static const auto* ops = new std::set<std::string>{"NpuOverflowCheck",    "NpuDump",         "NpuExceptionCapture",
+                                                     "NpuExceptionRelease", "NpuSaturateFp16", "NpuIterationsLoopGuard",
+                                                     "NpuLoopIteration"};
   return *ops;
 }
 

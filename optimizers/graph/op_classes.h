@@ -16,7 +16,7 @@ namespace npu_bridge {
 bool MovesValues(const std::string& op);
 
 // Ops of this project's own instrumentation (overflow checks, dumps, exception capture, fp16 saturation, the
-// iterations loop guard); npu_bridge_op_classes_json() lists them for Python.
+// iterations loop guard and iteration marker); npu_bridge_op_classes_json() lists them for Python.
 bool IsInstrumentationOp(const std::string& op);
 
 // Function calls and functional control flow (their bodies hold the computing ops), control-only ops, and

@@ -11,11 +11,14 @@
 //     resource or ref tensor (ReadVariableOp, the Identity of a ref variable, ...), control-flow primitives
 //     (so nested loops and conds move as a whole), the IterationOps, and everything downstream of those.
 //     State holders (VarHandleOp, VariableV2, IteratorV2, ...), constants and placeholders stay outside.
-//   * every per-step node that has no per-step input gets a control edge from the loop pivot, so nothing
-//     runs in the final (condition false) iteration; a control edge from an invariant node moves to the
-//     loop's entry.
+//   * every per-step node that has no per-step input gets a control edge from the iteration marker
+//     (NpuLoopIteration, fed by the loop counter; it depends on the loop pivot, so nothing runs in the final,
+//     condition false, iteration); a control edge from an invariant node moves to the loop's entry.
 //   * the loop runs with parallel_iterations = 1 and the counter's NextIteration waits for the fetched ops, so
 //     step k+1 starts after every op of step k finished.
+//   * steps count loop iterations, as on Ascend: the dump and overflow kernels of the graph (NpuDump,
+//     NpuOverflowCheck) learn that one run takes N steps, and those inside the loop that their step is the
+//     run's first step plus the iteration the marker recorded (ops/runtime/dump_steps.h).
 //   * a fetched per-step node X moves into the loop as npu_iterations_loop/body/X; its outputs are carried
 //     out as loop variables (Merge/Switch/NextIteration/Exit), and a node named X outside the loop (IdentityN,
 //     or NoOp for an op without outputs) gives the run the values of the last step.
@@ -119,6 +122,7 @@ class LoopBuilder {
   absl::Status BuildCounter();
   absl::Status RewireInsideNodes();
   absl::Status CarryFetchesOut();
+  void NumberSteps();
   void RemoveNodes();
 
   NodeDef* AddNode(const std::string& name, const std::string& op, const std::string& device,
@@ -148,7 +152,7 @@ class LoopBuilder {
   std::unordered_map<std::string, std::string> renamed_;  // fetched inside node -> its name in the loop
   std::unordered_map<std::string, std::string> enters_;   // "node:port" of an invariant -> its Enter
   std::unordered_set<std::string> entry_controls_;        // invariant nodes with control edges to per-step nodes
-  std::string loop_cond_, pivot_, counter_exit_, counter_enter_, counter_next_;
+  std::string loop_cond_, pivot_, marker_, counter_exit_, counter_enter_, counter_next_;
 };
 
 bool LoopBuilder::FindIterationOps() {
@@ -211,6 +215,7 @@ absl::Status LoopBuilder::Build() {
   TF_RETURN_IF_ERROR(BuildCounter());
   TF_RETURN_IF_ERROR(RewireInsideNodes());
   TF_RETURN_IF_ERROR(CarryFetchesOut());
+  NumberSteps();
   RemoveNodes();
   return absl::OkStatus();
 }
@@ -377,6 +382,8 @@ absl::Status LoopBuilder::BuildCounter() {
   set_type(AddNode(p + "/counter/switch", "Switch", device_, {p + "/counter/merge", loop_cond_}));
   pivot_ = p + "/pivot";
   set_type(AddNode(pivot_, "Identity", device_, {p + "/counter/switch:1"}));
+  marker_ = p + "/iteration";
+  AddNode(marker_, kLoopIterationOp, device_, {pivot_});
   int_const(p + "/one", 1, {ControlText(pivot_)});
   set_type(AddNode(p + "/counter/add", "AddV2", device_, {pivot_, p + "/one"}));
   counter_next_ = p + "/counter/next";
@@ -427,7 +434,7 @@ absl::Status LoopBuilder::RewireInsideNodes() {
         inputs.push_back(EnterFor(source, ref.port));
       }
     }
-    if (needs_pivot || !has_inside_input) inputs.push_back(ControlText(pivot_));
+    if (needs_pivot || !has_inside_input) inputs.push_back(ControlText(marker_));
     node.clear_input();
     for (const std::string& input : inputs) node.add_input(input);
     auto renamed = renamed_.find(node.name());
@@ -488,6 +495,16 @@ absl::Status LoopBuilder::CarryFetchesOut() {
     (*outer->mutable_attr())[kLoopBuiltAttr].set_b(true);
   }
   return absl::OkStatus();
+}
+
+void LoopBuilder::NumberSteps() {
+  for (int i = 0; i < original_size_; ++i) {
+    NodeDef* node = graph_->mutable_node(i);
+    if (node->op() != "NpuDump" && node->op() != "NpuOverflowCheck") continue;
+    auto& attrs = *node->mutable_attr();
+    attrs[kStepsPerRunAttr].set_i(iterations_);
+    attrs[kInLoopAttr].set_b(inside_[i]);
+  }
 }
 
 void LoopBuilder::RemoveNodes() {

@@ -17,6 +17,10 @@ where each overflowing op was created (op_sources.json) and rewrites {root}/over
 writer's overflow events (at most every few seconds, and when the session closes and the process exits). When a run
 fails in a session with
 enable_exception_dump=1, it writes the failed op's inputs and says where in the error.
+
+The warning names the first overflowing op in execution order (the records' timestamps), as the report does.
+The writer finishes records in any order (a large one takes longer), so before a dump root's first warning the
+hook waits until every record queued so far is written and takes the earliest.
 """
 
 import itertools
@@ -188,8 +192,14 @@ def poll(final=False):
       final: rewrite every report with news now (a session closes, the process exits).
     """
     with _lock:
-        _state["seen_changes"] = dump_writer.changes()
-        events = dump_writer.overflow_events(_state["next_event"])
+        changes = dump_writer.changes()
+        if changes != _state["seen_changes"] and any(not report.entries for report in _reports.values()):
+            # A root may be about to get its first warning: it must see every record queued so far, not only
+            # those written first, to name the op that overflowed first.
+            dump_writer.flush()
+            changes = dump_writer.changes()
+        _state["seen_changes"] = changes
+        events = sorted(dump_writer.overflow_events(_state["next_event"]), key=lambda event: event["timestamp"])
         _state["next_event"] += len(events)
         _log_new_errors()
         for event in events:

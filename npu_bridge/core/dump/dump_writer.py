@@ -53,7 +53,7 @@ def flush():
 
 
 def changes():
-    """A counter that moves whenever the writer records an overflow or an error (cheap to poll)."""
+    """A counter that moves whenever an overflow record is queued or written, or a write fails (cheap to poll)."""
     return int(_library().npu_bridge_dump_changes())
 
 

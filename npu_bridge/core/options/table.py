@@ -389,7 +389,8 @@ _DUMP_DEBUG = (
         "session",
         None,
         WORKS,
-        "Steps to dump (a step is one Session.run of a graph, counted per graph); unset dumps every step.",
+        "Steps to dump (a step is one Session.run of a graph, or one loop iteration of an iterations_per_loop "
+        "run, counted per graph from 0); unset dumps every step.",
         allowed="N or A-B (A < B) joined by |, at most 100 sets, e.g. 0|5|10-20",
         check=checks.dump_step,
         checked_when=("enable_dump",),

@@ -105,7 +105,9 @@ class _Exporter:
         if not run_ops.ops:
             return
         iterations = split_iterations(run_ops)
-        model = self.registry.model_for(run_ops, iterations[0])
+        # Runs of one graph signature in one session are one model; older raw data has no signature.
+        key = (run.session, run.graph) if run.graph else run_ops.graph_key
+        model = self.registry.model_for(key, run_ops, iterations)
         model.runs += 1
         placed = {id(op): place for op, place in zip(run_ops.ops, self._streams.assign(run_ops.ops))}
         self._timeline.host_run(

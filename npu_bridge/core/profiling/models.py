@@ -1,11 +1,13 @@
 """Graphs ("models" in Ascend's profile) and their training-trace points.
 
-Each distinct graph a session runs is a model, numbered from 1 in order of first appearance (Ascend numbers
-the graphs it loads the same way; the first is usually the initialization graph). A model is a *training*
-model when it has backward ops.
+Each distinct graph a session runs -- one per fetch and feed signature, as TensorFlow builds them (runs whose
+conds take other branches are the same model) -- is a model, numbered from 1 in order of first appearance
+(Ascend numbers the graphs it loads the same way; the first is usually the initialization graph). A model is a
+*training* model when it has backward ops.
 
-Training-trace points, per model, fixed from its first iteration (Ascend's ``fp_point`` / ``bp_point`` are op
-names too):
+Training-trace points, per model, fixed from its first run (Ascend's ``fp_point`` / ``bp_point`` are op
+names too), among the ops that run in every iteration of that run -- with iterations_per_loop, ops computed
+once before the loop (on loop-invariant inputs) would give later iterations no point:
   * FP point: the forward op that starts first -- not a backward op, not a variable update, not an input
     pipeline op (IteratorGetNext & co.);
   * BP point: the backward op that ends last (ops under a ``gradients`` name scope, or of a gradient op type);
@@ -86,22 +88,23 @@ class ModelRegistry:
         """The models in id order."""
         return sorted(self._models.values(), key=lambda model: model.model_id)
 
-    def model_for(self, run_ops, first_iteration):
-        """Returns the ``Model`` of a run, creating it (and fixing its points) from ``first_iteration``.
+    def model_for(self, key, run_ops, iterations):
+        """Returns the ``Model`` of a run, creating it (and fixing its points) from the run's iterations.
 
         Args:
+          key: identifies the run's graph (hashable).
           run_ops: the run's ``RunOps``.
-          first_iteration: the run's first iteration (a list of ``OpRun``).
+          iterations: the run's iterations (lists of ``OpRun``, ``step_stats.split_iterations``).
         """
-        model = self._models.get(run_ops.graph_key)
+        model = self._models.get(key)
         if model is None:
-            model = self._new_model(len(self._models) + 1, run_ops.fetched, first_iteration)
-            self._models[run_ops.graph_key] = model
+            model = self._new_model(len(self._models) + 1, run_ops.fetched, iterations)
+            self._models[key] = model
         return model
 
-    def _new_model(self, model_id, fetched, ops):
-        tasks = [op for op in ops if op.kind == op_classes.TASK]
-        names = {op.name for op in tasks}
+    def _new_model(self, model_id, fetched, iterations):
+        names = {op.name for op in iterations[0] if op.kind == op_classes.TASK}
+        tasks = _tasks_of_every_iteration(iterations)
         forward = _first_op(tasks, lambda op: op_classes.is_forward(op.name, op.op_type))
         backward = _last_op(tasks, lambda op: op_classes.is_backward(op.name, op.op_type))
         training = backward is not None
@@ -122,6 +125,15 @@ class ModelRegistry:
             points.append(requested if requested in names else found)
             sources.append("option" if requested in names else "detected")
         return Model(model_id, fetched, training, points[0], points[1], tuple(sources))
+
+
+def _tasks_of_every_iteration(iterations):
+    """The script's ops (TASK) of the first iteration that run in every iteration (all of them for a single one)."""
+    tasks = [[op for op in ops if op.kind == op_classes.TASK] for ops in iterations]
+    if len(tasks) == 1:
+        return tasks[0]
+    names = set.intersection(*({op.name for op in ops} for ops in tasks))
+    return [op for op in tasks[0] if op.name in names]
 
 
 def _first_op(ops, predicate):

@@ -2,7 +2,9 @@
 
 File ``device_<id>/data/step_stats.records`` starts with ``MAGIC``; each record is a fixed header
 (``_HEADER``: payload size, session index, run index within the session, wall-clock start and end of the
-``Session.run`` call in ns since the epoch) followed by a serialized ``tensorflow.StepStats``. Summaries are
+``Session.run`` call in ns since the epoch, size of the graph signature) followed by the run's graph signature
+(UTF-8: what it fetched and fed, which identifies the graph TensorFlow built for it) and a serialized
+``tensorflow.StepStats``. Files of the first format (``MAGIC_V1``, no signature) are still read. Summaries are
 computed from this file afterwards (``npu_bridge.core.profiling.export``), so a run pays only for one serialization
 and a buffered write, and ``npu-prof export`` can redo the analysis later.
 """
@@ -14,9 +16,11 @@ import threading
 
 from npu_bridge.core.runtime.errors import ProfileDataError
 
-MAGIC = b"NPUPROF1"
+MAGIC = b"NPUPROF2"
+MAGIC_V1 = b"NPUPROF1"
 FILE_NAME = "step_stats.records"
-_HEADER = struct.Struct("<IIIqq")
+_HEADER = struct.Struct("<IIIqqI")
+_HEADER_V1 = struct.Struct("<IIIqq")
 _BUFFER_BYTES = 1 << 20
 
 
@@ -29,6 +33,7 @@ class RawRun:
       run: index of the run within its session.
       start_ns, end_ns: wall-clock time of the ``Session.run`` call, ns since the epoch.
       step_stats: the serialized ``tensorflow.StepStats`` of the run.
+      graph: the run's graph signature ("" when the file predates signatures).
     """
 
     session: int
@@ -36,6 +41,7 @@ class RawRun:
     start_ns: int
     end_ns: int
     step_stats: bytes
+    graph: str = ""
 
 
 class RawTraceWriter:
@@ -56,18 +62,20 @@ class RawTraceWriter:
         self.runs_written = 0
         self.runs_dropped = 0
 
-    def write(self, session, run, start_ns, end_ns, step_stats):
-        """Appends one run.
+    def write(self, session, run, start_ns, end_ns, step_stats, graph=""):
+        """Appends one run (``graph``: its graph signature).
 
         Returns:
           False when the run was dropped because the size limit is reached (or the writer is closed).
         """
-        size = _HEADER.size + len(step_stats)
+        signature = graph.encode("utf-8")
+        size = _HEADER.size + len(signature) + len(step_stats)
         with self._lock:
             if self._file is None or (self._limit is not None and self.bytes_written + size > self._limit):
                 self.runs_dropped += 1
                 return False
-            self._file.write(_HEADER.pack(len(step_stats), session, run, start_ns, end_ns))
+            self._file.write(_HEADER.pack(len(step_stats), session, run, start_ns, end_ns, len(signature)))
+            self._file.write(signature)
             self._file.write(step_stats)
             self.bytes_written += size
             self.runs_written += 1
@@ -95,14 +103,19 @@ def read_runs(path):
     if not os.path.isfile(path):
         raise ProfileDataError(f"raw profiling data {path} does not exist")
     with open(path, "rb") as f:
-        if f.read(len(MAGIC)) != MAGIC:
+        magic = f.read(len(MAGIC))
+        if magic not in (MAGIC, MAGIC_V1):
             raise ProfileDataError(f"{path} is not an npu_bridge raw profiling file (it lacks the {MAGIC!r} header)")
+        header_format = _HEADER if magic == MAGIC else _HEADER_V1
         while True:
-            header = f.read(_HEADER.size)
-            if len(header) < _HEADER.size:
+            header = f.read(header_format.size)
+            if len(header) < header_format.size:
                 return
-            size, session, run, start_ns, end_ns = _HEADER.unpack(header)
+            fields = header_format.unpack(header)
+            size, session, run, start_ns, end_ns = fields[:5]
+            signature_size = fields[5] if len(fields) > 5 else 0
+            signature = f.read(signature_size)
             payload = f.read(size)
-            if len(payload) < size:
+            if len(signature) < signature_size or len(payload) < size:
                 return
-            yield RawRun(session, run, start_ns, end_ns, payload)
+            yield RawRun(session, run, start_ns, end_ns, payload, signature.decode("utf-8", "replace"))

@@ -3,7 +3,8 @@
 A bridged session gets a ``ProfilingHook`` when its options (or ``PROFILING_MODE``) profile, when it is
 created inside a ``Profiler`` scope, or when a ``Profiler`` scope starts while it is open; other sessions are
 not wrapped. Outside a profile the hook only checks two variables per run. A traced run asks
-TensorFlow for its step stats and hands them to the recorder; the analysis happens when the profile ends.
+TensorFlow for its step stats and hands them to the recorder with the run's graph signature (what it fetched
+and fed, ``run_signature``); the analysis happens when the profile ends.
 In-process sessions trace with ``SOFTWARE_TRACE`` (per-node start, end, outputs and op label, without the
 memory tracking and device tracer of FULL_TRACE); the sessions of a multi-rank job run on TensorFlow's
 distributed master, which returns step stats for ``FULL_TRACE`` only. A caller's own RunOptions and RunMetadata are
@@ -11,6 +12,7 @@ kept (the RunMetadata
 then also holds the step stats).
 """
 
+import collections.abc
 import itertools
 import time
 import weakref
@@ -73,7 +75,12 @@ class ProfilingHook(RunHook):
         start = getattr(context, "npu_profile_start_ns", None)
         if start is not None:
             recorder.record(
-                self._session, context.step, start, time.time_ns(), context.run_metadata.step_stats.SerializeToString()
+                self._session,
+                context.step,
+                start,
+                time.time_ns(),
+                context.run_metadata.step_stats.SerializeToString(),
+                run_signature(context.fetches, context.feed_dict),
             )
 
     def end(self, session):
@@ -96,6 +103,40 @@ def hook_open_sessions():
         plan = getattr(session, session_bridge.PLAN_ATTRIBUTE, None)
         if plan is not None and plan.options is not None and id(plan.options) not in hooked:
             session_setup.attach_run_hooks(session, [ProfilingHook(None, plan)])
+
+
+def run_signature(fetches, feed_dict):
+    """What identifies the graph TensorFlow executes for a run: the names of what it fetches and feeds.
+
+    TensorFlow builds (and the NpuOptimizer instruments) one graph per such signature in a session, so runs with
+    the same signature are iterations of one model -- also when a cond takes another branch.
+
+    Args:
+      fetches: the run's fetches (any structure of tensors, operations, variables or names).
+      feed_dict: its feed dict, or None.
+    Returns:
+      A text such as "fetch:loss:0,train|feed:x:0".
+    """
+    fetched = sorted({_fetch_name(item) for item in _leaves(fetches)})
+    fed = sorted({_fetch_name(item) for item in _leaves(list(feed_dict or ()))})
+    return "fetch:" + ",".join(fetched) + "|feed:" + ",".join(fed)
+
+
+def _leaves(structure):
+    """The leaves of nested dicts (their values: MonitoredSession keys hooks' fetches by hook), lists and tuples."""
+    if isinstance(structure, collections.abc.Mapping):
+        for value in structure.values():
+            yield from _leaves(value)
+    elif isinstance(structure, (list, tuple)):
+        for item in structure:
+            yield from _leaves(item)
+    else:
+        yield structure
+
+
+def _fetch_name(item):
+    name = getattr(item, "name", None)
+    return name if isinstance(name, str) else str(item)
 
 
 def _trace_level(session):

@@ -75,6 +75,25 @@ class ProfileSummary:
         values = [getattr(row, field) for row in self.steady_iterations if getattr(row, field) is not None]
         return statistics.fmean(values) if values else None
 
+    def share(self, field):
+        """The percentage of the iteration time that ``field`` (fp_bp, refresh, data_aug) takes, between 0 and 100.
+
+        Taken over the ``steady_iterations`` in which the FP and BP points ran, where data aug bound, FP to BP
+        and refresh make up the iteration (a first iteration has no data aug bound: its time starts at FP), so
+        the three shares add up to 100%. Iterations without the points (a cond's other branch) count in neither
+        the parts nor the whole; when no iteration has them, a share is taken over the iterations that have
+        ``field``. Each iteration's part is bounded by its own time, which only matters when runs of one graph
+        overlap (threads): the time between their ends is then shorter than the work of one. None when no
+        iteration qualifies.
+        """
+        timed = [row for row in self.steady_iterations if row.iteration_time is not None and row.iteration_time > 0]
+        used = [row for row in timed if row.fp_bp is not None and row.refresh is not None]
+        used = used or [row for row in timed if getattr(row, field) is not None]
+        if not used:
+            return None
+        part = sum(min(max(getattr(row, field) or 0.0, 0.0), row.iteration_time) for row in used)
+        return 100.0 * part / sum(row.iteration_time for row in used)
+
 
 def load(profile_dir):
     """Reads a profile's summary.
@@ -170,12 +189,13 @@ def format_text(summary, top=5):
             f"iteration time {format_ms(mean)} over {len(steady)} (each graph's first iteration excluded when "
             "it has more)"
         )
-        parts = [
-            ("FP to BP", summary.mean("fp_bp")),
-            ("refresh", summary.mean("refresh")),
-            ("data aug bound", summary.mean("data_aug")),
-        ]
-        lines.append("  " + ", ".join(f"{name} {format_ms(value)}{_share(value, mean)}" for name, value in parts))
+        parts = [("FP to BP", "fp_bp"), ("refresh", "refresh"), ("data aug bound", "data_aug")]
+        lines.append(
+            "  "
+            + ", ".join(
+                f"{name} {format_ms(summary.mean(field))}{_share(summary.share(field))}" for name, field in parts
+            )
+        )
         estimate = summary.mean("estimate")
         if estimate is not None:
             lines.append(f"  estimated Ascend 910 compute per iteration: {format_ms(estimate)} (roofline estimate)")
@@ -212,5 +232,5 @@ def format_ms(us):
     return "N/A" if us is None else f"{us / 1000:.3f} ms"
 
 
-def _share(value, total):
-    return f" ({100.0 * value / total:.0f}%)" if value is not None and total else ""
+def _share(percent):
+    return "" if percent is None else f" ({percent:.0f}%)"
