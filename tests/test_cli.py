@@ -18,7 +18,13 @@ def test_info_reports_a_malformed_world(capsys, monkeypatch):
 
 def test_options_table_and_one_option(capsys):
     assert main(["options"]) == 0
-    assert "precision_mode" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    assert "|" not in table and "`" not in table  # a terminal table, not markdown
+    assert max(len(line) for line in table.splitlines()) <= 120
+    row = next(line for line in table.splitlines() if line.startswith("precision_mode "))
+    assert row.split()[:4] == ["precision_mode", "s", "init", "unset"]
+    assert main(["options", "--markdown"]) == 0
+    assert "| `precision_mode` |" in capsys.readouterr().out
     assert main(["options", "dump_mode"]) == 0
     out = capsys.readouterr().out
     assert "stage:" in out and "input" in out and "status here:" in out

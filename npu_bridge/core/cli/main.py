@@ -33,7 +33,7 @@ def _options(args):
     from npu_bridge.core.options.spec import STATUS_TEXT  # pylint: disable=import-outside-toplevel
 
     if not args.key:
-        sys.stdout.write(docs.render_markdown())
+        print(docs.render_markdown() if args.markdown else docs.render_terminal())
         return 0
     spec = table.OPTIONS.get(args.key)
     if spec is None:
@@ -64,6 +64,7 @@ def main(argv=None):
     sub.add_parser("info", help="versions, the C++ library and the collective world").set_defaults(run=_info)
     options = sub.add_parser("options", help="the NpuOptimizer option table or one option")
     options.add_argument("key", nargs="?", help="an option name, e.g. precision_mode")
+    options.add_argument("--markdown", action="store_true", help="print the whole table as markdown (README.md's)")
     options.set_defaults(run=_options)
     args = parser.parse_args(argv)
     try:

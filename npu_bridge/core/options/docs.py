@@ -1,4 +1,4 @@
-"""Renders the option table as markdown and keeps README.md's copy of it in sync."""
+"""Renders the option table (markdown for README.md, kept in sync; plain text for a terminal)."""
 
 import collections
 import os
@@ -45,6 +45,32 @@ def render_markdown() -> str:
     lines.append("")
     lines.extend(
         f"- {STATUS_TEXT[status]}: {counts[status]} option{'' if counts[status] == 1 else 's'}" for status in STATUSES
+    )
+    return "\n".join(lines)
+
+
+_TERMINAL_HEADER = ("key", "kind", "stage", "default", "status here")
+_TERMINAL_CELL = 28  # characters; longer defaults are cut (``npu-bridge options KEY`` shows everything)
+
+
+def render_terminal() -> str:
+    """Returns the option table as aligned plain-text columns: key, kind, stage, default, status.
+
+    Returns:
+      The text (no trailing newline); the allowed values and effects are left to ``npu-bridge options KEY``.
+    """
+    rows = [_TERMINAL_HEADER]
+    for spec in OPTIONS.values():
+        default = _default_text(spec.default).replace("`", "")
+        if len(default) > _TERMINAL_CELL:
+            default = default[: _TERMINAL_CELL - 3] + "..."
+        rows.append((spec.name, spec.kind, spec.stage, default, STATUS_TEXT[spec.status]))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_TERMINAL_HEADER))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    lines.append("")
+    lines.append(
+        "npu-bridge options KEY shows one option's allowed values and effect; --markdown prints the full table."
     )
     return "\n".join(lines)
 
