@@ -35,3 +35,13 @@ def test_every_tool_answers_version_and_help_without_tensorflow(module, prog):
         )
         assert result.returncode == 0, result.stderr
         assert re.search(expected, result.stdout.strip(), re.M), result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_npu_bridge_info_hides_tensorflows_start_up_lines():
+    result = run_python("from npu_bridge.core.cli.main import main; raise SystemExit(main(['info']))")
+    assert result.returncode == 0, result.stderr
+    assert "TensorFlow 2.21" in result.stdout
+    for noise in ("oneDNN custom operations", "cuda", "absl::InitializeLog", "cpu_feature_guard"):
+        assert noise not in result.stderr, result.stderr

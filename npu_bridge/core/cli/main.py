@@ -7,11 +7,11 @@ npu-bridge options [KEY]   the NpuOptimizer option table, or everything about on
 import argparse
 import sys
 
-from npu_bridge.core.runtime import version
+from npu_bridge.core.runtime import log, version
 
 
 def _info(_args):
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    tf = log.import_tensorflow_quietly()
 
     import npu_bridge  # pylint: disable=import-outside-toplevel
     from npu_bridge.core.runtime import native_library  # pylint: disable=import-outside-toplevel

@@ -72,3 +72,33 @@ def warn_once(key, message, *args):
 def info_once(key, message, *args):
     """Logs an info record the first time ``key`` is seen in this process."""
     once(key, logging.INFO, message, *args)
+
+
+def import_tensorflow_quietly():
+    """Imports TensorFlow for a command-line tool without its C++ start-up lines (oneDNN, CUDA, CPU features).
+
+    TensorFlow prints them through absl before its log level applies, so file descriptor 2 is sent to a
+    temporary file during the import; if the import fails, what it printed is shown. ``TF_CPP_MIN_LOG_LEVEL``
+    defaults to 2 for the rest of the process unless the user set it.
+
+    Returns:
+      The ``tensorflow`` module.
+    """
+    import tempfile  # pylint: disable=import-outside-toplevel
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            import tensorflow  # pylint: disable=import-outside-toplevel
+        except BaseException:
+            os.dup2(saved, 2)
+            captured.seek(0)
+            sys.stderr.write(captured.read().decode("utf-8", errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+    return tensorflow
