@@ -231,3 +231,20 @@ def test_the_module_runs_as_a_command(runs):
     )
     assert result.returncode == 0, result.stderr
     assert "artifacts" in result.stdout and "step 1:" in result.stdout
+
+
+def test_a_tree_deeper_than_any_dump_and_a_binary_mapping_are_refused_naming_the_path(tmp_path, capsys):
+    deep = tmp_path / "deep"
+    level = deep
+    for _ in range(1000):  # deeper than Python's recursion limit
+        level = level / "d"
+    os.makedirs(level)
+    (level / "Add.x.1.0.1700000000000000").write_bytes(b"garbage")
+    assert main(["info", str(deep)]) == 2
+    err = capsys.readouterr().err
+    assert "is more than 32 directory levels below" in err and str(deep) in err and "Traceback" not in err
+    step = tmp_path / "binary" / "0"
+    step.mkdir(parents=True)
+    (step / "mapping.csv").write_bytes(b"\xff\xfe\x00binary")
+    assert main(["overflow", str(tmp_path / "binary")]) == 2
+    assert f"{step / 'mapping.csv'}: cannot read it: it is not UTF-8 text" in capsys.readouterr().err

@@ -13,10 +13,12 @@ by digits, and the directory's ``mapping.csv`` lists "{digits},{original name}".
 
 import csv
 import dataclasses
+import io
 import os
 import re
 from typing import Optional
 
+from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import DumpFormatError
 
 MAPPING_FILE = "mapping.csv"
@@ -108,11 +110,14 @@ def read_mapping(directory):
     if not os.path.exists(path):
         return {}
     mapping = {}
-    with open(path, newline="", encoding="utf-8") as f:
-        for number, row in enumerate(csv.reader(f), 1):
-            if not row:
-                continue
-            if len(row) != 2:
-                raise DumpFormatError(f"{path} line {number}: expected 'file name,original name', got {row!r}")
-            mapping[row[0].strip()] = row[1].strip()
+    try:
+        text = bounded_files.read_text(path)
+    except OSError as e:
+        raise DumpFormatError(f"{path}: cannot read it: {e.strerror}") from None
+    for number, row in enumerate(csv.reader(io.StringIO(text, newline="")), 1):
+        if not row:
+            continue
+        if len(row) != 2:
+            raise DumpFormatError(f"{path} line {number}: expected 'file name,original name', got {row!r}")
+        mapping[row[0].strip()] = row[1].strip()
     return mapping

@@ -32,6 +32,9 @@ class Artifact:
     model: Optional[str]
 
 
+MAX_DEPTH = 32  # directory levels below a root that scan() walks
+
+
 def scan(root):
     """Lists the artifacts under ``root`` (or ``root`` itself when it is a file).
 
@@ -51,14 +54,35 @@ def scan(root):
         artifact = _artifact(directory, base, dump_names.read_mapping(directory))
         return [artifact] if artifact else []
     found = []
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories.sort()
+    for directory, files in walk(root):
         mapping = dump_names.read_mapping(directory)
         for base in sorted(files):
             artifact = _artifact(directory, base, mapping)
             if artifact:
                 found.append(artifact)
     return found
+
+
+def walk(root):
+    """Yields (directory, file names) below ``root`` in sorted order, without recursion or symlinked directories.
+
+    Raises:
+      DumpTreeError: a directory lies more than ``MAX_DEPTH`` levels below ``root`` (no dump tree is that deep).
+    """
+    pending = [(root, 0)]
+    while pending:
+        directory, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise DumpTreeError(
+                f"{directory} is more than {MAX_DEPTH} directory levels below {root}; a dump tree "
+                "({dump_path}/{time}/{device}/{model}/{model id}/{step}) is not that deep"
+            )
+        files, subdirectories = [], []
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                (subdirectories if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
+        yield directory, files
+        pending.extend((os.path.join(directory, d), depth + 1) for d in sorted(subdirectories, reverse=True))
 
 
 def _artifact(directory, base, mapping):

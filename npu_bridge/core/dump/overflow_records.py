@@ -10,13 +10,13 @@ the session that produced the dump: {op name: "file:line in function"}); dumps f
 """
 
 import dataclasses
-import json
 import os
 from typing import List, Optional
 
 import numpy as np
 
 from npu_bridge.core.dump import dump_file, dump_tree
+from npu_bridge.core.runtime import bounded_files
 
 REPORT_FILE = "overflow_report.txt"
 SOURCES_FILE = "op_sources.json"
@@ -141,17 +141,18 @@ def read_sources(root):
         if os.path.dirname(parent) == parent:
             break
         parent = os.path.dirname(parent)
-    for walk_root, _, files in os.walk(directory):
+    for walk_root, files in dump_tree.walk(directory):
         if SOURCES_FILE in files:
             paths.append(os.path.join(walk_root, SOURCES_FILE))
     sources = {}
     for path in paths:
-        if os.path.isfile(path):
+        if os.path.lexists(path):
             try:
-                with open(path, encoding="utf-8") as f:
-                    sources.update(json.load(f))
+                parsed = bounded_files.parse_json(bounded_files.read_text(path))
             except (OSError, ValueError):
                 continue  # a damaged side file only costs the creation sites
+            if isinstance(parsed, dict):
+                sources.update(parsed)
     return sources
 
 
