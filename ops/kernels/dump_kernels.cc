@@ -63,8 +63,7 @@ class DumpOp : public NpuOpKernel {
     if (forward_) {
       for (int i = 0; i < num_outputs_; ++i) ctx->set_output(i, ctx->input(i));
     }
-    const int64_t iteration = in_loop_ ? LoopIterations::Of(ctx->step_id()) : 0;
-    const int64_t step = steps_->StepOf(ctx->step_id(), steps_per_run_, iteration);
+    const int64_t step = steps_->StepOf(ctx->step_id(), steps_per_run_, in_loop_);
     if (!selection_.Contains(step)) return;
     DumpRecord record;
     record.dir = dump_dir_ + "/" + std::to_string(step);

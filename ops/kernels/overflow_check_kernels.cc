@@ -124,8 +124,7 @@ class OverflowCheckOp : public NpuOpKernel {
     ctx->set_output(0, x);
     // Report mode numbers every run, overflowing or not, so steps count Session.run calls (and the iterations
     // of an iterations_per_loop loop).
-    const int64_t step =
-        report_ ? steps_->StepOf(ctx->step_id(), steps_per_run_, in_loop_ ? LoopIterations::Of(ctx->step_id()) : 0) : 0;
+    const int64_t step = report_ ? steps_->StepOf(ctx->step_id(), steps_per_run_, in_loop_) : 0;
     const int64_t n = x.NumElements();
     if (n == 0 || (!report_ && FloatStatus::Overflowed())) return;  // the register is sticky until cleared
     const void* data = x.tensor_data().data();

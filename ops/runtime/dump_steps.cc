@@ -15,7 +15,8 @@ ModelSteps* ModelSteps::ForModel(int64_t model_id) {
   return steps.get();
 }
 
-int64_t ModelSteps::StepOf(int64_t step_id, int64_t steps_per_run, int64_t iteration) {
+int64_t ModelSteps::StepOf(int64_t step_id, int64_t steps_per_run, bool in_loop) {
+  const int64_t iteration = in_loop ? LoopIterations::Of(step_id) : 0;
   std::lock_guard<std::mutex> lock(mu_);
   for (int i = 0; i < used_slots_; ++i) {
     if (recent_[i].first == step_id) return recent_[i].second + iteration;

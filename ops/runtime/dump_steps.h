@@ -22,10 +22,11 @@ class ModelSteps {
   // The state of one model id; lives for the process.
   static ModelSteps* ForModel(int64_t model_id);
 
-  // The step number (0, 1, ...) of iteration `iteration` of the run identified by `step_id`. The first call
-  // for a run reserves `steps_per_run` steps (1, or iterations_per_loop for a looping graph): the run's
+  // The step number (0, 1, ...) of the run identified by `step_id`; for a kernel `in_loop` (inside the
+  // iterations_per_loop loop), the step of the loop iteration `LoopIterations` holds for the run. The first
+  // call for a run reserves `steps_per_run` steps (1, or iterations_per_loop for a looping graph): the run's
   // iterations are steps first .. first + steps_per_run - 1, and the next run starts after them.
-  int64_t StepOf(int64_t step_id, int64_t steps_per_run = 1, int64_t iteration = 0);
+  int64_t StepOf(int64_t step_id, int64_t steps_per_run = 1, bool in_loop = false);
   // True the first time (step, task_id) is reported: an op with several overflowing outputs is
   // recorded once per step.
   bool FirstReport(int64_t step, int64_t task_id);
