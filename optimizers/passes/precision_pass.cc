@@ -234,8 +234,8 @@ class PrecisionPass : public RewritePass {
     return absl::OkStatus();
   }
 
-  // If `tensor` is a float32 value rounded through a low-precision type, returns the unrounded tensor.
-  bool RoundedFrom(const GraphEditor& editor, const std::string& tensor, std::string* original, DataType* lowp) const {
+  // True when `tensor` is a float32 value rounded through a low-precision type (a cast pair); sets *lowp to it.
+  bool IsRounding(const GraphEditor& editor, const std::string& tensor, DataType* lowp) const {
     const auto parsed = ParseInput(tensor);
     const NodeDef* up = editor.Find(parsed.first);
     if (up == nullptr || parsed.second != 0 || !IsUpCast(*up) || up->input_size() == 0) return false;
@@ -245,11 +245,7 @@ class PrecisionPass : public RewritePass {
       down_input = ParseInput(down->input(0));
       down = editor.Find(down_input.first);
     }
-    if (down == nullptr || down_input.second != 0 || !IsDownCast(*down, lowp) || down->input_size() == 0) {
-      return false;
-    }
-    *original = down->input(0);
-    return true;
+    return down != nullptr && down_input.second == 0 && IsDownCast(*down, lowp) && down->input_size() > 0;
   }
 
   // True when `tensor` only holds values `lowp` represents: it comes from a rounding, or from ops that move
@@ -263,11 +259,10 @@ class PrecisionPass : public RewritePass {
     auto it = memo->find(key);
     if (it != memo->end()) return it->second;
     (*memo)[key] = false;
-    std::string original;
     DataType current;
     bool result = false;
     const NodeDef* producer = editor.Find(parsed.first);
-    if (RoundedFrom(editor, tensor, &original, &current)) {
+    if (IsRounding(editor, tensor, &current)) {
       result = current == lowp;
     } else if (producer == nullptr) {
       result = false;
