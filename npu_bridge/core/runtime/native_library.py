@@ -30,19 +30,32 @@ def library_path():
     return str(pathlib.Path(__file__).resolve().parents[2] / LIBRARY_NAME)  # npu_bridge/, the package root
 
 
+def build_info_path():
+    """Returns the path of the build record setup.py writes next to the library."""
+    return os.path.join(os.path.dirname(library_path()), BUILD_INFO_NAME)
+
+
+def read_build_info():
+    """Returns the build record ({"tensorflow_version": ..., ...}) of the library.
+
+    Raises:
+      OSError, ValueError: the record is missing, unreadable or not JSON.
+    """
+    with open(build_info_path(), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def _check_build_info(tf_version):
-    info_path = os.path.join(os.path.dirname(library_path()), BUILD_INFO_NAME)
     if not os.path.exists(library_path()):
         raise NativeLibraryError(
             f"npu_bridge: the C++ library {library_path()} is missing; it is built when the project is "
             f"installed. {REBUILD_HINT}"
         )
     try:
-        with open(info_path, encoding="utf-8") as f:
-            info = json.load(f)
+        info = read_build_info()
     except (OSError, ValueError) as e:
         raise NativeLibraryError(
-            f"npu_bridge: cannot read the build record {info_path} of the C++ library ({e}). {REBUILD_HINT}"
+            f"npu_bridge: cannot read the build record {build_info_path()} of the C++ library ({e}). {REBUILD_HINT}"
         ) from e
     built = info.get("tensorflow_version")
     if built != tf_version:
