@@ -35,6 +35,16 @@ def npu_run(*args, timeout=60, env=None):
     )
 
 
+def start_npu_run(*args, **popen_args):
+    """Starts npu-run with ``args`` in the background; returns the Popen (the caller ends it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "npu_bridge.core.launch", *args],
+        env=dict(os.environ, PYTHONPATH=REPO_ROOT),
+        cwd=REPO_ROOT,
+        **popen_args,
+    )
+
+
 def python(code):
     return ["--", sys.executable, "-c", code]
 
@@ -116,14 +126,7 @@ def test_ctrl_c_stops_every_rank():
         "import time\nprint('ready', flush=True)\ntry:\n    time.sleep(50)\nexcept KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)"
     )
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "npu_bridge.core.launch", "-n", "2", *python(code)],
-        env=dict(os.environ, PYTHONPATH=REPO_ROOT),
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    launcher = start_npu_run("-n", "2", *python(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         ready = [launcher.stdout.readline() for _ in range(2)]
         assert all(line.endswith("ready\n") for line in ready), ready
@@ -265,14 +268,12 @@ def test_a_two_machine_job_runs_as_two_launchers():
 @pytest.mark.timeout(60)
 def test_ranks_end_when_the_launcher_is_killed(tmp_path):
     # Quiet ranks (no output, no failure) in their own sessions: only the parent-death signal ends them.
-    code = f"import os, time\nopen(r'{tmp_path}/' + os.environ['RANK_ID'], 'w').write(str(os.getpid()))\ntime.sleep(50)"
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "npu_bridge.core.launch", "-n", "2", *python(code)],
-        env=dict(os.environ, PYTHONPATH=REPO_ROOT),
-        cwd=REPO_ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    # Each rank writes its pid to a temporary file and renames it, so a file that exists is complete.
+    code = (
+        f"import os, time\npath = r'{tmp_path}/' + os.environ['RANK_ID']\n"
+        "open(path + '.tmp', 'w').write(str(os.getpid()))\nos.rename(path + '.tmp', path)\ntime.sleep(50)"
     )
+    launcher = start_npu_run("-n", "2", *python(code), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pids = []
     try:
         deadline = time.monotonic() + 30

@@ -6,6 +6,7 @@ Usage: crash_matrix_worker.py BACKEND WORK_DIR. Prints one JSON line per combina
 """
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -148,8 +149,6 @@ def config(key, mode, instrumentation, backend, work_dir, index):
 
 
 def main(backend, work_dir):
-    import os  # pylint: disable=import-outside-toplevel
-
     graph, parts = build()
     index = 0
     for instrumentation in INSTRUMENTATION:
