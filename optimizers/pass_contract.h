@@ -116,6 +116,10 @@ constexpr NodeAttr kCollectiveGroupAttr{"_npu_hccl_group"};
 // s: the Ascend op a composed op implements (a LayerNorm's Rsqrt), and the name the user gave that op.
 constexpr NodeAttr kImplOpAttr{"_npu_impl_op"};
 constexpr NodeAttr kImplNameAttr{"_npu_impl_name"};
+// s: a function call that computes one Ascend op (npu_bridge/core/compute/composite.py), its op type; i: how
+// many of the call's outputs are the op's (TensorFlow's gradient appends intermediates after them).
+constexpr NodeAttr kComposedOpAttr{"_npu_op_type"};
+constexpr NodeAttr kComposedOutputsAttr{"_npu_op_outputs"};
 
 // Every key with its kind, for NpuOptimizer::Init to check the parameter_map.
 struct KeySpec {

@@ -36,8 +36,29 @@ def executed_nodes(run_metadata):
 
 
 def casts_to(executed, dtype):
-    """Names of the executed Cast nodes whose destination type is ``dtype``."""
-    return [n.name for n in executed if n.op == "Cast" and n.attr["DstT"].type == dtype.as_datatype_enum]
+    """Names of the executed nodes that take float32 values to ``dtype``: Casts, and the precision pass's NpuRound
+    (float32 rounded through ``dtype``; on a GPU device it is a Cast pair)."""
+    enum = dtype.as_datatype_enum
+    return [
+        n.name
+        for n in executed
+        if (n.op == "Cast" and n.attr["DstT"].type == enum) or (n.op == "NpuRound" and n.attr["to"].type == enum)
+    ]
+
+
+def rounds_through(node, dtype):
+    """True when ``node`` gives float32 values rounded through ``dtype``: an NpuRound, or a Cast back from it."""
+    enum = dtype.as_datatype_enum
+    if node.op == "NpuRound":
+        return node.attr["to"].type == enum
+    return node.op == "Cast" and node.attr["SrcT"].type == enum
+
+
+def saturating(executed):
+    """Names of the executed fp16 roundings that saturate as the simulated Ascend device does."""
+    return {n.name for n in executed if n.op == "NpuRound" and n.attr["saturate"].b} | {
+        n.input[0] for n in executed if n.op == "NpuSaturateFp16"
+    }
 
 
 def fp16(values):

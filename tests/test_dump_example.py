@@ -30,7 +30,7 @@ def test_the_example_dumps_two_runs_and_compares_them(tmp_path):
     assert re.search(r"first diverging op: #\d+ hidden/", result.stdout)  # saturated fp16 hidden values
     # ... and the Ascend run also dumps the casts its precision mode inserted.
     ascend_names = {a.name.op_name for a in dump_tree.scan(tmp_path / "ascend_default")}
-    assert counts["only in my dump"] > 0 and any("npu_to_fp16" in name for name in ascend_names)
+    assert counts["only in my dump"] > 0 and any("npu_round_fp16" in name for name in ascend_names)
     with open(tmp_path / "compare_result.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     assert len(rows) == 1 + compared + counts["only in my dump"]

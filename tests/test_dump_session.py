@@ -312,3 +312,17 @@ def test_a_dump_that_cannot_be_written_is_reported_not_lost_silently(tmp_path, n
     assert any(
         "a dump file could not be written: cannot create directory " + str(tmp_path) in message for message in npu_log
     )
+
+
+def test_reduced_precision_tensors_are_dumped_in_fp16_as_on_ascend(tmp_path):
+    _, fetched = train(dump_config(tmp_path, dump_mode="all", precision_mode="allow_fp32_to_fp16"), 1)
+    matmul = dumped(tmp_path, "layer1/MatMul", step=0, model=training_model(tmp_path))
+    assert [t.dtype_name for t in matmul.inputs + matmul.outputs] == ["DT_FLOAT16"] * 3
+    np.testing.assert_array_equal(matmul.inputs[0].array(), fetched[0]["x"].astype(np.float16))
+    np.testing.assert_array_equal(matmul.outputs[0].array(), fetched[0]["matmul"].astype(np.float16))
+    # The precision pass's roundings are Ascend's inserted casts: to fp16 before the MatMul, back to float32 after.
+    to_fp16 = dumped(tmp_path, "x/npu_round_fp16_0", step=0)
+    back = dumped(tmp_path, "layer1/MatMul/npu_round_fp16_0", step=0)
+    assert [t.dtype_name for t in to_fp16.inputs + to_fp16.outputs] == ["DT_FLOAT", "DT_FLOAT16"]
+    assert [t.dtype_name for t in back.inputs + back.outputs] == ["DT_FLOAT16", "DT_FLOAT"]
+    assert {a.name.op_type for a in artifacts(tmp_path) if "npu_round" in a.name.op_name} == {"Cast"}

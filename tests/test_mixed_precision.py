@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import npu_config
-from precision_helpers import bf16, casts_to, fp16, run_executed
+from precision_helpers import bf16, casts_to, fp16, rounds_through, run_executed, saturating
 from tensorflow.python.grappler import tf_optimizer
 
 from npu_bridge.core.precision import mixlist
@@ -56,7 +56,7 @@ def test_float16_mixed_modes_run_the_allow_listed_region_in_fp16(options):
     (first_value, _), executed = run_executed(graph, [first, loss], feed, **options)
     assert casts_to(executed, tf.float16)
     for source in feeding(executed, "first"):  # the MatMul reads fp16 values
-        assert source.op == "Cast" and source.attr["SrcT"].type == tf.float16.as_datatype_enum
+        assert rounds_through(source, tf.float16)
     np.testing.assert_array_equal(fp16(first_value), first_value)  # and its output is fp16
     np.testing.assert_allclose(first_value, fp16(fp16(X) @ fp16(W1)), rtol=1e-3)
 
@@ -245,8 +245,7 @@ def test_region_follows_while_loops_and_conds():
 def test_simulated_backend_saturates_the_fp16_values_of_the_mixed_region():
     graph, _, loss, feed = mlp()
     _, executed = run_executed(graph, loss, feed, precision_mode="allow_mix_precision", device_target="ascend")
-    saturated = {n.input[0] for n in executed if n.op == "NpuSaturateFp16"}
-    assert casts_to(executed, tf.float16) and set(casts_to(executed, tf.float16)) <= saturated
+    assert casts_to(executed, tf.float16) and set(casts_to(executed, tf.float16)) <= saturating(executed)
 
 
 def test_gpu_backend_needs_a_gpu():

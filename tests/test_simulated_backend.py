@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import npu_config
-from precision_helpers import run_executed
+from precision_helpers import bf16, fp16, run_executed
 
 from npu_bridge.core.device import device_mode, device_target
 from npu_bridge.core.precision import float_status
+from npu_bridge.core.runtime import native_library
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator import npu_aicore_ops
 from npu_bridge.estimator.npu import npu_plugin
@@ -231,3 +232,25 @@ def test_bad_op_precision_mode_file(tmp_path, content, error):
     ini.write_text(content)
     with pytest.raises(NpuOptionError, match=f"op_precision_mode.*{error}"):
         v1.Session(config=npu_config(op_precision_mode=str(ini)))
+
+
+def test_npu_round_is_a_cast_pair_in_one_op():
+    ops = native_library.ops()
+    specials = [1.0001, -3.14159, 65519.0, 65520.0, 1e-8, -1e30, np.inf, np.nan, 1.00390625, -(2.0**-24) * 1.5]
+    values = np.array(specials * 2, np.float32)  # the vector loop takes 8 values at a time, the scalar one the rest
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [None])
+        half, bfloat = ops.npu_round(x, to=tf.float16), ops.npu_round(x, to=tf.bfloat16)
+        saturated = ops.npu_round(x, to=tf.float16, saturate=True)
+    with v1.Session(graph=graph) as sess:
+        got_half, got_bf16 = sess.run([half, bfloat], {x: values})
+        np.testing.assert_array_equal(got_half, fp16(values))
+        np.testing.assert_array_equal(got_bf16, bf16(values))
+        npu_plugin.set_device_sat_mode(1)  # INF/NaN mode: saturate does nothing
+        np.testing.assert_array_equal(sess.run(saturated, {x: values}), fp16(values))
+        device_mode.reset()  # the simulated backend's default: saturation
+        want = np.where(np.isinf(fp16(values)), np.sign(values) * 65504.0, fp16(values))
+        np.testing.assert_array_equal(sess.run(saturated, {x: values}), want)
+        big = np.random.RandomState(0).randn(1 << 20).astype(np.float32) * 1e4  # the parallel path
+        np.testing.assert_array_equal(sess.run(half, {x: big}), fp16(big))

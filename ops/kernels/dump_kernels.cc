@@ -41,6 +41,9 @@ class DumpOp : public NpuOpKernel {
       OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_inputs", &ref_inputs));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_outputs", &ref_outputs_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("Tdump", &written_as_));
+      OP_REQUIRES(ctx, written_as_.empty() || written_as_.size() == outputs.size() + inputs.size(),
+                  tensorflow::errors::InvalidArgument("NpuDump: Tdump must be empty or name every dumped tensor"));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("stats", &stats_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("golden", &golden_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr(kStepsPerRunAttr, &steps_per_run_));
@@ -75,12 +78,13 @@ class DumpOp : public NpuOpKernel {
     record.golden = golden_ && dump_outputs_;
     if (dump_outputs_) {
       for (int i = 0; i < num_outputs_; ++i) {
-        record.outputs.push_back(MakeDumpTensor(Snapshot(ctx->input(i), ref_outputs_), data_format_));
+        record.outputs.push_back(MakeDumpTensor(WrittenAs(i, Snapshot(ctx->input(i), ref_outputs_)), data_format_));
       }
     }
     for (int i = 0; i < num_inputs_; ++i) {
+      const int k = num_outputs_ + i;
       record.inputs.push_back(
-          MakeDumpTensor(Snapshot(ctx->input(num_outputs_ + i), ref_inputs_.count(i) > 0), data_format_));
+          MakeDumpTensor(WrittenAs(k, Snapshot(ctx->input(k), ref_inputs_.count(i) > 0)), data_format_));
     }
     DumpWriter::Get().Submit(std::move(record));
   }
@@ -91,7 +95,23 @@ class DumpOp : public NpuOpKernel {
                                                                                  : tensor;
   }
 
+  // Dumped tensor k (outputs, then inputs) in the type Tdump gives it: float32 as float16 or bfloat16 (a new
+  // tensor, so no copy of a reference variable's buffer is needed); other tensors as they are.
+  tensorflow::Tensor WrittenAs(int k, const tensorflow::Tensor& tensor) const {
+    if (written_as_.empty() || !tensor.IsInitialized() || tensor.dtype() != tensorflow::DT_FLOAT) return tensor;
+    const tensorflow::DataType type = written_as_[k];
+    if (type != tensorflow::DT_HALF && type != tensorflow::DT_BFLOAT16) return tensor;
+    tensorflow::Tensor converted(type, tensor.shape());
+    if (type == tensorflow::DT_HALF) {
+      converted.flat<Eigen::half>() = tensor.flat<float>().cast<Eigen::half>();
+    } else {
+      converted.flat<Eigen::bfloat16>() = tensor.flat<float>().cast<Eigen::bfloat16>();
+    }
+    return converted;
+  }
+
   std::string op_name_, op_type_, dump_dir_, data_format_;
+  tensorflow::DataTypeVector written_as_;
   int64_t task_id_ = 0, steps_per_run_ = 1;
   int num_outputs_ = 0, num_inputs_ = 0;
   bool forward_ = false, dump_outputs_ = true, ref_outputs_ = false, stats_ = false, golden_ = true, in_loop_ = false;

@@ -23,6 +23,9 @@ REGISTER_OP("NpuDump")
     // place before the writer gets to them: copied before queueing.
     .Attr("ref_inputs: list(int) = []")
     .Attr("ref_outputs: bool = false")
+    // The types the op's outputs, then its inputs, are written as (empty: their own). A float32 tensor that
+    // holds float16 / bfloat16 values (the precision pass's rounding) is written in that type, as on Ascend.
+    .Attr("Tdump: list(type) = []")
     .Attr("stats: bool = false")
     .Attr("golden: bool = true")
     // Set by the iterations_per_loop pass (optimizers/iterations_loop.h): steps per run, and whether the node

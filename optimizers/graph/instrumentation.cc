@@ -1,8 +1,12 @@
 #include "optimizers/graph/instrumentation.h"
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
+#include <utility>
+#include <vector>
 
+#include "optimizers/pass_contract.h"
 #include "tensorflow/core/framework/node_def_util.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_def.pb.h"
@@ -85,6 +89,76 @@ bool AliasesVariable(const tensorflow::GraphDef& graph, const std::map<std::stri
     current = data[forwarded];
   }
   return false;
+}
+
+namespace {
+
+bool IsCall(const std::string& op) { return op == "PartitionedCall" || op == "StatefulPartitionedCall"; }
+
+std::string StringAttr(const tensorflow::NodeDef& node, const char* name) {
+  auto it = node.attr().find(name);
+  return it == node.attr().end() ? "" : it->second.s();
+}
+
+// True when `name` lies in the gradient scope TensorFlow opens for op `forward`: ".../{forward}_grad/...".
+bool InGradientScope(const std::string& name, const std::string& forward) {
+  const std::string scope = forward + "_grad/";
+  for (size_t at = name.find(scope); at != std::string::npos; at = name.find(scope, at + 1)) {
+    if (at == 0 || name[at - 1] == '/') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void StampComposedGradients(tensorflow::GraphDef* graph) {
+  std::vector<std::pair<std::string, std::string>> forward;  // (user's name, type) of stamped calls
+  for (const auto& node : graph->node()) {
+    const std::string type = StringAttr(node, contract::kComposedOpAttr.name);
+    if (IsCall(node.op()) && !type.empty()) forward.emplace_back(OriginalName(node), type);
+  }
+  if (forward.empty()) return;
+  for (auto& node : *graph->mutable_node()) {
+    if (!IsCall(node.op()) || node.attr().count(contract::kComposedOpAttr.name)) continue;
+    const std::string name = OriginalName(node);
+    for (const auto& call : forward) {
+      if (!InGradientScope(name, call.first)) continue;
+      (*node.mutable_attr())[contract::kComposedOpAttr.name].set_s(call.second + "Grad");
+      break;
+    }
+  }
+}
+
+bool IsComposedOp(const tensorflow::NodeDef& node) {
+  return IsCall(node.op()) && !StringAttr(node, contract::kComposedOpAttr.name).empty();
+}
+
+std::string ArtifactOpType(const tensorflow::NodeDef& node) {
+  auto renamed = ArtifactTypeNames().find(node.op());
+  if (renamed != ArtifactTypeNames().end()) return renamed->second;
+  return IsComposedOp(node) ? StringAttr(node, contract::kComposedOpAttr.name) : node.op();
+}
+
+int ArtifactOutputCount(const tensorflow::NodeDef& node, int outputs) {
+  auto it = node.attr().find(contract::kComposedOutputsAttr.name);
+  if (!IsComposedOp(node) || it == node.attr().end() || it->second.i() < 0) return outputs;
+  return std::min<int>(outputs, it->second.i());
+}
+
+std::map<std::string, tensorflow::DataType> LowPrecisionTensors(const tensorflow::GraphDef& graph) {
+  std::map<std::string, tensorflow::DataType> result;
+  for (const auto& node : graph.node()) {
+    if (node.op() != kRoundOp || !node.attr().count("to") || node.input_size() == 0) continue;
+    const tensorflow::DataType type = node.attr().at("to").type();
+    auto output = node.attr().find(kRoundsOutputAttr);
+    if (output != node.attr().end() && output->second.b()) {  // the op ran in `type`; this is the cast back
+      const auto parsed = ParseInput(node.input(0));
+      result.emplace(TensorName(parsed.first, parsed.second), type);
+    } else {  // the cast to `type` before an op that computes in it
+      result.emplace(node.name(), type);
+    }
+  }
+  return result;
 }
 
 NameSet::NameSet(const tensorflow::GraphDef& graph) {

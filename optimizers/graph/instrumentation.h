@@ -54,6 +54,24 @@ bool AliasesVariable(const tensorflow::GraphDef& graph, const std::map<std::stri
 // True for ops whose output 0 may be their input 0's buffer.
 bool ForwardsInput(const std::string& op);
 
+// Composed ops: function calls that compute one Ascend op (DynamicRNN's time loop, ...), stamped with
+// kComposedOpAttr by the Python layer (npu_bridge/core/compute/composite.py). Artifacts show such a call as
+// one op of that type with its first kComposedOutputsAttr outputs, and its body not at all.
+// StampComposedGradients gives the backward call TensorFlow builds for a stamped call X (named
+// ".../X_grad/PartitionedCall") the type "{type}Grad"; every instrumenting pass calls it first (idempotent).
+void StampComposedGradients(tensorflow::GraphDef* graph);
+// The Ascend op type artifacts give a node: the composed type, else its TensorFlow op type.
+std::string ArtifactOpType(const tensorflow::NodeDef& node);
+// True for a stamped call; how many of its outputs artifacts show (all for other nodes).
+bool IsComposedOp(const tensorflow::NodeDef& node);
+int ArtifactOutputCount(const tensorflow::NodeDef& node, int outputs);
+
+// Float32 tensors that hold float16 / bfloat16 values as far as artifacts are concerned, with that type. An
+// NpuRound (the precision pass's rounding) is one of Ascend's precision casts: one that rounds an op's output
+// (kRoundsOutputAttr) is the cast back to float32 after an op Ascend ran in reduced precision, whose output is
+// listed; the others are casts to the reduced type, whose output is listed. Keys are canonical tensor names.
+std::map<std::string, tensorflow::DataType> LowPrecisionTensors(const tensorflow::GraphDef& graph);
+
 // Names already used in a graph, and fresh ones.
 class NameSet {
  public:

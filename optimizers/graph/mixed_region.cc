@@ -24,7 +24,8 @@ bool Forwards(const NodeDef& node) {
     const DataType from = TypeAttr(node, "SrcT"), to = TypeAttr(node, "DstT");
     return (from == tensorflow::DT_FLOAT && IsLowPrecision(to)) || (IsLowPrecision(from) && to == tensorflow::DT_FLOAT);
   }
-  return node.op() == "NpuSaturateFp16" || (MovesValues(node.op()) && !IsStructuralOp(node.op()));
+  return node.op() == kRoundOp || node.op() == "NpuSaturateFp16" ||
+         (MovesValues(node.op()) && !IsStructuralOp(node.op()));
 }
 
 }  // namespace

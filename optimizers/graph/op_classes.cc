@@ -136,7 +136,8 @@ bool IsStructuralOp(const std::string& op) {
 }
 
 bool IsComputingNode(const tensorflow::NodeDef& node, const tensorflow::DataTypeVector& input_types) {
-  if (node.input_size() == 0 || MovesValues(node.op()) || IsInstrumentationOp(node.op()) || node.op() == "Cast") {
+  if (node.input_size() == 0 || MovesValues(node.op()) || IsInstrumentationOp(node.op()) || node.op() == "Cast" ||
+      node.op() == kRoundOp) {
     return false;
   }
   for (tensorflow::DataType type : input_types) {
@@ -145,13 +146,19 @@ bool IsComputingNode(const tensorflow::NodeDef& node, const tensorflow::DataType
   return true;
 }
 
+const std::map<std::string, std::string>& ArtifactTypeNames() {
+  static const auto* names = new std::map<std::string, std::string>{{kRoundOp, "Cast"}};
+  return *names;
+}
+
 bool IsLowPrecision(tensorflow::DataType dtype) {
   return dtype == tensorflow::DT_HALF || dtype == tensorflow::DT_BFLOAT16;
 }
 
 }  // namespace npu_bridge
 
-// {"instrumentation": [op types]}: lets Python tools (the profiler) tell instrumentation from the script's ops.
+// {"instrumentation": [op types], "artifact_types": {op type: shown as}}: lets Python tools (the profiler) tell
+// instrumentation from the script's ops and name op types as the other artifacts do.
 extern "C" size_t npu_bridge_op_classes_json(char* buf, size_t len) {
   return npu_bridge::NoThrowValue<size_t>(0, [&]() -> size_t {
     std::string json = "{\"instrumentation\":[";
@@ -160,6 +167,12 @@ extern "C" size_t npu_bridge_op_classes_json(char* buf, size_t len) {
       json += (first ? "" : ",") + npu_bridge::JsonQuote(op);
       first = false;
     }
-    return npu_bridge::CopyToBuffer(json + "]}", buf, len);
+    json += "],\"artifact_types\":{";
+    first = true;
+    for (const auto& [op, shown_as] : npu_bridge::ArtifactTypeNames()) {
+      json += (first ? "" : ",") + npu_bridge::JsonQuote(op) + ":" + npu_bridge::JsonQuote(shown_as);
+      first = false;
+    }
+    return npu_bridge::CopyToBuffer(json + "}}", buf, len);
   });
 }

@@ -4,6 +4,7 @@
 #ifndef NPU_BRIDGE_OPTIMIZERS_OP_CLASSES_H_
 #define NPU_BRIDGE_OPTIMIZERS_OP_CLASSES_H_
 
+#include <map>
 #include <string>
 
 #include "tensorflow/core/framework/node_def.pb.h"
@@ -31,6 +32,16 @@ bool IsComputingNode(const tensorflow::NodeDef& node, const tensorflow::DataType
 // Ops whose float outputs hold only values of their float inputs (reshapes, slices, gathers, concatenation,
 // max pooling, Relu, Maximum, ...): given inputs fp16 can represent, so are their outputs.
 bool PreservesValues(const std::string& op);
+
+// The precision pass's rounding of float32 values through float16 / bfloat16 (attribute "to"), Ascend's
+// precision Cast in one kernel (ops/kernels/round_kernels.cc). Not a computing op; artifacts call it Cast.
+constexpr char kRoundOp[] = "NpuRound";
+// b, on an NpuRound: it rounds an op's output (the op computes in the reduced type), not an op's input.
+constexpr char kRoundsOutputAttr[] = "_npu_rounds_output";
+
+// Op types of this project that artifacts (dumps, overflow records, profiles) show as Ascend's op type: NpuRound
+// is a Cast. npu_bridge_op_classes_json() hands the table to Python.
+const std::map<std::string, std::string>& ArtifactTypeNames();
 
 // The low-precision types a precision rule can round to.
 bool IsLowPrecision(tensorflow::DataType dtype);

@@ -3,7 +3,10 @@
 //
 // The NpuDump takes the op's name and forwards its outputs (see instrumentation.h), so it runs exactly when
 // the op's results are used, fetched or waited for. Ops with reference outputs (TF1 ref-variable updates)
-// cannot be forwarded: they get a sink NpuDump that everything reading the op also waits for.
+// cannot be forwarded: they get a sink NpuDump that everything reading the op also waits for, and so do
+// composed ops (instrumentation.h), whose calls also output intermediates for their backward call.
+// Artifacts name ops and tensors as Ascend does: ArtifactOpType, and float32 tensors that hold reduced-precision
+// values (LowPrecisionTensors) are written in that type.
 #include <map>
 #include <set>
 #include <string>
@@ -33,8 +36,9 @@ struct Settings {
   bool dump_outputs = true;
   bool stats = false;
   bool golden = true;
-  std::vector<int64_t> dump_steps;  // first, last pairs; empty: every step
-  std::set<std::string> layer;      // empty: every op
+  std::vector<int64_t> dump_steps;                            // first, last pairs; empty: every step
+  std::map<std::string, tensorflow::DataType> low_precision;  // LowPrecisionTensors of the graph
+  std::set<std::string> layer;                                // empty: every op
   DumpModel model;
 };
 
@@ -65,6 +69,8 @@ class DumpPass : public RewritePass {
     if (!steps.ok()) return steps;
     for (const std::string& name : options.Get(contract::kDumpLayers)) settings.layer.insert(name);
     settings.model = FindOrCreateModel(*graph, options.Get(contract::kDumpRoot));
+    settings.low_precision = LowPrecisionTensors(*graph);
+    StampComposedGradients(graph);
 
     const std::set<std::string> fed = FedNodes(item);
     std::map<std::string, int> index_of;
@@ -96,14 +102,17 @@ class DumpPass : public RewritePass {
         }
       }
       const std::string& name = node.name();
-      bool reference_outputs = false;
-      for (tensorflow::DataType type : output_types) reference_outputs |= tensorflow::IsRefType(type);
+      // A composed op's call also outputs the intermediates its backward call reads: dumped from a sink.
+      bool sink = IsComposedOp(node);
+      for (tensorflow::DataType type : output_types) sink |= tensorflow::IsRefType(type);
       (*graph->mutable_node(n)->mutable_attr())[kDumpedAttr].set_b(true);
       tensorflow::NodeDef dump =
           MakeDump(*graph, n, TaskIdOf(graph->mutable_node(n)), settings, index_of, dumps_inputs);
-      if (reference_outputs) {
+      if (sink) {
         dump.set_name(names.Fresh(name + "/npu_dump"));
-        for (int i = 0; i < static_cast<int>(output_types.size()); ++i) dump.set_input(i, TensorName(name, i));
+        for (int i = 0; i < ArtifactOutputCount(node, output_types.size()); ++i) {
+          dump.set_input(i, TensorName(name, i));
+        }
         readers_wait[name] = dump.name();
       } else {
         const std::string source = RenameForForwarding(graph, n, kSourceSuffix, &names);
@@ -124,8 +133,8 @@ class DumpPass : public RewritePass {
 
  private:
   static bool Dumpable(const tensorflow::NodeDef& node) {
-    return !MovesValues(node.op()) && !IsInstrumentationOp(node.op()) && !IsStructuralOp(node.op()) &&
-           !node.attr().count(kDumpedAttr);
+    return !MovesValues(node.op()) && !IsInstrumentationOp(node.op()) &&
+           (!IsStructuralOp(node.op()) || IsComposedOp(node)) && !node.attr().count(kDumpedAttr);
   }
 
   // An NpuDump of graph.node(n) whose first inputs are placeholders for the op's outputs (the caller sets
@@ -136,6 +145,7 @@ class DumpPass : public RewritePass {
     const tensorflow::NodeDef& node = graph.node(n);
     tensorflow::DataTypeVector input_types, output_types;
     NodeTypes(node, &input_types, &output_types);
+    output_types.resize(ArtifactOutputCount(node, output_types.size()));
     tensorflow::NodeDef dump;
     dump.set_op(kDumpOp);
     dump.set_device(CpuDevice(node.device()));
@@ -144,12 +154,22 @@ class DumpPass : public RewritePass {
     SetTypes(&dump, "Tfwd", {});
     tensorflow::DataTypeVector dumped_input_types;
     auto& attrs = *dump.mutable_attr();
+    auto* written_as = attrs["Tdump"].mutable_list();
+    auto write_as = [&](const std::string& tensor, tensorflow::DataType type) {
+      const auto parsed = ParseInput(tensor);
+      auto low = settings.low_precision.find(TensorName(parsed.first, parsed.second));
+      written_as->add_type(low != settings.low_precision.end() && type == tensorflow::DT_FLOAT
+                               ? low->second
+                               : tensorflow::BaseType(type));
+    };
+    for (size_t i = 0; i < output_types.size(); ++i) write_as(TensorName(node.name(), i), output_types[i]);
     attrs["ref_inputs"].mutable_list();
     if (dumps_inputs) {
       const std::vector<std::string> inputs = DataInputs(node);
       for (size_t i = 0; i < inputs.size(); ++i) {
         dump.add_input(inputs[i]);
         dumped_input_types.push_back(input_types[i]);
+        write_as(inputs[i], input_types[i]);
         if (tensorflow::IsRefType(input_types[i]) || AliasesVariable(graph, index_of, inputs[i])) {
           attrs["ref_inputs"].mutable_list()->add_i(i);
         }
@@ -162,7 +182,7 @@ class DumpPass : public RewritePass {
     if (ForwardsInput(node.op()) && !inputs.empty()) aliases |= AliasesVariable(graph, index_of, inputs[0]);
     attrs["ref_outputs"].set_b(aliases);
     attrs["op_name"].set_s(OriginalName(node));
-    attrs["op_type"].set_s(node.op());
+    attrs["op_type"].set_s(ArtifactOpType(node));
     attrs["dump_dir"].set_s(settings.model.dir);
     attrs["model_id"].set_i(settings.model.id);
     attrs["task_id"].set_i(task_id);

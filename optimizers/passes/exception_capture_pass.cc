@@ -27,13 +27,14 @@ class ExceptionCapturePass : public RewritePass {
     const std::set<std::string> fed = FedNodes(item);  // a fed op does not run
     const std::string slot_prefix = std::to_string(options.Get(contract::kSessionId)) + "/";
     const std::string dir = options.Get(contract::kExceptionDir);
+    StampComposedGradients(graph);
     NameSet names(*graph);
     std::map<std::string, std::string> release_of;
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
-      if (MovesValues(node.op()) || IsInstrumentationOp(node.op()) || IsStructuralOp(node.op()) ||
-          fed.count(node.name())) {
+      if (MovesValues(node.op()) || IsInstrumentationOp(node.op()) ||
+          (IsStructuralOp(node.op()) && !IsComposedOp(node)) || fed.count(node.name())) {
         continue;
       }
       const std::vector<std::string> inputs = DataInputs(node);
@@ -54,7 +55,7 @@ class ExceptionCapturePass : public RewritePass {
       }
       attrs["slot"].set_s(slot);
       attrs["op_name"].set_s(OriginalName(node));
-      attrs["op_type"].set_s(node.op());
+      attrs["op_type"].set_s(ArtifactOpType(node));
       attrs["dump_dir"].set_s(dir);
       attrs["task_id"].set_i(TaskIdOf(graph->mutable_node(n)));
       auto format = node.attr().find("data_format");

@@ -1,7 +1,8 @@
 // fp16 on the simulated Ascend device (order 250, after the precision rules, before overflow checks): every
 // fp16 value the graph produces -- the output of a Cast to float16 or of a computing op -- is followed by
-// NpuSaturateFp16, so that in saturation mode (npu_plugin.set_device_sat_mode(0), the Atlas training default)
-// overflowing fp16 values become +-65504 and set the float-status register (ops/kernels/fp16_saturation_kernels.cc).
+// NpuSaturateFp16, and the precision pass's NpuRound through float16 saturates itself (attribute "saturate"),
+// so that in saturation mode (npu_plugin.set_device_sat_mode(0), the Atlas training default) overflowing fp16
+// values become +-65504 and set the float-status register (ops/kernels/fp16_saturation_kernels.cc).
 #include <map>
 #include <set>
 #include <string>
@@ -31,6 +32,11 @@ class Fp16SaturationPass : public RewritePass {
     const std::set<std::string> fetched = FetchedNodes(item);
     for (const std::string& name : editor.original_nodes()) {
       NodeDef* node = editor.Find(name);
+      if (node->op() == kRoundOp && TypeAttr(*node, "to") == tensorflow::DT_HALF) {
+        (*node->mutable_attr())["saturate"].set_b(true);
+        *changed = true;
+        continue;
+      }
       tensorflow::DataTypeVector in_types, out_types;
       if (!NodeTypes(*node, &in_types, &out_types)) continue;
       const bool converts_to_fp16 = node->op() == "Cast" && TypeAttr(*node, "DstT") == tensorflow::DT_HALF &&

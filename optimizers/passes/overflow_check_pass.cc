@@ -62,6 +62,7 @@ class OverflowCheckPass : public RewritePass {
     const bool report = Reports(options, item);
     const bool fp16_saturation = options.Get(contract::kOverflowFp16Saturation);
     const DumpModel model = report ? FindOrCreateModel(*graph, options.Get(contract::kDumpRoot)) : DumpModel();
+    StampComposedGradients(graph);
     NameSet names(*graph);
 
     // tensor name ("n" or "n:i") -> check node that replaces it; node -> its checks
@@ -82,9 +83,10 @@ class OverflowCheckPass : public RewritePass {
       const std::vector<std::string> inputs = DataInputs(node);
       const int64_t task_id = report ? TaskIdOf(graph->mutable_node(n)) : 0;
       bool checked = false, reference_outputs = false;
+      const int checked_outputs = ArtifactOutputCount(node, output_types.size());
       for (int i = 0; i < static_cast<int>(output_types.size()); ++i) {
         reference_outputs |= tensorflow::IsRefType(output_types[i]);
-        if (!IsCheckedType(output_types[i])) continue;  // also skips reference types
+        if (i >= checked_outputs || !IsCheckedType(output_types[i])) continue;  // also skips reference types
         // Named after the user's op, which the dump pass may have renamed.
         const std::string check = CheckName(OriginalName(node), i);
         tensorflow::NodeDef* added = graph->add_node();
@@ -95,7 +97,7 @@ class OverflowCheckPass : public RewritePass {
         auto& attrs = *added->mutable_attr();
         attrs["T"].set_type(output_types[i]);
         attrs["op_name"].set_s(OriginalName(node));
-        attrs["op_type"].set_s(node.op());
+        attrs["op_type"].set_s(ArtifactOpType(node));
         attrs["output_index"].set_i(i);
         if (report) {
           auto* io_types = attrs["Tio"].mutable_list();
@@ -103,7 +105,7 @@ class OverflowCheckPass : public RewritePass {
             added->add_input(inputs[k]);
             io_types->add_type(tensorflow::BaseType(input_types[k]));
           }
-          for (int k = 0; k < static_cast<int>(output_types.size()); ++k) {
+          for (int k = 0; k < checked_outputs; ++k) {
             added->add_input(TensorName(node.name(), k));
             io_types->add_type(tensorflow::BaseType(output_types[k]));
           }

@@ -1,9 +1,10 @@
 // Ascend precision modes on the executed graph (order 200).
 //
-// A float32 tensor "rounded through fp16" is a Cast float->half followed by a Cast half->float: the consumer
-// computes in float32 on values that fp16 can represent, which is exactly fp16 inputs with fp32
-// accumulation (Ascend's cube units). The Python precision step turns precision_mode, customize_dtypes, the
-// mixed-precision lists and the backend into the pass plan (pass_contract.h); this pass applies it:
+// A float32 tensor "rounded through fp16" is an NpuRound (ops/kernels/round_kernels.cc; on a GPU device, which
+// has no NpuRound kernel, a Cast float->half and a Cast half->float): the consumer computes in float32 on values
+// that fp16 can represent, which is exactly fp16 inputs with fp32 accumulation (Ascend's cube units). The
+// Python precision step turns precision_mode, customize_dtypes, the mixed-precision lists and the backend into
+// the pass plan (pass_contract.h); this pass applies it:
 //   1. Rules round (or keep) the float inputs and outputs of the ops they select (cube and fp16 modes,
 //      customize_dtypes).
 //   2. Mixed modes: the region (mixed_region.h) rounds its float inputs and outputs through fp16 / bf16, or,
@@ -25,6 +26,7 @@
 #include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/types.h"
+#include "tensorflow/core/util/device_name_utils.h"
 
 namespace npu_bridge {
 namespace {
@@ -141,6 +143,18 @@ bool IsUpCast(const NodeDef& node) {
          TypeAttr(node, "DstT") == tensorflow::DT_FLOAT;
 }
 
+// An NpuRound; sets *lowp to the type it rounds through.
+bool IsRound(const NodeDef& node, DataType* lowp) {
+  if (node.op() != kRoundOp) return false;
+  *lowp = TypeAttr(node, "to");
+  return true;
+}
+
+bool OnGpu(const std::string& device) {
+  tensorflow::DeviceNameUtils::ParsedName parsed;
+  return tensorflow::DeviceNameUtils::ParseFullName(device, &parsed) && parsed.has_type && parsed.type == "GPU";
+}
+
 class PrecisionPass : public RewritePass {
  public:
   std::string name() const override { return "precision"; }
@@ -234,10 +248,12 @@ class PrecisionPass : public RewritePass {
     return absl::OkStatus();
   }
 
-  // True when `tensor` is a float32 value rounded through a low-precision type (a cast pair); sets *lowp to it.
+  // True when `tensor` is a float32 value rounded through a low-precision type (an NpuRound or a cast pair); sets
+  // *lowp to it.
   bool IsRounding(const GraphEditor& editor, const std::string& tensor, DataType* lowp) const {
     const auto parsed = ParseInput(tensor);
     const NodeDef* up = editor.Find(parsed.first);
+    if (up != nullptr && parsed.second == 0 && IsRound(*up, lowp)) return true;
     if (up == nullptr || parsed.second != 0 || !IsUpCast(*up) || up->input_size() == 0) return false;
     auto down_input = ParseInput(up->input(0));
     const NodeDef* down = editor.Find(down_input.first);
@@ -267,7 +283,7 @@ class PrecisionPass : public RewritePass {
     } else if (producer == nullptr) {
       result = false;
     } else if (producer->op() == "Const") {
-      result = producer->name().find("/npu_round_") != std::string::npos;  // folded rounding casts
+      result = producer->name().find("/npu_round_") != std::string::npos;  // folded roundings
     } else if (PreservesValues(producer->op()) && region.count(producer->name())) {
       result = true;
     } else if (PreservesValues(producer->op()) ||
@@ -286,43 +302,65 @@ class PrecisionPass : public RewritePass {
     return result;
   }
 
-  // Returns the float32 tensor holding `tensor` rounded through `lowp`, adding the two casts once.
-  std::string RoundedTensor(GraphEditor* editor, const std::string& tensor, DataType lowp) {
+  // Returns the float32 tensor holding `tensor` rounded through `lowp`, adding the rounding once, and sets
+  // *reader to the rounding node that reads `tensor`.
+  std::string RoundedTensor(GraphEditor* editor, const std::string& tensor, DataType lowp, std::string* reader) {
     const auto parsed = ParseInput(tensor);
     const std::string suffix =
         std::string(lowp == tensorflow::DT_HALF ? "fp16" : "bf16") + "_" + std::to_string(parsed.second);
-    const std::string up_base = parsed.first + "/npu_round_" + suffix;
-    const NodeDef* existing = editor->Find(up_base);
-    if (existing != nullptr && IsUpCast(*existing)) return up_base;
-    // Other Grappler passes may have moved or folded earlier casts: never reuse a taken name.
-    const std::string down_name = editor->UniqueName(parsed.first + "/npu_to_" + suffix);
-    const std::string up_name = editor->UniqueName(up_base);
+    const std::string base = parsed.first + "/npu_round_" + suffix;
+    const NodeDef* existing = editor->Find(base);
+    DataType current;
+    if (existing != nullptr && IsRound(*existing, &current) && current == lowp) {
+      *reader = base;
+      return base;
+    }
+    if (existing != nullptr && IsUpCast(*existing) && existing->input_size() > 0) {
+      *reader = ParseInput(existing->input(0)).first;
+      return base;
+    }
+    // Other Grappler passes may have moved or folded earlier roundings: never reuse a taken name.
+    const std::string name = editor->UniqueName(base);
     const NodeDef* source = editor->Find(parsed.first);
     const std::string device = source == nullptr ? "" : source->device();
-    editor->AddCast(down_name, TensorName(parsed.first, parsed.second), tensorflow::DT_FLOAT, lowp, device);
-    editor->AddCast(up_name, down_name, lowp, tensorflow::DT_FLOAT, device);
+    const std::string input = TensorName(parsed.first, parsed.second);
     Changed();
-    return up_name;
+    if (OnGpu(device)) {
+      *reader = editor->UniqueName(parsed.first + "/npu_to_" + suffix);
+      editor->AddCast(*reader, input, tensorflow::DT_FLOAT, lowp, device);
+      editor->AddCast(name, *reader, lowp, tensorflow::DT_FLOAT, device);
+      return name;
+    }
+    NodeDef* round = editor->AddNode(name, kRoundOp, device);
+    editor->AddInput(round, input);
+    (*round->mutable_attr())["to"].set_type(lowp);
+    *reader = name;
+    return name;
   }
 
   void RoundInput(GraphEditor* editor, NodeDef* node, int position, DataType lowp) {
-    editor->Rewire(node, position, RoundedTensor(editor, node->input(position), lowp));
+    std::string reader;
+    editor->Rewire(node, position, RoundedTensor(editor, node->input(position), lowp, &reader));
     Changed();
   }
 
   // Makes the consumers of `node:index` read it rounded; returns the rounded tensor ("" if it was already).
   std::string RoundOutput(GraphEditor* editor, const NodeDef& node, int index, DataType lowp) {
     const std::string tensor = TensorName(node.name(), index);
-    // Already rounded when every consumer casts it to `lowp` (an earlier run's or the script's casts).
+    // Already rounded when every consumer rounds or casts it to `lowp` (an earlier run's or the script's casts).
     const auto consumers = editor->Consumers(tensor);
     bool rounded_already = !consumers.empty();
     for (auto& [consumer, unused] : consumers) {
       DataType current;
-      rounded_already = rounded_already && IsDownCast(*consumer, &current) && current == lowp;
+      rounded_already =
+          rounded_already && (IsDownCast(*consumer, &current) || IsRound(*consumer, &current)) && current == lowp;
     }
     if (rounded_already) return "";
-    const std::string rounded = RoundedTensor(editor, tensor, lowp);
-    editor->RedirectConsumers(tensor, rounded, ParseInput(editor->Find(rounded)->input(0)).first);
+    std::string reader;
+    const std::string rounded = RoundedTensor(editor, tensor, lowp, &reader);
+    NodeDef* round = editor->Find(rounded);
+    if (round->op() == kRoundOp) (*round->mutable_attr())[kRoundsOutputAttr].set_b(true);
+    editor->RedirectConsumers(tensor, rounded, reader);
     Changed();
     return rounded;
   }

@@ -6,6 +6,8 @@ recurrence is a ``tf.scan``, so the layers run on CPU and GPU and TensorFlow dif
 
 With ``seq_length`` ([batch] ints), steps at or beyond a sequence's length leave the state unchanged and
 output zeros. ``direction="REDIRECTIONAL"`` runs the sequence backwards (outputs stay in input order).
+Each layer call is one function call node that dumps and profiles show as one op of the Ascend type
+(``composite``), whatever the number of time steps.
 
 DynamicRNN (cell_type "LSTM"), weight [input_size + hidden, 4 * hidden] in gate order i, j, f, o:
   i, j, f, o = split([x, h] @ weight + bias);  it = sigmoid(i), jt = tanh(j), ft = sigmoid(f + forget_bias),
@@ -24,6 +26,7 @@ DynamicAUGRU (DIEN's attention GRU) takes weight_att [time, batch] and updates b
 
 import tensorflow as tf
 
+from npu_bridge.core.compute import composite
 from npu_bridge.core.compute.tensors import as_dtype
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuArgumentError
@@ -89,10 +92,27 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):
             raise NpuArgumentError(f"x must be [time, batch, input_size] with a known input_size, got {shape}")
         return int(shape[-1])
 
-    def _initial_state(self, x, init, name):
+    @staticmethod
+    def _composed(op_type, compute, **tensors):
+        """Runs ``compute(**tensors)`` as one ``op_type`` op; tensors that are None are left out of the call.
+
+        Returns:
+          ``compute``'s outputs.
+        """
+        names = [name for name, value in tensors.items() if value is not None]
+
+        def body(*args):
+            return compute(**dict(zip(names, args)))
+
+        return composite.call(op_type, body, [tensors[name] for name in names])
+
+    @staticmethod
+    def _as_input(value, dtype, name):
+        return None if value is None else tf.convert_to_tensor(value, dtype=dtype, name=name)
+
+    def _initial_state(self, x, init):
         if init is None:
             return tf.zeros(tf.stack([tf.shape(x)[1], self._hidden_size]), dtype=x.dtype)
-        init = tf.convert_to_tensor(init, dtype=x.dtype, name=name)
         return tf.reshape(init, [-1, self._hidden_size])  # [1, batch, hidden] as on Ascend, or [batch, hidden]
 
     def _run(self, step, x, states, n_outputs, extra=(), seq_length=None):
@@ -190,24 +210,36 @@ class DynamicRNN(_DynamicBasic):
 
     def call(self, x, seq_length=None, init_h=None, init_c=None, weight=None, bias=None):
         """Returns (y, output_h, output_c, i, j, f, o, tanhc), each [time, batch, hidden]."""
-        weight = self.weight if weight is None else weight
-        bias = self.bias if bias is None else bias
-        forget_bias = as_dtype(self._forget_bias, x.dtype)
+        x = tf.convert_to_tensor(x)
 
-        def step(states, x_t):
-            h, c = states
-            i, j, f, o = tf.split(tf.matmul(tf.concat([x_t, h], axis=1), weight) + bias, 4, axis=1)
-            it, jt, ft, ot = tf.sigmoid(i), tf.tanh(j), tf.sigmoid(f + forget_bias), tf.sigmoid(o)
-            c_new = ft * c + it * jt
-            if self._cell_clip > 0:
-                c_new = tf.clip_by_value(c_new, -self._cell_clip, self._cell_clip)
-            tanhc = tf.tanh(c_new)
-            h_new = ot * tanhc
-            return (h_new, c_new), (h_new, it, jt, ft, ot, tanhc)
+        def compute(x, weight, bias, seq_length=None, init_h=None, init_c=None):
+            forget_bias = as_dtype(self._forget_bias, x.dtype)
 
-        h0, c0 = self._initial_state(x, init_h, "init_h"), self._initial_state(x, init_c, "init_c")
-        output_h, output_c, y, i, j, f, o, tanhc = self._run(step, x, (h0, c0), 6, seq_length=seq_length)
-        return y, output_h, output_c, i, j, f, o, tanhc
+            def step(states, x_t):
+                h, c = states
+                i, j, f, o = tf.split(tf.matmul(tf.concat([x_t, h], axis=1), weight) + bias, 4, axis=1)
+                it, jt, ft, ot = tf.sigmoid(i), tf.tanh(j), tf.sigmoid(f + forget_bias), tf.sigmoid(o)
+                c_new = ft * c + it * jt
+                if self._cell_clip > 0:
+                    c_new = tf.clip_by_value(c_new, -self._cell_clip, self._cell_clip)
+                tanhc = tf.tanh(c_new)
+                h_new = ot * tanhc
+                return (h_new, c_new), (h_new, it, jt, ft, ot, tanhc)
+
+            h0, c0 = self._initial_state(x, init_h), self._initial_state(x, init_c)
+            output_h, output_c, y, i, j, f, o, tanhc = self._run(step, x, (h0, c0), 6, seq_length=seq_length)
+            return y, output_h, output_c, i, j, f, o, tanhc
+
+        return self._composed(
+            "DynamicRNN",
+            compute,
+            x=x,
+            weight=self.weight if weight is None else weight,
+            bias=self.bias if bias is None else bias,
+            seq_length=seq_length,
+            init_h=self._as_input(init_h, x.dtype, "init_h"),
+            init_c=self._as_input(init_c, x.dtype, "init_c"),
+        )
 
 
 class _DynamicGRUBase(_DynamicBasic):
@@ -256,11 +288,13 @@ class _DynamicGRUBase(_DynamicBasic):
         self.bias_hidden = self.add_weight("bias_hidden", [hidden3], initializer=zeros)
         super().build(input_shape)
 
-    def _gates(self, x_t, h):
-        """Returns (z, r, n, hidden_new) of one step."""
-        from_x = tf.split(tf.matmul(x_t, self.weight_input) + self.bias_input, 3, axis=1)
-        w_hidden = tf.split(self.weight_hidden, 3, axis=1)
-        b_hidden = tf.split(self.bias_hidden, 3, axis=0)
+    def _gates(self, weights, x_t, h):
+        """Returns (z, r, n, hidden_new) of one step; weights: (weight_input, weight_hidden, bias_input,
+        bias_hidden)."""
+        weight_input, weight_hidden, bias_input, bias_hidden = weights
+        from_x = tf.split(tf.matmul(x_t, weight_input) + bias_input, 3, axis=1)
+        w_hidden = tf.split(weight_hidden, 3, axis=1)
+        b_hidden = tf.split(bias_hidden, 3, axis=0)
         order = {name: index for index, name in enumerate(self._gate_order)}
         z_index, r_index, n_index = order["z"], order["r"], order["h"]
         z = tf.sigmoid(from_x[z_index] + tf.matmul(h, w_hidden[z_index]) + b_hidden[z_index])
@@ -275,6 +309,27 @@ class _DynamicGRUBase(_DynamicBasic):
 
     def _clipped(self, h):
         return tf.clip_by_value(h, -self._cell_clip, self._cell_clip) if self._cell_clip > 0 else h
+
+    def _composed_gru(self, op_type, compute, x, seq_length, init_h, **extra):
+        """Runs ``compute(x, weights, seq_length, init_h, **extra)`` as one ``op_type`` op."""
+        x = tf.convert_to_tensor(x)
+
+        def unpacked(x, weight_input, weight_hidden, bias_input, bias_hidden, seq_length=None, init_h=None, **rest):
+            weights = (weight_input, weight_hidden, bias_input, bias_hidden)
+            return compute(x, weights, seq_length, self._initial_state(x, init_h), **rest)
+
+        return self._composed(
+            op_type,
+            unpacked,
+            x=x,
+            weight_input=self.weight_input,
+            weight_hidden=self.weight_hidden,
+            bias_input=self.bias_input,
+            bias_hidden=self.bias_hidden,
+            seq_length=seq_length,
+            init_h=self._as_input(init_h, x.dtype, "init_h"),
+            **extra,
+        )
 
 
 class DynamicGRUV2(_DynamicGRUBase):
@@ -322,15 +377,17 @@ class DynamicGRUV2(_DynamicGRUBase):
     def call(self, x, seq_length=None, init_h=None):
         """Returns (y, output_h, update, reset, new, hidden_new), each [time, batch, hidden]."""
 
-        def step(states, x_t):
-            (h,) = states
-            z, r, n, hidden_new = self._gates(x_t, h)
-            h_new = self._clipped(z * h + (1.0 - z) * n)
-            return (h_new,), (h_new, z, r, n, hidden_new)
+        def compute(x, weights, seq_length, h0):
+            def step(states, x_t):
+                (h,) = states
+                z, r, n, hidden_new = self._gates(weights, x_t, h)
+                h_new = self._clipped(z * h + (1.0 - z) * n)
+                return (h_new,), (h_new, z, r, n, hidden_new)
 
-        h0 = self._initial_state(x, init_h, "init_h")
-        output_h, y, update, reset, new, hidden_new = self._run(step, x, (h0,), 5, seq_length=seq_length)
-        return y, output_h, update, reset, new, hidden_new
+            output_h, y, update, reset, new, hidden_new = self._run(step, x, (h0,), 5, seq_length=seq_length)
+            return y, output_h, update, reset, new, hidden_new
+
+        return self._composed_gru("DynamicGRUV2", compute, x, seq_length, init_h)
 
 
 class DynamicAUGRU(_DynamicGRUBase):
@@ -377,17 +434,21 @@ class DynamicAUGRU(_DynamicGRUBase):
         Args:
           weight_att: [time, batch] attention scores.
         """
-        attention = tf.expand_dims(tf.convert_to_tensor(weight_att, dtype=x.dtype), -1)
+        x = tf.convert_to_tensor(x)
 
-        def step(states, x_t, att_t):
-            (h,) = states
-            z, r, n, hidden_new = self._gates(x_t, h)
-            update_att = att_t * z
-            h_new = self._clipped((1.0 - update_att) * h + update_att * n)
-            return (h_new,), (h_new, z, update_att, r, n, hidden_new)
+        def compute(x, weights, seq_length, h0, weight_att):
+            def step(states, x_t, att_t):
+                (h,) = states
+                z, r, n, hidden_new = self._gates(weights, x_t, h)
+                update_att = att_t * z
+                h_new = self._clipped((1.0 - update_att) * h + update_att * n)
+                return (h_new,), (h_new, z, update_att, r, n, hidden_new)
 
-        h0 = self._initial_state(x, init_h, "init_h")
-        output_h, y, update, update_att, reset, new, hidden_new = self._run(
-            step, x, (h0,), 6, extra=(attention,), seq_length=seq_length
-        )
-        return y, output_h, update, update_att, reset, new, hidden_new
+            attention = tf.expand_dims(weight_att, -1)
+            output_h, y, update, update_att, reset, new, hidden_new = self._run(
+                step, x, (h0,), 6, extra=(attention,), seq_length=seq_length
+            )
+            return y, output_h, update, update_att, reset, new, hidden_new
+
+        weight_att = tf.convert_to_tensor(weight_att, dtype=x.dtype, name="weight_att")
+        return self._composed_gru("DynamicAUGRU", compute, x, seq_length, init_h, weight_att=weight_att)

@@ -3,14 +3,15 @@
 gates = [x, h] @ w + b, split into i, j, f, o (TensorFlow's BasicLSTMCell order);
   it = sigmoid(i), jt = tanh(j), ft = sigmoid(f + forget_bias), ot = sigmoid(o)
   ct = ft * c + it * jt, tanhct = tanh(ct), ht = ot * tanhct
-With keep_prob < 1 the cell input x goes through NPU dropout first.
+With keep_prob < 1 the cell input x goes through NPU dropout first. The step is one function call node that
+dumps and profiles show as one BasicLSTMCell op (``composite``).
 """
 
 import numbers
 
 import tensorflow as tf
 
-from npu_bridge.core.compute import dropout
+from npu_bridge.core.compute import composite, dropout
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
 
@@ -40,10 +41,14 @@ def basic_lstm_cell(x, h, c, w, b, keep_prob=1.0, forget_bias=1.0, state_is_tupl
         x = tf.convert_to_tensor(x)
         if not (isinstance(keep_prob, numbers.Real) and keep_prob == 1):
             x = dropout.dropout(x, keep_prob)
-        gates = tf.matmul(tf.concat([x, h], axis=1), w) + b
-        i, j, f, o = tf.split(gates, 4, axis=1)
-        it, jt = tf.sigmoid(i), tf.tanh(j)
-        ft, ot = tf.sigmoid(f + forget_bias), tf.sigmoid(o)
-        ct = ft * c + it * jt
-        tanhct = tf.tanh(ct)
-        return ct, ot * tanhct, it, jt, ft, ot, tanhct
+
+        def step(x, h, c, w, b):
+            gates = tf.matmul(tf.concat([x, h], axis=1), w) + b
+            i, j, f, o = tf.split(gates, 4, axis=1)
+            it, jt = tf.sigmoid(i), tf.tanh(j)
+            ft, ot = tf.sigmoid(f + forget_bias), tf.sigmoid(o)
+            ct = ft * c + it * jt
+            tanhct = tf.tanh(ct)
+            return ct, ot * tanhct, it, jt, ft, ot, tanhct
+
+        return composite.call("BasicLSTMCell", step, [x, h, c, w, b])

@@ -118,9 +118,18 @@ def category(node_name, op_type):
 
 
 @functools.lru_cache(maxsize=None)
+def _op_classes():
+    return native_library.read_json("npu_bridge_op_classes_json")
+
+
 def _instrumentation_types():
     """The op types the NpuOptimizer passes insert (the C++ library's list)."""
-    return frozenset(native_library.read_json("npu_bridge_op_classes_json")["instrumentation"])
+    return frozenset(_op_classes()["instrumentation"])
+
+
+def artifact_type(op_type):
+    """The op type artifacts show for an executed op type: the precision pass's NpuRound is Ascend's Cast."""
+    return _op_classes()["artifact_types"].get(op_type, op_type)
 
 
 def task_type(kind, op_type):

@@ -5,15 +5,20 @@ its execution, its output tensors (dtype, shape) and a timeline label ``name = T
 which gives the op type and the inputs; an input's dtype and shape are those of the producing output.
 The op type is the user's graph's (``executed_op_types``), whatever kernel TensorFlow ran.
 A node inside a TF while loop is recorded once per loop iteration.
+
+TensorFlow also records the body nodes of function calls. The bodies of composed ops (``composite``: a
+DynamicRNN's time loop) are folded into their call, which becomes one op of the composed type.
 """
 
 import bisect
+import collections
 import dataclasses
 import re
 from typing import Tuple
 
 from tensorflow.core.framework import step_stats_pb2, types_pb2
 
+from npu_bridge.core.compute import composite
 from npu_bridge.core.profiling import op_classes
 from npu_bridge.core.runtime import executed_op_types
 
@@ -28,7 +33,8 @@ class OpRun:
     Attributes:
       node: the node name in the graph TensorFlow ran.
       name: the node's name in the user's graph (``op_classes.display_name``).
-      op_type: the op type in the user's graph (``executed_op_types.user_op_type``).
+      op_type: the op type in the user's graph (``executed_op_types.user_op_type``), as artifacts name it
+        (``op_classes.artifact_type``; a composed op's call has the composed type).
       kind: ``op_classes.category`` of the node.
       device: the TensorFlow device.
       start_ns, end_ns: wall-clock start and end, ns since the epoch.
@@ -87,9 +93,14 @@ class StepStatsReader:
         nodes.sort(key=lambda item: item[0])
         produced = {}
         ops, names, fetched, step_ends = [], set(), [], []
+        internals = []  # (start, composed op type) of the body nodes of composed ops
         for start, end, device, node in nodes:
             name = node.node_name
             names.add(name)
+            internal = composite.internal_op_type(name)
+            if internal is not None:
+                internals.append((start, internal))
+                continue
             op_type, inputs, kind = self._label(name, node.timeline_label)
             outputs = self._outputs(node) if self._read_shapes else ()
             if outputs:
@@ -115,6 +126,8 @@ class StepStatsReader:
                     tuple(tensor for _, tensor in outputs),
                 )
             )
+        if internals:
+            ops = _fold_composed(ops, internals)
         return RunOps(tuple(ops), frozenset(names), tuple(fetched), tuple(sorted(step_ends)))
 
     def _label(self, name, label):
@@ -125,7 +138,7 @@ class StepStatsReader:
             if match is None or match.group(1) != name:
                 op_type, refs = "unknown", ()
             else:
-                op_type = executed_op_types.user_op_type(match.group(2))
+                op_type = op_classes.artifact_type(executed_op_types.user_op_type(match.group(2)))
                 refs = tuple(
                     _input_ref(text) for text in match.group(3).split(", ") if text and not text.startswith("^")
                 )
@@ -142,6 +155,27 @@ class StepStatsReader:
             shape = None if description.shape.unknown_rank else tuple(d.size for d in description.shape.dim)
             result.append((output.slot, (_DTYPE_NAMES.get(dtype, dtype), shape)))
         return result
+
+
+def _fold_composed(ops, internals):
+    """``ops`` with each function call that ran a composed op's body given that op's type.
+
+    Args:
+      ops: the run's ``OpRun``s by start time.
+      internals: (start, op type) of the body nodes left out of ``ops``, by start time.
+    """
+    starts = [start for start, _ in internals]
+    result = []
+    for op in ops:
+        if composite.is_call(op.op_type):
+            inside = internals[bisect.bisect_left(starts, op.start_ns) : bisect.bisect_right(starts, op.end_ns)]
+            if inside:
+                op_type = collections.Counter(kind for _, kind in inside).most_common(1)[0][0]
+                if "_grad/" in op.name:  # the backward call TensorFlow builds: gradients/<call>_grad/...
+                    op_type = composite.gradient_type(op_type)
+                op = dataclasses.replace(op, op_type=op_type, kind=op_classes.category(op.name, op_type))
+        result.append(op)
+    return result
 
 
 def _input_ref(text):

@@ -267,7 +267,17 @@ ITERATION_OP_ATTR = "_npu_iteration_op"  # b: the IterationOp of iterations_per_
 COLLECTIVE_GROUP_ATTR = "_npu_hccl_group"  # s: a collective npu_bridge built (the group name)
 IMPL_OP_ATTR = "_npu_impl_op"  # s: the Ascend op a composed op implements (a LayerNorm's Rsqrt)
 IMPL_NAME_ATTR = "_npu_impl_name"  # s: the name the user gave that op
-NODE_ATTRS = (KEEP_DTYPE_ATTR, ITERATION_OP_ATTR, COLLECTIVE_GROUP_ATTR, IMPL_OP_ATTR, IMPL_NAME_ATTR)
+COMPOSED_OP_ATTR = "_npu_op_type"  # s: a function call that is one Ascend op (core/compute/composite.py)
+COMPOSED_OUTPUTS_ATTR = "_npu_op_outputs"  # i: how many of that call's outputs are the op's
+NODE_ATTRS = (
+    KEEP_DTYPE_ATTR,
+    ITERATION_OP_ATTR,
+    COLLECTIVE_GROUP_ATTR,
+    IMPL_OP_ATTR,
+    IMPL_NAME_ATTR,
+    COMPOSED_OP_ATTR,
+    COMPOSED_OUTPUTS_ATTR,
+)
 
 KEY_PREFIX = "_npu_"  # every key starts with it; C++ rejects any other key with it
 _RECORD_NAMES = {
