@@ -51,7 +51,7 @@ MAPPED = {
     "op_debug_level": 2,
     "enable_scope_fusion_passes": "ScopePass",
     "buffer_optimize": "off_optimize",
-    "fusion_switch_file": "/x/fusion.json",
+    "fusion_switch_file": "<fusion.json>",
     "op_compiler_cache_mode": "force",
     "op_compiler_cache_dir": "/x/cache",
     "debug_dir": "/x/debug",
@@ -66,9 +66,9 @@ MAPPED = {
     "op_execute_timeout": 90,
     "HCCL_algorithm": "level0:ring",
     "customize_dtypes": "<dtypes.cfg>",
-    "op_debug_config": "/x/debug.cfg",
+    "op_debug_config": "<debug.cfg>",
     "topo_sorting_mode": 1,
-    "insert_op_file": "/x/aipp.cfg",
+    "insert_op_file": "<aipp.cfg>",
     "compile_dynamic_mode": True,
     "graph_max_parallel_model_num": 2,
     "session_device_id": 1,
@@ -133,6 +133,9 @@ OPTION_FILES = {
     "<dtypes.cfg>": "MatMul::InputDtype:float16,float16,OutputDtype:float32\n",
     "<mixlist.json>": json.dumps({"black-list": {"to-add": ["MatMul"]}}),
     "<precision.ini>": "[ByOpType]\nMatMul=high_precision\n",
+    "<fusion.json>": json.dumps({"Switch": {"GraphFusion": {"ALL": "off"}}}),
+    "<debug.cfg>": "op_debug_config=oom\n",
+    "<aipp.cfg>": "aipp_op {}\n",
 }
 
 
@@ -158,7 +161,9 @@ def test_every_mapped_argument_reaches_the_parameter_map(tmp_path):
         assert options.get(name) == value, name
 
 
-def test_values_written_always_and_upstream_quirks():
+def test_values_written_always_and_upstream_quirks(tmp_path):
+    conf = tmp_path / "c.cfg"
+    conf.write_text("x\n")
     values = NPURunConfig().parameter_map_values()
     assert values["use_off_line"] is True
     assert values["min_group_size"] is True  # upstream writes min_group_size as .b = 1
@@ -174,19 +179,24 @@ def test_values_written_always_and_upstream_quirks():
     assert (
         NPURunConfig(precision_mode_v2="mixed_float16").parameter_map_values()["precision_mode_v2"] == "mixed_float16"
     )
-    assert NPURunConfig(compress_weight_conf="/x/c.cfg").parameter_map_values()["compress_weight_conf"] == "/x/c.cfg"
-    with pytest.raises(NpuOptionError, match="compress_weight_conf"):
-        NPURunConfig(compress_weight_conf="/x/c.cfg", enable_compress_weight=True)
+    assert NPURunConfig(compress_weight_conf=str(conf)).parameter_map_values()["compress_weight_conf"] == str(conf)
+    with pytest.raises(NpuOptionError, match="enable_compress_weight can not use with compress_weight_conf"):
+        NPURunConfig(compress_weight_conf=str(conf), enable_compress_weight=True)
 
 
-def test_aoe_arguments():
+def test_aoe_arguments(tmp_path):
+    aoe_cfg = tmp_path / "aoe.cfg"
+    aoe_cfg.write_text("x\n")
     values = NPURunConfig(aoe_mode="2", distribute_config="/x/nca.json").parameter_map_values()
     assert (values["aoe_mode"], values["work_path"], values["distribute_config"]) == ("2", "./", "/x/nca.json")
-    assert "aoe_mode" not in NPURunConfig(work_path="/tmp", aoe_config_file="/x/aoe.cfg").parameter_map_values()
-    assert NPURunConfig(aoe_config_file="/x/aoe.cfg").parameter_map_values()["aoe_config_file"] == "/x/aoe.cfg"
+    assert "aoe_mode" not in NPURunConfig(work_path="/tmp", aoe_config_file=str(aoe_cfg)).parameter_map_values()
+    assert NPURunConfig(aoe_config_file=str(aoe_cfg)).parameter_map_values()["aoe_config_file"] == str(aoe_cfg)
 
 
-def test_sub_configs():
+def test_sub_configs(tmp_path):
+    for name in ("p.json", "r.json"):
+        (tmp_path / name).write_text("{}")
+    p_json, r_json, cache = str(tmp_path / "p.json"), str(tmp_path / "r.json"), str(tmp_path)
     values = NPURunConfig(
         memory_config=MemoryConfig(
             atomic_clean_policy=1, static_memory_policy=2, memory_optimization_policy="p", variable_use_1g_huge_page=2
@@ -198,9 +208,9 @@ def test_sub_configs():
             model_deploy_devicelist="0,1",
             graph_memory_optimize_config=GraphMemoryOptimizeConfig(graph_slice="auto"),
             enable_graph_parallel=True,
-            graph_parallel_option_path="/x/p.json",
-            graph_compiler_cache_dir="/x/c",
-            resource_config_path="/x/r.json",
+            graph_parallel_option_path=p_json,
+            graph_compiler_cache_dir=cache,
+            resource_config_path=r_json,
             accelerate_train_mode="fast|step|0.9",
         ),
         dynamic_input_config=DynamicInputConfig("data:-1,3", "1,3;2,3", 1, 0),
@@ -224,8 +234,8 @@ def test_sub_configs():
     assert values["experimental_model_deploy_mode"] == "m"
     assert values["experimental_model_deploy_devicelist"] == "0,1"
     assert values["graph_slice"] == "auto" and values["enable_graph_parallel"] is True
-    assert values["graph_parallel_option_path"] == "/x/p.json" and values["graph_compiler_cache_dir"] == "/x/c"
-    assert values["resource_config_path"] == "/x/r.json"
+    assert values["graph_parallel_option_path"] == p_json and values["graph_compiler_cache_dir"] == cache
+    assert values["resource_config_path"] == r_json
     assert values["experimental_accelerate_train_mode"] == "fast|step|0.9"
     assert (
         values["input_shape"],

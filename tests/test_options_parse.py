@@ -301,11 +301,13 @@ def test_compile_hybrid_mode_rules():
     assert parse_values({"compile_hybrid_mode": 0}, "t").get("compile_hybrid_mode") == 0
 
 
-def test_compressed_weights_conflict():
+def test_compressed_weights_conflict(tmp_path):
+    conf = tmp_path / "c.cfg"
+    conf.write_text("x")
     with pytest.raises(NpuOptionError, match="enable_compress_weight can not use with compress_weight_conf"):
-        parse_values({"enable_compress_weight": True, "compress_weight_conf": "c.cfg"}, "t")
-    options = parse_values({"enable_compress_weight": False, "compress_weight_conf": "c.cfg"}, "t")
-    assert options.get("compress_weight_conf") == "c.cfg"
+        parse_values({"enable_compress_weight": True, "compress_weight_conf": str(conf)}, "t")
+    options = parse_values({"enable_compress_weight": False, "compress_weight_conf": str(conf)}, "t")
+    assert options.get("compress_weight_conf") == str(conf)
 
 
 # --- upstream's habits -------------------------------------------------------------------------------------

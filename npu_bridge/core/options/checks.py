@@ -10,13 +10,14 @@ import re
 from typing import Any, Callable, Optional, Sequence, Tuple
 
 from npu_bridge.core.options import profiling_options as profiling_options_format
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import bounded_files, log
 from npu_bridge.core.runtime.errors import OptionValueError
 
 Check = Callable[[Any], Any]  # value -> normalized value; raises OptionValueError
 
 _STEP_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # ASCII digits: \d also matches other scripts' digits
 _INT_LIST = re.compile(r"\d+(,\d+)*")
+_NAME_LIST = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*)*")
 _SHAPE_ITEM = re.compile(r"([^:;,]+):(-?\d+(?:,-?\d+)*)")
 _MAX_DUMP_STEP_SETS = 100
 _MAX_STEP = 2**63 - 1  # steps travel to the C++ dump kernels as int64
@@ -189,6 +190,88 @@ def dump_step_ranges(value: str) -> Tuple[Tuple[int, int], ...]:
     return tuple(ranges)
 
 
+def matches(pattern: str, detail: str) -> Check:
+    """Returns a check accepting strings that match ``pattern`` in full.
+
+    Args:
+      pattern: a regular expression (write ``[0-9]``, not ``\\d``, which also matches other scripts' digits).
+      detail: the message for a rejected value.
+    Returns:
+      The check.
+    """
+    compiled = re.compile(pattern)
+
+    def check(value):
+        if not compiled.fullmatch(value):
+            raise OptionValueError(detail)
+        return value
+
+    return check
+
+
+def existing_file(value: str) -> str:
+    """Accepts the path of an existing, readable regular file (a config file the option hands to Ascend).
+
+    Args:
+      value: the path as given.
+    Returns:
+      The absolute path (``os.path.abspath``), as ``parsed_file`` gives.
+    Raises:
+      OptionValueError: the path is empty, missing, not a file or not readable.
+    """
+    _existing(value, os.path.isfile, "a file")
+    if not os.access(value, os.R_OK):
+        raise OptionValueError(f"the file {value} is not readable")
+    return os.path.abspath(value)
+
+
+def existing_dir(value: str) -> str:
+    """Accepts the path of an existing directory.
+
+    Args:
+      value: the path as given.
+    Returns:
+      The path with symlinks resolved (``os.path.realpath``), as ``existing_rw_dir`` gives.
+    Raises:
+      OptionValueError: the path is empty, missing or not a directory.
+    """
+    _existing(value, os.path.isdir, "a directory")
+    return os.path.realpath(value)
+
+
+def _existing(value, is_kind, kind_text):
+    if not value:
+        raise OptionValueError("the path is empty")
+    if not os.path.exists(value):
+        raise OptionValueError(f"the path {value} does not exist")
+    if not is_kind(value):
+        raise OptionValueError(f"the path {value} is not {kind_text}")
+
+
+def fusion_switch_file(value: str) -> str:
+    """Accepts a JSON fusion switch file: ``{"Switch": {section: {pass name: "on" | "off", ...}, ...}}``.
+
+    Args:
+      value: the path as given.
+    Returns:
+      The absolute path.
+    Raises:
+      OptionValueError: a missing or unreadable file, bad JSON, or a layout other than the one above.
+    """
+    path = existing_file(value)
+    try:
+        content = bounded_files.parse_json(bounded_files.read_text(path))
+    except (OSError, ValueError) as e:
+        raise OptionValueError(f"the file {value} is not valid JSON: {e}") from None
+    switch = content.get("Switch") if isinstance(content, dict) else None
+    if not isinstance(switch, dict):
+        raise OptionValueError(f'the file {value} must hold a JSON object with a "Switch" object')
+    for section, passes in switch.items():
+        if not isinstance(passes, dict) or any(state not in ("on", "off") for state in passes.values()):
+            raise OptionValueError(f'"Switch"."{section}" must map pass names to "on" or "off"')
+    return path
+
+
 def int_list(detail: str) -> Check:
     """Returns a check accepting comma-separated non-negative integers such as ``"0,1,2"``.
 
@@ -200,6 +283,23 @@ def int_list(detail: str) -> Check:
 
     def check(value):
         if not _INT_LIST.fullmatch(value):
+            raise OptionValueError(detail)
+        return value
+
+    return check
+
+
+def name_list(detail: str) -> Check:
+    """Returns a check accepting comma-separated identifiers (op types, pass names) such as ``"Pooling,SoftmaxV2"``.
+
+    Args:
+      detail: the message for a rejected value (empty, an empty item, spaces, other characters).
+    Returns:
+      The check.
+    """
+
+    def check(value):
+        if not _NAME_LIST.fullmatch(value):
             raise OptionValueError(detail)
         return value
 

@@ -297,6 +297,9 @@ _PRECISION = (
         EMULATED,
         "Limits op_select_implmode to these op types (the others keep the default, high_performance).",
         allowed="comma-separated op types, e.g. LayerNorm,SoftmaxCrossEntropyWithLogits; needs op_select_implmode",
+        check=checks.name_list(
+            "optypelist_for_implmode must be op types separated by commas, e.g. 'Pooling,SoftmaxV2'"
+        ),
     ),
     _opt(
         "enable_reduce_precision",
@@ -314,6 +317,9 @@ _PRECISION = (
         NO_EFFECT,
         "Graph-engine low-precision prefix of training; not reproduced here.",
         allowed="mode|step|ratio or mode|loss|ratio, e.g. fast|step|0.9",
+        check=checks.matches(
+            r"[A-Za-z0-9_]+\|(step|loss)\|[0-9]+(\.[0-9]+)?", "expected mode|step|ratio or mode|loss|ratio"
+        ),
     ),
 )
 
@@ -467,7 +473,7 @@ _DUMP_DEBUG = (
         None,
         NO_EFFECT,
         "Dumps pre-quantization tensors of AMCT-quantized models; there is no quantized model here.",
-        allowed="0 / 1",
+        **_choice("0", "1", detail="quant_dumpable should be '0' or '1'"),
     ),
     _opt(
         "op_debug_level",
@@ -477,6 +483,7 @@ _DUMP_DEBUG = (
         NO_EFFECT,
         "Keeps op compiler files in kernel_meta; no device kernels are compiled here.",
         allowed="0 .. 4",
+        check=checks.between(0, 4, "op_debug_level should be in [0,4]"),
     ),
     _opt(
         "op_debug_config",
@@ -485,7 +492,8 @@ _DUMP_DEBUG = (
         None,
         NO_EFFECT,
         "Debug options of Ascend's op compiler; no device kernels are compiled here.",
-        allowed="path to a .cfg file",
+        allowed="path to an existing .cfg file",
+        check=checks.existing_file,
     ),
     _opt(
         "debug_dir",
@@ -513,7 +521,8 @@ _DUMP_DEBUG = (
         None,
         NO_EFFECT,
         "Turns graph-engine fusion passes on or off; no graph-engine fusion happens here.",
-        allowed="path to a JSON fusion switch file",
+        allowed='path to an existing JSON file {"Switch": {"GraphFusion": {pass: "on" / "off"}, "UBFusion": {...}}}',
+        check=checks.fusion_switch_file,
     ),
     _opt(
         "enable_scope_fusion_passes",
@@ -523,6 +532,7 @@ _DUMP_DEBUG = (
         NO_EFFECT,
         "Enables extra graph-engine scope fusion passes; no graph-engine fusion happens here.",
         allowed="comma-separated pass names",
+        check=checks.name_list("enable_scope_fusion_passes must be pass names separated by commas"),
     ),
     _opt(
         "graph_exec_timeout",
@@ -620,7 +630,11 @@ _DISTRIBUTED = (
         None,
         NO_EFFECT,
         "Graph-engine stream parallelism per engine.",
-        allowed="engine:count list, e.g. DNN_VM_AICPU:10,AIcoreEngine:1",
+        allowed="comma-separated engine:count list, e.g. DNN_VM_AICPU:10,AIcoreEngine:1",
+        check=checks.matches(
+            r"[A-Za-z_][A-Za-z0-9_]*:[0-9]+(,[A-Za-z_][A-Za-z0-9_]*:[0-9]+)*",
+            "stream_max_parallel_num must be engine:count pairs separated by commas",
+        ),
     ),
     _opt(
         "ac_parallel_enable",
@@ -629,7 +643,7 @@ _DISTRIBUTED = (
         None,
         NO_EFFECT,
         "Runs AI CPU and AI Core ops in parallel in dynamic-shape graphs.",
-        allowed="0 / 1",
+        **_choice("0", "1", detail="ac_parallel_enable should be '0' or '1'"),
     ),
     _opt(
         "auto_multistream_parallel_mode",
@@ -638,7 +652,11 @@ _DISTRIBUTED = (
         None,
         NO_EFFECT,
         "Graph-engine multi-stream scheduling.",
-        allowed="cv / LoadBalance / LoadBalance:n / MainStream:n",
+        allowed="cv / LoadBalance / LoadBalance:n / MainStream:n (n = 1 .. 64)",
+        check=checks.matches(
+            r"cv|LoadBalance|(LoadBalance|MainStream):([1-9]|[1-5][0-9]|6[0-4])",  # n in 1 .. 64
+            "auto_multistream_parallel_mode should be cv, LoadBalance, LoadBalance:n or MainStream:n (1 <= n <= 64)",
+        ),
     ),
 )
 
@@ -650,7 +668,8 @@ _MEMORY = (
         None,
         NO_EFFECT,
         "Legacy device memory limit; no effect in current Ascend software either.",
-        allowed="byte count",
+        allowed="byte count (decimal digits)",
+        check=checks.matches("[0-9]+", "graph_memory_max_size must be a byte count (decimal digits)"),
     ),
     _opt(
         "variable_memory_max_size",
@@ -659,7 +678,8 @@ _MEMORY = (
         None,
         NO_EFFECT,
         "Legacy device memory limit; no effect in current Ascend software either.",
-        allowed="byte count",
+        allowed="byte count (decimal digits)",
+        check=checks.matches("[0-9]+", "variable_memory_max_size must be a byte count (decimal digits)"),
     ),
     _opt(
         "variable_format_optimize",
@@ -677,6 +697,7 @@ _MEMORY = (
         NO_EFFECT,
         "How device memory is zeroed before atomic ops.",
         allowed="0 (together) / 1 (per op)",
+        check=checks.one_of((0, 1), "atomic_clean_policy should be 0 or 1"),
     ),
     _opt(
         "static_memory_policy",
@@ -685,7 +706,8 @@ _MEMORY = (
         0,
         NO_EFFECT,
         "Device memory allocation policy.",
-        allowed="0 / 1 / 2 / 3 / 4",
+        allowed="0 (dynamic) / 1 (same as 2) / 2 (static-shape expandable) / 3 (dynamic-shape expandable) / 4 (both)",
+        check=checks.one_of((0, 1, 2, 3, 4), "static_memory_policy should be one of 0, 1, 2, 3 and 4"),
     ),
     _opt("memory_optimization_policy", "s", "session", None, NO_EFFECT, "Graph-engine memory optimization policy."),
     _opt(
@@ -739,7 +761,8 @@ _MEMORY = (
         0,
         NO_EFFECT,
         "Device small-channel convolution optimization.",
-        allowed="0 / 1",
+        allowed="0 (off) / 1 (on)",
+        check=checks.one_of((0, 1), "enable_small_channel should be 0 or 1"),
     ),
     _opt(
         "enable_compress_weight",
@@ -756,7 +779,8 @@ _MEMORY = (
         None,
         NO_EFFECT,
         "Weight-compression config of the device.",
-        allowed="path to a compression config file; not together with enable_compress_weight=true",
+        allowed="path to an existing compression config file; not together with enable_compress_weight=true",
+        check=checks.existing_file,
     ),
 )
 
@@ -798,7 +822,7 @@ _COMPILATION = (
         None,
         NO_EFFECT,
         "Ascend op compiler cache; no device kernels are compiled here.",
-        allowed="enable / force / disable",
+        **_choice("enable", "force", "disable", detail="op_compiler_cache_mode should be enable, force or disable"),
     ),
     _opt(
         "op_compiler_cache_dir",
@@ -816,7 +840,8 @@ _COMPILATION = (
         None,
         NO_EFFECT,
         "Graph-engine compiled-graph cache; no graphs are compiled for a device here.",
-        allowed="directory path",
+        allowed="path to an existing directory",
+        check=checks.existing_dir,
     ),
     _opt(
         "aicore_num",
@@ -826,6 +851,7 @@ _COMPILATION = (
         NO_EFFECT,
         "Limits the AI cores used.",
         allowed="cube|vector core counts, e.g. 2|4",
+        check=checks.matches(r"[0-9]+\|[0-9]+", "aicore_num should be cube|vector core counts, e.g. '2|4'"),
     ),
     _opt(
         "oo_constant_folding",
@@ -845,7 +871,8 @@ _COMPILATION = (
         None,
         NO_EFFECT,
         "Inserts AIPP image preprocessing for inference.",
-        allowed="path to an AIPP config file",
+        allowed="path to an existing AIPP config file",
+        check=checks.existing_file,
     ),
     _opt(
         "dynamic_input",
@@ -947,7 +974,14 @@ _TUNING_DEPLOYMENT = (
     ),
     _opt("distribute_config", "s", "init", None, NO_EFFECT, "Distributed tuning config of AOE."),
     _opt(
-        "aoe_config_file", "s", "init", None, NO_EFFECT, "AOE tuning config file.", allowed="path to an AOE config file"
+        "aoe_config_file",
+        "s",
+        "init",
+        None,
+        NO_EFFECT,
+        "AOE tuning config file.",
+        allowed="path to an existing AOE config file",
+        check=checks.existing_file,
     ),
     _opt("auto_tune_mode", "s", "init", None, NO_EFFECT, "Legacy auto-tuning switch."),
     _opt(
@@ -957,12 +991,21 @@ _TUNING_DEPLOYMENT = (
         "LB",
         NO_EFFECT,
         "Helper-device deployment mode.",
-        allowed="LB / SINGLE",
+        **_choice("LB", "SINGLE", detail="experimental_logical_device_cluster_deploy_mode should be LB or SINGLE"),
     ),
     _opt("experimental_logical_device_id", "s", "init", None, NO_EFFECT, "Helper-device deployment."),
     _opt("experimental_model_deploy_mode", "s", "init", None, NO_EFFECT, "Helper-device deployment."),
     _opt("experimental_model_deploy_devicelist", "s", "init", None, NO_EFFECT, "Helper-device deployment."),
-    _opt("resource_config_path", "s", "session", None, NO_EFFECT, "Graph-engine resource config.", allowed="file path"),
+    _opt(
+        "resource_config_path",
+        "s",
+        "session",
+        None,
+        NO_EFFECT,
+        "Graph-engine resource config.",
+        allowed="path to an existing file",
+        check=checks.existing_file,
+    ),
     _opt(
         "graph_parallel_option_path",
         "s",
@@ -970,7 +1013,8 @@ _TUNING_DEPLOYMENT = (
         None,
         NO_EFFECT,
         "Graph-engine graph parallelism config.",
-        allowed="file path",
+        allowed="path to an existing file",
+        check=checks.existing_file,
     ),
     _opt("enable_graph_parallel", "b", "session", False, NO_EFFECT, "Graph-engine graph parallelism."),
     _opt(
