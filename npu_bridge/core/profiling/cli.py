@@ -5,8 +5,13 @@
   npu-prof export PATH [--fp-point OP] [--bp-point OP]  redo the summaries and timeline from the raw data
 
 PATH is a profile directory (``PROF_*``) or a directory holding several, e.g. the ``output`` of all ranks.
-A profile whose process ended before exporting is exported first. Exit codes: 0 success, 2 bad input (a
-missing or malformed directory), 1 any other failure.
+A profile whose process ended before exporting is exported first. An export replaces the previous one only
+once complete; a profile whose export is incomplete is not summarized. Damaged raw data is exported up to the
+damage, with a warning, and the summary says the profile is incomplete.
+
+Exit codes (the same in every npu_bridge tool): 0 done, 2 bad usage or an input that is missing or damaged
+(the message names it; a failed export keeps the previous one), 1 an unexpected failure (npu-prof has no
+findings to report).
 """
 
 import argparse
@@ -22,11 +27,20 @@ def _progress(done, total):
     print(f"npu-prof: analysed {done} of {total} runs", file=sys.stderr, flush=True)
 
 
+def _warn(message):
+    print(f"npu-prof: warning: {message}", file=sys.stderr, flush=True)
+
+
 def _export(profile_dir, fp_point=None, bp_point=None):
     from npu_bridge.core.profiling import export  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
 
     print(f"npu-prof: exporting {profile_dir}", file=sys.stderr, flush=True)
-    return export.export_profile(profile_dir, fp_point, bp_point, progress=_progress)
+    try:
+        return export.export_profile(profile_dir, fp_point, bp_point, progress=_progress, warn=_warn)
+    except (ProfileDataError, OSError) as e:
+        raise ProfileDataError(
+            f"exporting {profile_dir} failed, its previous export (if any) is unchanged: {e}"
+        ) from None
 
 
 def _load_all(path):

@@ -11,31 +11,42 @@ HCCL tasks are not estimated (N/A).
 import collections
 import csv
 import functools
-import glob
 import os
+import shutil
+import tempfile
 import time
+
+from google.protobuf.message import DecodeError
 
 from npu_bridge.core.profiling import columns, layout, op_classes, raw_trace, roofline, step_trace, streams, timeline
 from npu_bridge.core.profiling.models import ModelRegistry
 from npu_bridge.core.profiling.step_stats import StepStatsReader, split_iterations
+from npu_bridge.core.runtime import log
 
 NA = step_trace.NA
 _PROGRESS_EVERY = 2000
 _FORMATS = {4: "NHWC", 5: "NDHWC"}  # TensorFlow's default layouts; others are ND
 
 
-def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None):
-    """Writes the exported files of a profile from its raw data; replaces earlier exports.
+def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None, warn=None):
+    """Writes the exported files of a profile from its raw data; replaces the previous export once complete.
+
+    The files are written into a temporary directory and moved into ``mindstudio_profiler_output`` under a
+    timestamp no file there has; info.json, written last, names them (``layout.exported_files``); only then are
+    the previous export's files removed. A failure leaves the previous export as it was. Damaged raw data is
+    exported up to the damage, reported through ``warn`` and recorded in info.json (``raw_damage``).
 
     Args:
       profile_dir: the profile directory.
       fp_point, bp_point: op names overriding the profile's settings (None: keep them).
       progress: optional callable(runs done, runs total) called now and then.
+      warn: optional callable(message) told about damaged raw data (default: the npu_bridge log's warning).
     Returns:
       {kind: path} of the files written ("op_summary", "op_statistic", "step_trace", "step_trace_json",
       "timeline").
     Raises:
-      ProfileDataError: the directory or its raw data is missing or malformed.
+      ProfileDataError: the directory or its raw data is missing, not a regular file, or not raw profiling data.
+      OSError: the exported files cannot be written.
     """
     info = layout.read_info(profile_dir)
     settings = info["settings"]
@@ -43,34 +54,86 @@ def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None):
         settings["fp_point"] = fp_point
     if bp_point is not None:
         settings["bp_point"] = bp_point
-    device_id = info["device_id"]
-    raw = layout.raw_path(profile_dir, device_id)
-    for old in glob.glob(os.path.join(profile_dir, layout.EXPORT_DIR, "*")):
-        if os.path.basename(old).startswith(layout.EXPORT_PREFIXES):
-            os.remove(old)
-    os.makedirs(os.path.join(profile_dir, layout.EXPORT_DIR), exist_ok=True)
-    stamp = time.strftime("%Y%m%d%H%M%S")
-    paths = {"timeline": layout.export_path(profile_dir, "msprof", stamp, "json")}
-    exporter = _Exporter(info, settings, paths, profile_dir, stamp)
-    total = info.get("runs_recorded", 0)
+    status = raw_trace.ReadStatus(layout.raw_path(profile_dir, info["device_id"]))
+    export_dir = os.path.join(profile_dir, layout.EXPORT_DIR)
+    os.makedirs(export_dir, exist_ok=True)
+    temporary = tempfile.mkdtemp(prefix=".export-", dir=export_dir)
     try:
-        for done, run in enumerate(raw_trace.read_runs(raw), 1):
-            exporter.add_run(run)
-            if progress is not None and done % _PROGRESS_EVERY == 0:
-                progress(done, total)
+        exporter = _Exporter(info, settings, temporary, _free_stamp(export_dir))
+        try:
+            _add_runs(exporter, status, info.get("runs_recorded"), progress)
+            exporter.close()
+        except BaseException:
+            exporter.abort()
+            raise
+        paths = {}
+        for kind, path in exporter.paths.items():
+            paths[kind] = os.path.join(export_dir, os.path.basename(path))
+            os.replace(path, paths[kind])
     finally:
-        exporter.close()
+        shutil.rmtree(temporary, ignore_errors=True)
     info["models"] = [model.to_json() for model in exporter.registry.models]
-    info["exported"] = {kind: os.path.relpath(path, profile_dir) for kind, path in exporter.paths.items()}
+    info["exported"] = {kind: os.path.relpath(path, profile_dir) for kind, path in paths.items()}
+    info["runs_exported"] = status.runs
+    if status.complete:
+        info.pop("raw_damage", None)
+    else:
+        info["raw_damage"] = status.to_json()
     layout.write_info(profile_dir, info)
-    return exporter.paths
+    _remove_other_exports(export_dir, paths.values())
+    if not status.complete:
+        (warn or log.logger.warning)(status.message())
+    return paths
+
+
+def _add_runs(exporter, status, recorded, progress):
+    """Adds the runs of the raw data to ``exporter``, up to the first damaged record (``status`` says)."""
+    runs = raw_trace.read_runs(status.path, status)
+    try:
+        for run in runs:
+            try:
+                exporter.add_run(run)
+            except DecodeError as e:  # the header fit, but what it delimits is not a StepStats
+                status.reject(run, f"its step stats cannot be parsed: {e}")
+                break
+            if progress is not None and status.runs % _PROGRESS_EVERY == 0:
+                progress(status.runs, recorded or 0)
+    finally:
+        runs.close()
+    if status.complete and recorded is not None and status.runs < recorded:
+        status.mark_damaged(status.size, f"the file ends after {status.runs} of the {recorded} runs recorded")
+
+
+def _free_stamp(export_dir):
+    """A timestamp (YYYYmmddHHMMSS, as Ascend's) that no file in ``export_dir`` has: now's, or a later second's."""
+    taken = os.listdir(export_dir)
+    now = time.time()
+    stamp, later = None, 0
+    while stamp is None or any(f"_{stamp}." in name for name in taken):
+        stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now + later))
+        later += 1
+    return stamp
+
+
+def _remove_other_exports(export_dir, keep):
+    """Removes the exported files in ``export_dir`` that are not in ``keep`` (earlier or failed exports)."""
+    kept = {os.path.basename(path) for path in keep}
+    for name in os.listdir(export_dir):
+        if name.startswith(layout.EXPORT_PREFIXES) and name not in kept:
+            path = os.path.join(export_dir, name)
+            if os.path.isfile(path):
+                try:
+                    os.remove(path)
+                except FileNotFoundError:
+                    pass
 
 
 class _Exporter:
     """State of one export pass."""
 
-    def __init__(self, info, settings, paths, profile_dir, stamp):
-        self.paths = paths
+    def __init__(self, info, settings, directory, stamp):
+        self._directory, self._stamp = directory, stamp
+        self.paths = {"timeline": self._path("msprof", "json")}
         self._device = info["device_id"]
         self._tasks = settings["task_level"] != "off"
         self._shapes = settings["task_level"] == "l1"
@@ -86,18 +149,20 @@ class _Exporter:
         self._streams = streams.StreamAssigner()
         self._steps = step_trace.StepTrace()
         self._statistic = collections.defaultdict(lambda: [0, 0, None, 0, 0.0])  # count, total, min, max, est
-        self._timeline = timeline.TimelineWriter(paths["timeline"], self._device)
+        self._timeline = timeline.TimelineWriter(self.paths["timeline"], self._device)
         self._summary_file = self._summary = None
-        self._profile_dir, self._stamp = profile_dir, stamp
         if self._tasks:
-            paths["op_summary"] = layout.export_path(profile_dir, "op_summary", stamp, "csv")
-            self._summary_file = open(paths["op_summary"], "w", newline="", encoding="utf-8")  # pylint: disable=consider-using-with
+            self.paths["op_summary"] = self._path("op_summary", "csv")
+            self._summary_file = open(self.paths["op_summary"], "w", newline="", encoding="utf-8")  # pylint: disable=consider-using-with
             self._summary = csv.writer(self._summary_file)
             self._summary.writerow(
                 columns.OP_SUMMARY
                 + (columns.OP_SUMMARY_SHAPES if self._shapes else ())
                 + (columns.OP_SUMMARY_ESTIMATES if self._policy else ())
             )
+
+    def _path(self, prefix, extension):
+        return os.path.join(self._directory, layout.export_name(prefix, self._stamp, extension))
 
     def add_run(self, run):
         """Adds one ``raw_trace.RawRun``."""
@@ -197,8 +262,14 @@ class _Exporter:
         if self._training_trace:
             self._write_step_trace(rows)
 
+    def abort(self):
+        """Closes the open files unfinished (the export failed)."""
+        self._timeline.abort()
+        if self._summary_file is not None:
+            self._summary_file.close()
+
     def _write_statistic(self):
-        path = self.paths["op_statistic"] = layout.export_path(self._profile_dir, "op_statistic", self._stamp, "csv")
+        path = self.paths["op_statistic"] = self._path("op_statistic", "csv")
         grand_total = sum(stat[1] for stat in self._statistic.values()) or 1
         with open(path, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
@@ -220,8 +291,8 @@ class _Exporter:
                 writer.writerow(row + ([f"{est:.3f}"] if self._policy else []))
 
     def _write_step_trace(self, rows):
-        self.paths["step_trace"] = layout.export_path(self._profile_dir, "step_trace", self._stamp, "csv")
-        self.paths["step_trace_json"] = layout.export_path(self._profile_dir, "step_trace", self._stamp, "json")
+        self.paths["step_trace"] = self._path("step_trace", "csv")
+        self.paths["step_trace_json"] = self._path("step_trace", "json")
         with_estimate = self._policy is not None
         pairs = max((len(row.reduces) for row in rows), default=0)
         with open(self.paths["step_trace"], "w", newline="", encoding="utf-8") as f:

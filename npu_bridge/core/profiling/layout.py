@@ -11,17 +11,20 @@ One profile directory per rank and profiling period, as Ascend's ``PROF_*`` dire
         report.html                            the picture (``report``)
 """
 
+import errno
 import glob
 import json
 import os
 
 from npu_bridge.core.profiling import raw_trace
-from npu_bridge.core.runtime.errors import ProfileDataError
+from npu_bridge.core.runtime import bounded_files
+from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError
 
 INFO_FILE = "info.json"
 EXPORT_DIR = "mindstudio_profiler_output"
 REPORT_FILE = "report.html"
 EXPORT_PREFIXES = ("op_summary", "op_statistic", "step_trace", "msprof")
+INFO_LIMIT = 64 * 1024 * 1024  # bytes: info.json lists the settings and graphs, far below this
 
 
 def raw_path(profile_dir, device_id):
@@ -29,9 +32,14 @@ def raw_path(profile_dir, device_id):
     return os.path.join(profile_dir, f"device_{device_id}", "data", raw_trace.FILE_NAME)
 
 
+def export_name(prefix, timestamp, extension):
+    """The file name of an exported file: ``<prefix>_<timestamp>.<extension>``."""
+    return f"{prefix}_{timestamp}.{extension}"
+
+
 def export_path(profile_dir, prefix, timestamp, extension):
     """``<profile_dir>/mindstudio_profiler_output/<prefix>_<timestamp>.<extension>``."""
-    return os.path.join(profile_dir, EXPORT_DIR, f"{prefix}_{timestamp}.{extension}")
+    return os.path.join(profile_dir, EXPORT_DIR, export_name(prefix, timestamp, extension))
 
 
 def exported_file(profile_dir, prefix, extension):
@@ -44,19 +52,55 @@ def exported_file(profile_dir, prefix, extension):
 def read_info(profile_dir):
     """Returns the parsed info.json of a profile.
 
+    Args:
+      profile_dir: the profile directory.
+    Returns:
+      The JSON object (a dict).
     Raises:
-      ProfileDataError: it is missing or not valid JSON.
+      ProfileDataError: it is missing, not a regular file (a FIFO, a device), too large, or not a JSON object.
     """
     path = os.path.join(profile_dir, INFO_FILE)
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise ProfileDataError(
-            f"{profile_dir} is not an npu_bridge profile directory: {INFO_FILE} is missing"
-        ) from None
-    except (OSError, ValueError) as e:
+        info = bounded_files.parse_json(bounded_files.read_text(path, INFO_LIMIT))
+    except FileReadError as e:
+        if e.errno == errno.ENOENT:
+            raise ProfileDataError(
+                f"{profile_dir} is not an npu_bridge profile directory: {INFO_FILE} is missing"
+            ) from None
+        raise ProfileDataError(f"{path} cannot be read: {e.strerror}") from None
+    except ValueError as e:
         raise ProfileDataError(f"{path} cannot be read: {e}") from None
+    if not isinstance(info, dict):
+        raise ProfileDataError(f"{path} cannot be read: it holds a JSON {type(info).__name__}, not an object")
+    return info
+
+
+def exported_files(profile_dir, info):
+    """The files of a profile's last complete export, each checked to be there.
+
+    info.json names them and is written last, after all of them: files it does not name are not part of that
+    export (another export's, or one that failed).
+
+    Args:
+      profile_dir: the profile directory.
+      info: its info.json (``read_info``).
+    Returns:
+      {kind: path} ("op_summary", "op_statistic", "step_trace", "step_trace_json", "timeline"); empty when the
+      profile was never exported.
+    Raises:
+      ProfileDataError: info.json's list is malformed, or a file of the export is missing.
+    """
+    exported = info.get("exported") or {}
+    if not isinstance(exported, dict) or not all(isinstance(p, str) for p in exported.values()):
+        raise ProfileDataError(f"{os.path.join(profile_dir, INFO_FILE)}: 'exported' is not a map of file names")
+    paths = {kind: os.path.join(profile_dir, relative) for kind, relative in exported.items()}
+    missing = sorted(exported[kind] for kind, path in paths.items() if not os.path.exists(path))
+    if missing:
+        raise ProfileDataError(
+            f"the export of {profile_dir} is incomplete: {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} missing; redo it with `npu-prof export {profile_dir}`"
+        )
+    return paths
 
 
 def write_info(profile_dir, info):

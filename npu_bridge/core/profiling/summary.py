@@ -7,15 +7,18 @@ for every profile npu_bridge writes.
 
 import csv
 import dataclasses
+import io
 import os
 import statistics
 from typing import List, Optional
 
 from npu_bridge.core.profiling import columns, layout
-from npu_bridge.core.runtime.errors import ProfileDataError
+from npu_bridge.core.runtime import bounded_files
+from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError
 
 _ESTIMATE_ITERATION = columns.STEP_TRACE_ESTIMATE
 _ESTIMATE_TOTAL = columns.OP_STATISTIC_ESTIMATE
+_CSV_LIMIT = 512 * 1024 * 1024  # bytes: a step trace or op statistic CSV; millions of rows fit
 
 
 @dataclasses.dataclass
@@ -101,19 +104,22 @@ def load(profile_dir):
     Args:
       profile_dir: a profile directory (with info.json and exported files).
     Returns:
-      A ``ProfileSummary``.
+      A ``ProfileSummary`` of the export info.json names.
     Raises:
-      ProfileDataError: missing info.json or malformed CSVs.
+      ProfileDataError: missing info.json, an incomplete export (``layout.exported_files``), a CSV that is not a
+        regular file, or malformed CSVs.
     """
     info = layout.read_info(profile_dir)
-    return ProfileSummary(profile_dir, info, _iterations(profile_dir), _op_types(profile_dir))
+    files = layout.exported_files(profile_dir, info)
+    return ProfileSummary(profile_dir, info, _iterations(files.get("step_trace")), _op_types(files.get("op_statistic")))
 
 
 def _rows(path):
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
-    except (OSError, csv.Error, UnicodeDecodeError) as e:
+        return list(csv.DictReader(io.StringIO(bounded_files.read_text(path, _CSV_LIMIT), newline="")))
+    except FileReadError as e:
+        raise ProfileDataError(f"{path} cannot be read: {e.strerror}") from None
+    except csv.Error as e:
         raise ProfileDataError(f"{path} cannot be read: {e}") from None
 
 
@@ -130,8 +136,7 @@ def _number(row, column, path, cast=float):
         raise ProfileDataError(f"{path}: column {column!r} holds {text!r}, not a number") from None
 
 
-def _iterations(profile_dir):
-    path = layout.exported_file(profile_dir, "step_trace", "csv")
+def _iterations(path):
     if path is None:
         return []
     return [
@@ -148,8 +153,7 @@ def _iterations(profile_dir):
     ]
 
 
-def _op_types(profile_dir):
-    path = layout.exported_file(profile_dir, "op_statistic", "csv")
+def _op_types(path):
     if path is None:
         return []
     rows = [
@@ -180,6 +184,10 @@ def format_text(summary, top=5):
         f"profile of rank {info['rank_id']} (device {info['device_id']}, {info['backend']} backend): "
         f"{summary.directory}"
     ]
+    damage = info.get("raw_damage")
+    if damage:
+        message = damage.get("message") if isinstance(damage, dict) else None
+        lines.append(f"  INCOMPLETE PROFILE: {message or damage}")
     steady = summary.steady_iterations
     if summary.iterations:
         graphs = sorted({row.model_id for row in summary.iterations})

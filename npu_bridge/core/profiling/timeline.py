@@ -107,6 +107,10 @@ class TimelineWriter:
         self._file.write("\n]}\n")
         self._file.close()
 
+    def abort(self):
+        """Closes the file unfinished, if still open (the export failed; its files are thrown away)."""
+        self._file.close()
+
 
 def step_trace_events(rows, pid):
     """Trace events of the step trace: per iteration a span and its FP_BP and Refresh parts.

@@ -35,15 +35,8 @@ def read_text(path, limit=DEFAULT_LIMIT):
       FileReadError: the file is missing or unreadable, is not a regular file, is larger than ``limit``, or is
         not UTF-8 text (``strerror`` says which).
     """
+    fd = _open_regular_fd(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise FileReadError(e.errno, e.strerror or str(e), str(path)) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-            raise FileReadError(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -60,6 +53,34 @@ def read_text(path, limit=DEFAULT_LIMIT):
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise FileReadError(errno.EINVAL, f"it is not UTF-8 text ({e.reason} at byte {e.start})", str(path)) from None
+
+
+def open_regular(path):
+    """Opens a regular file for reading in binary, without blocking on a FIFO or a device (for large files read
+    piece by piece; the caller bounds its reads by the size ``os.fstat`` gives).
+
+    Args:
+      path: the file.
+    Returns:
+      A binary file object (close it).
+    Raises:
+      FileReadError: the file is missing or unreadable, or is not a regular file (``strerror`` says which).
+    """
+    return os.fdopen(_open_regular_fd(path), "rb")
+
+
+def _open_regular_fd(path):
+    """A read-only descriptor of ``path``, opened without blocking and checked to be a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise FileReadError(e.errno, e.strerror or str(e), str(path)) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise FileReadError(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
+    return fd
 
 
 def parse_json(text):
