@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
@@ -77,13 +78,18 @@ class BuildNativeLibrary(build_ext):
             if stale or self.force:
                 jobs.append((source, obj))
         jobs_allowed = max(1, min(MAX_COMPILE_JOBS, int(os.environ.get("NPU_BRIDGE_BUILD_JOBS", "2"))))
+        started = time.monotonic()
+        if jobs:
+            print(f"npu_bridge: compiling {len(jobs)} files with {jobs_allowed} jobs", flush=True)
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs_allowed) as pool:
-            futures = []
-            for i, (source, obj) in enumerate(jobs, 1):
-                print(f"npu_bridge: compiling {os.path.relpath(source, HERE)} ({i}/{len(jobs)})", flush=True)
-                futures.append(pool.submit(_run, ["g++", "-c", source, "-o", obj] + compile_flags))
-            for future in futures:
+            futures = {
+                pool.submit(_run, ["g++", "-c", source, "-o", obj] + compile_flags): source for source, obj in jobs
+            }
+            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 future.result()
+                elapsed = time.monotonic() - started
+                name = os.path.relpath(futures[future], HERE)
+                print(f"npu_bridge: compiled {name} ({done}/{len(jobs)}, {elapsed:.0f} s)", flush=True)
         with open(flags_file, "w", encoding="utf-8") as f:
             json.dump(compile_flags, f)
         print(f"npu_bridge: linking {output}", flush=True)

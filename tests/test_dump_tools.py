@@ -248,3 +248,19 @@ def test_a_tree_deeper_than_any_dump_and_a_binary_mapping_are_refused_naming_the
     (step / "mapping.csv").write_bytes(b"\xff\xfe\x00binary")
     assert main(["overflow", str(tmp_path / "binary")]) == 2
     assert f"{step / 'mapping.csv'}: cannot read it: it is not UTF-8 text" in capsys.readouterr().err
+
+
+def test_compare_takes_msaccucmps_m_and_g_spellings(runs, tmp_path, capsys):
+    output = tmp_path / "result.csv"
+    assert main(["compare", "-m", str(runs["perturbed"]), "-g", str(runs["a"]), "-o", str(output)]) == 1
+    by_flags = capsys.readouterr().out
+    assert main(["compare", str(runs["perturbed"]), str(runs["a"]), "-o", str(output)]) == 1
+    assert capsys.readouterr().out == by_flags and "first difference" in by_flags
+    for argv, problem in (
+        (["compare", "-m", str(runs["a"])], "the ground truth is missing"),
+        (["compare", str(runs["a"]), str(runs["b"]), "-g", str(runs["a"])], "the ground truth is given twice"),
+        (["compare", "-g", str(runs["a"])], "my dump is missing"),
+    ):
+        with pytest.raises(SystemExit) as usage:
+            main(argv)
+        assert usage.value.code == 2 and problem in capsys.readouterr().err

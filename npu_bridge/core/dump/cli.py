@@ -2,6 +2,7 @@
 
   npu-dump convert SOURCE... -o DIR        dump files -> .npy ({file}.{input|output}.{index}.npy)
   npu-dump compare MINE TRUTH [-o CSV]     two dump trees tensor by tensor; says which op diverges first
+                                           (msaccucmp's spelling also works: compare -m MINE -g TRUTH)
   npu-dump overflow DIR [-n N] [-o FILE]   the overflow report of a dump tree
   npu-dump info PATH...                    what dump files, Opdebug records or .npy files hold
 
@@ -52,8 +53,9 @@ def _convert(args):
 
 
 def _compare(args):
+    mine, truth = _compare_inputs(args)
     comparison = dump_compare.compare(
-        args.mine, args.truth, step=args.step, cosine_threshold=args.cosine, progress=_Progress("compared")
+        mine, truth, step=args.step, cosine_threshold=args.cosine, progress=_Progress("compared")
     )
     output = args.output or dump_compare.default_csv_name()
     comparison.write_csv(output)
@@ -124,6 +126,20 @@ def _statistics(tensor):
     return text + f" nan {int(np.isnan(values).sum())} inf {int(np.isinf(values).sum())}"
 
 
+def _compare_inputs(args):
+    """(mine, truth) from the positional arguments or msaccucmp's -m / -g; each given exactly once."""
+    chosen = []
+    for what, positional, flag, spelling in (
+        ("my dump", args.mine, args.my_dump_path, "MINE or -m/--my_dump_path"),
+        ("the ground truth", args.truth, args.golden_dump_path, "TRUTH or -g/--golden_dump_path"),
+    ):
+        if (positional is None) == (flag is None):
+            problem = "is missing" if positional is None else "is given twice"
+            args.parser.error(f"compare: {what} {problem}: give {spelling}")
+        chosen.append(positional if flag is None else flag)
+    return chosen
+
+
 def _describe_tree(path):
     artifacts = dump_tree.require_artifacts(path, dump_tree.scan(path))
     groups = {}
@@ -152,8 +168,10 @@ def _parser():
     convert.add_argument("-o", "--output", required=True, help="output directory (created when missing)")
     convert.set_defaults(run=_convert)
     compare = sub.add_parser("compare", help="compare two dump trees tensor by tensor")
-    compare.add_argument("mine", help="my dump: a dump tree or file (the NPUDump column)")
-    compare.add_argument("truth", help="the ground truth: a dump tree or a directory of golden .npy files")
+    compare.add_argument("mine", nargs="?", help="my dump: a dump tree or file (the NPUDump column)")
+    compare.add_argument("truth", nargs="?", help="the ground truth: a dump tree or a directory of golden .npy files")
+    compare.add_argument("-m", "--my_dump_path", help="my dump, as msaccucmp spells it (instead of MINE)")
+    compare.add_argument("-g", "--golden_dump_path", help="the ground truth, as msaccucmp spells it (instead of TRUTH)")
     compare.add_argument("-o", "--output", help="result CSV (default: ./compare_result_{time}.csv)")
     compare.add_argument("--step", type=int, help="step to compare (default: the lowest step both hold)")
     compare.add_argument(
@@ -163,7 +181,7 @@ def _parser():
         help="a tensor diverges below this cosine similarity (default %(default)s)",
     )
     compare.add_argument("--top", type=int, default=5, help="worst tensors to list (default %(default)s)")
-    compare.set_defaults(run=_compare)
+    compare.set_defaults(run=_compare, parser=compare)
     overflow = sub.add_parser("overflow", help="the overflow report of a dump tree")
     overflow.add_argument("dir", help="a dump tree (any level) or an Opdebug file")
     overflow.add_argument(
