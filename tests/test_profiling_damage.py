@@ -5,6 +5,7 @@ import errno
 import os
 import shutil
 import struct
+import subprocess
 
 import pytest
 from profiling_helpers import end_profiles, profiled_config, the_profile, train
@@ -221,3 +222,17 @@ def test_special_files_are_refused_without_blocking(special, profile, capsys):
     replace(info)
     assert main(["summary", profile]) == 2
     assert f"{info} cannot be read: it is {kind}, not a regular file" in capsys.readouterr().err
+
+
+def test_an_export_cleans_up_after_one_that_was_killed(profile):
+    directory = os.path.join(profile, layout.EXPORT_DIR)
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer exists, as after an export killed with SIGKILL
+    abandoned = os.path.join(directory, f".export-{dead.pid}-abc123")
+    live = os.path.join(directory, f".export-{os.getpid()}-def456")  # an export still running
+    for path in (abandoned, live):
+        os.makedirs(path)
+        open(os.path.join(path, "op_summary_1.csv"), "w").close()
+    assert main(["export", profile]) == 0
+    assert not os.path.exists(abandoned) and os.path.exists(live)
+    shutil.rmtree(live)

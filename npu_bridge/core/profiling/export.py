@@ -26,6 +26,7 @@ from npu_bridge.core.runtime import log
 NA = step_trace.NA
 _PROGRESS_EVERY = 2000
 _FORMATS = {4: "NHWC", 5: "NDHWC"}  # TensorFlow's default layouts; others are ND
+_TEMPORARY_PREFIX = ".export-"  # + "{pid}-": where an export writes until it is complete
 
 
 def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None, warn=None):
@@ -57,7 +58,8 @@ def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None, war
     status = raw_trace.ReadStatus(layout.raw_path(profile_dir, info["device_id"]))
     export_dir = os.path.join(profile_dir, layout.EXPORT_DIR)
     os.makedirs(export_dir, exist_ok=True)
-    temporary = tempfile.mkdtemp(prefix=".export-", dir=export_dir)
+    _remove_abandoned_exports(export_dir)
+    temporary = tempfile.mkdtemp(prefix=f"{_TEMPORARY_PREFIX}{os.getpid()}-", dir=export_dir)
     try:
         exporter = _Exporter(info, settings, temporary, _free_stamp(export_dir))
         try:
@@ -102,6 +104,25 @@ def _add_runs(exporter, status, recorded, progress):
         runs.close()
     if status.complete and recorded is not None and status.runs < recorded:
         status.mark_damaged(status.size, f"the file ends after {status.runs} of the {recorded} runs recorded")
+
+
+def _remove_abandoned_exports(export_dir):
+    """Removes the temporary directories of exports whose process is gone (killed in the middle of an export)."""
+    for name in os.listdir(export_dir):
+        pid = name[len(_TEMPORARY_PREFIX) :].split("-", 1)[0]
+        if not name.startswith(_TEMPORARY_PREFIX) or not pid.isdigit() or _process_exists(int(pid)):
+            continue
+        shutil.rmtree(os.path.join(export_dir, name), ignore_errors=True)
+
+
+def _process_exists(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
 
 
 def _free_stamp(export_dir):
