@@ -1,10 +1,10 @@
-"""Builds and installs npu_bridge.
+"""Builds npu_bridge's C++ library and pins the TensorFlow it is built against (the rest is in pyproject.toml).
 
-The C++ library (ops/, optimizers/) is compiled against the TensorFlow installed in the current environment,
-so install TensorFlow first and build without pip's build isolation:
+The C++ library (ops/, optimizers/) is compiled against the TensorFlow of the build environment: the pinned one
+pip installs for an isolated build (`pip install .`), or the one already installed with
 
     python -m pip install -r requirements.txt
-    python -m pip install --no-build-isolation -e .
+    python -m pip install --no-build-isolation -e ".[test,lint]"
 """
 
 import concurrent.futures
@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from setuptools import Extension, find_packages, setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,8 +31,8 @@ def _import_tensorflow():
         import tensorflow as tf  # pylint: disable=import-outside-toplevel
     except ImportError as e:
         sys.exit(
-            "npu_bridge: TensorFlow must be installed before npu_bridge is built, and pip must not build in "
-            "an isolated environment. Run:\n"
+            "npu_bridge: the build needs TensorFlow. A plain `pip install .` installs the pinned one for the "
+            "build; with --no-build-isolation install it first:\n"
             "    python -m pip install -r requirements.txt\n"
             "    python -m pip install --no-build-isolation -e .\n"
             f"(import error: {e})"
@@ -127,26 +127,19 @@ NATIVE_SOURCES = sorted(
     for p in glob.glob(os.path.join(HERE, d, "**", "*.cc"), recursive=True)
 )
 
+
+def _runtime_requirements():
+    """The installed metadata's pins: exactly the TensorFlow this build compiles against (the library loads with
+    no other), tf-keras of its minor version, numpy."""
+    tf_version = _import_tensorflow().__version__
+    minor = ".".join(tf_version.split(".")[:2])
+    return [f"tensorflow=={tf_version}", f"tf-keras~={minor}.0", "numpy>=1.26,<3"]
+
+
+# Metadata, scripts and packages are in pyproject.toml; this file adds the C++ library and the pins.
 setup(
-    name="npu-bridge",
-    version="0.1.0",
-    description="Run, debug and measure Ascend NPU TensorFlow 1 scripts on CPU and GPU with TensorFlow 2.x",
-    long_description=open(os.path.join(HERE, "README.md"), encoding="utf-8").read(),
-    long_description_content_type="text/markdown",
-    python_requires=">=3.9",
-    packages=find_packages(include=["npu_bridge", "npu_bridge.*", "hccl", "hccl.*"]),
-    package_data={"npu_bridge": ["libnpu_bridge.so", "_build_info.json"]},
     ext_modules=[Extension("npu_bridge.libnpu_bridge", sources=NATIVE_SOURCES)],
     cmdclass={"build_ext": BuildNativeLibrary},
-    # `tensorflow` 2.21 is satisfied by a tensorflow-cpu + tf-keras install as well as by a GPU install.
-    install_requires=["tensorflow>=2.21,<2.22", "tf-keras>=2.21,<2.22", "numpy>=1.26,<3"],
-    entry_points={
-        "console_scripts": [
-            "npu-bridge=npu_bridge.core.cli.main:main",
-            "npu-run=npu_bridge.core.launch.cli:main",
-            "npu-dump=npu_bridge.core.dump.cli:main",
-            "npu-prof=npu_bridge.core.profiling.cli:main",
-        ]
-    },
+    install_requires=_runtime_requirements(),
     zip_safe=False,
 )
