@@ -16,8 +16,8 @@ from npu_bridge.core.runtime.errors import OptionValueError
 Check = Callable[[Any], Any]  # value -> normalized value; raises OptionValueError
 
 _STEP_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # ASCII digits: \d also matches other scripts' digits
-_INT_LIST = re.compile(r"\d+(,\d+)*")
-_NAME_LIST = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*)*")
+_INT_LIST = r"[0-9]+(,[0-9]+)*"
+_NAME_LIST = r"[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*)*"
 _SHAPE_ITEM = re.compile(r"([^:;,]+):(-?\d+(?:,-?\d+)*)")
 _MAX_DUMP_STEP_SETS = 100
 _MAX_STEP = 2**63 - 1  # steps travel to the C++ dump kernels as int64
@@ -280,13 +280,7 @@ def int_list(detail: str) -> Check:
     Returns:
       The check.
     """
-
-    def check(value):
-        if not _INT_LIST.fullmatch(value):
-            raise OptionValueError(detail)
-        return value
-
-    return check
+    return matches(_INT_LIST, detail)
 
 
 def name_list(detail: str) -> Check:
@@ -297,13 +291,7 @@ def name_list(detail: str) -> Check:
     Returns:
       The check.
     """
-
-    def check(value):
-        if not _NAME_LIST.fullmatch(value):
-            raise OptionValueError(detail)
-        return value
-
-    return check
+    return matches(_NAME_LIST, detail)
 
 
 def input_shape(value: str) -> str:
@@ -334,7 +322,7 @@ def dynamic_dims(value: str) -> str:
       ValueError: "dynamic_dims string style is invalid".
     """
     groups = value.split(";")
-    if not all(_INT_LIST.fullmatch(group) for group in groups) or len({group.count(",") for group in groups}) != 1:
+    if not all(re.fullmatch(_INT_LIST, group) for group in groups) or len({group.count(",") for group in groups}) != 1:
         raise OptionValueError("dynamic_dims string style is invalid, example:'20,20;40,40' (equal-length groups)")
     return value
 
