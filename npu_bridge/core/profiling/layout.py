@@ -43,10 +43,13 @@ def export_path(profile_dir, prefix, timestamp, extension):
 
 
 def exported_file(profile_dir, prefix, extension):
-    """The newest exported ``<prefix>_<timestamp>.<extension>`` of a profile, or None."""
-    pattern = os.path.join(profile_dir, EXPORT_DIR, f"{prefix}_[0-9]*.{extension}")
-    matches = sorted(glob.glob(pattern))
-    return matches[-1] if matches else None
+    """The ``<prefix>_<timestamp>.<extension>`` file of a profile's last complete export (``exported_files``), or
+    None when that export has none."""
+    for path in exported_files(profile_dir, read_info(profile_dir)).values():
+        name = os.path.basename(path)
+        if name.startswith(f"{prefix}_") and name.endswith(f".{extension}"):
+            return path
+    return None
 
 
 def read_info(profile_dir):
