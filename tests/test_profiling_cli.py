@@ -47,7 +47,14 @@ def test_summary_prints_the_headline_numbers(profile, capsys):
     out = capsys.readouterr().out
     assert f"profile of rank 0 (device 0, cpu backend): {profile}" in out
     assert "4 iterations of graph" in out and "mean iteration time" in out and "FP to BP" in out
-    assert len(re.search(r"top op types by time: (.*)", out).group(1).split(", ")) == 3
+    assert (
+        len(
+            re.search(r"top op types by time \(the first iteration of graph_\d+ left out\): (.*)", out)
+            .group(1)
+            .split(", ")
+        )
+        == 3
+    )
 
 
 @pytest.mark.op_types
@@ -111,6 +118,50 @@ def test_bad_input_exits_2_and_names_it(profile, tmp_path, capsys):
         f.write("{")
     assert main(["summary", profile]) == 2
     assert "info.json cannot be read" in capsys.readouterr().err
+
+
+def test_a_damaged_info_json_names_the_file_and_the_field(profile, capsys):
+    path = os.path.join(profile, layout.INFO_FILE)
+    good = layout.read_info(profile)
+    damages = [
+        ({"settings": 5}, "'settings' holds 5; it should hold an object"),
+        ({"settings": None}, "'settings' holds None; it should hold an object"),
+        ({"backend": ["cpu"]}, "'backend' holds ['cpu']; it should hold the backend: 'cpu', 'gpu', 'ascend'"),
+        ({"models": "x"}, "'models' holds 'x'; it should hold a list of graph objects"),
+        ({"runs_recorded": []}, "'runs_recorded' holds []; it should hold a number of runs"),
+        ({"rank_id": True}, "'rank_id' holds True; it should hold a rank id (an integer >= 0)"),
+        ({"device_id": "../x" * 100}, "'device_id' holds '../x../x"),
+        ({"settings": dict(good["settings"], task_level=None)}, "'settings.task_level' holds None; it should hold"),
+        ({"models": [dict(good["models"][0], runs="٣")]}, "'models[0].runs' holds '٣'; it should hold an integer"),
+    ]
+    for changes, problem in damages:
+        layout.write_info(profile, dict(good, **changes))
+        for command in ("summary", "report", "export"):
+            assert main([command, profile]) == 2, (changes, command)
+            err = capsys.readouterr().err
+            assert f"{path} is damaged: {problem}" in err, err
+            assert "Traceback" not in err and len(err) < 1000
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("{}")
+    assert main(["summary", profile]) == 2
+    assert f"{path} is damaged: 'rank_id' is missing; it should hold a rank id" in capsys.readouterr().err
+    layout.write_info(profile, good)
+    assert main(["summary", profile]) == 0
+
+
+@pytest.mark.timeout(120)
+def test_report_refuses_an_output_that_is_not_a_regular_file(profile, tmp_path, capsys):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # nobody reads it: opening it for writing would block forever
+    for target, kind in ((fifo, "a FIFO"), ("/dev/full", "a character device"), (tmp_path, "a directory")):
+        assert main(["report", profile, "-o", str(target)]) == 2
+        assert (
+            f"npu-prof: cannot write the report {target}: it is {kind}, not a regular file" in capsys.readouterr().err
+        )
+    target = tmp_path / "r.html"
+    assert main(["report", profile, "-o", str(target)]) == 0
+    assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".tmp.")]
 
 
 @pytest.mark.slow

@@ -105,6 +105,39 @@ def test_the_reader_reports_where_raw_data_is_damaged(tmp_path):
     assert status.to_json()["runs_read"] == 3
 
 
+def test_zeros_end_the_raw_data_at_once(tmp_path):
+    # A file padded or overwritten with zeros (a sparse copy, a disk error): an all-zero header would read as an
+    # empty run, and 64 MB of zeros as two million of them.
+    path = tmp_path / "raw"
+    offsets = write_runs(path, 3)
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(64 * 1024 * 1024)
+    status = raw_trace.ReadStatus(str(path))
+    assert [run.run for run in raw_trace.read_runs(str(path), status)] == [0, 1, 2]
+    assert (status.damaged_at, status.bytes_skipped) == (size, 64 * 1024 * 1024 - size)
+    assert status.reason == "a record header of zero bytes: the file is zero-filled from here"
+
+    write_runs(path, 3)
+    overwrite(path, offsets[0] + 20, struct.pack("<q", 0))  # run 0 (from 0 ns) ends at 0 too; its sizes are intact
+    status = raw_trace.ReadStatus(str(path))
+    assert list(raw_trace.read_runs(str(path), status)) == []
+    assert (status.damaged_at, status.reason) == (offsets[0], "a corrupt record header (a run that ended at time 0)")
+
+
+def test_a_zero_filled_raw_file_is_exported_up_to_the_zeros(profile, capsys):
+    raw = layout.raw_path(profile, 0)
+    runs = len(records(raw))
+    size = os.path.getsize(raw)
+    with open(raw, "r+b") as f:
+        f.truncate(64 * 1024 * 1024)
+    assert main(["export", profile]) == 0
+    err = capsys.readouterr().err
+    assert f"damaged at byte {size} (a record header of zero bytes: the file is zero-filled from here)" in err
+    assert f"{runs} runs were read before it" in err
+    assert layout.read_info(profile)["runs_exported"] == runs
+
+
 @pytest.mark.parametrize("damage", ["header size", "header times", "payload", "killed while writing", "ends early"])
 def test_damaged_raw_data_is_exported_up_to_the_damage_and_reported(damage, profile, capsys):
     raw = layout.raw_path(profile, 0)

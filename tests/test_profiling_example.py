@@ -4,7 +4,7 @@ import glob
 import os
 
 import pytest
-from conftest import REPO_ROOT, run_python
+from conftest import REPO_ROOT, USER_ENVIRONMENT, noise, run_python
 from profiling_helpers import read_csv, the_profile
 
 
@@ -16,9 +16,11 @@ def test_profiling_example_writes_summaries_timeline_and_report(tmp_path):
     result = run_python(
         os.path.join(REPO_ROOT, "examples", "profiling.py"),
         args=("--output", str(output), "--loops", "3", "--ascend"),
+        env=USER_ENVIRONMENT,
         timeout=200,
     )
     assert result.returncode == 0, result.stderr
+    assert not noise(result.stdout + result.stderr), result.stderr  # no TensorFlow log lines, no warnings
     assert "trained 15 steps" in result.stdout
     assert "15 iterations of graph" in result.stderr and "estimated Ascend 910 compute per iteration" in result.stderr
     profile = the_profile(output)

@@ -1,10 +1,12 @@
 """``npu-prof``: summarize profiling directories and write their HTML report.
 
-  npu-prof summary PATH [--top N]                       the headline numbers of every profile under PATH
-  npu-prof report PATH [-o FILE]                        write the HTML report (all ranks under PATH in one)
+  npu-prof summary PATH [--top N] [--include-warmup]    the headline numbers of every profile under PATH
+  npu-prof report PATH [-o FILE] [--include-warmup]     write the HTML report (all ranks under PATH in one)
   npu-prof export PATH [--fp-point OP] [--bp-point OP]  redo the summaries and timeline from the raw data
 
 PATH is a profile directory (``PROF_*``) or a directory holding several, e.g. the ``output`` of all ranks.
+The op statistics of the summary and the report leave out each graph's first iteration (warm-up) when the graph
+has more, unless ``--include-warmup``.
 A profile whose process ended before exporting is exported first. An export replaces the previous one only
 once complete; a profile whose export is incomplete is not summarized. Damaged raw data is exported up to the
 damage, with a warning, and the summary says the profile is incomplete.
@@ -19,8 +21,10 @@ import os
 import sys
 
 from npu_bridge.core.profiling import layout, report, summary
-from npu_bridge.core.runtime import version
+from npu_bridge.core.runtime import arg_checks, atomic_write, version
 from npu_bridge.core.runtime.errors import ProfileDataError
+
+_WARMUP_HELP = "count each graph's first iteration (warm-up) in the op statistics too"
 
 
 def _progress(done, total):
@@ -43,23 +47,25 @@ def _export(profile_dir, fp_point=None, bp_point=None):
         ) from None
 
 
-def _load_all(path):
+def _load_all(path, include_warmup=False):
     summaries = []
     for profile_dir in layout.find_profiles(path):
         if not layout.read_info(profile_dir).get("exported"):
             _export(profile_dir)
-        summaries.append(summary.load(profile_dir))
+        summaries.append(summary.load(profile_dir, include_warmup))
     return sorted(summaries, key=lambda loaded: (loaded.info["rank_id"], loaded.directory))
 
 
 def _summary(args):
-    for loaded in _load_all(args.path):
+    for loaded in _load_all(args.path, args.include_warmup):
         print(summary.format_text(loaded, top=args.top))
     return 0
 
 
 def _report(args):
-    summaries = _load_all(args.path)
+    if args.output:
+        atomic_write.check_output(args.output, "report")  # before the work, not after it
+    summaries = _load_all(args.path, args.include_warmup)
     if args.output:
         target = args.output
     elif len(summaries) == 1:
@@ -95,11 +101,15 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("summary", help="print the headline numbers of each profile")
     cmd.add_argument("path", help="a PROF_* directory or a directory holding several")
-    cmd.add_argument("--top", type=int, default=5, help="op types to list (default %(default)s)")
+    cmd.add_argument(
+        "--top", type=arg_checks.command_line_int, default=5, help="op types to list (default %(default)s)"
+    )
+    cmd.add_argument("--include-warmup", action="store_true", help=_WARMUP_HELP)
     cmd.set_defaults(run=_summary)
     cmd = sub.add_parser("report", help="write the HTML report")
     cmd.add_argument("path", help="a PROF_* directory or a directory holding several")
     cmd.add_argument("-o", "--output", help="the HTML file (default: report.html in PATH or the profile)")
+    cmd.add_argument("--include-warmup", action="store_true", help=_WARMUP_HELP)
     cmd.set_defaults(run=_report)
     cmd = sub.add_parser("export", help="redo the exported files from the raw data")
     cmd.add_argument("path", help="a PROF_* directory or a directory holding several")

@@ -1,5 +1,6 @@
-"""Column names of the exported CSVs: upstream's (msprof export, reference artifacts_and_peers.md section 2.2)
-and the "Estimated ..." columns npu_bridge adds on the simulated Ascend backend."""
+"""Column names of the exported CSVs: upstream's (msprof export, reference artifacts_and_peers.md section 2.2),
+the "Estimated ..." columns npu_bridge adds on the simulated Ascend backend, and the TensorFlow op type npu_bridge
+adds as op_summary's last column."""
 
 OP_SUMMARY = (
     "Device_id",
@@ -27,6 +28,9 @@ OP_SUMMARY_SHAPES = (
     "Output Data Types",
     "Output Formats",
 )
+# The op type TensorFlow ran (oneDNN's kernel names mapped back) where OP Type has Ascend's name for it: NpuRound
+# for Cast, the function call for a composed op.
+OP_SUMMARY_TENSORFLOW = "TensorFlow Op Type"
 OP_SUMMARY_ESTIMATES = ("Estimated Ascend Duration(us)", "Estimated FLOPs", "Estimated Bytes", "Estimate Bound")
 OP_STATISTIC = (
     "Device_id",

@@ -3,6 +3,9 @@
 Files (``layout``): ``op_summary_*.csv`` (one row per op execution), ``op_statistic_*.csv`` (per op type),
 ``step_trace_*.csv`` / ``step_trace_*.json`` (per iteration; ``training_trace`` on) and ``msprof_*.json``
 (the timeline). ``task_time`` off leaves out the per-op files; ``l0`` leaves out the shape columns.
+op_summary ends with the TensorFlow op type of each execution (``columns.OP_SUMMARY_TENSORFLOW``). The CSVs
+keep Ascend's absolute times (us since the Unix epoch); the timelines count from the profile's start
+(``profile_epoch_ns``), which they hold in ``otherData``.
 Instrumentation ops are on the timeline only. When the backend is the simulated Ascend, every AI_CORE op gets
 a roofline estimate of its Ascend 910 duration (``roofline``) in columns named "Estimated ..."; AI_CPU and
 HCCL tasks are not estimated (N/A).
@@ -10,6 +13,7 @@ HCCL tasks are not estimated (N/A).
 
 import collections
 import csv
+import datetime
 import functools
 import os
 import shutil
@@ -27,6 +31,7 @@ NA = step_trace.NA
 _PROGRESS_EVERY = 2000
 _FORMATS = {4: "NHWC", 5: "NDHWC"}  # TensorFlow's default layouts; others are ND
 _TEMPORARY_PREFIX = ".export-"  # + "{pid}-": where an export writes until it is complete
+_UNIX_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None, warn=None):
@@ -170,7 +175,7 @@ class _Exporter:
         self._streams = streams.StreamAssigner()
         self._steps = step_trace.StepTrace()
         self._statistic = collections.defaultdict(lambda: [0, 0, None, 0, 0.0])  # count, total, min, max, est
-        self._timeline = timeline.TimelineWriter(self.paths["timeline"], self._device)
+        self._timeline = timeline.TimelineWriter(self.paths["timeline"], self._device, profile_epoch_ns(info))
         self._summary_file = self._summary = None
         if self._tasks:
             self.paths["op_summary"] = self._path("op_summary", "csv")
@@ -180,6 +185,7 @@ class _Exporter:
                 columns.OP_SUMMARY
                 + (columns.OP_SUMMARY_SHAPES if self._shapes else ())
                 + (columns.OP_SUMMARY_ESTIMATES if self._policy else ())
+                + (columns.OP_SUMMARY_TENSORFLOW,)
             )
 
     def _path(self, prefix, extension):
@@ -222,8 +228,10 @@ class _Exporter:
 
     def _add_op(self, model, op, stream, wait_ns, estimate):
         task_type = op_classes.task_type(op.kind, op.op_type)
+        tf_op_type = op.tf_op_type or op.op_type
         args = {
             "Op Type": op.op_type,
+            columns.OP_SUMMARY_TENSORFLOW: tf_op_type,
             "Task Type": task_type,
             "Model ID": model.model_id,
             "Iteration ID": model.iterations,
@@ -263,6 +271,7 @@ class _Exporter:
                 if estimate is None
                 else (f"{estimate.microseconds:.3f}", f"{estimate.flops:.0f}", f"{estimate.bytes:.0f}", estimate.bound)
             )
+        row.append(tf_op_type)
         self._summary.writerow(row)
         stat = self._statistic[(op.op_type, task_type)]
         stat[0] += 1
@@ -274,8 +283,9 @@ class _Exporter:
     def close(self):
         """Writes the remaining files and closes them."""
         rows = self._steps.rows(self.registry.models) if self._training_trace else []
+        epoch = self._timeline.epoch_ns  # None only when no time origin is known and nothing was written
         self._timeline.close(
-            self._streams.streams, timeline.step_trace_events(rows, self._timeline.pid(timeline.STEP_TRACE))
+            self._streams.streams, timeline.step_trace_events(rows, self._timeline.pid(timeline.STEP_TRACE), epoch)
         )
         if self._summary_file is not None:
             self._summary_file.close()
@@ -321,7 +331,25 @@ class _Exporter:
             writer.writerow(step_trace.columns(rows, with_estimate))
             for row in rows:
                 writer.writerow(step_trace.csv_row(row, self._device, pairs, with_estimate))
-        timeline.write_step_trace_json(self.paths["step_trace_json"], rows, self._device)
+        timeline.write_step_trace_json(self.paths["step_trace_json"], rows, self._device, self._timeline.epoch_ns)
+
+
+def profile_epoch_ns(info):
+    """The time origin of a profile's timelines, ns since the Unix epoch: when its recording started.
+
+    info.json's ``start_epoch_ns``; for profiles recorded before it was kept, ``start_time`` (ms, before the first
+    run too); None when neither is readable (the timeline then starts at its first event).
+    """
+    epoch = info.get("start_epoch_ns")
+    if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch >= 0:
+        return epoch
+    try:
+        start = datetime.datetime.fromisoformat(info["start_time"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if start.tzinfo is None:
+        start = start.astimezone()
+    return (start - _UNIX_EPOCH) // datetime.timedelta(microseconds=1) * 1000
 
 
 @functools.lru_cache(maxsize=4096)

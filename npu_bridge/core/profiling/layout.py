@@ -16,9 +16,10 @@ import glob
 import json
 import os
 
+from npu_bridge.core.options.table import DEVICE_TARGETS
 from npu_bridge.core.profiling import raw_trace
 from npu_bridge.core.runtime import bounded_files
-from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError
+from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError, shortened
 
 INFO_FILE = "info.json"
 EXPORT_DIR = "mindstudio_profiler_output"
@@ -60,7 +61,9 @@ def read_info(profile_dir):
     Returns:
       The JSON object (a dict).
     Raises:
-      ProfileDataError: it is missing, not a regular file (a FIFO, a device), too large, or not a JSON object.
+      ProfileDataError: it is missing, not a regular file (a FIFO, a device), too large, not a JSON object, or a
+        field its readers use is missing or holds something else than the recorder and export write (the message
+        names the file, the field, what it holds and what it should).
     """
     path = os.path.join(profile_dir, INFO_FILE)
     try:
@@ -75,7 +78,90 @@ def read_info(profile_dir):
         raise ProfileDataError(f"{path} cannot be read: {e}") from None
     if not isinstance(info, dict):
         raise ProfileDataError(f"{path} cannot be read: it holds a JSON {type(info).__name__}, not an object")
+    _check_fields(path, "", info, _INFO_FIELDS)
+    _check_fields(path, "settings.", info["settings"], _SETTINGS_FIELDS)
+    for index, model in enumerate(info.get("models") or ()):
+        _check_fields(path, f"models[{index}].", model, _MODEL_FIELDS)
     return info
+
+
+# What the readers of info.json (export, summary, report) take from it, as the recorder and export write it:
+# (field, check, what it must hold, required). Fields no reader uses are not checked.
+BACKENDS = tuple(target for target in DEVICE_TARGETS if target != "auto")  # what "auto" resolves to
+_TASK_LEVELS = ("off", "l0", "l1")
+
+
+def _count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _or_null(check):
+    return lambda value: value is None or check(value)
+
+
+def _is(kind):
+    return lambda value: isinstance(value, kind)
+
+
+def _texts(value):
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _text_map(value):
+    return isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
+
+
+_INFO_FIELDS = (
+    ("rank_id", _count, "a rank id (an integer >= 0)", True),
+    ("device_id", _count, "a device id (an integer >= 0)", True),
+    ("backend", lambda value: value in BACKENDS, f"the backend: {', '.join(map(repr, BACKENDS))}", True),
+    ("settings", _is(dict), "an object: the profiling settings", True),
+    ("precision_mode", _or_null(_is(str)), "a precision mode (a string) or null", False),
+    ("precision_mode_v2", _or_null(_is(str)), "a precision mode (a string) or null", False),
+    ("runs_recorded", _or_null(_count), "a number of runs (an integer >= 0) or null", False),
+    ("runs_dropped", _count, "a number of runs (an integer >= 0)", False),
+    ("runs_exported", _count, "a number of runs (an integer >= 0)", False),
+    ("models", _is(list), "a list of graph objects", False),
+    ("exported", _or_null(_text_map), "an object of file names (strings) or null", False),
+    ("raw_damage", _or_null(_is(dict)), "an object describing the damage, or null", False),
+)
+_SETTINGS_FIELDS = (
+    ("task_level", lambda value: value in _TASK_LEVELS, f"one of {', '.join(map(repr, _TASK_LEVELS))}", True),
+    ("training_trace", _is(bool), "true or false", True),
+    ("hccl", _is(bool), "true or false", True),
+    ("fp_point", _is(str), "an op name (a string, empty to detect it)", True),
+    ("bp_point", _is(str), "an op name (a string, empty to detect it)", True),
+    ("storage_limit_mb", _or_null(lambda value: _count(value) and value > 0), "an integer > 0 or null", False),
+    ("hardware_only", _text_map, "an object of strings", False),
+)
+_MODEL_FIELDS = (
+    ("model_id", _count, "an integer >= 0", True),
+    ("training", _is(bool), "true or false", True),
+    ("runs", _count, "an integer >= 0", True),
+    ("iterations", _count, "an integer >= 0", True),
+    ("fp_point", _or_null(_is(str)), "an op name (a string) or null", True),
+    ("bp_point", _or_null(_is(str)), "an op name (a string) or null", True),
+    ("fp_point_source", _is(str), "a string", True),
+    ("bp_point_source", _is(str), "a string", True),
+    ("fetched", _texts, "a list of strings", True),
+)
+
+
+def _check_fields(path, prefix, value, fields):
+    """Raises ProfileDataError naming ``path``, the field, what it holds and what it should, for the first field
+    of ``value`` (an object of info.json at ``prefix``) that is missing or holds something else."""
+    damaged = f"{path} is damaged"
+    if not isinstance(value, dict):
+        raise ProfileDataError(f"{damaged}: '{prefix.rstrip('.')}' holds {shortened(value)}, not an object")
+    for field, check, expected, required in fields:
+        if field not in value:
+            if required:
+                raise ProfileDataError(f"{damaged}: '{prefix}{field}' is missing; it should hold {expected}")
+            continue
+        if not check(value[field]):
+            raise ProfileDataError(
+                f"{damaged}: '{prefix}{field}' holds {shortened(value[field])}; it should hold {expected}"
+            )
 
 
 def exported_files(profile_dir, info):

@@ -170,7 +170,8 @@ def read_runs(path, status=None):
     """Yields the ``RawRun`` records of a raw trace file in the order they were written.
 
     Reading stops at the first damaged record: one cut short at the end (the process died while writing) or a
-    header that does not fit the file (sizes beyond its end, end before start, a signature that is not UTF-8).
+    header that does not fit the file (sizes beyond its end, end before start, a run ending at time 0 -- zeros, as a
+    zero-filled or sparse file holds --, a signature that is not UTF-8).
     Everything before it is complete; ``status`` says what was skipped.
 
     Args:
@@ -212,6 +213,17 @@ def read_runs(path, status=None):
                 return
             if start_ns < 0 or end_ns < start_ns:
                 status.mark_damaged(offset, f"a corrupt record header (run from {start_ns} to {end_ns} ns)")
+                return
+            if end_ns == 0:
+                # No traced run ends at the epoch: this is zeros (a file padded or overwritten with them, a sparse
+                # file), which would otherwise read as millions of empty records.
+                zeros = header.count(0) == len(header)
+                status.mark_damaged(
+                    offset,
+                    "a record header of zero bytes: the file is zero-filled from here"
+                    if zeros
+                    else "a corrupt record header (a run that ended at time 0)",
+                )
                 return
             signature = f.read(signature_size)
             payload = f.read(size)

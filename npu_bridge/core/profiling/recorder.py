@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import threading
+import time
 
 from npu_bridge.core.profiling import export, layout, raw_trace, report, roofline, summary
 from npu_bridge.core.runtime import log, resource
@@ -41,6 +42,7 @@ class Recording:
     """
 
     def __init__(self, settings, context):
+        start_ns = time.time_ns()  # before the first traced run starts: the time origin of the timelines
         self.settings = settings
         os.makedirs(settings.output, exist_ok=True)
         self.directory = _new_directory(settings.output, context["rank_id"])
@@ -55,6 +57,7 @@ class Recording:
             host=socket.gethostname(),
             status="recording",
             start_time=_now(),
+            start_epoch_ns=start_ns,
             settings=dataclasses.asdict(settings),
         )
         if context["backend"] == "ascend":

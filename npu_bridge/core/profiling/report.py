@@ -1,25 +1,32 @@
 """A self-contained HTML report of one or more profiles (ranks): inline SVG charts, no scripts, no downloads.
 
-Per rank: the headline numbers, step time per iteration as stacked bars (data aug bound, FP to BP, refresh),
-the op types that take the most time, and the graphs that ran with their training-trace points. Several ranks
-get a comparison table first.
+Per rank: the headline numbers, step time per iteration as stacked bars (data aug bound, FP to BP, refresh) with
+the estimated Ascend 910 time on an axis of its own (``charts``), the op types that take the most time -- without
+the warm-up unless the summary kept it, by TensorFlow op type and Ascend OP Type -- and the graphs that ran with
+their training-trace points. Several ranks get a comparison table first.
 """
 
 import html
 import os
+import re
 
-from npu_bridge.core.profiling import layout
-from npu_bridge.core.profiling.summary import format_ms
+from npu_bridge.core.profiling import charts, layout
+from npu_bridge.core.profiling.summary import format_ms, warmup_text
+from npu_bridge.core.runtime import atomic_write
 
 _MAX_BARS = 600
-_COLORS = {"data_aug": "#9aa5b1", "fp_bp": "#3b82c4", "refresh": "#e8883a", "other": "#c7ced6", "estimate": "#5aa469"}
+_MAX_CUT_LISTED = 8
+_OP_BAR = 240  # px: the longest bar of the op table
+_COLORS = charts.COLORS
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1f2933;max-width:1100px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #d9e2ec}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{padding:3px 10px;border-bottom:1px solid #e4e7eb;
-text-align:right}th{background:#f0f4f8}td.l,th.l{text-align:left}.note{color:#616e7c;font-size:12px}
-.kpi{display:inline-block;margin:6px 18px 6px 0}.kpi b{font-size:20px;display:block}
-.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px;max-width:100%}
+td,th{padding:3px 10px;border-bottom:1px solid #e4e7eb;text-align:right}th{background:#f0f4f8}
+td.l,th.l{text-align:left}td.path{overflow-wrap:anywhere}
+code{font-size:11px;white-space:nowrap}
+.note{color:#616e7c;font-size:12px}.kpi{display:inline-block;margin:6px 18px 6px 0}.kpi b{font-size:20px;display:block}
+svg{display:block}td svg{display:inline-block;vertical-align:middle}
 """
 
 
@@ -31,6 +38,8 @@ def write_report(summaries, path):
       path: the HTML file to write.
     Returns:
       ``path``.
+    Raises:
+      OutputFileError: ``path`` is not a regular file (a FIFO, a device, a directory) or cannot be written.
     """
     parts = [
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>npu_bridge profile</title>"
@@ -42,11 +51,10 @@ def write_report(summaries, path):
         parts.append(_profile_section(summary, os.path.dirname(os.path.abspath(path))))
     parts.append(
         "<p class='note'>Times are TensorFlow op times on this machine (TensorFlow step stats), laid "
-        "out as Ascend's profile. Estimated Ascend values come from a roofline model; see README.md, "
-        "section Profiling.</p></body></html>"
+        "out as Ascend's profile. Estimated Ascend values come from a roofline model; see "
+        "docs/profiling.md, section Simulated Ascend time.</p></body></html>"
     )
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("".join(parts))
+    atomic_write.write_output(path, "".join(parts), "report")
     return path
 
 
@@ -81,7 +89,7 @@ def _profile_section(summary, report_dir):
     estimate = summary.mean("estimate")
     if estimate is not None:
         kpis.append(("estimated Ascend 910 / iteration", format_ms(estimate)))
-    timeline = info.get("exported", {}).get("timeline")
+    timeline = (info.get("exported") or {}).get("timeline")
     link = ""
     if timeline:
         target = os.path.relpath(os.path.join(summary.directory, timeline), report_dir)
@@ -89,10 +97,19 @@ def _profile_section(summary, report_dir):
             f"<p>Timeline: <a href='{html.escape(target)}'>{html.escape(os.path.basename(timeline))}</a> "
             "(open it in https://ui.perfetto.dev or chrome://tracing)</p>"
         )
+    steady = ""
+    left_out = len(summary.iterations) - len(summary.steady_iterations)
+    if left_out:
+        steady = (
+            f"<p class='note'>Means over {len(summary.steady_iterations)} iterations: the first iteration of each "
+            f"graph that ran more than once is warm-up and left out ({left_out} iteration"
+            f"{'' if left_out == 1 else 's'}).</p>"
+        )
     return (
         f"<h2>Rank {info['rank_id']} &middot; device {info['device_id']} &middot; {html.escape(info['backend'])}"
         f" backend</h2><p class='note'>{html.escape(summary.directory)}</p>"
         + "".join(f"<div class='kpi'><b>{html.escape(v)}</b>{html.escape(k)}</div>" for k, v in kpis)
+        + steady
         + link
         + _iteration_chart(summary)
         + _op_chart(summary)
@@ -100,75 +117,59 @@ def _profile_section(summary, report_dir):
     )
 
 
-def _iteration_chart(summary):
+def step_time_canvas(summary):
+    """The step time chart of a profile with step trace rows.
+
+    Returns:
+      (``charts.Canvas``, its bars, the bars cut at the top, iterations per bar).
+    """
     rows = summary.iterations
-    if not rows:
-        return "<h3>Step time per iteration</h3><p>No step trace: profiling_options training_trace was off.</p>"
     steady = [row.iteration_time or 0.0 for row in summary.steady_iterations]
     step = max(1, -(-len(rows) // _MAX_BARS))
-    buckets = [rows[i : i + step] for i in range(0, len(rows), step)]
-    width, height, left, bottom = 1000, 260, 60, 30
-    values = []
-    for bucket in buckets:
-
-        def avg(field, bucket=bucket):
-            known = [getattr(r, field) for r in bucket if getattr(r, field) is not None]
-            return sum(known) / len(known) if known else 0.0
-
-        total = avg("iteration_time")
-        parts = [("data_aug", avg("data_aug")), ("fp_bp", avg("fp_bp")), ("refresh", avg("refresh"))]
-        used = sum(max(v, 0.0) for _, v in parts)
-        parts.append(("other", max(total - used, 0.0)))
-        values.append((bucket[0].iteration_id, max(total, used), parts, avg("estimate")))
+    bars = [_bar(rows[i : i + step]) for i in range(0, len(rows), step)]
     # The scale follows the steady iterations; a taller first iteration (graph optimization) is cut at the top.
-    top = max(steady, default=0.0) or max(v[1] for v in values) or 1.0
-    bar = (width - left) / len(values)
-    svg = [f"<svg width='{width}' height='{height + bottom}' role='img'>"]
-    for tick in range(5):
-        y = height - height * tick / 4
-        svg.append(
-            f"<line x1='{left}' x2='{width}' y1='{y:.1f}' y2='{y:.1f}' stroke='#e4e7eb'/>"
-            f"<text x='{left - 6}' y='{y + 4:.1f}' font-size='11' text-anchor='end'>"
-            f"{top * tick / 4 / 1000:.2f} ms</text>"
+    canvas, cut = charts.step_time_chart(bars, max(steady, default=0.0))
+    return canvas, bars, cut, step
+
+
+def _iteration_chart(summary):
+    if not summary.iterations:
+        return "<h3>Step time per iteration</h3><p>No step trace: profiling_options training_trace was off.</p>"
+    canvas, bars, cut, step = step_time_canvas(summary)
+    notes = []
+    if cut:
+        listed = ", ".join(f"iteration {bar.iteration}: {format_ms(bar.total)}" for bar in cut[:_MAX_CUT_LISTED])
+        more = f" and {len(cut) - _MAX_CUT_LISTED} more" if len(cut) > _MAX_CUT_LISTED else ""
+        notes.append(f"Bars cut at the top (the scale follows the steady iterations): {listed}{more}.")
+    estimates = [bar.estimate for bar in bars if bar.estimate]
+    if estimates:
+        measured = summary.mean("iteration_time")
+        estimate = summary.mean("estimate")
+        ratio = f", {measured / estimate:,.0f} times less than measured here" if measured and estimate else ""
+        notes.append(
+            "The green line is the estimated Ascend 910 iteration time (the roofline sum of the iteration's AI_CORE "
+            f"ops) on its own scale, the right axis: {format_ms(estimate)} per iteration{ratio}."
         )
-    for index, (iteration, total, parts, est) in enumerate(values):
-        x, y = left + index * bar, float(height)
-        for name, value in parts:
-            h = min(height * max(value, 0.0) / top, y)
-            y -= h
-            svg.append(
-                f"<rect x='{x:.2f}' y='{y:.2f}' width='{max(bar - 1, 0.5):.2f}' height='{h:.2f}' "
-                f"fill='{_COLORS[name]}'><title>iteration {iteration}: {name} {value / 1000:.3f} ms"
-                f"</title></rect>"
-            )
-        if total > top:
-            svg.append(
-                f"<text x='{x + bar / 2:.2f}' y='10' font-size='10' text-anchor='middle'>{total / 1000:.1f} ms</text>"
-            )
-        if est:
-            ey = height - height * min(est, top) / top
-            svg.append(
-                f"<line x1='{x:.2f}' x2='{x + bar:.2f}' y1='{ey:.2f}' y2='{ey:.2f}' "
-                f"stroke='{_COLORS['estimate']}' stroke-width='2'/>"
-            )
-    svg.append(
-        f"<text x='{left}' y='{height + 20}' font-size='11'>iteration {values[0][0]}</text>"
-        f"<text x='{width}' y='{height + 20}' font-size='11' text-anchor='end'>iteration "
-        f"{values[-1][0]}</text></svg>"
-    )
-    legend = "".join(
-        f"<span style='background:{_COLORS[k]}'></span>{label}"
-        for k, label in (
-            ("data_aug", "data aug bound"),
-            ("fp_bp", "FP to BP"),
-            ("refresh", "refresh"),
-            ("other", "rest of iteration"),
-        )
-    )
-    if any(v[3] for v in values):
-        legend += f"<span style='background:{_COLORS['estimate']}'></span>estimated Ascend 910 (roofline)"
     note = f" (each bar averages {step} iterations)" if step > 1 else ""
-    return f"<h3>Step time per iteration{note}</h3><div class='legend'>{legend}</div>" + "".join(svg)
+    return (
+        f"<h3>Step time per iteration{note}</h3>"
+        + canvas.svg("step time per iteration")
+        + "".join(f"<p class='note'>{html.escape(text)}</p>" for text in notes)
+    )
+
+
+def _bar(bucket):
+    """The ``charts.Bar`` of a bucket of step trace rows: their averages."""
+
+    def avg(field):
+        known = [getattr(r, field) for r in bucket if getattr(r, field) is not None]
+        return sum(known) / len(known) if known else 0.0
+
+    total = avg("iteration_time")
+    parts = [("data_aug", avg("data_aug")), ("fp_bp", avg("fp_bp")), ("refresh", avg("refresh"))]
+    used = sum(max(v, 0.0) for _, v in parts)
+    parts.append(("other", max(total - used, 0.0)))
+    return charts.Bar(bucket[0].iteration_id, max(total, used), tuple(parts), avg("estimate") or None)
 
 
 def _op_chart(summary, top=15):
@@ -177,21 +178,49 @@ def _op_chart(summary, top=15):
         return "<h3>Top op types</h3><p>No op data: profiling_options task_time was off.</p>"
     with_estimate = any(row.estimate_us is not None for row in rows)
     peak = max(row.total_us for row in rows) or 1.0
+    peak_estimate = max((row.estimate_us or 0.0 for row in rows), default=0.0) or 1.0
     lines = []
     for row in rows:
-        width = 420 * row.total_us / peak
-        bar = f"<svg width='430' height='14'><rect width='{width:.1f}' height='12' fill='{_COLORS['fp_bp']}'/></svg>"
-        estimate = f"<td>{row.estimate_us:.3f}</td>" if with_estimate else ""
+        bar = f"<rect width='{_OP_BAR * row.total_us / peak:.1f}' height='9' fill='{_COLORS['fp_bp']}'/>"
+        estimate = ""
+        if with_estimate:
+            estimate = "<td>N/A</td>" if row.estimate_us is None else f"<td>{row.estimate_us:.3f}</td>"
+            bar += (
+                f"<rect y='11' width='{_OP_BAR * (row.estimate_us or 0.0) / peak_estimate:.1f}' height='5' "
+                f"fill='{_COLORS['estimate']}'/>"
+            )
+        height = 16 if with_estimate else 9
         lines.append(
-            f"<tr><td class='l'>{html.escape(row.op_type)}</td><td class='l'>{html.escape(row.core_type)}"
-            f"</td><td>{row.count}</td><td>{row.total_us:.3f}</td><td>{row.ratio:.2f}</td>{estimate}"
-            f"<td class='l'>{bar}</td></tr>"
+            f"<tr><td class='l'>{_breakable(row.tf_op_type or row.op_type)}</td>"
+            f"<td class='l'>{_breakable(row.op_type)}</td><td class='l'>{html.escape(row.core_type)}</td>"
+            f"<td>{row.count}</td><td>{row.total_us:.3f}</td><td>{row.ratio:.2f}</td>{estimate}"
+            f"<td class='l'><svg width='{_OP_BAR}' height='{height}'>{bar}</svg></td></tr>"
         )
     head = "<th>estimated Ascend total (us)</th>" if with_estimate else ""
-    return (
-        "<h3>Top op types by total time</h3><table><tr><th class='l'>OP Type</th><th class='l'>Core Type</th>"
-        f"<th>count</th><th>total (us)</th><th>ratio (%)</th>{head}<th></th></tr>" + "".join(lines) + "</table>"
+    scale = (
+        f"Bars: measured total (blue, the longest is {format_ms(peak)}) and estimated Ascend 910 total (green, on "
+        f"its own scale: the longest is {format_ms(peak_estimate)})."
+        if with_estimate
+        else ""
     )
+    return (
+        f"<h3>Top op types by total time</h3><p class='note'>{_with_code(warmup_text(summary.warmup))}</p>"
+        + (f"<p class='note'>{html.escape(scale)}</p>" if scale else "")
+        + "<table><tr><th class='l'>TensorFlow op type</th><th class='l'>OP Type (Ascend)</th>"
+        f"<th class='l'>Core Type</th><th>count</th><th>total (us)</th><th>ratio (%)</th>{head}<th></th></tr>"
+        + "".join(lines)
+        + "</table>"
+    )
+
+
+def _breakable(name):
+    """An op type in HTML that may wrap between the words of its CamelCase name (SparseSoftmax|CrossEntropy...)."""
+    return re.sub(r"(?<=[A-Za-z0-9])(?=[A-Z][a-z])", "<wbr>", html.escape(name))
+
+
+def _with_code(text):
+    """``text`` in HTML with its command-line flags as code (kept on one line)."""
+    return re.sub(r"(--[a-z][a-z-]*)", r"<code>\1</code>", html.escape(text))
 
 
 def _models_table(info):
@@ -200,9 +229,9 @@ def _models_table(info):
         return ""
     rows = "".join(
         f"<tr><td>{m['model_id']}</td><td>{'yes' if m['training'] else 'no'}</td><td>{m['runs']}</td>"
-        f"<td>{m['iterations']}</td><td class='l'>{_point(m['fp_point'], m['fp_point_source'])}</td>"
-        f"<td class='l'>{_point(m['bp_point'], m['bp_point_source'])}</td>"
-        f"<td class='l'>{html.escape(', '.join(m['fetched'][:4]))}</td></tr>"
+        f"<td>{m['iterations']}</td><td class='l path'>{_point(m['fp_point'], m['fp_point_source'])}</td>"
+        f"<td class='l path'>{_point(m['bp_point'], m['bp_point_source'])}</td>"
+        f"<td class='l path'>{html.escape(', '.join(m['fetched'][:4]))}</td></tr>"
         for m in models
     )
     return (

@@ -35,6 +35,9 @@ class OpRun:
       name: the node's name in the user's graph (``op_classes.display_name``).
       op_type: the op type in the user's graph (``executed_op_types.user_op_type``), as artifacts name it
         (``op_classes.artifact_type``; a composed op's call has the composed type).
+      tf_op_type: the TensorFlow op type of the node (``executed_op_types.user_op_type``: oneDNN's kernel names
+        mapped back), before the artifact naming: ``NpuRound`` where ``op_type`` says ``Cast``, the function
+        call where ``op_type`` names a composed op.
       kind: ``op_classes.category`` of the node.
       device: the TensorFlow device.
       start_ns, end_ns: wall-clock start and end, ns since the epoch.
@@ -50,6 +53,7 @@ class OpRun:
     end_ns: int
     inputs: Tuple = ()
     outputs: Tuple = ()
+    tf_op_type: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +105,7 @@ class StepStatsReader:
             if internal is not None:
                 internals.append((start, internal))
                 continue
-            op_type, inputs, kind = self._label(name, node.timeline_label)
+            op_type, tf_op_type, inputs, kind = self._label(name, node.timeline_label)
             outputs = self._outputs(node) if self._read_shapes else ()
             if outputs:
                 for slot, tensor in outputs:
@@ -124,6 +128,7 @@ class StepStatsReader:
                     end,
                     input_tensors,
                     tuple(tensor for _, tensor in outputs),
+                    tf_op_type,
                 )
             )
         if internals:
@@ -131,18 +136,19 @@ class StepStatsReader:
         return RunOps(tuple(ops), frozenset(names), tuple(fetched), tuple(sorted(step_ends)))
 
     def _label(self, name, label):
-        """(op type, ((producer, port), ...), category) of a node, from its timeline label."""
+        """(op type, TensorFlow op type, ((producer, port), ...), category) of a node, from its timeline label."""
         cached = self._labels.get(label)
         if cached is None:
             match = _LABEL.search(label)
             if match is None or match.group(1) != name:
-                op_type, refs = "unknown", ()
+                tf_op_type, refs = "unknown", ()
             else:
-                op_type = op_classes.artifact_type(executed_op_types.user_op_type(match.group(2)))
+                tf_op_type = executed_op_types.user_op_type(match.group(2))
                 refs = tuple(
                     _input_ref(text) for text in match.group(3).split(", ") if text and not text.startswith("^")
                 )
-            cached = (op_type, refs, op_classes.category(name, op_type))
+            op_type = op_classes.artifact_type(tf_op_type)
+            cached = (op_type, tf_op_type, refs, op_classes.category(name, op_type))
             self._labels[label] = cached
         return cached
 

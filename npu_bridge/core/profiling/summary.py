@@ -1,8 +1,14 @@
 """What a profile says, read back from its exported Ascend-format files: the numbers the console summary, the
 HTML report and ``npu-prof summary`` show.
 
-Only the column names of Ascend's step_trace and op_statistic CSVs are relied on, so the same reading works
-for every profile npu_bridge writes.
+Only column names of the step_trace and op_summary CSVs are relied on, so the same reading works for every
+profile npu_bridge writes.
+
+Warm-up: a graph's first iteration includes TensorFlow's graph optimization and first kernel calls (one op of it
+can take longer than all its later runs together). The means leave out each graph's first iteration when the
+graph has more (``ProfileSummary.steady_iterations``), and so do the op statistics unless asked to keep them
+(``load(include_warmup=True)``): they are summed here from op_summary (one row per op execution) rather than read
+from op_statistic, which counts every execution, as Ascend's does.
 """
 
 import csv
@@ -10,15 +16,15 @@ import dataclasses
 import io
 import os
 import statistics
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from npu_bridge.core.profiling import columns, layout
 from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError
 
 _ESTIMATE_ITERATION = columns.STEP_TRACE_ESTIMATE
-_ESTIMATE_TOTAL = columns.OP_STATISTIC_ESTIMATE
-_CSV_LIMIT = 512 * 1024 * 1024  # bytes: a step trace or op statistic CSV; millions of rows fit
+_ESTIMATE_OP = columns.OP_SUMMARY_ESTIMATES[0]
+_CSV_LIMIT = 512 * 1024 * 1024  # bytes: a step trace CSV (read whole); millions of rows fit
 
 
 @dataclasses.dataclass
@@ -36,7 +42,16 @@ class IterationRow:
 
 @dataclasses.dataclass
 class OpTypeRow:
-    """One op_statistic row."""
+    """The executions of one op type: op_statistic's numbers, per TensorFlow op type.
+
+    Attributes:
+      op_type: the OP Type of the artifacts (Ascend's name: ``Cast`` for a precision rounding).
+      core_type: the Task Type (AI_CORE, AI_CPU, HCCL).
+      count, total_us: how many executions and their total time.
+      ratio: the share of the total time of all op types, in percent.
+      estimate_us: the estimated Ascend 910 total (simulated Ascend backend), else None.
+      tf_op_type: the op type TensorFlow ran (``NpuRound`` for the ``Cast`` of a precision rounding).
+    """
 
     op_type: str
     core_type: str
@@ -44,6 +59,24 @@ class OpTypeRow:
     total_us: float
     ratio: float
     estimate_us: Optional[float]
+    tf_op_type: str = ""
+
+
+@dataclasses.dataclass
+class Warmup:
+    """What the op statistics count of the warm-up: each graph's first iteration, when the graph has more.
+
+    Attributes:
+      included: the op statistics count them (``load(include_warmup=True)``).
+      iterations: (model id, iteration id) of the warm-up iterations.
+      op_runs: the op executions in them.
+      total_us: the op time in them.
+    """
+
+    included: bool
+    iterations: Tuple[Tuple[int, int], ...] = ()
+    op_runs: int = 0
+    total_us: float = 0.0
 
 
 @dataclasses.dataclass
@@ -54,13 +87,16 @@ class ProfileSummary:
       directory: the profile directory.
       info: its info.json.
       iterations: the step trace rows (empty when training_trace was off).
-      op_types: op_statistic rows, largest total first (empty when task_time was off).
+      op_types: per (op type, TensorFlow op type, core type), largest total first, without the warm-up unless
+        ``warmup.included`` (empty when task_time was off).
+      warmup: what ``op_types`` left out or kept of the warm-up.
     """
 
     directory: str
     info: dict
     iterations: List[IterationRow]
     op_types: List[OpTypeRow]
+    warmup: Warmup = dataclasses.field(default_factory=lambda: Warmup(False))
 
     @property
     def steady_iterations(self):
@@ -98,11 +134,12 @@ class ProfileSummary:
         return 100.0 * part / sum(row.iteration_time for row in used)
 
 
-def load(profile_dir):
+def load(profile_dir, include_warmup=False):
     """Reads a profile's summary.
 
     Args:
       profile_dir: a profile directory (with info.json and exported files).
+      include_warmup: count each graph's first iteration in the op statistics too.
     Returns:
       A ``ProfileSummary`` of the export info.json names.
     Raises:
@@ -111,7 +148,8 @@ def load(profile_dir):
     """
     info = layout.read_info(profile_dir)
     files = layout.exported_files(profile_dir, info)
-    return ProfileSummary(profile_dir, info, _iterations(files.get("step_trace")), _op_types(files.get("op_statistic")))
+    op_types, warmup = _op_types(files.get("op_summary"), _warmup_models(info), include_warmup)
+    return ProfileSummary(profile_dir, info, _iterations(files.get("step_trace")), op_types, warmup)
 
 
 def _rows(path):
@@ -153,21 +191,67 @@ def _iterations(path):
     ]
 
 
-def _op_types(path):
+def _warmup_models(info):
+    """The model ids whose first iteration is warm-up: those with more than one iteration (info.json's models)."""
+    models = info.get("models")
+    if not isinstance(models, list):
+        return frozenset()
+    return frozenset(
+        m.get("model_id")
+        for m in models
+        if isinstance(m, dict) and isinstance(m.get("iterations"), int) and m["iterations"] > 1
+    )
+
+
+def _op_types(path, warmup_models, include_warmup):
+    """(op type rows, ``Warmup``) summed from op_summary, one row per op execution."""
+    warmup = Warmup(include_warmup)
     if path is None:
-        return []
+        return [], warmup
+    totals = {}  # (op type, TensorFlow op type, core type) -> [count, total us, estimate us or None]
+    warm_iterations = set()
+    for row in _stream_rows(path):
+        model, iteration = _number(row, "Model ID", path, int), _number(row, "Infer ID", path, int)
+        duration = _number(row, "Task Duration(us)", path) or 0.0
+        if model in warmup_models and iteration == 1:
+            warm_iterations.add((model, iteration))
+            warmup.op_runs += 1
+            warmup.total_us += duration
+            if not include_warmup:
+                continue
+        op_type = _text(row, "OP Type", path)
+        key = (op_type, row.get(columns.OP_SUMMARY_TENSORFLOW) or op_type, _text(row, "Task Type", path))
+        total = totals.setdefault(key, [0, 0.0, None])
+        total[0] += 1
+        total[1] += duration
+        estimate = _number(row, _ESTIMATE_OP, path) if _ESTIMATE_OP in row else None
+        if estimate is not None:  # AI_CPU and HCCL tasks are not estimated (N/A)
+            total[2] = (total[2] or 0.0) + estimate
+    warmup.iterations = tuple(sorted(warm_iterations))
+    grand_total = sum(total for _, total, _ in totals.values()) or 1.0
     rows = [
-        OpTypeRow(
-            r.get("OP Type", ""),
-            r.get("Core Type", ""),
-            _number(r, "Count", path, int),
-            _number(r, "Total Time(us)", path),
-            _number(r, "Ratio(%)", path),
-            _number(r, _ESTIMATE_TOTAL, path) if _ESTIMATE_TOTAL in r else None,
-        )
-        for r in _rows(path)
+        OpTypeRow(op_type, core, count, total, 100.0 * total / grand_total, estimate, tf_op_type)
+        for (op_type, tf_op_type, core), (count, total, estimate) in totals.items()
     ]
-    return sorted(rows, key=lambda row: -row.total_us)
+    return sorted(rows, key=lambda row: (-row.total_us, row.op_type, row.tf_op_type)), warmup
+
+
+def _stream_rows(path):
+    """The rows of a CSV as dicts, read piece by piece (op_summary has a row per op execution)."""
+    try:
+        with io.TextIOWrapper(bounded_files.open_regular(path), encoding="utf-8", newline="") as f:
+            yield from csv.DictReader(f)
+    except FileReadError as e:
+        raise ProfileDataError(f"{path} cannot be read: {e.strerror}") from None
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise ProfileDataError(f"{path} cannot be read: {e}") from None
+
+
+def _text(row, column, path):
+    text = row.get(column)
+    if text is None:
+        raise ProfileDataError(f"{path} lacks the column {column!r}")
+    return text
 
 
 def format_text(summary, top=5):
@@ -210,8 +294,8 @@ def format_text(summary, top=5):
     else:
         lines.append("  no step trace (training_trace is off)")
     if summary.op_types:
-        ops = ", ".join(f"{row.op_type} {row.ratio:.1f}%" for row in summary.op_types[:top])
-        lines.append(f"  top op types by time: {ops}")
+        ops = ", ".join(f"{op_type_text(row)} {row.ratio:.1f}%" for row in summary.op_types[:top])
+        lines.append(f"  top op types by time{warmup_text(summary.warmup, short=True)}: {ops}")
     hardware = info["settings"].get("hardware_only")
     if hardware:
         lines.append(
@@ -222,7 +306,7 @@ def format_text(summary, top=5):
     if dropped:
         lines.append(f"  {dropped} runs were not recorded: storage_limit {info['settings']['storage_limit_mb']}MB")
     report = os.path.join(summary.directory, layout.REPORT_FILE)
-    timeline = info.get("exported", {}).get("timeline")
+    timeline = (info.get("exported") or {}).get("timeline")
     lines.append(
         f"  report: {report}"
         + (
@@ -233,6 +317,29 @@ def format_text(summary, top=5):
         )
     )
     return "\n".join(lines)
+
+
+def op_type_text(row):
+    """An op type as the summary names it: the artifacts' OP Type, and TensorFlow's where it differs."""
+    return row.op_type if row.tf_op_type in ("", row.op_type) else f"{row.op_type} (TF {row.tf_op_type})"
+
+
+def warmup_text(warmup, short=False):
+    """What the op statistics did with the warm-up, in words (in short form "" when there was none)."""
+    count = len(warmup.iterations)
+    if not count:
+        return "" if short else "No warm-up to leave out of the op statistics: no graph ran more than one iteration."
+    graphs = ", ".join(f"graph_{model}" for model, _ in warmup.iterations)
+    what = f"the first iteration of {graphs}" if count == 1 else f"the first iterations of {count} graphs ({graphs})"
+    if short:
+        return f" ({what} {'included' if warmup.included else 'left out'})"
+    amount = f"{warmup.op_runs} op executions, {format_ms(warmup.total_us)} of op time"
+    if warmup.included:
+        return f"Op statistics include the warm-up, {what}: {amount}."
+    return (
+        f"Op statistics leave out the warm-up, {what}: {amount} (TensorFlow optimizes a graph and prepares its "
+        "kernels in its first run). --include-warmup (npu-prof summary, npu-prof report) counts it."
+    )
 
 
 def format_ms(us):
