@@ -9,8 +9,10 @@ Layout: the modules users import by upstream's paths (``npu_bridge.npu_init``, `
 in the process, before or after this package. The ``npu-run`` launcher therefore imports no TensorFlow.
 """
 
+from npu_bridge.core.launch import interrupt as _interrupt
 from npu_bridge.core.runtime import activation as _activation
 
 __version__ = "0.1.0"
 
+_interrupt.install()  # a rank npu-run started: Ctrl-C ends it with one line (npu_bridge.core.launch.interrupt)
 _activation.activate_with_tensorflow()

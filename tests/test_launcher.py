@@ -13,7 +13,7 @@ import time
 import pytest
 from collective_helpers import REPO_ROOT, TESTS_DIR, WORKERS, parse_results
 
-from npu_bridge.core.launch import cli, plan
+from npu_bridge.core.launch import addresses, cli, plan
 
 TWO_SERVERS = os.path.join(TESTS_DIR, "data", "rank_tables", "template1_2servers.json")
 PRINT_ENV = (
@@ -138,7 +138,7 @@ def test_ctrl_c_stops_every_rank():
             launcher.wait()
     assert launcher.returncode == 130
     assert sorted(re.findall(r"\[rank (\d)\] interrupted", stdout)) == ["0", "1"]
-    assert "npu-run: received SIGINT; stopping all ranks" in stderr
+    assert "npu-run: interrupted by Ctrl-C (SIGINT): all 2 ranks stopped" in stderr
 
 
 BAD_ARGUMENTS = [
@@ -146,7 +146,12 @@ BAD_ARGUMENTS = [
     (["-n", "0", *python("pass")], "-n 0: the number of ranks must be in [1, 32768]"),
     (["-n", "2"], "no command given; put it after --"),
     (["-n", "2", "--port-base", "65535", *python("pass")], "HCCL_IF_BASE_PORT has invalid value '65535'"),
-    (["--rank-table", TWO_SERVERS, *python("pass")], "--rank-table and --server-id go together"),
+    (["--server-id", "node-0", *python("pass")], "--server-id needs --rank-table"),
+    (
+        ["--rank-table", TWO_SERVERS, "--job-id", "j", *python("pass")],
+        "several servers of the rank table " + TWO_SERVERS + " have addresses of this machine ('127.0.0.1', "
+        "'localhost'); pass --server-id",
+    ),
     (
         ["--rank-table", TWO_SERVERS, "--server-id", "node-9", "--job-id", "j", *python("pass")],
         "--server-id 'node-9' is not a server of the rank table",
@@ -187,6 +192,120 @@ def test_malformed_rank_tables_exit_2_naming_the_file(content, message, tmp_path
     assert cli.main(["--rank-table", str(path), "--server-id", "a", "--job-id", "j", *python("pass")]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and message in err
+
+
+def _table(path, servers):
+    """Writes a template 1 rank table with two devices on each of ``servers`` ((server_id, host_ip or None))."""
+    server_list = []
+    for i, (server_id, host_ip) in enumerate(servers):
+        devices = [{"device_id": str(d), "rank_id": str(2 * i + d)} for d in range(2)]
+        server_list.append(
+            dict({"server_id": server_id, "device": devices}, **({"host_ip": host_ip} if host_ip else {}))
+        )
+    path.write_text(
+        json.dumps(
+            {"status": "completed", "version": "1.0", "server_count": str(len(servers)), "server_list": server_list}
+        )
+    )
+    return str(path)
+
+
+@pytest.fixture
+def this_machine(monkeypatch):
+    """This machine's addresses, as the launcher sees them: 10.9.0.1 and loopback (and no port range worries)."""
+    monkeypatch.setattr(plan.addresses, "is_local", lambda host: host in ("10.9.0.1", "127.0.0.1"))
+    monkeypatch.setattr(plan, "_ephemeral_port_warnings", lambda ports, base: [])
+
+
+@pytest.mark.parametrize(
+    "servers, expected",
+    [
+        ([("10.9.0.2", None), ("10.9.0.1", None)], ("10.9.0.1", "address", [2, 3])),
+        ([("node-a", "10.9.0.1"), ("node-b", "10.9.0.2")], ("node-a", "address", [0, 1])),
+        ([("10.9.0.2", None)], ("10.9.0.2", "only server", [0, 1])),
+    ],
+    ids=["by-server-id", "by-host-ip", "one-server"],
+)
+def test_the_server_is_found_by_this_machines_address(servers, expected, tmp_path, this_machine):
+    job = plan.plan_from_table(_table(tmp_path / "hccl.json", servers), None, {}, job_id="j")
+    assert (job.server_id, job.server_found, [r.rank_id for r in job.ranks]) == expected
+    assert job.warnings == ()
+
+
+def test_a_table_without_this_machine_names_its_servers(tmp_path, capsys, this_machine):
+    path = _table(tmp_path / "hccl.json", [("10.9.0.3", None), ("node-b", "10.9.0.2")])
+    assert cli.main(["--rank-table", path, "--job-id", "j", *python("pass")]) == cli.EXIT_USAGE
+    assert (
+        f"no server of the rank table {path} has an address of this machine (servers: '10.9.0.3', "
+        "'node-b' (10.9.0.2)); pass --server-id" in capsys.readouterr().err
+    )
+
+
+def test_a_server_id_whose_address_is_elsewhere_is_warned_about(tmp_path, this_machine):
+    path = _table(tmp_path / "hccl.json", [("10.9.0.1", None), ("10.9.0.2", None)])
+    assert plan.plan_from_table(path, "10.9.0.1", {}, job_id="j").warnings == ()
+    job = plan.plan_from_table(path, "10.9.0.2", {}, job_id="j")
+    assert [r.rank_id for r in job.ranks] == [2, 3]
+    assert job.warnings == (
+        "server '10.9.0.2' of the rank table is reached at 10.9.0.2, which is not an address of this machine; "
+        "the other machines' ranks will not find its ranks unless that address leads here (check --server-id, "
+        "or the server's host_ip in the table)",
+    )
+
+
+@pytest.mark.parametrize(
+    "port_range, reserved, warned",
+    [("32768\t60999\n", "\n", True), ("32768 60999", "59000-60001,60002\n", False), ("32768 59999", "", False)],
+    ids=["in-range", "reserved", "below-range"],
+)
+def test_rank_ports_in_the_outgoing_port_range_are_warned_about(port_range, reserved, warned, tmp_path):
+    (tmp_path / "ip_local_port_range").write_text(port_range)
+    (tmp_path / "ip_local_reserved_ports").write_text(reserved)
+    warnings = plan._ephemeral_port_warnings([60001, 60002], 60000, proc=str(tmp_path))
+    assert bool(warnings) == warned
+    if warned:
+        assert warnings[0].startswith(
+            "the ports of this machine's ranks (60001-60002: HCCL_IF_BASE_PORT 60000 + rank id) lie in its range "
+            "for outgoing connections (32768-60999, net.ipv4.ip_local_port_range)"
+        )
+        assert "sysctl -w net.ipv4.ip_local_reserved_ports=60001-60002" in warnings[0]
+    assert plan._ephemeral_port_warnings([60001], 60000, proc=str(tmp_path / "missing")) == []
+
+
+@pytest.mark.parametrize(
+    "environ, table_job, local_job",
+    [
+        ({}, None, None),
+        ({"no_proxy": "example.com"}, None, None),
+        ({"https_proxy": "http://proxy:3128"}, "10.9.0.1,localhost", "127.0.0.1"),
+        (
+            {"http_proxy": "http://proxy:3128", "no_proxy": "example.com, 10.9.0.1"},
+            "example.com,10.9.0.1,localhost",
+            "example.com,10.9.0.1,127.0.0.1",
+        ),
+        (
+            {"grpc_proxy": "http://proxy:3128", "no_proxy": "a.com", "no_grpc_proxy": "b.com"},
+            "b.com,10.9.0.1,localhost",
+            "b.com,127.0.0.1",
+        ),
+    ],
+    ids=["no-proxy", "only-no_proxy", "proxy", "proxy-and-no_proxy", "no_grpc_proxy-wins"],
+)
+def test_ranks_reach_each_other_without_the_http_proxy(environ, table_job, local_job, tmp_path, this_machine):
+    path = _table(tmp_path / "hccl.json", [("10.9.0.1", None), ("localhost", None)])
+    jobs = [
+        (table_job, plan.plan_from_table(path, "10.9.0.1", environ, job_id="j")),
+        (local_job, plan.plan_local(2, str(tmp_path), environ, port_base=61000)),
+    ]
+    for expected, job in jobs:
+        assert {r.env.get("no_grpc_proxy") for r in job.ranks} == {expected}
+        assert all(r.env.get("no_proxy") == environ.get("no_proxy") for r in job.ranks)
+
+
+def test_loopback_is_local_and_an_unknown_name_is_not():
+    # Which real addresses are local is checked by tests/test_two_hosts.py, in network namespaces.
+    assert addresses.is_local("127.0.0.1") and addresses.is_local("localhost")
+    assert not addresses.is_local("no-such-host.invalid")  # .invalid never resolves (RFC 2606)
 
 
 @pytest.mark.parametrize("flag", ["-n", "-np", "--np"])

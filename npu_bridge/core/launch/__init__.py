@@ -1,8 +1,11 @@
 """``npu-run``: starts the rank processes of a job on this machine (``python -m npu_bridge.core.launch``).
 
   plan        which ranks run here, with which environment; the generated rank table; free ports
+  addresses   whether a rank table's host address is this machine's (which server of a table is this one)
   supervisor  starts them, prefixes their output with the rank, stops them all when one fails or on Ctrl-C
   rank_guard  ties each rank to the launcher: a launcher that dies by any signal takes its ranks with it
+  interrupt   Ctrl-C: the stop file that tells ranks the job is being stopped; in a rank, one line, no traceback
+  stop_output what the launcher shows of a stopping rank's stderr (TensorFlow's log lines held back)
   cli         the command line
 
 This package must not import TensorFlow: ``npu_bridge/__init__.py`` stays light when the launcher runs.

@@ -2,11 +2,13 @@
 
   npu-run -n 4 -- python train.py --flags
       4 ranks on this machine (a generated rank table, free ports)
-  npu-run --rank-table hccl.json --server-id 10.0.0.1 -- python train.py
-      this machine's ranks of a multi-machine job; run the same on every machine with its own --server-id
+  npu-run --rank-table hccl.json --job-id J -- python train.py
+      this machine's ranks of a multi-machine job: the server of the table whose address is this machine's;
+      run the same on every machine (--server-id ID names the server instead)
 
-Exit code: 0 when every rank succeeded; the first failing rank's code; 128 + signal when interrupted; 2 for
-bad arguments or a malformed rank table; 127 when the command cannot be started.
+Exit code: 0 when every rank succeeded; the first failing rank's code; 128 + signal when interrupted (130 for
+Ctrl-C: see ``supervisor`` and ``interrupt``); 2 for bad arguments or a malformed rank table; 127 when the
+command cannot be started.
 """
 
 import argparse
@@ -16,12 +18,17 @@ import sys
 import tempfile
 
 from npu_bridge.core.launch import plan, supervisor
-from npu_bridge.core.runtime import log, version
+from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
 
 EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
 DEFAULT_STOP_TIMEOUT = 10.0
+_FOUND_BY = {
+    "--server-id": "--server-id",
+    "address": "its address is this machine's",
+    "only server": "the table's only server",
+}
 
 
 def _parser():
@@ -36,28 +43,36 @@ def _parser():
         "-np",  # horovodrun's and mpirun's spelling
         "--np",
         dest="size",
-        type=int,
+        type=arg_checks.command_line_int,
         metavar="N",
         help="number of ranks to start here (with --rank-table: must match the table, or leave out)",
     )
-    parser.add_argument("--rank-table", metavar="FILE", help="rank table of a multi-machine job (needs --server-id)")
-    parser.add_argument("--server-id", metavar="ID", help="this machine's server_id in --rank-table")
+    parser.add_argument(
+        "--rank-table", metavar="FILE", help="rank table of a multi-machine job: start this machine's share of it"
+    )
+    parser.add_argument(
+        "--server-id",
+        metavar="ID",
+        help="this machine's server_id in --rank-table (default: the server whose host_ip or server_id is an "
+        "address of this machine)",
+    )
     parser.add_argument(
         "--job-id", metavar="ID", help="JOB_ID of every rank (default: $JOB_ID, or generated for a local job)"
     )
     parser.add_argument(
         "--port-base",
-        type=int,
+        type=arg_checks.command_line_int,
         metavar="PORT",
         help="HCCL_IF_BASE_PORT: rank r listens on PORT + r (default: $HCCL_IF_BASE_PORT; a local "
         "job finds free ports, a multi-machine job uses 60000)",
     )
     parser.add_argument(
         "--stop-timeout",
-        type=float,
+        type=arg_checks.command_line_float,
         default=DEFAULT_STOP_TIMEOUT,
         metavar="SECONDS",
-        help="how long stopped ranks get between SIGTERM and SIGKILL (default: %(default)s)",
+        help="how long ranks being stopped get before SIGKILL, after SIGTERM (or SIGINT, on Ctrl-C) "
+        "(default: %(default)s)",
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command every rank runs, after --")
     return parser
@@ -85,9 +100,9 @@ def main(argv=None):
         if args.stop_timeout < 0:
             raise LaunchError(f"--stop-timeout {args.stop_timeout}: must be >= 0 seconds")
         if args.rank_table is not None or args.server_id is not None:
-            if args.rank_table is None or args.server_id is None:
+            if args.rank_table is None:
                 raise LaunchError(
-                    "--rank-table and --server-id go together: the table describes the job, "
+                    "--server-id needs --rank-table: the table describes the job, "
                     "--server-id says which of its servers this machine is"
                 )
             job = plan.plan_from_table(
@@ -95,7 +110,7 @@ def main(argv=None):
             )
         else:
             if args.size is None:
-                raise LaunchError("say how many ranks to start with -n N (or use --rank-table and --server-id)")
+                raise LaunchError("say how many ranks to start with -n N (or use --rank-table)")
             work_dir = tempfile.mkdtemp(prefix="npu-run-")
             job = plan.plan_local(args.size, work_dir, os.environ, args.job_id, args.port_base)
     except LaunchError as e:
@@ -103,10 +118,15 @@ def main(argv=None):
         _report(f"error: {e}")
         _remove(work_dir)
         return EXIT_USAGE
+    if work_dir is None:
+        work_dir = tempfile.mkdtemp(prefix="npu-run-")  # for the ranks' stop file
+    for warning in job.warnings:
+        _report(f"warning: {warning}")
     first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
+    server = f" of server {job.server_id!r} ({_FOUND_BY[job.server_found]})" if job.server_id is not None else ""
     _report(
-        f"job {job.job_id}: starting {len(job.ranks)} of {job.rank_size} ranks ({first}-{last}), rank table "
-        f"{job.rank_table_path}, ports from {job.port_base}"
+        f"job {job.job_id}: starting {len(job.ranks)} of {job.rank_size} ranks ({first}-{last}){server}, rank "
+        f"table {job.rank_table_path}, ports from {job.port_base}"
     )
     runner = supervisor.Supervisor(
         command,
@@ -115,6 +135,7 @@ def main(argv=None):
         supervisor.binary_stream(sys.stdout),
         supervisor.binary_stream(sys.stderr),
         _report,
+        stop_file=os.path.join(work_dir, "stop"),
     )
     try:
         code = runner.run()

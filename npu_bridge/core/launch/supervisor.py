@@ -3,10 +3,17 @@
 Each rank runs in its own session (process group), so the launcher alone decides how ranks stop, and through
 ``rank_guard`` the kernel ends every rank if the launcher itself dies (even by SIGKILL). When a rank
 exits with a non-zero code (or is killed), the others get SIGTERM, then SIGKILL after ``stop_timeout``
-seconds, and the launcher exits with that first failing rank's code (128 + signal for a killed rank). Ctrl-C
-(SIGINT) or SIGTERM to the launcher is forwarded to every rank the same way; the exit code is then
-128 + that signal. Every line a rank writes is copied to the launcher's stdout / stderr with a
-``[rank N] `` prefix, whole lines at a time.
+seconds, and the launcher exits with that first failing rank's code (128 + signal for a killed rank). Every
+line a rank writes is copied to the launcher's stdout / stderr with a ``[rank N] `` prefix, whole lines at a
+time.
+
+Ctrl-C (SIGINT) or SIGTERM to the launcher stops the job: the launcher writes the signal's name into the
+ranks' stop file (``interrupt.announce``), so that every rank knows the job is being stopped, sends the signal
+to every rank at once, SIGKILL to those still running after ``stop_timeout`` seconds (at once on a second
+Ctrl-C), and exits with 128 + that signal after one summary line. A rank running npu_bridge then prints one
+line (``interrupt``). What the launcher shows of a rank's stderr from then on is ``stop_output``'s: TensorFlow's
+C++ log lines (aborted collectives, cancelled steps) are held back, and shown before the summary line only if
+that rank does not end as stopped ranks should (0, or 128 + the signal, or killed by it).
 """
 
 import errno
@@ -19,8 +26,11 @@ import sys
 import threading
 import time
 
+from npu_bridge.core.launch import interrupt, rank_guard, stop_output
+
 _POLL = 0.05
 _PUMP_JOIN = 5.0  # seconds to wait for a rank's output after it ended (a grandchild may hold the pipe)
+_SIGNAL_WORDS = {signal.SIGINT: "interrupted by Ctrl-C (SIGINT)"}
 
 
 def exit_code_of(returncode):
@@ -48,19 +58,25 @@ class Supervisor:
       stop_timeout: seconds between SIGTERM and SIGKILL when stopping ranks.
       stdout, stderr: binary streams the prefixed output goes to.
       report: function(text) for the launcher's own messages.
+      stop_file: the ranks' ``interrupt.STOP_FILE_VARIABLE``, in a directory that exists; None: not given.
     """
 
-    def __init__(self, command, ranks, stop_timeout, stdout, stderr, report):
+    def __init__(self, command, ranks, stop_timeout, stdout, stderr, report, stop_file=None):
         self._command = list(command)
         self._ranks = list(ranks)
         self._stop_timeout = stop_timeout
         self._streams = (stdout, stderr)
         self._report = report
+        self._stop_file = stop_file
         self._write_lock = threading.Lock()
         self._processes = {}
         self._threads = []
+        self._pumps = []
         self._exits = queue.Queue()  # (rank, returncode) in the order the ranks end
         self._signal = None
+        self._kill_now = False  # a second SIGINT / SIGTERM: stopping ranks are killed without waiting
+        self._killed = set()  # ranks that got SIGKILL because they did not stop
+        self._stderr = {}  # rank -> its stop_output.RankStderr
 
     def run(self):
         """Runs the job to the end.
@@ -83,48 +99,65 @@ class Supervisor:
                 thread.join(_PUMP_JOIN)
 
     def _on_signal(self, signum, _frame):
-        self._signal = self._signal or signum
+        if self._signal is None:
+            self._signal = signum
+        else:
+            self._kill_now = True
 
     def _start_all(self):
         for launch in self._ranks:
             # rank_guard execs the command; a missing one is reported here, before any rank starts.
             if shutil.which(self._command[0], path=launch.env.get("PATH", os.defpath)) is None:
                 raise FileNotFoundError(errno.ENOENT, "no such executable", self._command[0])
-            guarded = [sys.executable, "-m", "npu_bridge.core.launch.rank_guard", str(os.getpid()), "--"]
+            guarded = [sys.executable, "-I", os.path.abspath(rank_guard.__file__), str(os.getpid()), "--"]
+            env = dict(launch.env)
+            if self._stop_file is not None:
+                env[interrupt.STOP_FILE_VARIABLE] = self._stop_file
             process = subprocess.Popen(
                 guarded + self._command,
-                env=launch.env,
+                env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
             )
             self._processes[launch.rank_id] = process
             prefix = f"[rank {launch.rank_id}] ".encode()
-            for pipe, stream in zip((process.stdout, process.stderr), self._streams):
-                self._spawn(self._pump, pipe, stream, prefix)
+            self._stderr[launch.rank_id] = stop_output.RankStderr()
+            for pipe, stream, lines in zip(
+                (process.stdout, process.stderr), self._streams, (None, self._stderr[launch.rank_id])
+            ):
+                self._pumps.append(self._spawn(self._pump, pipe, stream, prefix, lines))
             self._spawn(lambda rank=launch.rank_id, p=process: self._exits.put((rank, p.wait())))
 
     def _spawn(self, target, *args):
         thread = threading.Thread(target=target, args=args, daemon=True)
         thread.start()
         self._threads.append(thread)
+        return thread
 
-    def _pump(self, pipe, stream, prefix):
+    def _pump(self, pipe, stream, prefix, lines):
+        """Copies ``pipe`` to ``stream`` line by line, through ``lines`` (a ``stop_output.RankStderr``) if given."""
         with pipe:
             for line in iter(pipe.readline, b""):
                 if not line.endswith(b"\n"):
                     line += b"\n"
                 with self._write_lock:
-                    stream.write(prefix + line)
-                    stream.flush()
+                    self._write(stream, prefix, [line] if lines is None else lines.feed(line))
+        if lines is not None:
+            with self._write_lock:
+                self._write(stream, prefix, lines.finish())
+
+    @staticmethod
+    def _write(stream, prefix, lines):
+        if lines:
+            stream.write(b"".join(prefix + line for line in lines))
+            stream.flush()
 
     def _wait(self):
         finished = 0
         while finished < len(self._processes):
             if self._signal is not None:
-                self._report(f"received {signal.Signals(self._signal).name}; stopping all ranks")
-                self._stop(signal.SIGINT if self._signal == signal.SIGINT else signal.SIGTERM)
-                return 128 + self._signal
+                return self._stop_for(self._signal)
             try:
                 rank, code = self._exits.get(timeout=_POLL)
             except queue.Empty:
@@ -140,17 +173,67 @@ class Supervisor:
                 return exit_code_of(code)
         return 0
 
+    def _stop_for(self, signum):
+        """Stops every rank because the launcher received ``signum`` (see the module docstring); returns the
+        launcher's exit code, 128 + ``signum``."""
+        with self._write_lock:
+            for lines in self._stderr.values():
+                lines.stop(signal.Signals(signum).name)
+        if self._stop_file is not None:
+            try:
+                interrupt.announce(self._stop_file, signum)
+            except OSError:
+                pass  # the ranks still get the signal; they just cannot tell their peers left because of it
+        self._stop(signum)
+        deadline = time.monotonic() + _PUMP_JOIN
+        for thread in self._pumps:  # the ranks' last lines (and tracebacks made one line) come first
+            thread.join(max(0.0, deadline - time.monotonic()))
+        clean = (0, -signum, 128 + signum)
+        codes = {rank: process.returncode for rank, process in sorted(self._processes.items())}
+        with self._write_lock:
+            for rank, code in codes.items():
+                if code not in clean:
+                    self._write(self._streams[1], f"[rank {rank}] ".encode(), self._stderr[rank].held())
+        outcomes = {}  # what happened -> the ranks it happened to
+        for rank, code in codes.items():
+            outcomes.setdefault("stopped" if code in clean else self._outcome(rank, code), []).append(rank)
+        if list(outcomes) == ["stopped"]:
+            stopped = "the rank stopped" if len(codes) == 1 else f"all {len(codes)} ranks stopped"
+        else:
+            stopped = "; ".join(
+                f"rank {ranks[0]} {what}"
+                if len(ranks) == 1
+                else f"ranks {', '.join(map(str, ranks))} " + what.replace("was ", "were ", 1)
+                for what, ranks in outcomes.items()
+            )
+        words = _SIGNAL_WORDS.get(signum, f"received {signal.Signals(signum).name}")
+        self._report(f"{words}: {stopped}")
+        return 128 + signum
+
+    def _outcome(self, rank, code):
+        if rank in self._killed:
+            if self._kill_now:
+                return "was killed (SIGKILL) at a second Ctrl-C"
+            return f"did not stop within {self._stop_timeout:g} s (--stop-timeout) and was killed (SIGKILL)"
+        return describe_exit(code)
+
     def _stop(self, first_signal):
-        alive = [p for p in self._processes.values() if p.poll() is None]
-        for process in alive:
+        """Sends ``first_signal`` to every running rank, and SIGKILL to those still running ``stop_timeout``
+        seconds later, or at once after a second signal to the launcher."""
+        alive = {rank: p for rank, p in self._processes.items() if p.poll() is None}
+        for process in alive.values():
             _signal_group(process, first_signal)
         deadline = time.monotonic() + self._stop_timeout
-        for process in alive:
-            try:
-                process.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal_group(process, signal.SIGKILL)
-                process.wait()
+        while alive:
+            alive = {rank: p for rank, p in alive.items() if p.poll() is None}
+            if alive and (self._kill_now or time.monotonic() >= deadline):
+                for rank, process in alive.items():
+                    _signal_group(process, signal.SIGKILL)
+                    self._killed.add(rank)
+                for process in alive.values():
+                    process.wait()
+                return
+            time.sleep(_POLL)
 
 
 def _signal_group(process, sig):
