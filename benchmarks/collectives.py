@@ -6,6 +6,9 @@
    NPUDistributedOptimizer does) vs one collective per tensor. Ratio = per-tensor time / fused time
    (target >= 3).
 3. np.copyto of the same sizes: the memory bandwidth of this machine, the ceiling for any transport.
+4. Memory: resident KB a run leaves behind, over MEMORY_RUNS allreduces of 4 floats, hccl_ops vs raw
+   CollectiveReduce without and with an op timeout (TensorFlow keeps a timer per execution of a collective with
+   a timeout until it expires). Target <= 0.5 KB per run for hccl_ops: a long job's memory stays flat.
 
 Run: python benchmarks/collectives.py [--blocks 10] [--ranks 2]
 (it starts its ranks with npu-run; rank 0 prints the results)
@@ -21,6 +24,7 @@ import time
 MIB = 1 << 20
 SIZES_MIB = (1, 16, 64)
 REPEATS = {1: 30, 16: 4, 64: 2}
+MEMORY_RUNS = 5000
 
 
 def _launch(args):
@@ -55,6 +59,20 @@ def _copy_bandwidth(nbytes, np):
     return nbytes / ((time.perf_counter() - start) / repeats)
 
 
+def _resident_kb():
+    with open("/proc/self/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def _retained_kb_per_run(sess, op):
+    for _ in range(500):  # caches and allocator pools reach their size first
+        sess.run(op)
+    before = _resident_kb()
+    for _ in range(MEMORY_RUNS):
+        sess.run(op)
+    return (_resident_kb() - before) / MEMORY_RUNS
+
+
 def run_rank(blocks):
     import numpy as np  # pylint: disable=import-outside-toplevel
     from bench_util import interleaved_times  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
@@ -79,14 +97,29 @@ def run_rank(blocks):
             merge_op="Add",
             final_op="Id",
             subdiv_offsets=[0],
-            timeout_seconds=600,
         ).op
+    small = tf.constant([1.0, 2.0, 3.0, 4.0])
+    small_ours = hccl_ops.allreduce(small, "sum").op
+    small_key = groups.group_key("raw CollectiveReduce memory", range(size))
+    small_raw, small_raw_timeout = (
+        tf.raw_ops.CollectiveReduce(
+            input=small,
+            group_size=size,
+            group_key=small_key,
+            instance_key=keys.instance_key(small_key),
+            merge_op="Add",
+            final_op="Id",
+            subdiv_offsets=[0],
+            timeout_seconds=timeout,
+        ).op
+        for timeout in (0, 1836)
+    )
     grads = [tf.Variable(tf.ones([100 + 40 * i])) for i in range(100)]  # 100 "gradients", 0.8 MiB in all
     fused = tf.group(*npu_allreduce(grads))
     per_tensor = tf.group(*npu_allreduce(grads, fusion=0))
     sess = tf.Session(config=npu_config_proto())
     sess.run(tf.global_variables_initializer())
-    for op in [*ours.values(), *raw.values(), fused, per_tensor]:
+    for op in [*ours.values(), *raw.values(), fused, per_tensor, small_ours, small_raw, small_raw_timeout]:
         sess.run(op)  # warm up: group and instance resolution
 
     def interleaved(runs, repeats):
@@ -113,6 +146,10 @@ def run_rank(blocks):
         f"  one collective per tensor:        {t['per_tensor'] * 1e3:7.1f} ms per step",
         f"  ratio per-tensor/fused:           {t['per_tensor'] / t['fused']:7.1f}x",
     ]
+    memory_ops = {"hccl_ops": small_ours, "raw": small_raw, "raw, timeout_seconds=1836": small_raw_timeout}
+    retained = {name: _retained_kb_per_run(sess, op) for name, op in memory_ops.items()}
+    lines += ["", f"memory retained per run ({MEMORY_RUNS} allreduces of 4 floats; target <= 0.5 KB for hccl_ops)"]
+    lines += [f"  {name:28s} {kb:6.2f} KB" for name, kb in retained.items()]
     if rank == 0:
         print("\n".join(lines), flush=True)
     init.run(npu_ops.shutdown_system())

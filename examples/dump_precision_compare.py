@@ -14,12 +14,20 @@ The same comparison from the shell:
 
 import argparse
 import os
+import warnings
 
 import numpy as np
 
-from npu_bridge.core import dump
-from npu_bridge.core.options.table import OPTIONS
-from npu_bridge.npu_init import *  # noqa: F401,F403  (tf, npu_ops, RewriterConfig, ...)
+# Examples show only their own output. npu_bridge, imported before TensorFlow, hides TensorFlow's C++ start-up
+# lines; TF_CPP_MIN_LOG_LEVEL=2 hides its later C++ INFO and WARNING lines (ERROR lines still show). To see them
+# all: NPU_BRIDGE_TF_LOGS=1 TF_CPP_MIN_LOG_LEVEL=0 python examples/dump_precision_compare.py (docs/environment.md).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Ascend scripts build their layers with tf.layers, which TensorFlow 2 marks deprecated at every call.
+warnings.filterwarnings("ignore", message=r"`tf\.layers\.\w+` is deprecated", category=UserWarning)
+
+from npu_bridge.core import dump  # noqa: E402
+from npu_bridge.core.options.table import OPTIONS  # noqa: E402
+from npu_bridge.npu_init import *  # noqa: E402,F401,F403  (tf, npu_ops, RewriterConfig, ...)
 
 RUNS = {
     "must_keep_origin_dtype": {"precision_mode": "must_keep_origin_dtype"},
@@ -62,7 +70,7 @@ def train_one_step(dump_path, precision):
     logits = tf.layers.dense(
         hidden, 10, name="logits", kernel_initializer=tf.random_normal_initializer(stddev=0.01, seed=2)
     )
-    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=logits), name="loss")
     train_op = tf.train.GradientDescentOptimizer(1e-6).minimize(loss)
     init_variables = tf.global_variables_initializer()
 

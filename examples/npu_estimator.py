@@ -8,10 +8,18 @@ script (or the second phase below) resumes from the newest checkpoint in --model
 
 import argparse
 import os
+import warnings
 
 import numpy as np
 
-from npu_bridge.npu_init import *  # noqa: F401,F403  (tf, NPUEstimator, NPURunConfig, NPUEstimatorSpec, ...)
+# Examples show only their own output. npu_bridge, imported before TensorFlow, hides TensorFlow's C++ start-up
+# lines; TF_CPP_MIN_LOG_LEVEL=2 hides its later C++ INFO and WARNING lines (ERROR lines still show). To see them
+# all: NPU_BRIDGE_TF_LOGS=1 TF_CPP_MIN_LOG_LEVEL=0 python examples/npu_estimator.py (docs/environment.md).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Ascend scripts build their layers with tf.layers, which TensorFlow 2 marks deprecated at every call.
+warnings.filterwarnings("ignore", message=r"`tf\.layers\.\w+` is deprecated", category=UserWarning)
+
+from npu_bridge.npu_init import *  # noqa: E402,F401,F403  (tf, NPUEstimator, NPURunConfig, NPUEstimatorSpec, ...)
 
 FEATURES = 16
 

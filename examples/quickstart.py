@@ -5,9 +5,19 @@ initializes the NPU system in its own session, asks HCCL for the world size, tra
 synthetic data (sharded by rank, as data-parallel Ascend scripts do) and shuts the system down.
 """
 
+import os
+import warnings
+
 import numpy as np
 
-from npu_bridge.npu_init import *  # noqa: F401,F403  (tf, npu_ops, RewriterConfig, get_rank_size, ...)
+# Examples show only their own output. npu_bridge, imported before TensorFlow, hides TensorFlow's C++ start-up
+# lines; TF_CPP_MIN_LOG_LEVEL=2 hides its later C++ INFO and WARNING lines (ERROR lines still show). To see them
+# all: NPU_BRIDGE_TF_LOGS=1 TF_CPP_MIN_LOG_LEVEL=0 python examples/quickstart.py (docs/environment.md).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Ascend scripts build their layers with tf.layers, which TensorFlow 2 marks deprecated at every call.
+warnings.filterwarnings("ignore", message=r"`tf\.layers\.\w+` is deprecated", category=UserWarning)
+
+from npu_bridge.npu_init import *  # noqa: E402,F401,F403  (tf, npu_ops, RewriterConfig, get_rank_size, ...)
 
 STEPS = 300
 BATCH = 64

@@ -92,6 +92,9 @@ constexpr RecordListKey kPrecisionImplModes{"_npu_precision_impl_modes"};
 
 constexpr IntKey kIterationsPerLoop{"_npu_iterations_per_loop", 1};
 constexpr IntKey kCollectiveTimeout{"_npu_collective_timeout", 0};  // seconds; 0 leaves the ops' own timeout
+// The session bounds each run with collectives by the timeout (its run hook): collectives outside loops drop
+// their own timeout.
+constexpr BoolKey kCollectiveRunBound{"_npu_collective_run_bound", false};
 
 // One precision rule: the ops it selects (selector "type" with an op type or "*" for every computing op, or
 // "name" with a node name; name wins over type, type over "*") and the float32 slots it rounds through float16
@@ -159,6 +162,7 @@ constexpr KeySpec kAllKeys[] = {
     Spec(kPrecisionImplModes),
     Spec(kIterationsPerLoop),
     Spec(kCollectiveTimeout),
+    Spec(kCollectiveRunBound),
 };
 // Parameter_map keys with this prefix belong to the contract; any other "_npu_" key is an error.
 constexpr char kKeyPrefix[] = "_npu_";

@@ -38,6 +38,9 @@ def weights(rank, n=6):
 def launch(worker, size, args=(), env=None, timeout=180, launcher_args=()):
     """Runs ``tests/workers/<worker>`` (or the script at an absolute path) on ``size`` ranks with npu-run.
 
+    Args:
+      env: variables to set; a value of None removes the variable (e.g. TF_CPP_MIN_LOG_LEVEL, which is 2 unless
+        given).
     Returns:
       (CompletedProcess, {rank: {name: value}}).
     """
@@ -46,7 +49,11 @@ def launch(worker, size, args=(), env=None, timeout=180, launcher_args=()):
     full_env.setdefault("HCCL_CONNECT_TIMEOUT", "120")
     full_env.setdefault("HCCL_EXEC_TIMEOUT", "120")
     full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    full_env.update(env or {})
+    for name, value in (env or {}).items():
+        if value is None:
+            full_env.pop(name, None)
+        else:
+            full_env[name] = value
     cmd = [
         sys.executable,
         "-m",

@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge.core.runtime import bounded_files
-from npu_bridge.core.runtime.errors import FileReadError, NpuOptionError, RankTableError
+from npu_bridge.core.runtime import atomic_write, bounded_files
+from npu_bridge.core.runtime.errors import FileReadError, NpuOptionError, OutputFileError, RankTableError
 from npu_bridge.core.world import rank_table
 
 FILE_OPTIONS = {
@@ -109,3 +109,24 @@ def test_a_deeply_nested_rank_table_is_a_json_error(tmp_path):
     path.write_text("[" * 3000 + "]" * 3000)
     with pytest.raises(RankTableError, match="not valid JSON: the JSON is nested too deeply"):
         rank_table.load(str(path))
+
+
+@pytest.mark.timeout(60)
+def test_output_files_refuse_special_files_and_bad_names_naming_them(fifo, tmp_path):
+    long_path = os.path.join(str(tmp_path), *["a" * 200] * 25)  # past PATH_MAX
+    for path, reason in (
+        (fifo, "it is a FIFO, not a regular file"),
+        ("/dev/null", "it is a character device, not a regular file"),
+        (str(tmp_path), "it is a directory, not a regular file"),
+        (str(tmp_path / "gone" / "out.csv"), f"its directory {tmp_path / 'gone'} does not exist"),
+        (str(tmp_path / ("b" * 300)), "File name too long"),
+        (long_path, "File name too long"),
+    ):
+        with pytest.raises(OutputFileError) as raised:
+            atomic_write.write_output(path, "text", "result CSV")
+        message = str(raised.value)
+        assert message.startswith("cannot write the result CSV ") and message.endswith(reason)
+        assert path[:100] in message and len(message) < 400
+    name = tmp_path / ("c" * 250)  # the longest names still work: the temporary file's name is bounded
+    atomic_write.write_output(str(name), "text", "result CSV")
+    assert name.read_text() == "text" and sorted(os.listdir(tmp_path)) == sorted([name.name, "pipe"])

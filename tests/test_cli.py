@@ -1,6 +1,11 @@
-"""The npu-bridge command."""
+"""The npu-bridge command, and what every tool does with its arguments."""
+
+import importlib
+
+import pytest
 
 from npu_bridge.core.cli.main import main
+from npu_bridge.core.runtime import arg_checks
 
 
 def test_info(capsys):
@@ -12,8 +17,17 @@ def test_info(capsys):
 
 def test_info_reports_a_malformed_world(capsys, monkeypatch):
     monkeypatch.setenv("RANK_SIZE", "two")
-    assert main(["info"]) == 1
+    assert main(["info"]) == 2  # a bad input, as in every npu_bridge tool
     assert "RANK_SIZE" in capsys.readouterr().err
+
+
+def test_info_reports_a_malformed_rank_table_with_exit_code_2(capsys, monkeypatch, tmp_path):
+    table = tmp_path / "hccl.json"
+    table.write_text('{"status": "completed", "server_count": "1", "server_list": [')
+    monkeypatch.setenv("RANK_TABLE_FILE", str(table))
+    assert main(["info"]) == 2
+    err = capsys.readouterr().err
+    assert f"rank table {table}: is not valid JSON" in err and "Traceback" not in err
 
 
 def test_options_table_and_one_option(capsys):
@@ -38,3 +52,33 @@ def test_unknown_option(capsys):
 def test_a_mistyped_option_gets_a_suggestion(capsys):
     assert main(["options", "precison_mode"]) == 2
     assert "unknown option 'precison_mode'; did you mean 'precision_mode'?" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "tool, argv, message",
+    [
+        ("npu_bridge.core.launch.cli", ["-n", "٣", "--", "true"], "argument -n/-np/--np: invalid int value: '٣'"),
+        ("npu_bridge.core.launch.cli", ["-n", "1_0", "--", "true"], "invalid int value: '1_0'"),
+        (
+            "npu_bridge.core.launch.cli",
+            ["-n", "1", "--stop-timeout", "nan", "--", "true"],
+            "invalid float value: 'nan'",
+        ),
+        ("npu_bridge.core.launch.cli", ["-n", "1", "--port-base", "４００００", "--", "true"], "invalid int value"),
+        ("npu_bridge.core.dump.cli", ["compare", "a", "b", "--top", "٣"], "argument --top: invalid int value: '٣'"),
+        ("npu_bridge.core.dump.cli", ["compare", "a", "b", "--cosine", "nan"], "invalid float value: 'nan'"),
+        ("npu_bridge.core.dump.cli", ["overflow", "d", "-n", "１"], "invalid int value: '１'"),
+        ("npu_bridge.core.profiling.cli", ["summary", "p", "--top", "1_0"], "invalid int value: '1_0'"),
+    ],
+)
+def test_numbers_on_a_command_line_are_ascii(tool, argv, message, capsys):
+    # int() and float() read other scripts' digits, "1_0" and "nan": usage errors (exit 2) here.
+    with pytest.raises(SystemExit) as raised:
+        importlib.import_module(tool).main(argv)
+    assert raised.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_command_line_numbers_in_ascii_are_read():
+    assert arg_checks.command_line_int(" 12 ") == 12 and arg_checks.command_line_int("-3") == -3
+    assert arg_checks.command_line_float("1e-3") == 0.001 and arg_checks.command_line_float("inf") == float("inf")

@@ -54,6 +54,15 @@ def test_exec_timeout(environ, hccl_timeout, expected):
             "default base 60000 only 5536 ranks fit; set HCCL_IF_BASE_PORT to an integer in [1, 59536]",
         ),
         (lambda: settings.port_base(70000, {"HCCL_IF_BASE_PORT": "1"}), "the job has 70000 ranks"),
+        # int() would read these as 3, 1000, 40000: a hang of 1000 s, a privileged port
+        (lambda: settings.connect_timeout({"HCCL_CONNECT_TIMEOUT": "٣"}), "HCCL_CONNECT_TIMEOUT has invalid value '٣'"),
+        (lambda: settings.exec_timeout(None, {"HCCL_EXEC_TIMEOUT": "1_000"}), "invalid value '1_000'"),
+        (lambda: settings.port_base(2, {"HCCL_IF_BASE_PORT": "４００００"}), "invalid value '４００００'"),
+        (
+            lambda: settings.exec_timeout(None, {"HCCL_EXEC_TIMEOUT": "9" * 30}),
+            "must be a whole number of seconds >= 1 and <= 2147483647",
+        ),
+        (lambda: settings.connect_timeout({"HCCL_CONNECT_TIMEOUT": "x" * 100000}), "... (100002 characters)"),
     ],
 )
 def test_bad_settings_are_named(call, message):

@@ -38,6 +38,16 @@ def test_priority(session, environ, expected):
         ({"ASCEND_DEVICE_ID": "-2"}, "ASCEND_DEVICE_ID should be >= 0. Got ASCEND_DEVICE_ID='-2'."),
         ({"DEVICE_ID": "1.5"}, "DEVICE_ID is invalid, should be int, such as 0, 1, 2. Got DEVICE_ID='1.5'."),
         ({"DEVICE_ID": "-1"}, "DEVICE_ID should be >= 0. Got DEVICE_ID='-1'."),
+        ({"DEVICE_ID": "٣"}, "DEVICE_ID is invalid, should be int, such as 0, 1, 2. Got DEVICE_ID='٣'."),
+        (
+            {"DEVICE_ID": "9" * 30},
+            f"DEVICE_ID should be <= 9223372036854775807 (an int64). Got DEVICE_ID='{'9' * 30}'.",
+        ),
+        (
+            {"ASCEND_DEVICE_ID": "x" * 300},
+            "ASCEND_DEVICE_ID is invalid, should be int, such as 0, 1, 2. Got ASCEND_DEVICE_ID="
+            f"'{'x' * 199}... (302 characters).",
+        ),
     ],
 )
 def test_bad_variables(environ, message):
@@ -76,7 +86,8 @@ def test_reads_os_environ_by_default(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "text, expected", [("12", 12), (" -3 ", -3), ("+4", 4), ("1_0", None), ("", None), ("٣", None), ("0x1", None)]
+    "text, expected",
+    [("12", 12), (" -3 ", -3), ("+4", 4), ("1_0", None), ("", None), ("٣", None), ("0x1", None), ("9" * 5000, None)],
 )
 def test_parse_int(text, expected):
     assert device_id.parse_int(text) == expected

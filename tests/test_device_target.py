@@ -26,3 +26,9 @@ def test_environment_when_option_unset():
 def test_bad_environment_value():
     with pytest.raises(NpuOptionError, match="NPU_BRIDGE_DEVICE_TARGET.*'tpu'.*auto, cpu, gpu, ascend"):
         device_target.resolve(None, {device_target.ENV_VARIABLE: "tpu"})
+
+
+def test_bad_environment_value_is_shown_as_given():
+    with pytest.raises(NpuOptionError, match="NPU_BRIDGE_DEVICE_TARGET' has invalid value ' cpu1 '"):
+        device_target.resolve(None, {device_target.ENV_VARIABLE: " cpu1 "})
+    assert device_target.requested(None, {device_target.ENV_VARIABLE: " cpu "}) == "cpu"

@@ -280,6 +280,35 @@ def test_bad_input_is_reported_when_the_session_is_created(tmp_path, monkeypatch
         v1.Session(graph=graph, config=dump_config(tmp_path))
 
 
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        (dump_writer.THREADS_VARIABLE, "\u00b2"),  # "²": str.isdigit() says yes, int() refuses it
+        (dump_writer.THREADS_VARIABLE, "17"),
+        (dump_writer.QUEUE_VARIABLE, "\u0663"),  # Arabic-Indic 3: int() reads it as 3
+        (dump_writer.QUEUE_VARIABLE, "\uff11"),  # fullwidth 1
+        (dump_writer.QUEUE_VARIABLE, "1048577"),  # past 1 TiB
+        (dump_writer.QUEUE_VARIABLE, "9223372036854775808"),  # would wrap in the writer's int64 bytes
+        (dump_writer.QUEUE_VARIABLE, "9" * 5000),  # past int()'s digit limit
+        (dump_writer.QUEUE_VARIABLE, "0"),
+    ],
+)
+def test_dump_writer_variables_take_ascii_digits_within_their_range(name, text):
+    with pytest.raises(NpuOptionError, match=rf"'{name}' has invalid value .*Allowed: a positive integer <= \d+"):
+        dump_writer.configure_from_environment({name: text})
+
+
+def test_dump_writer_variables_accept_their_bounds():
+    try:
+        dump_writer.configure_from_environment(
+            {dump_writer.QUEUE_VARIABLE: "1048576", dump_writer.THREADS_VARIABLE: "16"}
+        )
+        assert dump_writer.status()["queue_limit_bytes"] == 1 << 40
+    finally:
+        dump_writer.configure_from_environment({})
+    assert dump_writer.status()["queue_limit_bytes"] == 256 << 20
+
+
 def test_dump_config_maps_onto_parameter_map_options(tmp_path):
     config = DumpConfig(enable_dump=True, dump_path=str(tmp_path), dump_step="0|2", dump_mode="all")
     assert config.parameter_map_values() == {

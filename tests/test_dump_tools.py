@@ -2,6 +2,7 @@
 files laid out as Ascend's runtime writes them."""
 
 import csv
+import errno
 import json
 import os
 import struct
@@ -17,6 +18,7 @@ from dump_helpers import artifacts, dump_config, feed, mlp_graph
 from npu_bridge.core import dump
 from npu_bridge.core.dump import dump_compare, dump_file, dump_proto
 from npu_bridge.core.dump.cli import main
+from npu_bridge.core.runtime import atomic_write
 
 v1 = tf.compat.v1
 NPU_STEP = os.path.join("20240101000000", "0", "ge_default_20240101000000_1", "1", "0")
@@ -264,3 +266,81 @@ def test_compare_takes_msaccucmps_m_and_g_spellings(runs, tmp_path, capsys):
         with pytest.raises(SystemExit) as usage:
             main(argv)
         assert usage.value.code == 2 and problem in capsys.readouterr().err
+
+
+def test_compare_names_an_input_that_is_not_a_dump_without_scanning_its_directory(runs, tmp_path, capsys):
+    deep = tmp_path / "deep"
+    os.makedirs(deep.joinpath(*["d"] * 40))  # a directory next to the file, deeper than any dump tree
+    text = tmp_path / "notes.txt"
+    text.write_text("x\n")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path, problem in (
+        (text, "is not a dump file, Opdebug record or .npy file"),
+        (fifo, "is a FIFO; give a dump tree"),
+        (tmp_path / "missing" / "nope", "no such dump directory or file: "),
+    ):
+        assert main(["compare", str(path), str(runs["a"])]) == 2
+        err = capsys.readouterr().err
+        assert problem in err and str(path) in err and "deep" not in err
+        assert main(["compare", str(runs["a"]), str(path), "-o", str(tmp_path / "r.csv")]) == 2
+        err = capsys.readouterr().err
+        assert "the ground truth" in err and str(path) in err
+    assert not (tmp_path / "r.csv").exists()
+
+
+@pytest.mark.timeout(120)
+def test_output_files_that_are_not_regular_files_are_refused_before_the_work(runs, tmp_path, capsys):
+    root, _ = npu_tree(tmp_path / "npu")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # nobody reads it: opening it for writing would block forever
+    for target, kind in (
+        (fifo, "it is a FIFO"),
+        ("/dev/full", "it is a character device"),
+        (tmp_path, "it is a directory"),
+    ):
+        for argv, what in (
+            (["compare", str(runs["a"]), str(runs["b"])], "result CSV"),
+            (["overflow", str(root)], "overflow report"),
+        ):
+            assert main([*argv, "-o", str(target)]) == 2
+            captured = capsys.readouterr()
+            assert f"npu-dump: cannot write the {what} {target}: {kind}" in captured.err
+            assert captured.out == ""  # refused before comparing or reporting
+    assert main(["overflow", str(root), "-o", str(tmp_path / "no_dir" / "r.txt")]) == 2
+    assert f"its directory {tmp_path / 'no_dir'} does not exist" in capsys.readouterr().err
+
+
+def test_output_files_are_written_atomically_and_write_errors_name_them(runs, tmp_path, capsys, monkeypatch):
+    result = tmp_path / "result.csv"
+    link = tmp_path / "link.csv"
+    link.symlink_to(result)
+    assert main(["compare", str(runs["a"]), str(runs["b"]), "-o", str(link)]) == 0
+    assert link.is_symlink() and result.read_text().startswith("Index,")  # written where the link points
+    assert sorted(os.listdir(tmp_path)) == ["link.csv", "result.csv"]  # no temporary file left
+    capsys.readouterr()
+    before = result.read_bytes()
+
+    class FullDisk:
+        """A file whose writes fail as on a full disk."""
+
+        def __init__(self, *args, **kwargs):
+            self.file = open(*args, **kwargs)  # pylint: disable=consider-using-with
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exception):
+            self.file.close()
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic_write, "open", FullDisk, raising=False)
+    for argv, what in (
+        (["compare", str(runs["a"]), str(runs["b"])], "result CSV"),
+        (["overflow", str(runs["a"])], "overflow report"),
+    ):
+        assert main([*argv, "-o", str(link)]) == 2
+        assert f"npu-dump: cannot write the {what} {link}: No space left on device" in capsys.readouterr().err
+    assert result.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["link.csv", "result.csv"]

@@ -273,3 +273,19 @@ def test_bad_input_raises_the_npu_bridge_error_which_the_builtin_still_catches(
         make(tmp_path)
     except builtin as e:  # what scripts written for upstream catch
         assert isinstance(e, NpuBridgeError) and message in str(e)
+
+
+def test_an_option_error_quotes_at_most_about_200_characters_of_the_value_and_500_of_the_detail():
+    error = NpuOptionError("dump_path", "x" * 100000, "existing directory", "the path " + "y" * 100000 + " is missing")
+    message = str(error)
+    assert len(message) < 1000, len(message)
+    assert "... (100002 characters)" in message and "... (100020 characters)" in message
+    assert message.startswith("NpuOptimizer option 'dump_path' has invalid value 'xxx")
+    assert message.endswith(". Allowed: existing directory")
+    assert error.value == "x" * 100000  # the exception keeps the whole value
+
+
+def test_shortened_text_keeps_short_text_and_cuts_long_text():
+    assert errors.shortened_text("/a/b") == "/a/b"
+    assert errors.shortened_text("a" * 250, 10) == "aaaaaaaaaa... (250 characters)"
+    assert errors.shortened("a" * 250, 10) == "'aaaaaaaaa... (252 characters)"

@@ -148,3 +148,48 @@ def test_keras_3_chosen_by_the_user_is_kept():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "KERAS keras.src.layers.core.dense" in result.stdout
+
+
+def test_only_clear_values_of_tf_use_legacy_keras_are_accepted():
+    from npu_bridge.core.runtime import keras_selection  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime.errors import EnvironmentVariableError  # pylint: disable=import-outside-toplevel
+
+    for value in ("1", "true", "True", "0", "false", "False"):
+        assert keras_selection.choice({"TF_USE_LEGACY_KERAS": value}) == value
+    assert keras_selection.choice({}) is None and keras_selection.choice({"TF_USE_LEGACY_KERAS": ""}) is None
+    for value in ("garbage", "TRUE", " 1", "yes", "\u0661", "x" * 10000):  # TensorFlow reads them all as false
+        with pytest.raises(EnvironmentVariableError) as raised:
+            keras_selection.choice({"TF_USE_LEGACY_KERAS": value})
+        message = str(raised.value)
+        assert message.startswith("TF_USE_LEGACY_KERAS has invalid value ") and len(message) < 1024
+        assert "Allowed: 1 / true / True (legacy Keras), 0 / false / False (keep Keras 3)" in message
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_an_unclear_tf_use_legacy_keras_refuses_npu_bridge_in_either_order():
+    result = _python(
+        """
+        import sys
+        try:
+            import npu_bridge
+            import tensorflow
+        except Exception as e:
+            print("FIRST", type(e).__name__, str(e).split(":")[0])
+        import tensorflow as tf  # TensorFlow itself imports; npu_bridge stays off
+        try:
+            from npu_bridge.core.runtime import activation
+            activation.activate()
+        except Exception as e:
+            print("AGAIN", type(e).__name__)
+        print("KERAS", tf.keras.layers.Dense.__module__.split(".")[0])
+        """,
+        "garbage",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert "FIRST EnvironmentVariableError TF_USE_LEGACY_KERAS has invalid value 'garbage'" in lines
+    assert "AGAIN EnvironmentVariableError" in lines and "KERAS keras" in lines
+    tensorflow_first = _python("import tensorflow\nimport npu_bridge\n", "TRUE")
+    assert tensorflow_first.returncode != 0
+    assert "EnvironmentVariableError: TF_USE_LEGACY_KERAS has invalid value 'TRUE'" in tensorflow_first.stderr

@@ -33,6 +33,21 @@ def test_bad_level_is_rejected():
         log.configure({"ASCEND_GLOBAL_LOG_LEVEL": "loud"})
 
 
+@pytest.mark.parametrize("value", ["yes", "true", "٣", "2"])
+def test_bad_print_to_stdout_value_is_rejected(value):
+    with pytest.raises(ValueError, match=f"ASCEND_SLOG_PRINT_TO_STDOUT has invalid value '{value}'. Allowed: 0"):
+        log.configure({"ASCEND_SLOG_PRINT_TO_STDOUT": value})
+    for good in ("0", " 1 ", ""):
+        log.configure({"ASCEND_SLOG_PRINT_TO_STDOUT": good})
+    log.configure({})
+
+
+def test_a_huge_level_is_quoted_shortened():
+    with pytest.raises(ValueError) as raised:
+        log.configure({"ASCEND_GLOBAL_LOG_LEVEL": "9" * 100000})
+    assert len(str(raised.value)) < 400 and "... (100002 characters)" in str(raised.value)
+
+
 @pytest.mark.slow
 def test_print_to_stdout():
     result = run_python(

@@ -11,7 +11,7 @@ from precision_helpers import bf16, casts_to, fp16, rounds_through, run_executed
 from tensorflow.python.grappler import tf_optimizer
 
 from npu_bridge.core.precision import mixlist
-from npu_bridge.core.runtime import readme_blocks, system
+from npu_bridge.core.runtime import doc_blocks, system
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.session import pass_contract
 
@@ -129,7 +129,7 @@ def test_mixlist_edits_follow_ascend_list_semantics(tmp_path):
 
 
 def test_default_lists_are_documented_from_their_source():
-    assert readme_blocks.read_block(mixlist.DOCS_BLOCK, mixlist.DOCS_PAGE) == mixlist.markdown()
+    assert doc_blocks.read_block(mixlist.DOCS_BLOCK, mixlist.DOCS_PAGE) == mixlist.markdown()
 
 
 @pytest.mark.parametrize(

@@ -157,6 +157,12 @@ def test_default_model_dir_and_restore_from(tmp_path, monkeypatch):
     np.testing.assert_allclose(target.get_variable_value("kernel"), source.get_variable_value("kernel"))
 
 
+def test_a_restore_from_path_that_is_not_utf8_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESTORE_FROM", os.fsdecode(b"/ckpt/\xff\xfe"))
+    with pytest.raises(ValueError, match="RESTORE_FROM has invalid value '/ckpt/.*': a checkpoint path must be UTF-8"):
+        NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path)), params=NPU_PARAMS)
+
+
 def test_several_ranks_prepend_the_broadcast_hook(tmp_path, monkeypatch):
     created = []
 

@@ -329,6 +329,28 @@ def test_bad_sub_config_arguments():
         ExperimentalConfig(graph_memory_optimize_config="auto")
 
 
+@pytest.mark.parametrize(
+    "tf_config, detail",
+    [
+        ("{", "it is not valid JSON"),
+        ("[1]", "it holds a JSON list, not an object"),
+        ('{"task": 5}', '"task" must be an object'),
+        ('{"task": {"index": "abc"}}', '"task"."index" must be an integer >= 0'),
+        ('{"task": {"index": -1}}', '"task"."index" must be an integer >= 0'),
+        ('{"task": {"type": 5}}', '"task"."type" must be a string'),
+        ('{"cluster": 5}', '"cluster" must be an object'),
+        ('{"cluster": {"ps": 5}}', '"cluster" is not a cluster'),
+    ],
+)
+def test_a_malformed_tf_config_is_named(tf_config, detail, monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", tf_config)
+    with pytest.raises(ValueError) as raised:
+        NPURunConfig()
+    message = str(raised.value)
+    assert message.startswith(f"TF_CONFIG has invalid value {tf_config!r}: {detail}"), message
+    assert "Allowed: a JSON object" in message
+
+
 def test_parameter_server_cluster_needs_a_ps_strategy(monkeypatch):
     monkeypatch.setenv(
         "TF_CONFIG", json.dumps({"cluster": {"ps": ["a:1"], "worker": ["b:1"]}, "task": {"type": "worker", "index": 0}})

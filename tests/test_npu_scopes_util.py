@@ -158,6 +158,20 @@ def test_job_information_from_the_environment(monkeypatch):
         npu_common.NPUBasics()
 
 
+@pytest.mark.parametrize("value", ["٨", "1_0", "9" * 30, "32769", "0"])
+def test_job_information_rank_size_is_an_ascii_integer_of_the_world_range(value, monkeypatch):
+    monkeypatch.setenv("JOB_ID", "42")
+    monkeypatch.setenv("RANK_SIZE", value)
+    with pytest.raises(ValueError, match=f"RANK_SIZE / CM_WORKER_SIZE must be a positive integer, got '{value}'"):
+        npu_common.NPUBasics()
+
+
+def test_job_information_empty_rank_size_is_unset(monkeypatch):
+    monkeypatch.setenv("JOB_ID", "42")
+    monkeypatch.setenv("RANK_SIZE", "")
+    assert npu_common.NPUBasics().jobinfo.rank_size == 1
+
+
 def test_npu_strategy_shards_datasets_by_rank(monkeypatch):
     with pytest.raises(ValueError, match='"device" only support "/cpu:0"'):
         npu_strategy.NPUStrategy("/gpu:0")

@@ -195,7 +195,7 @@ def test_no_effect_value_is_still_reported_once(npu_log, caplog, monkeypatch):
     reports = [m for m in npu_log if "accepted, no effect here" in m]
     assert reports == [
         "NpuOptimizer options quant_dumpable, op_debug_level, static_memory_policy: accepted, "
-        "no effect here (see the option table in README.md)"
+        "no effect here (see the option table in docs/options.md)"
     ]
 
 
@@ -322,3 +322,12 @@ def test_valid_no_effect_value_creates_the_session():
         two = tf.constant(2.0) * 1.0
     with tf.compat.v1.Session(graph=graph, config=npu_config(op_debug_level=4, static_memory_policy=2)) as sess:
         assert sess.run(two) == 2.0
+
+
+def test_hccl_timeout_is_capped_like_hccl_exec_timeout():
+    cap = 2**31 - 1  # HCCL_EXEC_TIMEOUT's cap (npu_bridge/core/collectives/settings.py)
+    assert parse_values({"hccl_timeout": cap}, "t").get("hccl_timeout") == cap
+    assert parse_values({"hccl_timeout": str(cap)}, "t").get("hccl_timeout") == cap
+    for value in (cap + 1, 2**63 - 1, 0):
+        with pytest.raises(NpuOptionError, match=rf"'hccl_timeout' has invalid value {value}\b.*1 \.\. {cap}"):
+            parse_values({"hccl_timeout": value}, "t")

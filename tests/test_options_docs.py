@@ -1,4 +1,4 @@
-"""The generated option documentation and README.md's copy of it."""
+"""The generated option documentation and docs/options.md's copy of it."""
 
 import collections
 import pathlib
@@ -10,7 +10,7 @@ import pytest
 
 from npu_bridge.core.options import OPTIONS, STATUS_TEXT, docs, render_markdown
 from npu_bridge.core.options import __main__ as options_main
-from npu_bridge.core.runtime import readme_blocks
+from npu_bridge.core.runtime import doc_blocks
 
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 
@@ -19,9 +19,10 @@ def _table_rows(text):
     return [line for line in text.splitlines() if line.startswith("| `")]
 
 
-def test_readme_block_matches_the_table():
-    assert readme_blocks.read_block(docs.BLOCK) == render_markdown(), (
-        "README.md is stale: run `python -m npu_bridge.core.options --write-readme`"
+def test_docs_block_matches_the_table():
+    assert docs.DOCS_PAGE == doc_blocks.DOCS_DIR / "options.md"
+    assert doc_blocks.read_block(docs.BLOCK, docs.DOCS_PAGE) == render_markdown(), (
+        "docs/options.md is stale: run `python -m npu_bridge.core.options --write-docs`"
     )
 
 
@@ -63,29 +64,29 @@ def test_status_counts_add_up():
     assert sum(counts.values()) == len(OPTIONS)
 
 
-def test_write_readme_only_replaces_the_block(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text(
+def test_write_docs_only_replaces_the_block(tmp_path):
+    page = tmp_path / "options.md"
+    page.write_text(
         "# Title\n\nintro\n\n<!-- options-table:start -->\nold table\n<!-- options-table:end -->\n\n## After\n"
     )
-    assert options_main.main(["--write-readme", "--readme", str(readme)]) == 0
-    text = readme.read_text()
+    assert options_main.main(["--write-docs", "--page", str(page)]) == 0
+    text = page.read_text()
     assert text.startswith("# Title\n\nintro\n\n")
     assert text.endswith("<!-- options-table:end -->\n\n## After\n")
     assert "old table" not in text
-    assert readme_blocks.read_block(docs.BLOCK, readme) == render_markdown()
-    options_main.main(["--write-readme", "--readme", str(readme)])
-    assert readme.read_text() == text
+    assert doc_blocks.read_block(docs.BLOCK, page) == render_markdown()
+    options_main.main(["--write-docs", "--page", str(page)])
+    assert page.read_text() == text
 
 
-def test_write_readme_without_markers_fails(tmp_path, capsys):
-    readme = tmp_path / "README.md"
-    readme.write_text("# no markers\n")
-    assert options_main.main(["--write-readme", "--readme", str(readme)]) == 1
+def test_write_docs_without_markers_fails(tmp_path, capsys):
+    page = tmp_path / "options.md"
+    page.write_text("# no markers\n")
+    assert options_main.main(["--write-docs", "--page", str(page)]) == 1
     assert "options-table:start" in capsys.readouterr().err
-    assert readme.read_text() == "# no markers\n"
+    assert page.read_text() == "# no markers\n"
     with pytest.raises(ValueError, match="options-table:start"):
-        readme_blocks.read_block(docs.BLOCK, readme)
+        doc_blocks.read_block(docs.BLOCK, page)
 
 
 @pytest.mark.slow

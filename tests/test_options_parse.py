@@ -1,5 +1,6 @@
 """Parsing NpuOptimizer options: cross-key rules, upstream's habits, merging, logging, NpuOptions, write-back."""
 
+import json
 import logging
 import os
 
@@ -485,3 +486,59 @@ def test_write_parameter_map_round_trip(tmp_path, mixlist_file):
     assert params["dump_step"].s == b"1|3-4"
     assert "precision_mode_v2" not in params
     assert set(params) == {name for name in OPTIONS if options.get(name) is not None}
+
+
+# --- hostile values (found by tests/test_fuzz_inputs.py) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["٣", "１", "۷", "٣٠٠", "1_0"])
+def test_integer_text_in_other_scripts_digits_is_not_a_number(text):
+    # int() reads Arabic-Indic and fullwidth digits; a string holding them is not an integer option's value.
+    with pytest.raises(NpuOptionError, match="no unambiguous meaning") as raised:
+        parse_config(_config(op_debug_level=("s", text)))
+    assert raised.value.key == "op_debug_level" and repr(text) in str(raised.value)
+    assert parse_config(_config(op_debug_level=("s", " 3 "))).get("op_debug_level") == 3
+
+
+@pytest.mark.parametrize("shape", ["data:٣,3", "data:-١,3", "data:３"])
+def test_input_shape_dims_are_ascii_digits(shape):
+    with pytest.raises(NpuOptionError, match="input_shape string style is invalid") as raised:
+        parse_values({"input_shape": shape, "dynamic_dims": "2,4", "dynamic_node_type": 1}, "t")
+    assert raised.value.key == "input_shape"
+
+
+@pytest.mark.parametrize(
+    "options, detail",
+    [
+        ({"storage_limit": "٣٠٠MB"}, "storage_limit"),
+        ({"sys_io_sampling_freq": "١٠"}, "sys_io_sampling_freq"),
+        ({"output": "prof\x00ile"}, "NUL character"),
+        ({"output": "/tmp/" + "a" * 300}, "too long"),
+        ({"output": "/tmp/" + "/".join(["b" * 200] * 25)}, "too long"),
+    ],
+)
+def test_profiling_options_values_that_cannot_work_raise(options, detail):
+    text = json.dumps(options)
+    with pytest.raises(NpuOptionError, match=detail) as raised:
+        parse_values({"profiling_mode": True, "profiling_options": text}, "t")
+    assert raised.value.key == "profiling_options" and len(str(raised.value)) < 1024
+
+
+@pytest.mark.parametrize("key", ["op_debug_config", "fusion_switch_file", "graph_compiler_cache_dir", "dump_path"])
+def test_an_option_error_stays_short_whatever_the_path(key, tmp_path):
+    values = {key: str(tmp_path / ("x" * 200) / ("y" * 200) / "missing"), "enable_dump": True}
+    if key != "dump_path":
+        values["dump_path"] = str(tmp_path)
+    with pytest.raises(NpuOptionError) as raised:
+        parse_values(values, "t")
+    message = str(raised.value)
+    assert raised.value.key == key and len(message) < 1024, message
+    assert f"'{key}'" in message and "Allowed: " in message
+
+
+def test_an_option_error_quoting_a_file_stays_short(tmp_path):
+    path = tmp_path / "dtypes.cfg"
+    path.write_text("[" * 10000 + "\n")
+    with pytest.raises(NpuOptionError, match="customize_dtypes") as raised:
+        parse_values({"customize_dtypes": str(path)}, "t")
+    assert len(str(raised.value)) < 1024 and "characters)" in str(raised.value)

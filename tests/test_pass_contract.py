@@ -197,6 +197,7 @@ def test_a_bridged_session_carries_exactly_the_contract_keys_with_structured_val
         "_npu_precision_impl_modes": [{"selector": "type", "target": "*", "mode": "high_performance"}],
         "_npu_iterations_per_loop": 3,
         "_npu_collective_timeout": 7,
+        "_npu_collective_run_bound": False,  # a world of one rank: its collectives keep their own timeout
     }
     assert values["_npu_bridge_init_options"]["precision_mode"] == "force_fp16"
 

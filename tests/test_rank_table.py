@@ -187,6 +187,13 @@ def test_missing_file(tmp_path):
     assert load_error(path) == f"rank table {path}: cannot read the file: No such file or directory"
 
 
+def test_a_path_past_path_max_is_named_shortened(tmp_path):
+    path = str(tmp_path / "/".join(["a" * 200] * 25))
+    message = load_error(path)
+    assert message.startswith(f"rank table {path[:200]}... ({len(path)} characters): cannot read the file: ")
+    assert len(message) < 400
+
+
 def test_bad_json_names_the_line(write):
     path = write('{\n  "status": "completed",\n  "server_count": "1"\n  "server_list": []\n}')
     assert load_error(path) == (f"rank table {path}: is not valid JSON: Expecting ',' delimiter at line 4 column 3")

@@ -1,9 +1,9 @@
-"""Upstream names that cannot work off the NPU: they import, raise a clear error, and the README lists them."""
+"""Upstream names that cannot work off the NPU: they import, raise a clear error, and docs/fidelity.md lists them."""
 
 import pytest
 from tensorflow.core.framework import types_pb2
 
-from npu_bridge.core.runtime import readme_blocks, unsupported
+from npu_bridge.core.runtime import doc_blocks, unsupported
 from npu_bridge.core.runtime.errors import NotSupportedOffNpuError
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin
@@ -36,8 +36,11 @@ def test_host_embedding_scripts_import_lru_cache_and_tf_adapter():
     assert {"npu_bridge.npu_cpu.lru_cache.*", "npu_bridge.tf_adapter.*"} <= set(unsupported.registry())
 
 
-def test_readme_lists_every_unsupported_name():
-    assert readme_blocks.read_block(unsupported.README_BLOCK) == unsupported.render_markdown().strip(), (
-        "README's 'not supported off the NPU' list is stale: run `python -m npu_bridge.core.runtime.unsupported "
-        "--write-readme`"
+def test_docs_list_every_unsupported_name():
+    assert unsupported.DOCS_PAGE == doc_blocks.DOCS_DIR / "fidelity.md"
+    assert (
+        doc_blocks.read_block(unsupported.DOCS_BLOCK, unsupported.DOCS_PAGE) == unsupported.render_markdown().strip()
+    ), (
+        "docs/fidelity.md's 'not supported off the NPU' list is stale: run "
+        "`python -m npu_bridge.core.runtime.unsupported --write-docs`"
     )

@@ -69,10 +69,31 @@ def test_rank_size_one_needs_no_rank_id():
         ({"RANK_SIZE": "four", "RANK_ID": "0"}, "RANK_SIZE has invalid value 'four': must be an integer in [1, 32768]"),
         ({"RANK_SIZE": "0"}, "RANK_SIZE has invalid value '0': must be an integer in [1, 32768]"),
         ({"RANK_SIZE": "2", "RANK_ID": "-1"}, "RANK_ID has invalid value '-1': must be an integer in [0, 32767]"),
+        ({"RANK_SIZE": "٣", "RANK_ID": "0"}, "RANK_SIZE has invalid value '٣': must be an integer in [1, 32768]"),
     ],
 )
 def test_env_world_errors(environ, message):
     assert world_error(environ) == message
+
+
+def test_a_huge_variable_is_quoted_shortened():
+    message = world_error({"RANK_SIZE": "x" * 100000, "RANK_ID": "0"})
+    assert message.startswith("RANK_SIZE has invalid value 'xxx") and "... (100002 characters)" in message
+    assert len(message) < 400
+
+
+def test_rank_id_where_scripts_read_it_directly():
+    assert world.rank_id_from_environment({}) == 0
+    assert world.rank_id_from_environment({"RANK_ID": ""}) == 0
+    assert world.rank_id_from_environment({"RANK_ID": "3", "RANK_SIZE": "4"}) == 3
+    for environ, message in (
+        ({"RANK_ID": "abc"}, "RANK_ID has invalid value 'abc': must be an integer in [0, 32767]"),
+        ({"RANK_ID": "١"}, "RANK_ID has invalid value '١'"),
+        ({"RANK_ID": "4", "RANK_SIZE": "4"}, "RANK_ID='4' must be less than RANK_SIZE='4'"),
+    ):
+        with pytest.raises(RankTableError) as raised:
+            world.rank_id_from_environment(environ)
+        assert message in str(raised.value)
 
 
 # Rank tables

@@ -1,17 +1,9 @@
 #include "ops/runtime/dump_writer.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <thread>
-#include <unordered_set>
 #include <utility>
 
 #include "ops/runtime/json_text.h"
@@ -23,106 +15,16 @@ namespace {
 
 constexpr size_t kMaxErrorMessages = 20;
 constexpr size_t kMaxOverflowEvents = 100000;
-constexpr int kIovBatch = 512;
-
-struct Piece {
-  const char* data;
-  size_t size;
-};
-
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
-// mkdir -p, remembering directories that exist; `recheck` forgets that (someone removed the directory).
-absl::Status EnsureDirectory(const std::string& dir, bool recheck = false) {
-  static std::mutex mu;
-  static auto* known = new std::unordered_set<std::string>();
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!recheck && known->count(dir)) return absl::OkStatus();
-  }
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    const std::string prefix = dir.substr(0, pos);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::InternalError(ErrnoText("cannot create directory", prefix));
-    }
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  known->insert(dir);
-  return absl::OkStatus();
-}
-
-// Writes the pieces to a hidden temporary file and renames it, so readers never see a partial file.
-absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::vector<Piece>& pieces) {
-  const std::string path = dir + "/" + name;
-  const std::string temporary = dir + "/.tmp." + name;
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == ENOENT && EnsureDirectory(dir, /*recheck=*/true).ok()) {
-    fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  }
-  if (fd < 0) return absl::InternalError(ErrnoText("cannot create", temporary));
-  std::vector<iovec> iov;
-  for (const Piece& p : pieces) {
-    if (p.size) iov.push_back({const_cast<char*>(p.data), p.size});
-  }
-  size_t next = 0;
-  while (next < iov.size()) {
-    const int count = static_cast<int>(std::min<size_t>(kIovBatch, iov.size() - next));
-    const ssize_t written = writev(fd, &iov[next], count);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      const absl::Status error = absl::InternalError(ErrnoText("cannot write", temporary));
-      close(fd);
-      unlink(temporary.c_str());
-      return error;
-    }
-    size_t left = static_cast<size_t>(written);
-    while (next < iov.size() && left >= iov[next].iov_len) left -= iov[next++].iov_len;
-    if (left) {  // partial write: advance inside the current piece
-      iov[next].iov_base = static_cast<char*>(iov[next].iov_base) + left;
-      iov[next].iov_len -= left;
-    }
-  }
-  if (close(fd) != 0) return absl::InternalError(ErrnoText("cannot close", temporary));
-  if (rename(temporary.c_str(), path.c_str()) != 0) return absl::InternalError(ErrnoText("cannot rename", path));
-  return absl::OkStatus();
-}
-
-// Appends `text` to dir/name, writing `header` first when the file is new.
-absl::Status AppendText(const std::string& dir, const std::string& name, const std::string& header,
-                        const std::string& text) {
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  const std::string path = dir + "/" + name;
-  const bool is_new = access(path.c_str(), F_OK) != 0;
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::InternalError(ErrnoText("cannot open", path));
-  const std::string content = (is_new ? header + "\n" : std::string()) + text;
-  const char* data = content.data();
-  size_t left = content.size();
-  while (left) {
-    const ssize_t written = write(fd, data, left);
-    if (written < 0 && errno == EINTR) continue;
-    if (written < 0) {
-      const absl::Status error = absl::InternalError(ErrnoText("cannot write", path));
-      close(fd);
-      return error;
-    }
-    data += written;
-    left -= written;
-  }
-  close(fd);
-  return absl::OkStatus();
-}
+constexpr size_t kMaxLostDirs = 10000;
+// How long the writer waits, idle, before putting rows appended to statistic.csv / mapping.csv on disk.
+constexpr auto kAppendedFilesDelay = std::chrono::milliseconds(100);
 
 // Returns `name`, or its digit replacement recorded in dir/mapping.csv when it is too long for a file name.
-absl::StatusOr<std::string> FileNameFor(const std::string& dir, const std::string& name, const std::string& suffix) {
+std::string FileNameFor(AppendedFiles* appended, const std::string& dir, const std::string& name,
+                        const std::string& suffix) {
   if (name.size() + suffix.size() <= kMaxFileNameLength) return name + suffix;
   const std::string short_name = ShortFileName(name, suffix);
-  absl::Status status = AppendText(dir, "mapping.csv", "", short_name + "," + name + suffix + "\n");
-  if (!status.ok()) return status;
+  appended->Append(dir, "mapping.csv", "", short_name + "," + name + suffix + "\n");
   return short_name;
 }
 
@@ -229,14 +131,22 @@ void DumpWriter::WorkerLoop() {
     DumpRecord record;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_ready_.wait(lock, [&] { return !queue_.empty(); });
+      const auto has_work = [&] { return !queue_.empty(); };
+      if (!work_ready_.wait_for(lock, kAppendedFilesDelay, has_work)) {
+        if (appended_.dirty()) {
+          lock.unlock();
+          WriteAppendedFiles();
+          continue;
+        }
+        work_ready_.wait(lock, has_work);
+      }
       record = std::move(queue_.front());
       queue_.pop_front();
       ++active_;
     }
     const int64_t bytes = RecordBytes(record);
-    absl::StatusOr<std::string> written = Write(record);
-    if (!written.ok()) RecordError(std::string(written.status().message()));
+    // The dump of a record that cannot be written is lost (and counted); the thread goes on with the next.
+    (void)NoThrow("the dump writer", [&] { return Write(record).status(); });
     record = DumpRecord();  // release the tensors before the memory is accounted free
     std::lock_guard<std::mutex> lock(mu_);
     queued_bytes_ -= bytes;
@@ -247,43 +157,72 @@ void DumpWriter::WorkerLoop() {
 }
 
 void DumpWriter::Flush() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [&] { return queue_.empty() && active_ == 0; });
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [&] { return queue_.empty() && active_ == 0; });
+  }
+  WriteAppendedFiles();
 }
 
 absl::StatusOr<std::string> DumpWriter::WriteNow(const DumpRecord& record) {
   absl::StatusOr<std::string> written = Write(record);
-  if (!written.ok()) RecordError(std::string(written.status().message()));
+  WriteAppendedFiles();
   return written;
 }
 
+void DumpWriter::Tally::Add(const absl::Status& status, int64_t file_bytes) {
+  if (status.ok()) {
+    ++files;
+    bytes += file_bytes;
+    return;
+  }
+  ++lost;
+  if (error.ok()) error = status;
+}
+
 absl::StatusOr<std::string> DumpWriter::Write(const DumpRecord& r) {
-  absl::Status status = EnsureDirectory(r.dir);
-  if (!status.ok()) return status;
-  int64_t files = 0, bytes = 0;
+  Tally tally;
+  std::string opdebug_path, dump_path;
+  const absl::Status directory = EnsureDirectory(r.dir);
+  if (directory.ok()) {
+    dump_path = WriteFiles(r, &tally, &opdebug_path);
+  } else {
+    int64_t expected = (r.dump_file && !r.stats) + r.overflow;
+    for (const DumpTensor& t : r.outputs) expected += r.golden && !r.stats && t.has_data;
+    for (int64_t i = 0; i < expected; ++i) tally.Add(directory, 0);
+    if (r.stats) tally.Add(directory, 0);
+  }
+  if (r.overflow) {
+    RecordOverflow({opdebug_path, dump_path, r.op_name, r.op_type, r.dir, r.model_id, r.step, r.task_id,
+                    r.overflow_status, r.opdebug_timestamp});
+  }
+  Account(r.dir, tally);
+  if (!tally.error.ok()) return tally.error;
+  return dump_path;
+}
+
+// Writes the files of a record (each one on its own: a lost file does not stop the others). Returns the dump
+// file's path, empty when it was lost or none is written; `opdebug_path` likewise.
+std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::string* opdebug_path) {
   std::string dump_path;
   if (r.stats) {
-    const std::string rows = StatsRows(r);
-    status = AppendText(r.dir, "statistic.csv", kStatsCsvHeader, rows);
-    if (!status.ok()) return status;
-    bytes += rows.size();
+    appended_.Append(r.dir, "statistic.csv", kStatsCsvHeader, StatsRows(r));
     dump_path = r.dir + "/statistic.csv";
   } else if (r.dump_file) {
     const std::string header = EncodeDumpHeader(r.op_name, r.timestamp / 1000, r.inputs, r.outputs);
     uint64_t header_size = header.size();  // little-endian on every platform TensorFlow builds for
     std::vector<Piece> pieces = {{reinterpret_cast<const char*>(&header_size), 8}, {header.data(), header.size()}};
+    int64_t bytes = 0;
     for (const auto* list : {&r.inputs, &r.outputs}) {
       for (const DumpTensor& t : *list) {
         if (t.has_data) pieces.push_back({t.tensor.tensor_data().data(), t.tensor.tensor_data().size()});
       }
     }
-    absl::StatusOr<std::string> name = FileNameFor(r.dir, DumpFileName(r), "");
-    if (!name.ok()) return name.status();
-    status = WriteFileAtomically(r.dir, *name, pieces);
-    if (!status.ok()) return status;
     for (const Piece& p : pieces) bytes += p.size;
-    ++files;
-    dump_path = r.dir + "/" + *name;
+    const std::string name = FileNameFor(&appended_, r.dir, DumpFileName(r), "");
+    const absl::Status status = WriteFileAtomically(r.dir, name, pieces);
+    tally->Add(status, bytes);
+    if (status.ok()) dump_path = r.dir + "/" + name;
   }
   if (r.golden && !r.stats) {
     for (size_t i = 0; i < r.outputs.size(); ++i) {
@@ -297,14 +236,13 @@ absl::StatusOr<std::string> DumpWriter::Write(const DumpRecord& r) {
         for (int64_t k = 0; k < source.size(); ++k) target(k) = static_cast<float>(source(k));
       }
       const std::string header = NpyHeader(t.dtype, t.shape);
-      absl::StatusOr<std::string> name = FileNameFor(
-          r.dir, SanitizeName(r.op_name) + "." + std::to_string(i) + "." + std::to_string(r.timestamp), ".npy");
-      if (!name.ok()) return name.status();
-      status = WriteFileAtomically(
-          r.dir, *name, {{header.data(), header.size()}, {data.tensor_data().data(), data.tensor_data().size()}});
-      if (!status.ok()) return status;
-      bytes += header.size() + data.tensor_data().size();
-      ++files;
+      const std::string name =
+          FileNameFor(&appended_, r.dir,
+                      SanitizeName(r.op_name) + "." + std::to_string(i) + "." + std::to_string(r.timestamp), ".npy");
+      tally->Add(
+          WriteFileAtomically(r.dir, name,
+                              {{header.data(), header.size()}, {data.tensor_data().data(), data.tensor_data().size()}}),
+          header.size() + data.tensor_data().size());
     }
   }
   if (r.overflow) {
@@ -313,27 +251,49 @@ absl::StatusOr<std::string> DumpWriter::Write(const DumpRecord& r) {
     uint64_t header_size = header.size();
     const std::string name = "Opdebug.Node_OpDebug." + std::to_string(r.task_id) + "." + std::to_string(r.stream_id) +
                              "." + std::to_string(r.opdebug_timestamp);
-    status = WriteFileAtomically(r.dir, name,
-                                 {{reinterpret_cast<const char*>(&header_size), 8},
-                                  {header.data(), header.size()},
-                                  {payload.data(), payload.size()}});
-    if (!status.ok()) return status;
-    bytes += 8 + header.size() + payload.size();
-    ++files;
-    RecordOverflow({r.dir + "/" + name, dump_path, r.op_name, r.op_type, r.dir, r.model_id, r.step, r.task_id,
-                    r.overflow_status, r.opdebug_timestamp});
+    const absl::Status status = WriteFileAtomically(r.dir, name,
+                                                    {{reinterpret_cast<const char*>(&header_size), 8},
+                                                     {header.data(), header.size()},
+                                                     {payload.data(), payload.size()}});
+    tally->Add(status, 8 + header.size() + payload.size());
+    if (status.ok()) *opdebug_path = r.dir + "/" + name;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  files_written_ += files;
-  bytes_written_ += bytes;
   return dump_path;
 }
 
-void DumpWriter::RecordError(const std::string& message) {
+// Puts the rows appended to statistic.csv / mapping.csv on disk; failures are counted like lost files.
+void DumpWriter::WriteAppendedFiles() {
+  std::vector<std::string> unwritten;
+  const std::vector<AppendedFiles::Failure> failures = appended_.WriteDirty(&unwritten);
+  for (const AppendedFiles::Failure& failure : failures) {
+    Tally tally;
+    tally.Add(absl::InternalError(failure.message), 0);
+    if (!failure.dropped) tally.lost = 0;  // retried later; counted below while it stays unwritten
+    Account(failure.dir, tally);
+  }
   std::lock_guard<std::mutex> lock(mu_);
+  unwritten_ = std::move(unwritten);
+}
+
+void DumpWriter::Account(const std::string& dir, const Tally& tally) {
+  std::lock_guard<std::mutex> lock(mu_);
+  files_written_ += tally.files;
+  bytes_written_ += tally.bytes;
+  if (tally.error.ok()) return;
   ++error_count_;
   ++changes_;
-  if (errors_.size() < kMaxErrorMessages) errors_.push_back(message);
+  last_error_ = std::string(tally.error.message());
+  if (errors_.size() < kMaxErrorMessages) errors_.push_back(last_error_);
+  if (!tally.lost) return;
+  files_lost_ += tally.lost;
+  auto found = lost_by_dir_.find(dir);
+  if (found != lost_by_dir_.end()) {
+    found->second += tally.lost;
+  } else if (lost_by_dir_.size() < kMaxLostDirs) {
+    lost_by_dir_[dir] = tally.lost;
+  } else {
+    ++lost_dirs_dropped_;
+  }
 }
 
 void DumpWriter::RecordOverflow(OverflowEvent event) {
@@ -353,13 +313,23 @@ uint64_t DumpWriter::changes() const {
 
 std::string DumpWriter::StatusJson() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string errors = "[";
-  for (size_t i = 0; i < errors_.size(); ++i) errors += (i ? "," : "") + JsonQuote(errors_[i]);
+  auto list = [](const std::vector<std::string>& items) {
+    std::string json = "[";
+    for (size_t i = 0; i < items.size(); ++i) json += (i ? "," : "") + JsonQuote(items[i]);
+    return json + "]";
+  };
+  std::string lost_dirs = "{";
+  for (const auto& [dir, count] : lost_by_dir_) {
+    lost_dirs += (lost_dirs.size() > 1 ? "," : "") + JsonQuote(dir) + ":" + std::to_string(count);
+  }
   return "{\"files_written\":" + std::to_string(files_written_) +
-         ",\"bytes_written\":" + std::to_string(bytes_written_) + ",\"queued_bytes\":" + std::to_string(queued_bytes_) +
+         ",\"bytes_written\":" + std::to_string(bytes_written_) + ",\"files_lost\":" + std::to_string(files_lost_) +
+         ",\"lost_dirs\":" + lost_dirs + "},\"lost_dirs_dropped\":" + std::to_string(lost_dirs_dropped_) +
+         ",\"unwritten_files\":" + list(unwritten_) + ",\"queued_bytes\":" + std::to_string(queued_bytes_) +
          ",\"queue_limit_bytes\":" + std::to_string(queue_limit_bytes_) +
          ",\"threads\":" + std::to_string(threads_wanted_) + ",\"error_count\":" + std::to_string(error_count_) +
-         ",\"errors\":" + errors + "],\"overflow_events\":" + std::to_string(overflow_events_.size()) +
+         ",\"errors\":" + list(errors_) + ",\"last_error\":" + JsonQuote(last_error_) +
+         ",\"overflow_events\":" + std::to_string(overflow_events_.size()) +
          ",\"overflow_events_dropped\":" + std::to_string(overflow_events_dropped_) +
          ",\"changes\":" + std::to_string(changes_) + "}";
 }

@@ -3,17 +3,23 @@
 // threads write the files. Memory is bounded: when the queued tensors exceed the limit, Submit blocks, so a
 // slow disk slows training down instead of growing memory. Python reaches it through the extern "C"
 // functions at the end of dump_writer.cc (flush, status, overflow events, configuration).
+//
+// A file that cannot be written (full or vanishing disk) is counted as lost, by directory, and training goes
+// on; an overflow record is listed for Python whether or not its files could be written, so the overflow
+// signal never depends on the disk.
 #ifndef NPU_BRIDGE_OPS_DUMP_WRITER_H_
 #define NPU_BRIDGE_OPS_DUMP_WRITER_H_
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ops/runtime/atomic_files.h"
 #include "ops/runtime/dump_format.h"
 
 namespace npu_bridge {
@@ -46,9 +52,9 @@ class DumpWriter {
 
   // Queues a record for the worker threads; blocks while the queued tensors exceed the memory limit.
   void Submit(DumpRecord record);
-  // Writes a record on the calling thread; returns the dump file's path.
+  // Writes a record on the calling thread; returns the dump file's path (the first error when a file is lost).
   absl::StatusOr<std::string> WriteNow(const DumpRecord& record);
-  // Waits until every submitted record is written.
+  // Waits until every submitted record is written, appended files included.
   void Flush();
   void Configure(int64_t queue_limit_bytes, int threads);
 
@@ -64,10 +70,19 @@ class DumpWriter {
   };
 
   DumpWriter() = default;
+  // What writing one record did.
+  struct Tally {
+    int64_t files = 0, bytes = 0, lost = 0;
+    absl::Status error;  // the first failure
+    void Add(const absl::Status& status, int64_t file_bytes);
+  };
+
   void StartLocked();
   void WorkerLoop();
   absl::StatusOr<std::string> Write(const DumpRecord& record);
-  void RecordError(const std::string& message);
+  std::string WriteFiles(const DumpRecord& record, Tally* tally, std::string* opdebug_path);
+  void WriteAppendedFiles();
+  void Account(const std::string& dir, const Tally& tally);
   void RecordOverflow(OverflowEvent event);
 
   mutable std::mutex mu_;
@@ -81,8 +96,14 @@ class DumpWriter {
   // Progress and problems, for Python.
   int64_t files_written_ = 0;
   int64_t bytes_written_ = 0;
-  int64_t error_count_ = 0;
+  int64_t files_lost_ = 0;
+  int64_t error_count_ = 0;          // records or appended files that lost something
   std::vector<std::string> errors_;  // the first few messages
+  std::string last_error_;
+  std::map<std::string, int64_t> lost_by_dir_;  // bounded; further directories only count
+  int64_t lost_dirs_dropped_ = 0;
+  AppendedFiles appended_;              // statistic.csv and mapping.csv
+  std::vector<std::string> unwritten_;  // appended files whose rows are not all on disk (last attempt)
   std::vector<OverflowEvent> overflow_events_;
   int64_t overflow_events_dropped_ = 0;
   uint64_t changes_ = 0;  // bumped by every error, and by every overflow record queued and written

@@ -2,12 +2,16 @@
 
 npu-bridge info            versions, the C++ library, the collective world seen from the environment
 npu-bridge options [KEY]   the NpuOptimizer option table, or everything about one option
+
+Exit codes (the same in every npu_bridge tool): 0 done, 2 bad usage or a bad input (an unknown option, a
+malformed environment or rank table; the message names it), 1 an unexpected failure.
 """
 
 import argparse
 import sys
 
 from npu_bridge.core.runtime import log, version
+from npu_bridge.core.runtime.errors import NpuBridgeError
 
 
 def _info(_args):
@@ -64,13 +68,18 @@ def main(argv=None):
     sub.add_parser("info", help="versions, the C++ library and the collective world").set_defaults(run=_info)
     options = sub.add_parser("options", help="the NpuOptimizer option table or one option")
     options.add_argument("key", nargs="?", help="an option name, e.g. precision_mode")
-    options.add_argument("--markdown", action="store_true", help="print the whole table as markdown (README.md's)")
+    options.add_argument(
+        "--markdown", action="store_true", help="print the whole table as markdown (as in docs/options.md)"
+    )
     options.set_defaults(run=_options)
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except Exception as e:  # pylint: disable=broad-except  (a CLI reports errors, it does not trace back)
+    except NpuBridgeError as e:  # a bad environment or rank table: the input's fault, named in the message
         print(f"npu-bridge: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # pylint: disable=broad-except  (a CLI reports errors, it does not trace back)
+        print(f"npu-bridge: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
 
 

@@ -6,7 +6,7 @@ once for a bad argument: ``NpuArgumentTypeError`` (a ``TypeError``) for a dtype 
 allowed. Ranks (``root_rank``, ``dest_rank``, ``src_rank``) are group ranks. Before the NPU system is initialized
 only the world group exists.
 
-Differences from Ascend (see the README): ``fusion`` / ``fusion_id`` are validated but each call is its own
+Differences from Ascend (see docs/fidelity.md): ``fusion`` / ``fusion_id`` are validated but each call is its own
 collective (the distributed optimizers fuse gradients themselves); ``reduce`` leaves the result on every
 rank, not only on the root. The remote-memory operations are in ``remote_memory`` (not supported off the NPU).
 

@@ -44,11 +44,13 @@ class RunCollectives:
       ops: tuple of (op name, ``CollectiveInfo``).
       ranks: frozenset of the world ranks they involve.
       graph_key: the collective_graph_key the run needs, 0 when TensorFlow derives one itself.
+      in_loop: some of them sit in a while loop of the graph (they run many times per run).
     """
 
     ops: tuple
     ranks: frozenset
     graph_key: int
+    in_loop: bool = False
 
     def describe(self, focus=None, limit=3):
         """A short text naming the collectives, e.g. "HcomAllReduce (allreduce, group 'g', ranks [0, 1])".
@@ -87,6 +89,11 @@ def info(op):
         return graph_record.ops.get(op.name) if graph_record else None
 
 
+def _in_while_loop(op):
+    context = op._control_flow_context  # pylint: disable=protected-access
+    return context is not None and context.GetWhileContext() is not None
+
+
 def for_run(graph, fetches):
     """Returns the ``RunCollectives`` of running ``fetches`` in ``graph``, or None when it runs none.
 
@@ -110,7 +117,10 @@ def for_run(graph, fetches):
         v2_keys = sorted(info.key for _, info in found if info.needs_graph_key)
         graph_key = 1 + _hash_keys(v2_keys) if v2_keys else 0
         result = RunCollectives(
-            ops=tuple(found), ranks=frozenset(r for _, i in found for r in i.ranks), graph_key=graph_key
+            ops=tuple(found),
+            ranks=frozenset(r for _, i in found for r in i.ranks),
+            graph_key=graph_key,
+            in_loop=any(_in_while_loop(graph.get_operation_by_name(name)) for name, _ in found),
         )
     with _lock:
         if len(graph_record.runs) >= MAX_CACHED_RUNS:

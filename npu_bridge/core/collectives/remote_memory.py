@@ -2,7 +2,7 @@
 
 ``hccl_ops.remote_read`` & co take rows of [remote rank, device address, length] and ``npu_plugin``'s RDMA
 functions register device memory. There are no device addresses in this emulation, so each function raises
-``NotSupportedOffNpuError`` saying so and what to use instead (and the README lists them).
+``NotSupportedOffNpuError`` saying so and what to use instead (and docs/fidelity.md lists them).
 """
 
 from npu_bridge.core.runtime.unsupported import unsupported

@@ -2,8 +2,11 @@
 
 For every bridged session:
   * the session's collective timeout (``hccl_timeout`` > HCCL_EXEC_TIMEOUT > 1836 s) is decided once, here, and
-    goes into the session's pass plan; the NpuOptimizer pass puts it on every collective op of the graphs the
-    session runs, and the watchdog and error messages of the session's runs use the same value;
+    goes into the session's pass plan. In a world of several ranks a run that executes collectives is bounded by it (its
+    ``RunOptions.timeout_in_ms``, times ``iterations_per_loop``, unless the script set a shorter one); the
+    NpuOptimizer pass clears the ops' own timeout, whose per-execution timer TensorFlow would keep in memory
+    until it expires, except for collectives inside a while loop of the graph, which keep it as their bound.
+    The watchdog and error messages of the session's runs use the same value;
   * in a world of more than one rank, the rank's collective server is started (once; it waits for every
     rank) and the session targets it, restricted to this rank's own worker. A session the user pointed at
     a target of their own keeps it.
@@ -18,6 +21,7 @@ import re
 import tensorflow as tf
 
 from npu_bridge.core.collectives import registry, server, settings
+from npu_bridge.core.launch import interrupt as launch_interrupt
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
@@ -43,7 +47,8 @@ def attach_collectives(plan):
     plan.pass_plan.collective_timeout = timeout
     current = plan.world
     if current.rank_size == 1:
-        return
+        return  # no run hook: the collectives keep their own timeout
+    plan.pass_plan.collective_run_bound = True
     runtime = server.ensure_started(current)
     if not plan.target:
         plan.target = runtime.target
@@ -57,16 +62,19 @@ def attach_collectives(plan):
         )
     if not plan.config.device_filters:
         plan.config.device_filters.append(runtime.device_filter)
-    plan.run_hooks.append(CollectiveRunHook(runtime, plan.pass_plan.collective_timeout))  # the watchdog's too
+    hook = CollectiveRunHook(runtime, plan.pass_plan.collective_timeout, plan.pass_plan.iterations_per_loop)
+    plan.run_hooks.append(hook)
 
 
 class CollectiveRunHook(RunHook):
     """Watches the runs of one session that execute collectives (see the module docstring)."""
 
-    def __init__(self, runtime, timeout):
+    def __init__(self, runtime, timeout, iterations_per_loop=1):
         self._runtime = runtime
         self._timeout = timeout
+        self._deadline_ms = timeout * 1000 * max(1, iterations_per_loop)
         self._in_flight = {}  # id(context) -> (RunCollectives, watchdog token)
+        self._options = {}  # (graph key, deadline) -> RunOptions for runs the script gave none
 
     def before_run(self, context):
         run = registry.for_run(context.session.graph, context.fetches)
@@ -77,22 +85,51 @@ class CollectiveRunHook(RunHook):
                 f"{self._runtime.failure}\nCollectives cannot run again in this process after that failure "
                 "(TensorFlow stops them for good): end this rank and restart the job"
             )
-        if run.graph_key and not (context.options and context.options.experimental.collective_graph_key):
-            options = tf.compat.v1.RunOptions()
-            if context.options is not None:
-                options.CopyFrom(context.options)
-            options.experimental.collective_graph_key = run.graph_key
-            context.options = options
+        context.options = self._run_options(context.options, run)
         token = self._runtime.watchdog.enter(run.describe, run.ranks, self._timeout)
         self._in_flight[id(context)] = (run, token)
+
+    def _run_options(self, given, run):
+        """``given`` RunOptions with the run's collective graph key and deadline added where missing."""
+        key = 0 if given is not None and given.experimental.collective_graph_key else run.graph_key
+        deadline = 0 if run.in_loop else self._deadline_ms
+        if given is not None and 0 < given.timeout_in_ms <= deadline:
+            deadline = 0  # the script's own bound is shorter
+        if not (key or deadline):
+            return given
+        if given is None:
+            if (key, deadline) not in self._options:
+                self._options[(key, deadline)] = self._make_options(None, key, deadline)
+            return self._options[(key, deadline)]
+        return self._make_options(given, key, deadline)
+
+    @staticmethod
+    def _make_options(given, key, deadline):
+        options = tf.compat.v1.RunOptions()
+        if given is not None:
+            options.CopyFrom(given)
+        if key:
+            options.experimental.collective_graph_key = key
+        if deadline:
+            options.timeout_in_ms = deadline
+        return options
 
     def after_run(self, context, results):
         self._finish(context)
 
     def run_failed(self, context, error):
         run = self._finish(context)
-        if run is None or not _is_collective_failure(error):
+        if run is None:
             return None
+        # The run's deadline is the collective timeout: a run that exceeds it waited in a collective.
+        deadline_hit = isinstance(error, tf.errors.DeadlineExceededError) and not run.in_loop
+        if not (deadline_hit or _is_collective_failure(error)):
+            return None
+        # --- npu-run is stopping the job (Ctrl-C): the peers left because of that, not by failing ---
+        reason = launch_interrupt.stop_reason()
+        if reason is not None:
+            return KeyboardInterrupt(f"npu-run is stopping the job ({reason}); {run.describe()} could not finish")
+        # ---
         message = explain(error, run, self._runtime, self._timeout)
         self._runtime.record_failure(message)
         return CollectiveError(message)

@@ -10,7 +10,8 @@ collides between ranks, also when several ranks share a machine.
 
 import os
 
-from npu_bridge.core.runtime.errors import EnvironmentVariableError
+from npu_bridge.core.device.device_id import parse_int
+from npu_bridge.core.runtime.errors import EnvironmentVariableError, shortened
 
 CONNECT_TIMEOUT_VARIABLE = "HCCL_CONNECT_TIMEOUT"
 EXEC_TIMEOUT_VARIABLE = "HCCL_EXEC_TIMEOUT"
@@ -19,19 +20,18 @@ DEFAULT_CONNECT_TIMEOUT = 120
 DEFAULT_EXEC_TIMEOUT = 1836
 DEFAULT_PORT_BASE = 60000
 MAX_PORT = 65535
+MAX_SECONDS = 2**31 - 1  # a timeout TensorFlow's collectives can hold (microseconds in an int64) with room to spare
 
 
 def _seconds(environ, name, default):
     text = environ.get(name, "").strip()
     if not text:
         return default
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
+    value = parse_int(text)  # ASCII digits only: int() also reads "1_000" and other scripts' digits
+    if value is None or not 1 <= value <= MAX_SECONDS:
         raise EnvironmentVariableError(
-            f"{name} has invalid value {environ[name]!r}: must be a whole number of seconds >= 1"
+            f"{name} has invalid value {shortened(environ[name])}: must be a whole number of seconds >= 1 "
+            f"and <= {MAX_SECONDS}"
         )
     return value
 
@@ -73,10 +73,8 @@ def port_base(rank_size, environ=os.environ):
     if not text:
         base = DEFAULT_PORT_BASE
     else:
-        try:
-            base = int(text)
-        except ValueError:
-            base = -1
+        parsed = parse_int(text)  # ASCII digits only
+        base = -1 if parsed is None else parsed
     if rank_size > MAX_PORT:
         raise EnvironmentVariableError(
             f"the job has {rank_size} ranks, but each rank's collective server listens on its own port "
@@ -89,7 +87,7 @@ def port_base(rank_size, environ=os.environ):
             f"set {PORT_BASE_VARIABLE} to an integer in [1, {MAX_PORT - rank_size + 1}] or use fewer ranks"
         )
     if not 1 <= base <= MAX_PORT - rank_size + 1:
-        value = f"value {text!r}" if text else f"default {DEFAULT_PORT_BASE} (unset)"
+        value = f"value {shortened(text)}" if text else f"default {DEFAULT_PORT_BASE} (unset)"
         raise EnvironmentVariableError(
             f"{PORT_BASE_VARIABLE} has invalid {value}: must be an integer in [1, {MAX_PORT - rank_size + 1}], "
             f"so that the ports base..base+{rank_size - 1} of the {rank_size} ranks are valid"

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 
+from npu_bridge.core.launch import interrupt
 from npu_bridge.core.runtime import log
 
 EXIT_CODE = 70
@@ -45,7 +46,13 @@ def probe(address, timeout=1.0):
 
 
 def abort(message):
-    """Reports ``message`` and ends the process with ``EXIT_CODE`` (default action of the watchdog)."""
+    """Reports ``message`` and ends the process with ``EXIT_CODE`` (default action of the watchdog).
+
+    While npu-run stops the job (Ctrl-C), the rank waited for is gone because of that: the process ends as
+    interrupted instead, with one line and exit code 130 (``npu_bridge.core.launch.interrupt``).
+    """
+    if interrupt.stop_reason() is not None:
+        interrupt.exit_interrupted(interrupt.where_main_thread())
     if log.logger.isEnabledFor(logging.CRITICAL):
         log.logger.critical(message)
     else:

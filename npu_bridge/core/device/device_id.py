@@ -13,13 +13,15 @@ rank table's device of this rank, or the local rank in a multi-rank job), which 
 import os
 import re
 
-from npu_bridge.core.runtime.errors import DeviceIdError
+from npu_bridge.core.runtime.errors import DeviceIdError, shortened
 
 SESSION_OPTION = "session_device_id"
 ENV_VARIABLES = ("ASCEND_DEVICE_ID", "DEVICE_ID")
 DEFAULT = "default"
 _UNSET_SESSION_VALUES = (None, -1)  # -1 is upstream's default of the option, meaning "not set"
+_MAX_DIGITS = 100  # far beyond any int64, far below int()'s limit
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
+MAX_DEVICE_ID = 2**63 - 1  # device ids travel as int64, like the session_device_id option
 
 
 def resolve_with_source(session_device_id=None, environ=os.environ):
@@ -67,21 +69,24 @@ def resolve(session_device_id=None, environ=os.environ):
 def parse_int(text):
     """Parses a decimal integer from an environment variable's text.
 
-    Stricter than ``int()``, which also accepts "1_0" and non-ASCII digits.
+    Stricter than ``int()``, which also accepts "1_0" and non-ASCII digits (and refuses more than 4300 digits
+    with a ValueError).
 
     Args:
       text: the variable's value; surrounding whitespace is ignored.
     Returns:
-      The integer, or None when ``text`` is not a decimal integer.
+      The integer, or None when ``text`` is not a decimal integer of at most ``_MAX_DIGITS`` digits.
     """
     text = text.strip()
-    return int(text) if _INT_TEXT.fullmatch(text) else None
+    return int(text) if len(text) <= _MAX_DIGITS and _INT_TEXT.fullmatch(text) else None
 
 
 def _parse_env(name, text):
     value = parse_int(text)
     if value is None:
-        raise DeviceIdError(f"{name} is invalid, should be int, such as 0, 1, 2. Got {name}={text!r}.")
+        raise DeviceIdError(f"{name} is invalid, should be int, such as 0, 1, 2. Got {name}={shortened(text)}.")
     if value < 0:
-        raise DeviceIdError(f"{name} should be >= 0. Got {name}={text!r}.")
+        raise DeviceIdError(f"{name} should be >= 0. Got {name}={shortened(text)}.")
+    if value > MAX_DEVICE_ID:
+        raise DeviceIdError(f"{name} should be <= {MAX_DEVICE_ID} (an int64). Got {name}={shortened(text)}.")
     return value

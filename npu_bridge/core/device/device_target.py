@@ -28,13 +28,14 @@ def requested(options=None, environ=None):
     if options is not None and options.is_set("device_target"):
         return options.get("device_target")
     environ = os.environ if environ is None else environ
-    value = environ.get(ENV_VARIABLE, "").strip()
+    given = environ.get(ENV_VARIABLE, "")
+    value = given.strip()
     if not value:
         return "auto"
     if value not in DEVICE_TARGETS:
         raise NpuOptionError(
             ENV_VARIABLE,
-            value,
+            given,
             ", ".join(DEVICE_TARGETS),
             "the environment variable chooses the backend when the option is not set",
         )

@@ -4,25 +4,27 @@
   npu-dump compare MINE TRUTH [-o CSV]     two dump trees tensor by tensor; says which op diverges first
                                            (msaccucmp's spelling also works: compare -m MINE -g TRUTH)
   npu-dump overflow DIR [-n N] [-o FILE]   the overflow report of a dump tree
-  npu-dump info PATH...                    what dump files, Opdebug records or .npy files hold
+  npu-dump info PATH...                    what dump files, Opdebug records or .npy files hold, and which
+                                           steps are incomplete (files the disk refused, a killed writer)
 
 Exit codes (the same in every npu_bridge tool): 0 done and nothing found, 1 a finding (an op diverges, an
-overflow is recorded), 2 bad usage or an input that is missing or damaged (the message names it).
+overflow is recorded, a dump is incomplete), 2 bad usage or an input that is missing or damaged (the message names it).
 """
 
 import argparse
 import os
+import stat
 import sys
 import time
 
 import numpy as np
 
-from npu_bridge.core.dump import dump_compare, dump_convert, dump_file, dump_tree, overflow_records
-from npu_bridge.core.runtime import version
-from npu_bridge.core.runtime.errors import DumpFormatError, DumpTreeError
+from npu_bridge.core.dump import dump_compare, dump_convert, dump_file, dump_status, dump_tree, overflow_records
+from npu_bridge.core.runtime import arg_checks, atomic_write, bounded_files, version
+from npu_bridge.core.runtime.errors import DumpFormatError, DumpTreeError, shortened, shortened_text
 
 EXIT_OK = 0
-EXIT_FINDING = 1  # an op diverges, an overflow is recorded
+EXIT_FINDING = 1  # an op diverges, an overflow is recorded, a dump is incomplete
 EXIT_BAD_INPUT = 2  # also argparse's code for bad usage
 
 _PROGRESS_SECONDS = 1.0
@@ -54,10 +56,15 @@ def _convert(args):
 
 def _compare(args):
     mine, truth = _compare_inputs(args)
+    _require_input(mine, "my dump")
+    _require_input(truth, "the ground truth")
+    output = args.output or dump_compare.default_csv_name()
+    atomic_write.check_output(output, "result CSV")  # before the work, not after it
+    for tree in (mine, truth):
+        _warn_if_incomplete(tree)
     comparison = dump_compare.compare(
         mine, truth, step=args.step, cosine_threshold=args.cosine, progress=_Progress("compared")
     )
-    output = args.output or dump_compare.default_csv_name()
     comparison.write_csv(output)
     print(comparison.summary(top=args.top))
     print(f"result: {output}")
@@ -65,12 +72,14 @@ def _compare(args):
 
 
 def _overflow(args):
+    if args.output:
+        atomic_write.check_output(args.output, "overflow report")
     dump_tree.require_artifacts(args.dir, dump_tree.scan(args.dir))  # an empty tree is not "no overflow"
+    _warn_if_incomplete(args.dir)
     entries = overflow_records.find(args.dir)
     text = overflow_records.render(entries, args.dir, detailed=args.number)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        atomic_write.write_output(args.output, text, "overflow report")
         print(f"wrote {args.output}")
     sys.stdout.write(text)
     return EXIT_FINDING if entries else EXIT_OK
@@ -80,7 +89,8 @@ def _info(args):
     status = 0
     for path in args.paths:
         if os.path.isdir(path):
-            _describe_tree(path)
+            if not _describe_tree(path):
+                status = max(status, EXIT_FINDING)
             continue
         try:
             _describe_file(dump_file.load(path))
@@ -140,17 +150,69 @@ def _compare_inputs(args):
     return chosen
 
 
+def _require_input(path, what):
+    """Checks a tree ``compare`` is given: a directory, or a dump, Opdebug or .npy file (by its name).
+
+    Raises:
+      DumpTreeError: ``path`` does not exist or cannot be looked at (named as given).
+      DumpFormatError: ``path`` is a FIFO, a device, or a file whose name is not a dump artifact's.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DumpTreeError(f"no such dump directory or file: {shortened_text(path)} ({what})") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL character
+        reason = getattr(e, "strerror", None) or str(e)
+        raise DumpTreeError(f"{what} {shortened(path)} cannot be read: {reason}") from None
+    if stat.S_ISDIR(mode):
+        return
+    if not stat.S_ISREG(mode):
+        raise DumpFormatError(
+            f"{what} {shortened(path)} is {bounded_files.kind_of(mode)}; give a dump tree (a directory) or a dump file"
+        )
+    if not dump_tree.scan(path):
+        raise DumpFormatError(
+            f"{what} {shortened(path)} is not a dump file, Opdebug record or .npy file (its name is none of "
+            "theirs); give a dump tree (a directory) or one of its files"
+        )
+
+
 def _describe_tree(path):
+    """Prints what a tree holds, step by step, flagging incomplete steps. Returns False when some are."""
     artifacts = dump_tree.require_artifacts(path, dump_tree.scan(path))
-    groups = {}
+    problems = {os.path.abspath(p.step_dir): p.text for p in dump_status.problems(path)}
+    incomplete = len(problems)
+    groups, directories = {}, {}
     for artifact in artifacts:
         key = (artifact.model or "-", artifact.step)
         groups.setdefault(key, {}).setdefault(artifact.name.kind, 0)
         groups[key][artifact.name.kind] += 1
+        if artifact.step is not None:
+            directories[key] = os.path.abspath(os.path.dirname(artifact.path))
     print(f"{path}: {len(artifacts)} artifacts")
     for (model, step), kinds in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or -1)):
         where = f"model {model}" + ("" if step is None else f", step {step}")
-        print(f"  {where}: " + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())))
+        problem = problems.pop(directories.get((model, step)), None)
+        print(
+            f"  {where}: "
+            + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+            + (f"  INCOMPLETE: {problem}" if problem else "")
+        )
+    for directory, problem in sorted(problems.items()):
+        print(f"  {os.path.relpath(directory, path)}: INCOMPLETE: {problem}")
+    if incomplete:
+        print(f"{path}: {incomplete} incomplete steps: their data is partial", file=sys.stderr)
+    return not incomplete
+
+
+def _warn_if_incomplete(tree):
+    problems = dump_status.problems(tree)
+    if problems:
+        print(
+            f"npu-dump: warning: {tree} is incomplete in {len(problems)} step directories "
+            f"({problems[0].step_dir}: {problems[0].text}); `npu-dump info {tree}` lists them",
+            file=sys.stderr,
+        )
 
 
 def _parser():
@@ -173,21 +235,25 @@ def _parser():
     compare.add_argument("-m", "--my_dump_path", help="my dump, as msaccucmp spells it (instead of MINE)")
     compare.add_argument("-g", "--golden_dump_path", help="the ground truth, as msaccucmp spells it (instead of TRUTH)")
     compare.add_argument("-o", "--output", help="result CSV (default: ./compare_result_{time}.csv)")
-    compare.add_argument("--step", type=int, help="step to compare (default: the lowest step both hold)")
+    compare.add_argument(
+        "--step", type=arg_checks.command_line_int, help="step to compare (default: the lowest step both hold)"
+    )
     compare.add_argument(
         "--cosine",
-        type=float,
+        type=arg_checks.command_line_float,
         default=dump_compare.DEFAULT_COSINE_THRESHOLD,
         help="a tensor diverges below this cosine similarity (default %(default)s)",
     )
-    compare.add_argument("--top", type=int, default=5, help="worst tensors to list (default %(default)s)")
+    compare.add_argument(
+        "--top", type=arg_checks.command_line_int, default=5, help="worst tensors to list (default %(default)s)"
+    )
     compare.set_defaults(run=_compare, parser=compare)
     overflow = sub.add_parser("overflow", help="the overflow report of a dump tree")
     overflow.add_argument("dir", help="a dump tree (any level) or an Opdebug file")
     overflow.add_argument(
         "-n",
         "--number",
-        type=int,
+        type=arg_checks.command_line_int,
         default=overflow_records.DEFAULT_DETAILED,
         help="records shown with their tensors' statistics (default %(default)s)",
     )

@@ -24,6 +24,7 @@ sorted worst first; OpSequence is the execution order in my dump.
 
 import csv
 import dataclasses
+import io
 import math
 import time
 from typing import Optional
@@ -31,6 +32,7 @@ from typing import Optional
 import numpy as np
 
 from npu_bridge.core.dump import dump_file, dump_names, dump_tree
+from npu_bridge.core.runtime import atomic_write
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
 ALGORITHMS = (
@@ -192,12 +194,17 @@ class Comparison:
         return "\n".join(lines)
 
     def write_csv(self, path):
-        """Writes the result CSV (Ascend's comparison columns) to ``path``."""
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
-            writer.writerow(CSV_HEADER)
-            for number, row in enumerate(self.rows, 1):
-                writer.writerow(_csv_cells(number, row))
+        """Writes the result CSV (Ascend's comparison columns) to ``path``, atomically.
+
+        Raises:
+          OutputFileError: ``path`` is not a regular file (a FIFO, a device, a directory) or cannot be written.
+        """
+        text = io.StringIO(newline="")
+        writer = csv.writer(text)
+        writer.writerow(CSV_HEADER)
+        for number, row in enumerate(self.rows, 1):
+            writer.writerow(_csv_cells(number, row))
+        atomic_write.write_output(path, text.getvalue(), "result CSV")
 
 
 def compare(mine, truth, step=None, cosine_threshold=DEFAULT_COSINE_THRESHOLD, progress=None):

@@ -18,6 +18,11 @@ writer's overflow events (at most every few seconds, and when the session closes
 fails in a session with
 enable_exception_dump=1, it writes the failed op's inputs and says where in the error.
 
+A file the disk refuses costs that file only: training goes on, the first failure is logged at once and later
+ones at most once a minute with their count, and when a session closes (and when the process exits) each dump
+root's {root}/dump_status.json says whether its dump is complete and which steps lack files, and an error line
+says so. The overflow warning and report come from the writer's events, which do not depend on the disk.
+
 The warning names the first overflowing op in execution order (the records' timestamps), as the report does.
 The writer finishes records in any order (a large one takes longer), so before a dump root's first warning the
 hook waits until every record queued so far is written and takes the earliest.
@@ -27,26 +32,38 @@ import itertools
 import json
 import os
 import re
+import stat
 import threading
 import time
 import weakref
 
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-from npu_bridge.core.dump import dump_writer, overflow_records
+from npu_bridge.core.dump import dump_status, dump_writer, overflow_records
 from npu_bridge.core.options import checks as option_checks
-from npu_bridge.core.runtime import log, resource
-from npu_bridge.core.runtime.errors import NpuOptionError
+from npu_bridge.core.runtime import atomic_write, log, resource
+from npu_bridge.core.runtime.errors import NpuOptionError, shortened, shortened_text
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
 GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
+EXCEPTION_DIR_VARIABLES = ("NPU_COLLECT_PATH", "ASCEND_WORK_PATH")  # the first one set wins
+_PATH_MAX = 4096  # bytes of a path, with its terminating NUL (Linux)
+_NAME_MAX = 255  # bytes of one name in a path
 REPORT_INTERVAL_SECONDS = 5.0
+ERROR_LOG_INTERVAL_SECONDS = 60.0
 _FAILED_NODE = re.compile(r"\{\{node ([^}]+)\}\}")
 _LIBRARY_PATHS = tuple(os.sep + part + os.sep for part in ("tensorflow", "tf_keras", "keras", "npu_bridge"))
 
 _lock = threading.RLock()
 _session_ids = itertools.count(1)
-_state = {"time": None, "exit_registered": False, "next_event": 0, "seen_changes": 0, "errors_seen": 0}
+_state = {
+    "time": None,
+    "exit_registered": False,
+    "next_event": 0,
+    "seen_changes": 0,
+    "errors_seen": 0,
+    "errors_logged_at": 0.0,
+}
 _reports = {}  # dump root -> _Report
 _graphs = weakref.WeakSet()  # graphs of hooked sessions, to find where overflowing ops were created
 
@@ -60,6 +77,9 @@ def plan_dump(plan):
     if not (dumping or debugging or capturing):
         return
     pass_plan = plan.pass_plan
+    # The environment is checked before anything is recorded or written for the session.
+    capture_dir = exception_dir(plan.world.device_id) if capturing else None
+    dump_writer.configure_from_environment()
     session_id = next(_session_ids)
     if dumping or debugging:
         root = os.path.join(options.get("dump_path"), process_time(), str(plan.world.device_id))
@@ -69,7 +89,9 @@ def plan_dump(plan):
         pass_plan.overflow_fp16_saturation = bool(debugging) and plan.backend == "ascend"
         _keep_op_names(plan.config.graph_options.rewrite_options)
         with _lock:
-            _reports.setdefault(root, _Report(root))
+            report = _reports.setdefault(root, _Report(root))
+            report.sessions += 1
+            report.write_status("running", dump_writer.status())
     if dumping:
         pass_plan.dump_enabled = True
         pass_plan.dump_inputs = options.get("dump_mode") != "output"
@@ -81,11 +103,10 @@ def plan_dump(plan):
         pass_plan.dump_layers = tuple((options.get("dump_layer") or "").split())
     if capturing:
         pass_plan.exception_dump = True
-        pass_plan.exception_dir = exception_dir(plan.world.device_id)
+        pass_plan.exception_dir = capture_dir
         pass_plan.session_id = session_id
-    dump_writer.configure_from_environment()
     _register_exit()
-    plan.run_hooks.append(DumpRunHook(session_id, capturing, pass_plan.dump_layers))
+    plan.run_hooks.append(DumpRunHook(session_id, capturing, pass_plan.dump_layers, pass_plan.dump_root or None))
 
 
 def _keep_op_names(rewrite_options):
@@ -125,19 +146,98 @@ def process_time():
         return _state["time"]
 
 
-def exception_dir(device_id):
+def exception_dir(device_id, environ=None):
     """Where exception dumps go: {NPU_COLLECT_PATH or ASCEND_WORK_PATH or the current directory}/
-    extra-info/data-dump/{device id}, following CANN's default layout."""
-    base = os.environ.get("NPU_COLLECT_PATH") or os.environ.get("ASCEND_WORK_PATH") or os.getcwd()
-    return os.path.join(os.path.abspath(base), "extra-info", "data-dump", str(device_id))
+    extra-info/data-dump/{device id}, following CANN's default layout (an empty variable counts as unset).
+
+    The directory is created only when an op fails, so it is checked here, when the session is created: it must
+    exist or be creatable (what exists of it is a writable directory, no part is a file, FIFO, device or symlink
+    loop), its path must fit the system's limits (PATH_MAX, NAME_MAX) and be UTF-8 (the dump writer's paths are).
+
+    Raises:
+      NpuOptionError: the directory cannot be used; the error names the variable that chose it.
+    """
+    environ = os.environ if environ is None else environ
+    name = next((variable for variable in EXCEPTION_DIR_VARIABLES if environ.get(variable)), None)
+    if name is None:
+        try:
+            base = os.getcwd()
+        except OSError as e:  # the current directory was removed
+            raise _unset_base_error(f"the current directory cannot be used: {e.strerror}") from None
+    else:
+        base = environ[name]
+    directory = os.path.join(os.path.abspath(base), "extra-info", "data-dump", str(device_id))
+    problem = _directory_problem(directory)
+    if problem is None:
+        return directory
+    if name is None:
+        raise _unset_base_error(problem)
+    raise NpuOptionError(
+        name,
+        base,
+        "a writable directory, or a path where one can be created, in UTF-8 (exception dumps go to "
+        "{path}/extra-info/data-dump/{device id})",
+        f"the environment variable sets where exception dumps go (enable_exception_dump=1), but {problem}",
+    )
+
+
+def _unset_base_error(problem):
+    return NpuOptionError(
+        "enable_exception_dump",
+        1,
+        "set NPU_COLLECT_PATH or ASCEND_WORK_PATH to a writable directory, or run in one",
+        f"exception dumps go under the current directory when NPU_COLLECT_PATH and ASCEND_WORK_PATH are unset, "
+        f"but {problem}",
+    )
+
+
+def _directory_problem(directory):
+    """Why exception dumps cannot be written to ``directory`` (absolute), or None when they can."""
+    try:
+        encoded = directory.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the path is not valid UTF-8"
+    if "\x00" in directory:
+        return "the path holds a NUL character"
+    if len(encoded) >= _PATH_MAX:
+        return (
+            f"the dump directory {shortened_text(directory)} would be {len(encoded)} bytes long, too long for "
+            f"the system (at most {_PATH_MAX - 1})"
+        )
+    longest = max(directory.split(os.sep), key=lambda part: len(part.encode("utf-8")))
+    if len(longest.encode("utf-8")) > _NAME_MAX:
+        return f"the name {shortened_text(longest)} in the path is longer than {_NAME_MAX} bytes"
+    path = directory
+    while True:
+        try:
+            mode = os.stat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):  # created when needed; a file in the way is found above
+            path = os.path.dirname(path)
+            continue
+        except OSError as e:  # a symlink loop, no permission to look
+            return f"{shortened_text(path)} cannot be used: {e.strerror}"
+        if not stat.S_ISDIR(mode):
+            return f"{shortened_text(path)} is not a directory ({_kind(mode)})"
+        if not os.access(path, os.W_OK | os.X_OK):
+            what = "the dump directory" if path == directory else "the directory to create it in"
+            return f"{what} {shortened_text(path)} is not writable"
+        return None
+
+
+def _kind(mode):
+    for test, text in ((stat.S_ISREG, "a file"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return text
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file"
 
 
 class DumpRunHook(RunHook):
     """Watches the runs of one dumping session."""
 
-    def __init__(self, session_id, capturing, layer=()):
+    def __init__(self, session_id, capturing, layer=(), root=None):
         self._session_id, self._capturing = session_id, capturing
         self._unchecked_layer = layer
+        self._root = root
 
     def after_run(self, context, results):
         _graphs.add(context.session.graph)
@@ -170,8 +270,10 @@ class DumpRunHook(RunHook):
         return _with_note(error, note)
 
     def end(self, session):
-        dump_writer.flush()
-        poll(final=True)
+        with _lock:
+            if self._root in _reports:
+                _reports[self._root].sessions -= 1
+        _finish()
 
 
 def _warn_unknown_layer_ops(graph, names):
@@ -201,7 +303,7 @@ def poll(final=False):
         _state["seen_changes"] = changes
         events = sorted(dump_writer.overflow_events(_state["next_event"]), key=lambda event: event["timestamp"])
         _state["next_event"] += len(events)
-        _log_new_errors()
+        _log_new_errors(dump_writer.status())
         for event in events:
             report = next((r for root, r in _reports.items() if event["dir"].startswith(root + os.sep)), None)
             if report is not None:
@@ -210,22 +312,52 @@ def poll(final=False):
             report.write_if_due(final)
 
 
-def _log_new_errors():
-    status = dump_writer.status()
+def _log_new_errors(status):
+    """Logs the first failed write (since the last session ended) at once, later ones at most once a minute
+    with their count."""
     new = status["error_count"] - _state["errors_seen"]
-    if new > 0:
-        first = (
-            status["errors"][_state["errors_seen"]]
-            if _state["errors_seen"] < len(status["errors"])
-            else status["errors"][-1]
-        )
+    if new <= 0:
+        return
+    now = time.monotonic()
+    if not _state["errors_logged_at"]:
         log.logger.error(
-            "dump: a dump file could not be written: %s (%d failed writes since the last report, %d in all)",
-            first,
+            "dump: a dump file could not be written: %s; training goes on, and what is lost is counted and "
+            "reported when the session ends",
+            _oldest_new_error(status),
+        )
+    elif now - _state["errors_logged_at"] >= ERROR_LOG_INTERVAL_SECONDS:
+        log.logger.error(
+            "dump: %d more dump writes failed (%d in all, %d files lost so far); the latest: %s",
             new,
             status["error_count"],
+            status["files_lost"],
+            status["last_error"],
         )
-        _state["errors_seen"] = status["error_count"]
+    else:
+        return
+    _state["errors_seen"] = status["error_count"]
+    _state["errors_logged_at"] = now
+
+
+def _oldest_new_error(status):
+    """The first error not logged yet (the writer keeps the first 20 messages, and the latest)."""
+    seen = _state["errors_seen"]
+    return status["errors"][seen] if seen < len(status["errors"]) else status["last_error"]
+
+
+def _finish(exiting=False):
+    """Waits for the writer, rewrites the reports, and records in each root whether its dump is complete.
+
+    Args:
+      exiting: the process exits (roots with open sessions are final too).
+    """
+    dump_writer.flush()
+    poll(final=True)
+    with _lock:
+        status = dump_writer.status()
+        for report in _reports.values():
+            report.finish(status, exiting)
+        _state["errors_logged_at"] = 0.0
 
 
 class _Report:
@@ -237,6 +369,51 @@ class _Report:
         self.entries = []
         self.pending = False
         self.written_at = None
+        self.write_failure = None
+        self.lost_logged = (0, 0)
+        self.sessions = 0  # open sessions dumping into the root
+
+    def losses(self, status):
+        """({step directory: files lost}, [appended files missing rows]) of this root, from the writer's status."""
+        prefix = self.root + os.sep
+        lost = {d: n for d, n in status["lost_dirs"].items() if d.startswith(prefix)}
+        return lost, [p for p in status["unwritten_files"] if p.startswith(prefix)]
+
+    def write_status(self, state, status):
+        """Writes {root}/dump_status.json from the writer's ``status`` (a failure is logged once)."""
+        lost, unwritten = self.losses(status)
+        try:
+            dump_status.write(self.root, state, lost, sum(lost.values()), unwritten, status["errors"][:5])
+        except OSError as e:
+            log.warn_once(
+                ("dump-status", self.root),
+                "dump: %s could not be written (%s); readers will take the dump as unfinished",
+                os.path.join(self.root, dump_status.STATUS_FILE),
+                e.strerror or e,
+            )
+
+    def finish(self, status, exiting):
+        """Records whether the dump is complete, and says so (once per change) when it is not."""
+        lost, unwritten = self.losses(status)
+        incomplete = bool(lost or unwritten or status["lost_dirs_dropped"])
+        final = "incomplete" if incomplete else "complete"
+        self.write_status(final if exiting or self.sessions <= 0 else "running", status)
+        files_lost = sum(lost.values())
+        if not incomplete or (files_lost, len(unwritten)) == self.lost_logged:
+            return
+        self.lost_logged = (files_lost, len(unwritten))
+        steps = sorted(os.path.relpath(d, self.root) for d in lost)
+        log.logger.error(
+            "dump: the dump in %s is incomplete: %d files could not be written (in %d step directories: %s)%s; "
+            "%s lists them and `npu-dump info` flags those steps. The latest error: %s",
+            self.root,
+            files_lost,
+            len(steps),
+            shortened(", ".join(steps)) if steps else "-",
+            f", and {len(unwritten)} statistic.csv / mapping.csv files are missing rows" if unwritten else "",
+            dump_status.STATUS_FILE,
+            status["last_error"],
+        )
 
     def add(self, event):
         if not self.entries:
@@ -272,18 +449,32 @@ class _Report:
         if not self.pending or not (final or due):
             return
         sources = {name: site for name, site in self.sources.items() if site}
-        with open(os.path.join(self.root, overflow_records.SOURCES_FILE), "w", encoding="utf-8") as f:
-            json.dump(sources, f, indent=1, sort_keys=True)
         if dump_writer.status()["overflow_events_dropped"]:  # the writer stopped listing them: read the files
             entries = overflow_records.find(self.root, sources)
         else:
             self.entries.sort(key=lambda entry: entry.timestamp)
             entries = self.entries
-        text = overflow_records.render(entries, self.root)
-        with open(os.path.join(self.root, overflow_records.REPORT_FILE), "w", encoding="utf-8") as f:
-            f.write(text)
-        self.pending = False
         self.written_at = time.monotonic()
+        try:
+            atomic_write.write_text(
+                os.path.join(self.root, overflow_records.SOURCES_FILE), json.dumps(sources, indent=1, sort_keys=True)
+            )
+            atomic_write.write_text(
+                os.path.join(self.root, overflow_records.REPORT_FILE), overflow_records.render(entries, self.root)
+            )
+        except OSError as e:
+            if self.write_failure is None:
+                log.logger.error(
+                    "overflow: the report in %s could not be written (%s); its %d overflow records are kept and "
+                    "the report is written again later",
+                    self.root,
+                    e.strerror or e,
+                    len(entries),
+                )
+            self.write_failure = e
+            return
+        self.write_failure = None
+        self.pending = False
 
 
 def creation_site(op_name):
@@ -321,5 +512,4 @@ def _register_exit():
 
 
 def _at_exit():
-    dump_writer.flush()
-    poll(final=True)
+    _finish(exiting=True)

@@ -2,13 +2,16 @@
 
 The writer writes every dump artifact on its own threads; ``flush`` waits until everything queued is on
 disk. Its memory limit and thread count come from the environment:
-  NPU_BRIDGE_DUMP_QUEUE_MB   tensors the writer may hold before training waits for the disk (default 256)
-  NPU_BRIDGE_DUMP_THREADS    writer threads (default 2; fixed once the writer has started)
+  NPU_BRIDGE_DUMP_QUEUE_MB   tensors the writer may hold before training waits for the disk (MB, default 256,
+                             at most 1048576 = 1 TiB)
+  NPU_BRIDGE_DUMP_THREADS    writer threads (default 2, at most 16; fixed once the writer has started)
+Both are whole numbers in ASCII digits (``str.isdigit`` and ``int`` also take other scripts' digits).
 """
 
 import ctypes
 import json
 import os
+import re
 import threading
 
 from npu_bridge.core.runtime import native_library
@@ -18,7 +21,9 @@ QUEUE_VARIABLE = "NPU_BRIDGE_DUMP_QUEUE_MB"
 THREADS_VARIABLE = "NPU_BRIDGE_DUMP_THREADS"
 _DEFAULT_QUEUE_MB = 256
 _DEFAULT_THREADS = 2
-_MAX_THREADS = 16
+MAX_QUEUE_MB = 1 << 20  # 1 TiB; the byte count (MB << 20) must fit the writer's int64 with room to spare
+MAX_THREADS = 16
+_DIGITS = re.compile(r"[0-9]+")
 _RESULT_BUFFER = 1 << 16
 
 _lock = threading.Lock()
@@ -58,7 +63,9 @@ def changes():
 
 
 def status():
-    """Returns the writer's counters: files_written, bytes_written, queued_bytes, error_count, errors, ..."""
+    """Returns the writer's counters: files_written, bytes_written, files_lost, lost_dirs ({step directory:
+    files lost}), lost_dirs_dropped, unwritten_files (statistic.csv / mapping.csv files missing rows),
+    queued_bytes, error_count, errors (the first 20), last_error, overflow_events, ..."""
     _library()
     return native_library.read_json("npu_bridge_dump_status_json")
 
@@ -95,19 +102,26 @@ def configure_from_environment(environ=None):
     """Applies NPU_BRIDGE_DUMP_QUEUE_MB and NPU_BRIDGE_DUMP_THREADS.
 
     Raises:
-      NpuOptionError: a variable is not a positive integer (or too many threads).
+      NpuOptionError: a variable is not a whole number in ASCII digits within its range.
     """
     environ = os.environ if environ is None else environ
-    queue_mb = _positive(environ, QUEUE_VARIABLE, _DEFAULT_QUEUE_MB, None)
-    threads = _positive(environ, THREADS_VARIABLE, _DEFAULT_THREADS, _MAX_THREADS)
+    queue_mb = _positive(environ, QUEUE_VARIABLE, _DEFAULT_QUEUE_MB, MAX_QUEUE_MB)
+    threads = _positive(environ, THREADS_VARIABLE, _DEFAULT_THREADS, MAX_THREADS)
     _library().npu_bridge_dump_configure(queue_mb << 20, threads)
 
 
 def _positive(environ, name, default, maximum):
+    """The variable ``name`` as an integer in [1, maximum] (``default`` when unset or blank)."""
     text = environ.get(name, "").strip()
     if not text:
         return default
-    allowed = "a positive integer" + (f" <= {maximum}" if maximum else "")
-    if not text.isdigit() or int(text) < 1 or (maximum and int(text) > maximum):
-        raise NpuOptionError(name, text, allowed, "the environment variable configures the dump writer")
+    # ASCII digits only: str.isdigit() also takes "²" (which int() then refuses) and int() takes "٣" as 3. The
+    # length check keeps int() away from numbers past its 4300-digit limit.
+    if not _DIGITS.fullmatch(text) or len(text) > 30 or not 1 <= int(text) <= maximum:
+        raise NpuOptionError(
+            name,
+            text,
+            f"a positive integer <= {maximum} in ASCII digits",
+            "the environment variable configures the dump writer",
+        )
     return int(text)

@@ -195,7 +195,7 @@ def render(entries, root, detailed=DEFAULT_DETAILED):
         for tensor in entry.tensors:
             lines.append(f"     {tensor.io} {tensor.index}: {tensor.text()}")
         files = [os.path.basename(p) for p in (entry.opdebug_path, entry.dump_path) if p]
-        lines.append(f"     files: {', '.join(files)}")
+        lines.append(f"     files: {', '.join(files) if files else 'none (they could not be written)'}")
     if len(entries) > detailed:
         lines.append("")
         lines.append(

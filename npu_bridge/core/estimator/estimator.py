@@ -22,14 +22,33 @@ from npu_bridge.core.estimator import job_info
 from npu_bridge.core.estimator.run_config import NPURunConfig
 from npu_bridge.core.estimator.saver import NPUSaver
 from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import NpuArgumentError, NpuUsageError
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuUsageError, shortened
 from npu_bridge.core.tf_estimator import calling
 from npu_bridge.core.tf_estimator.estimator import Estimator, default_session_config, no_check_override
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 from npu_bridge.core.tf_estimator.spec import EstimatorSpec
 from npu_bridge.core.training import iteration_loop, outfeed
+from npu_bridge.core.world import world
 
 HOST_CALL_CHANNEL = "_npu_host_call"
+
+
+def _checkpoint_source(path, source):
+    """``path`` (a warm-start checkpoint from the job information or the environment), None when empty.
+
+    Raises:
+      NpuArgumentError: the path is not UTF-8 text (TensorFlow's file functions take UTF-8 paths).
+    """
+    if not path:
+        return None
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise NpuArgumentError(
+            f"{source} has invalid value {shortened(path)}: a checkpoint path must be UTF-8 text, as TensorFlow's "
+            "file functions need it"
+        ) from None
+    return path
 
 
 def default_model_dir():
@@ -138,7 +157,9 @@ class NPUEstimator(Estimator):
             model_dir = default_model_dir()
             log.logger.warning("NPUEstimator: no model_dir given; using %s", model_dir)
         if warm_start_from is None:
-            warm_start_from = self._job_info.local_checkpoint_dir or os.environ.get("RESTORE_FROM") or None
+            warm_start_from = _checkpoint_source(self._job_info.local_checkpoint_dir, "LOCAL_CHECKPOINT_DIR") or (
+                _checkpoint_source(os.environ.get("RESTORE_FROM"), "RESTORE_FROM")
+            )
         calling.verify_model_fn_args(model_fn, params)
         self._user_model_fn = model_fn
         with no_check_override():
@@ -168,9 +189,7 @@ class NPUEstimator(Estimator):
 
             training_hooks.insert(
                 0,
-                variable_broadcast.NPUBroadcastGlobalVariablesHook(
-                    root_rank=0, index=int(os.environ.get("RANK_ID", "0"))
-                ),
+                variable_broadcast.NPUBroadcastGlobalVariablesHook(root_rank=0, index=world.rank_id_from_environment()),
             )
         if getattr(spec, "host_call", None) is not None:
             enqueue, host_hook = _host_call_ops(spec.host_call)

@@ -10,8 +10,10 @@ import dataclasses
 import os
 from typing import Optional
 
+from npu_bridge.core.device import device_id
 from npu_bridge.core.runtime import bounded_files, log
-from npu_bridge.core.runtime.errors import EnvironmentVariableError, NpuArgumentError, RankTableError
+from npu_bridge.core.runtime.errors import EnvironmentVariableError, NpuArgumentError, RankTableError, shortened
+from npu_bridge.core.world import world
 
 JOB_ID_ERROR = "Load job info failed, please check whether `JOB_ID` is set in environment variable"
 
@@ -26,7 +28,7 @@ def get_ranksize():
     if rank_size is not None and worker_size is not None:
         raise RankTableError(
             "RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time, got "
-            f"RANK_SIZE={rank_size!r} and CM_WORKER_SIZE={worker_size!r}"
+            f"RANK_SIZE={shortened(rank_size)} and CM_WORKER_SIZE={shortened(worker_size)}"
         )
     return rank_size if rank_size is not None else (worker_size if worker_size is not None else "1")
 
@@ -93,9 +95,10 @@ def _from_file(path):
     try:
         data = bounded_files.parse_json(bounded_files.read_text(path))
     except (OSError, ValueError) as e:
-        raise NpuArgumentError(f"job start file {path!r} is not a readable JSON file: {e}") from None
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else e
+        raise NpuArgumentError(f"job start file {shortened(path)} is not a readable JSON file: {reason}") from None
     if not isinstance(data, dict):
-        raise NpuArgumentError(f"job start file {path!r} must hold a JSON object, got {type(data).__name__}")
+        raise NpuArgumentError(f"job start file {shortened(path)} must hold a JSON object, got {type(data).__name__}")
     device = data.get("device_info") or {}
     return JobInfo(
         job_id=str(data.get("job_id", "")),
@@ -103,7 +106,7 @@ def _from_file(path):
         device_info=DeviceInfo(index=str(device.get("Index", "0"))),
         rank_table_file=data.get("rank_table_file"),
         local_checkpoint_dir=data.get("local_checkpoint_dir"),
-        rank_size=_as_rank_size(data.get("rank_size", get_ranksize()), f"rank_size in {path!r}"),
+        rank_size=_as_rank_size(data.get("rank_size", get_ranksize()), f"rank_size in {shortened(path)}"),
     )
 
 
@@ -123,10 +126,16 @@ def _from_environment():
 
 
 def _as_rank_size(value, source):
-    try:
-        size = int(value)
-    except (TypeError, ValueError):
-        size = 0
-    if size < 1:
-        raise RankTableError(f"{source} must be a positive integer, got {value!r}")
+    if isinstance(value, str) and not value.strip():
+        return 1  # an empty variable counts as unset, as in the collective world
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    else:
+        size = device_id.parse_int(value) if isinstance(value, str) else None  # ASCII digits, as the world reads it
+    if size is None or not 1 <= size <= world.MAX_RANKS:
+        raise RankTableError(
+            f"{source} must be a positive integer, got {shortened(value)} (a job has at most {world.MAX_RANKS} ranks)"
+        )
     return size

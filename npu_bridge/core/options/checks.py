@@ -11,14 +11,14 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 from npu_bridge.core.options import profiling_options as profiling_options_format
 from npu_bridge.core.runtime import bounded_files, log
-from npu_bridge.core.runtime.errors import OptionValueError
+from npu_bridge.core.runtime.errors import OptionValueError, shortened_text
 
 Check = Callable[[Any], Any]  # value -> normalized value; raises OptionValueError
 
 _STEP_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # ASCII digits: \d also matches other scripts' digits
 _INT_LIST = r"[0-9]+(,[0-9]+)*"
 _NAME_LIST = r"[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*)*"
-_SHAPE_ITEM = re.compile(r"([^:;,]+):(-?\d+(?:,-?\d+)*)")
+_SHAPE_ITEM = re.compile(r"([^:;,]+):(-?[0-9]+(?:,-?[0-9]+)*)")
 _MAX_DUMP_STEP_SETS = 100
 _MAX_STEP = 2**63 - 1  # steps travel to the C++ dump kernels as int64
 
@@ -140,11 +140,11 @@ def existing_rw_dir(value: str) -> str:
         raise OptionValueError("the path is empty")
     path = os.path.realpath(value)
     if not os.path.exists(path):
-        raise OptionValueError(f"the path {path} is invalid: it does not exist")
+        raise OptionValueError(f"the path {shortened_text(path)} is invalid: it does not exist")
     if not os.path.isdir(path):
-        raise OptionValueError(f"the path {path} is not a directory")
+        raise OptionValueError(f"the path {shortened_text(path)} is not a directory")
     if not os.access(path, os.R_OK | os.W_OK):
-        raise OptionValueError(f"the path {path} doesn't have read, write permissions")
+        raise OptionValueError(f"the path {shortened_text(path)} doesn't have read, write permissions")
     return path
 
 
@@ -221,7 +221,7 @@ def existing_file(value: str) -> str:
     """
     _existing(value, os.path.isfile, "a file")
     if not os.access(value, os.R_OK):
-        raise OptionValueError(f"the file {value} is not readable")
+        raise OptionValueError(f"the file {shortened_text(value)} is not readable")
     return os.path.abspath(value)
 
 
@@ -243,9 +243,9 @@ def _existing(value, is_kind, kind_text):
     if not value:
         raise OptionValueError("the path is empty")
     if not os.path.exists(value):
-        raise OptionValueError(f"the path {value} does not exist")
+        raise OptionValueError(f"the path {shortened_text(value)} does not exist")
     if not is_kind(value):
-        raise OptionValueError(f"the path {value} is not {kind_text}")
+        raise OptionValueError(f"the path {shortened_text(value)} is not {kind_text}")
 
 
 def fusion_switch_file(value: str) -> str:
@@ -262,13 +262,14 @@ def fusion_switch_file(value: str) -> str:
     try:
         content = bounded_files.parse_json(bounded_files.read_text(path))
     except (OSError, ValueError) as e:
-        raise OptionValueError(f"the file {value} is not valid JSON: {e}") from None
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else e
+        raise OptionValueError(f"the file {shortened_text(value)} is not valid JSON: {reason}") from None
     switch = content.get("Switch") if isinstance(content, dict) else None
     if not isinstance(switch, dict):
-        raise OptionValueError(f'the file {value} must hold a JSON object with a "Switch" object')
+        raise OptionValueError(f'the file {shortened_text(value)} must hold a JSON object with a "Switch" object')
     for section, passes in switch.items():
         if not isinstance(passes, dict) or any(state not in ("on", "off") for state in passes.values()):
-            raise OptionValueError(f'"Switch"."{section}" must map pass names to "on" or "off"')
+            raise OptionValueError(f'"Switch"."{shortened_text(section)}" must map pass names to "on" or "off"')
     return path
 
 

@@ -1,4 +1,4 @@
-"""Renders the option table (markdown for README.md, kept in sync; plain text for a terminal)."""
+"""Renders the option table (markdown for docs/options.md, kept in sync; plain text for a terminal)."""
 
 import collections
 import os
@@ -6,9 +6,10 @@ from typing import Union
 
 from npu_bridge.core.options.spec import STATUS_TEXT, STATUSES
 from npu_bridge.core.options.table import OPTIONS
-from npu_bridge.core.runtime import readme_blocks
+from npu_bridge.core.runtime import doc_blocks
 
-BLOCK = "options-table"  # README block name, see npu_bridge/core/runtime/readme_blocks.py
+BLOCK = "options-table"  # block name in DOCS_PAGE, see npu_bridge/core/runtime/doc_blocks.py
+DOCS_PAGE = doc_blocks.doc_page("options.md")
 
 _HEADER = ("key", "kind", "stage", "default", "allowed", "status", "effect here")
 
@@ -20,7 +21,7 @@ def render_markdown() -> str:
       The markdown text (no trailing newline).
     """
     lines = [
-        "Generated from `npu_bridge/core/options/table.py` by `python -m npu_bridge.core.options --write-readme`; "
+        "Generated from `npu_bridge/core/options/table.py` by `python -m npu_bridge.core.options --write-docs`; "
         "do not edit by hand. kind = the AttrValue field upstream reads (b bool, i int, s string); "
         "a bad value raises `NpuOptionError` when the session is created.",
         "",
@@ -75,15 +76,15 @@ def render_terminal() -> str:
     return "\n".join(lines)
 
 
-def write_readme(path: Union[str, os.PathLike] = readme_blocks.DEFAULT_README) -> None:
-    """Replaces the option-table block of a README with ``render_markdown()``.
+def write_docs(path: Union[str, os.PathLike] = DOCS_PAGE) -> None:
+    """Replaces the option-table block of a documentation page with ``render_markdown()``.
 
     Args:
-      path: the README to rewrite; default the repository's README.md.
+      path: the page to rewrite; default the repository's docs/options.md.
     Raises:
-      ValueError: the README lacks the block's markers.
+      ValueError: the page lacks the block's markers.
     """
-    readme_blocks.write_block(BLOCK, render_markdown(), path)
+    doc_blocks.write_block(BLOCK, render_markdown(), path)
 
 
 def _allowed_text(spec):

@@ -22,7 +22,7 @@ _ZERO = {"b": False, "i": 0, "s": ""}
 _FIELD_TEXT = {"b": "bool (.b)", "i": "int (.i)", "s": "string (.s)"}
 _TRUE_TEXTS = ("true", "1")
 _FALSE_TEXTS = ("false", "0")
-_INT_TEXT = re.compile(r"[+-]?\d+")
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")  # ASCII digits: int() also reads other scripts' digits
 _UNCONVERTIBLE = object()
 
 
@@ -383,7 +383,7 @@ def _report_status(explicit):
     if names:
         log.info_once(
             (__name__, "no_effect", names),
-            "NpuOptimizer options %s: %s (see the option table in README.md)",
+            "NpuOptimizer options %s: %s (see the option table in docs/options.md)",
             ", ".join(names),
             STATUS_TEXT["no_effect"],
         )

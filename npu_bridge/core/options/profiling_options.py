@@ -19,7 +19,7 @@ import re
 from typing import Dict
 
 from npu_bridge.core.runtime import bounded_files, log
-from npu_bridge.core.runtime.errors import OptionValueError
+from npu_bridge.core.runtime.errors import OptionValueError, shortened_text
 
 DEFAULT_OPTIONS = {
     "output": "./",
@@ -47,7 +47,8 @@ HOST_SYS_USAGE_ITEMS = ("cpu", "mem")
 _ON_OFF = ("on", "off")
 _TASK_LEVELS = ("on", "off", "l0", "l1")
 _API_LEVELS = ("off", "l0", "l1")
-_STORAGE = re.compile(r"(\d+)MB")
+_PATH_MAX, _NAME_MAX = 4096, 255  # Linux's limits of a path and of one name in it, in bytes
+_STORAGE = re.compile(r"([0-9]+)MB")  # ASCII digits: \d also matches other scripts' digits
 
 
 def _choice(values):
@@ -64,7 +65,7 @@ def _text(key, value):
 
 
 def _positive_int(key, value):
-    if not re.fullmatch(r"[1-9]\d*", value):
+    if not re.fullmatch(r"[1-9][0-9]*", value):
         raise OptionValueError(f'"{key}" must be a positive integer, got {value!r}')
     return value
 
@@ -92,14 +93,21 @@ def _output(key, value):
     """Accepts a directory that exists and is writable, or that can be created (nearest ancestor writable)."""
     if not value:
         raise OptionValueError(f'"{key}" is empty; give the directory for the profile, e.g. "./profiling"')
+    if "\x00" in value:
+        raise OptionValueError(f'"{key}" holds a NUL character; give the directory for the profile, e.g. "./profiling"')
     path = os.path.abspath(value)
+    shown = shortened_text(path)
+    if len(os.fsencode(path)) >= _PATH_MAX or any(len(os.fsencode(part)) > _NAME_MAX for part in path.split(os.sep)):
+        raise OptionValueError(
+            f'"{key}" {shown}: the path is too long (at most {_PATH_MAX - 1} bytes, {_NAME_MAX} per name)'
+        )
     probe = path
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe):
-        raise OptionValueError(f'"{key}" {path}: {probe} exists and is not a directory')
+        raise OptionValueError(f'"{key}" {shown}: {shortened_text(probe)} exists and is not a directory')
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise OptionValueError(f'"{key}" {path}: the directory {probe} is not writable')
+        raise OptionValueError(f'"{key}" {shown}: the directory {shortened_text(probe)} is not writable')
     return value
 
 

@@ -14,6 +14,7 @@ upstream writes but never reads (enable_reduce_precision, min_group_size) are "s
 import difflib
 import itertools
 
+from npu_bridge.core.collectives import settings as collective_settings
 from npu_bridge.core.options import checks
 from npu_bridge.core.options.spec import OptionSpec
 from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
@@ -43,6 +44,7 @@ MIXED_PRECISION_MODES_V2 = ("mixed_float16", "mixed_bfloat16", "mixed_hif8")
 IMPL_MODES = ("high_precision", "high_performance", "high_precision_for_all", "high_performance_for_all")
 DEVICE_TARGETS = ("auto", "cpu", "gpu", "ascend")
 MAX_INPUT_FUSION_SIZE = 32 * 1024 * 1024
+MAX_HCCL_TIMEOUT = collective_settings.MAX_SECONDS  # seconds, HCCL_EXEC_TIMEOUT's cap
 
 WORKS, EMULATED, NO_EFFECT = "works", "emulated", "no_effect"
 
@@ -331,7 +333,7 @@ _PROFILING = (
         False,
         EMULATED,
         "Profiles every run with TensorFlow's step stats into Ascend-format summaries (op_summary, "
-        "op_statistic, step_trace), a trace-viewer timeline and an HTML report (README: Profiling); "
+        "op_statistic, step_trace), a trace-viewer timeline and an HTML report (docs/profiling.md); "
         "PROFILING_MODE when unset.",
     ),
     _opt(
@@ -571,8 +573,10 @@ _DISTRIBUTED = (
         WORKS,
         "Bounds every collective (seconds; wins over HCCL_EXEC_TIMEOUT, default 1836): a collective that waits "
         "longer fails with CollectiveError.",
-        allowed="seconds, > 0",
-        check=checks.at_least(1, "hccl_timeout must be a positive number of seconds"),
+        allowed=f"seconds, 1 .. {MAX_HCCL_TIMEOUT}",
+        check=checks.between(
+            1, MAX_HCCL_TIMEOUT, f"hccl_timeout must be a whole number of seconds in [1, {MAX_HCCL_TIMEOUT}]"
+        ),
     ),
     _opt(
         "HCCL_algorithm",

@@ -25,7 +25,7 @@ from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import OptionValueError
 
 DOCS_PAGE = pathlib.Path(__file__).resolve().parents[3] / "docs" / "mixed_precision.md"
-DOCS_BLOCK = "mixed-precision-lists"  # a block of DOCS_PAGE (npu_bridge.core.runtime.readme_blocks)
+DOCS_BLOCK = "mixed-precision-lists"  # a block of DOCS_PAGE (npu_bridge.core.runtime.doc_blocks)
 
 LISTS = ("black-list", "white-list", "gray-list")
 ACTIONS = ("to-add", "to-remove")

@@ -15,5 +15,5 @@ arg_checks      argument checks with upstream's messages
 unsupported     upstream names that cannot work off the NPU
 tf_adapter_module  upstream's SWIG module ``npu_bridge.tf_adapter``: its DT_* constants; its functions unsupported
 graph_manager_scope  ``ScopedGraphManager`` (no effect here)
-api_surface     the upstream import paths the facades serve; readme_blocks: generated README blocks
+api_surface     the upstream import paths the facades serve; doc_blocks: generated blocks of the docs/ pages
 """

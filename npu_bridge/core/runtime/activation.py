@@ -8,7 +8,8 @@ imported first, otherwise right after TensorFlow's own import finishes (a meta-p
   * selects legacy Keras (``TF_USE_LEGACY_KERAS=1``, from the tf-keras package) unless the user chose, so
     ``tf.compat.v1.layers`` and Keras-in-Session work (``npu_bridge.core.runtime.keras_selection``: also when
     TensorFlow was imported first, as long as it has not given Keras 3 for ``tf.keras`` yet; if it has, switching
-    on fails with ``KerasVersionError`` saying what to change);
+    on fails with ``KerasVersionError`` saying what to change; a TF_USE_LEGACY_KERAS other than 1 / true / True /
+    0 / false / False fails it with ``EnvironmentVariableError``);
   * configures the ``npu_bridge`` logger from ASCEND_GLOBAL_LOG_LEVEL / ASCEND_SLOG_PRINT_TO_STDOUT;
   * loads the C++ library once (ops, kernels and the NpuOptimizer Grappler pass);
   * wraps ``BaseSession.__init__`` so every session passes through the session bridge
@@ -16,12 +17,19 @@ imported first, otherwise right after TensorFlow's own import finishes (a meta-p
   * provides ``tf.estimator`` when TensorFlow ships none (``npu_bridge.core.tf_estimator``);
   * registers ``npu_close`` to run at interpreter exit.
 
+When npu_bridge was imported first, TensorFlow's import itself runs with its C++ start-up lines hidden (oneDNN,
+CUDA drivers, CPU features; TensorFlow 2.21 prints them twice, its profiler extension carrying a second copy of
+its logging): see ``log.hidden_tensorflow_startup``. Without a CUDA driver, the "failed call to cuInit" line of
+TensorFlow's first GPU query is hidden too, in either import order (``_query_gpus_without_driver``).
+``NPU_BRIDGE_TF_LOGS=1`` shows these lines; so does a failing import.
+
 The TensorFlow import that switches npu_bridge on may come from one of npu_bridge's own modules while that
 module is still half imported, so switching on imports none of them: the session bridge and ``npu_close``
 are imported when a session is created and at exit.
 """
 
 import atexit
+import ctypes
 import importlib.abc
 import importlib.util
 import sys
@@ -40,6 +48,8 @@ def activate():
       NativeLibraryError: the C++ library is missing or was built for another TensorFlow; raised again by
         every later call.
       KerasVersionError: TensorFlow already gave Keras 3 for ``tf.keras``; raised again by every later call.
+      EnvironmentVariableError: TF_USE_LEGACY_KERAS, ASCEND_GLOBAL_LOG_LEVEL or ASCEND_SLOG_PRINT_TO_STDOUT has a
+        bad value; raised again by every later call.
     """
     with _lock:
         if _state["error"] is not None:
@@ -54,12 +64,47 @@ def activate():
             from npu_bridge.core.tf_estimator import install  # pylint: disable=import-outside-toplevel
 
             native_library.load()
+            _query_gpus_without_driver()
             _wrap_session_init()
             install.install()
             atexit.register(_close_at_exit)
         except BaseException as e:
             _state["error"] = e
             raise
+
+
+def _query_gpus_without_driver():
+    """Makes TensorFlow's first GPU query now, with its output hidden, when there is no CUDA driver to find.
+
+    A CUDA build of TensorFlow on a machine without the driver (libcuda) says so among its start-up lines ("Could
+    not find cuda drivers on your machine, GPU will not be used"), and its first GPU query -- by the first session,
+    the first ``tf.cond`` built in graph mode, or npu_bridge's backend choice -- logs the same fact again as an
+    ERROR line, "failed call to cuInit". Without a driver that query finds nothing whenever it runs, so it runs
+    here, hidden like the start-up lines; TensorFlow does not repeat it. It goes through the C API, which leaves
+    Python's eager context alone (creating that context this early, as ``tf.config.list_physical_devices`` does,
+    broke graph building in examples/mixed_precision_loss_scale.py: "Attempting to capture an EagerTensor without
+    building a function"). With a driver nothing happens here: the query initializes CUDA, which must see the
+    script's CUDA_VISIBLE_DEVICES, and a failure then is a real error.
+    """
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    try:
+        if not tf.sysconfig.get_build_info().get("is_cuda_build"):
+            return
+    except Exception:  # pylint: disable=broad-except  # an unusual build: leave the query to TensorFlow
+        return
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return  # there is a driver
+    except OSError:
+        pass
+    with log.hidden_tensorflow_startup():
+        try:
+            from tensorflow.python import pywrap_tfe  # pylint: disable=import-outside-toplevel
+
+            pywrap_tfe.TF_ListPhysicalDevices()
+        except Exception:  # pylint: disable=broad-except  # TensorFlow's own first query reports it again
+            pass
 
 
 def _wrap_session_init():
@@ -99,8 +144,15 @@ class _TensorFlowImportHook(importlib.abc.MetaPathFinder):
         load_tensorflow = spec.loader.exec_module
 
         def exec_then_activate(module):
-            keras_selection.select(before_import=True)
-            load_tensorflow(module)
+            try:
+                keras_selection.select(before_import=True)  # a bad TF_USE_LEGACY_KERAS fails TensorFlow's import
+                log.tensorflow_startup_shown()  # and so does a bad NPU_BRIDGE_TF_LOGS
+            except BaseException as e:
+                with _lock:
+                    _state["error"] = e  # npu_bridge stays off: every later activate() raises it again
+                raise
+            with log.hidden_tensorflow_startup():
+                load_tensorflow(module)
             activate()
 
         spec.loader.exec_module = exec_then_activate  # this loader instance serves only this import

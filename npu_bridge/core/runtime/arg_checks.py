@@ -1,6 +1,37 @@
-"""Argument checks with upstream's messages (``util.check_*``), used by the config classes and util."""
+"""Argument checks with upstream's messages (``util.check_*``), used by the config classes and util, and the
+number types of the command-line tools' arguments."""
 
-from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+import argparse
+import math
+import re
+
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError, shortened
+
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?inf(inity)?", re.I)
+
+
+def command_line_int(text):
+    """An argparse ``type``: a whole number in ASCII digits (``int`` also reads "1_0" and other scripts' digits).
+
+    Raises:
+      argparse.ArgumentTypeError: anything else; argparse reports it with the argument's name (exit code 2).
+    """
+    if not _INT_TEXT.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"invalid int value: {shortened(text)} (a whole number in ASCII digits)")
+    return int(text)
+
+
+def command_line_float(text):
+    """An argparse ``type``: a number in ASCII ("1.5", "1e-3", "inf"), not NaN (``float`` also reads "1_0", "nan"
+    and other scripts' digits).
+
+    Raises:
+      argparse.ArgumentTypeError: anything else; argparse reports it with the argument's name (exit code 2).
+    """
+    if not _FLOAT_TEXT.fullmatch(text.strip()) or math.isnan(float(text)):
+        raise argparse.ArgumentTypeError(f"invalid float value: {shortened(text)} (a number in ASCII, not nan)")
+    return float(text)
 
 
 def check_not_none(value, name):

@@ -78,9 +78,13 @@ def _open_regular_fd(path):
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-        raise FileReadError(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
+        raise FileReadError(errno.EINVAL, f"it is {kind_of(mode)}, not a regular file", str(path))
     return fd
+
+
+def kind_of(mode):
+    """What a file that is not a regular file is, in words ("a FIFO", "a directory", ...), from its ``st_mode``."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def parse_json(text):

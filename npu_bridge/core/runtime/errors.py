@@ -13,8 +13,16 @@ class NpuBridgeError(Exception):
 
 def shortened(value, limit=200):
     """``repr(value)``, cut to about ``limit`` characters (a pasted file must not become a 400 KB message)."""
-    text = repr(value)
+    return shortened_text(repr(value), limit)
+
+
+def shortened_text(text, limit=200):
+    """``text`` (a path, a line of a file) cut to about ``limit`` characters, for a message that quotes it."""
+    text = str(text)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+DETAIL_LIMIT = 500  # characters of the detail part of an option error (it may quote a file or a path)
 
 
 class NpuOptionError(NpuBridgeError, ValueError):
@@ -26,7 +34,7 @@ class NpuOptionError(NpuBridgeError, ValueError):
         self.allowed = allowed
         message = f"NpuOptimizer option '{key}' has invalid value {shortened(value)}"
         if detail:
-            message += f": {detail}"
+            message += f": {shortened_text(detail, DETAIL_LIMIT)}"
         if allowed:
             message += f". Allowed: {allowed}"
         super().__init__(message)
@@ -60,8 +68,8 @@ class NpuUsageError(NpuBridgeError, RuntimeError):
 
 
 class EnvironmentVariableError(NpuBridgeError, ValueError):
-    """An environment variable (HCCL_*_TIMEOUT, HCCL_IF_BASE_PORT, ASCEND_GLOBAL_LOG_LEVEL, JOB_ID) is missing
-    or has a bad value."""
+    """An environment variable (HCCL_*_TIMEOUT, HCCL_IF_BASE_PORT, ASCEND_GLOBAL_LOG_LEVEL, JOB_ID,
+    TF_USE_LEGACY_KERAS) is missing or has a bad value."""
 
 
 class RankTableError(NpuBridgeError, ValueError):
@@ -130,3 +138,11 @@ class LaunchError(NpuBridgeError):
 class FileReadError(NpuBridgeError, OSError):
     """A file the user named cannot be read: missing, not a regular file (a FIFO, a device), too large, or not
     UTF-8 text. ``strerror`` says which, so callers that report ``OSError.strerror`` need no change."""
+
+
+class OutputFileError(NpuBridgeError, OSError):
+    """A file the user named for output (``-o``) cannot be written: it is a FIFO, a device or a directory, its
+    directory is missing, or the write failed (a full disk). The message names the file."""
+
+    def __str__(self):
+        return self.strerror or super().__str__()

@@ -7,8 +7,11 @@ at its own import, to set the module search paths behind ``import tensorflow.ker
 to the Keras they resolved to. TF1 code (``tf.compat.v1.layers``, Keras models in a ``tf.compat.v1.Session``,
 the NPU Keras helpers) needs legacy Keras, so when npu_bridge switches on:
 
-1. ``TF_USE_LEGACY_KERAS`` set to a false value ("0", "false", ...) by the user: Keras 3 was chosen; nothing
-   changes.
+0. ``TF_USE_LEGACY_KERAS`` set to anything but 1 / true / True (legacy Keras), 0 / false / False (Keras 3) or
+   "" (unset): npu_bridge refuses to switch on with an ``EnvironmentVariableError``. TensorFlow reads exactly
+   "1", "true" and "True" as true and every other value as false, so "TRUE", " 1", "yes" or a typo would
+   silently give Keras 3 and TF1 code would fail later, far from the cause.
+1. ``TF_USE_LEGACY_KERAS`` set to 0 / false / False by the user: Keras 3 was chosen; nothing changes.
 2. TensorFlow not imported yet (npu_bridge imported first): ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow's
    import, so TensorFlow selects legacy Keras everywhere itself.
 3. TensorFlow imported first, but none of its Keras names used yet: ``TF_USE_LEGACY_KERAS=1`` is set, which the
@@ -29,10 +32,11 @@ import sys
 import types
 
 from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import KerasVersionError
+from npu_bridge.core.runtime.errors import EnvironmentVariableError, KerasVersionError, shortened
 
 VARIABLE = "TF_USE_LEGACY_KERAS"
-_TRUE = ("true", "True", "1")  # what TensorFlow accepts as true
+_TRUE = ("true", "True", "1")  # what TensorFlow reads as true (tensorflow/__init__.py, python/util/lazy_loader.py)
+_FALSE = ("false", "False", "0")  # TensorFlow reads every other value as false; only these are a clear choice
 
 
 def select(before_import=False):
@@ -43,10 +47,11 @@ def select(before_import=False):
     Args:
       before_import: True when TensorFlow's import is about to run (its module may already be in sys.modules).
     Raises:
+      EnvironmentVariableError: TF_USE_LEGACY_KERAS is set to an unclear value (module docstring).
       KerasVersionError: TensorFlow already resolved one of its Keras names to Keras 3.
     """
-    chosen = os.environ.get(VARIABLE)
-    if chosen is not None and chosen not in _TRUE:
+    chosen = choice()
+    if chosen in _FALSE:
         log.logger.debug("%s=%r: keeping the Keras TensorFlow chose", VARIABLE, chosen)
         return
     if before_import or "tensorflow" not in sys.modules:
@@ -58,6 +63,26 @@ def select(before_import=False):
     os.environ[VARIABLE] = "1"
     if _point_search_paths_at_tf_keras():
         log.logger.debug("TensorFlow was imported before npu_bridge; legacy Keras selected before any use of tf.keras")
+
+
+def choice(environ=None):
+    """Returns TF_USE_LEGACY_KERAS as the user set it: "1", "true", "True", "0", "false", "False", or None when it
+    is unset or empty.
+
+    Raises:
+      EnvironmentVariableError: it holds anything else (TensorFlow would silently take it as false).
+    """
+    value = (os.environ if environ is None else environ).get(VARIABLE)
+    if not value:
+        return None
+    if value not in _TRUE + _FALSE:
+        raise EnvironmentVariableError(
+            f"{VARIABLE} has invalid value {shortened(value)}: TensorFlow reads exactly 1, true and True as true "
+            "and anything else as false (Keras 3 for tf.keras), while npu_bridge needs legacy Keras (tf_keras) for "
+            "TF1 code, so it does not guess. Allowed: 1 / true / True (legacy Keras), 0 / false / False (keep "
+            "Keras 3), or unset (npu_bridge sets 1)"
+        )
+    return value
 
 
 def keras3_names():

@@ -1,17 +1,17 @@
 """Upstream names that cannot work here: APIs that need NPU hardware or software with no counterpart off the NPU.
 
 Such a name still imports (so scripts import cleanly), but using it raises ``NotSupportedOffNpuError`` saying
-why and what to use instead. ``python -m npu_bridge.core.runtime.unsupported [--write-readme]`` prints the list the
-README
-shows (or writes it into its ``unsupported-table`` block); a test keeps them in sync.
+why and what to use instead. ``python -m npu_bridge.core.runtime.unsupported [--write-docs]`` prints the list
+docs/fidelity.md shows (or writes it into that page's ``unsupported-table`` block); a test keeps them in sync.
 """
 
 import sys
 
-from npu_bridge.core.runtime import readme_blocks
+from npu_bridge.core.runtime import doc_blocks
 from npu_bridge.core.runtime.errors import NotSupportedOffNpuError
 
-README_BLOCK = "unsupported-table"
+DOCS_BLOCK = "unsupported-table"  # block name in DOCS_PAGE, see npu_bridge/core/runtime/doc_blocks.py
+DOCS_PAGE = doc_blocks.doc_page("fidelity.md")
 
 _registry = {}  # qualified name -> why it cannot work off the NPU
 
@@ -22,7 +22,7 @@ def unsupported(qualname, reason, register=True):
     Args:
       qualname: the upstream name, e.g. "npu_bridge.estimator.npu_ops.npu_onnx_graph_op".
       reason: why, and what to use instead when there is something.
-      register: list it in ``registry()`` (and so in the README); False for names made on demand.
+      register: list it in ``registry()`` (and so in docs/fidelity.md); False for names made on demand.
     Returns:
       A callable that raises ``NotSupportedOffNpuError`` naming ``qualname`` and the reason.
     """
@@ -84,7 +84,7 @@ if __name__ == "__main__":
     # Run as a script this file is `__main__`, whose registry the facades never fill: use the real module.
     from npu_bridge.core.runtime import unsupported as _module  # pylint: disable=import-self
 
-    if sys.argv[1:] == ["--write-readme"]:
-        readme_blocks.write_block(README_BLOCK, _module.render_markdown())
+    if sys.argv[1:] == ["--write-docs"]:
+        doc_blocks.write_block(DOCS_BLOCK, _module.render_markdown(), DOCS_PAGE)
     else:
         sys.stdout.write(_module.render_markdown())

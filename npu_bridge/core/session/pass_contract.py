@@ -116,6 +116,8 @@ class PassPlan:
       impl_modes: the ``ImplModeRule``s (simulated Ascend backend).
       iterations_per_loop: training steps per run of an IterationOp.
       collective_timeout: seconds every collective of the session may wait (0 leaves the ops' own timeout).
+      collective_run_bound: the session's run hook bounds every run with collectives by the timeout, so the
+        collectives outside loops drop their own (whose timer TensorFlow keeps alive per execution).
     """
 
     validated: bool = False
@@ -143,6 +145,7 @@ class PassPlan:
     impl_modes: Tuple[ImplModeRule, ...] = ()
     iterations_per_loop: int = 1
     collective_timeout: int = 0
+    collective_run_bound: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,6 +223,7 @@ PRECISION_ASCEND_FP16 = ContractKey("_npu_precision_ascend_fp16", "b", False, "a
 PRECISION_IMPL_MODES = ContractKey("_npu_precision_impl_modes", "list.func", (), "impl_modes", _impl_records)
 ITERATIONS_PER_LOOP = ContractKey("_npu_iterations_per_loop", "i", 1, "iterations_per_loop")
 COLLECTIVE_TIMEOUT = ContractKey("_npu_collective_timeout", "i", 0, "collective_timeout")
+COLLECTIVE_RUN_BOUND = ContractKey("_npu_collective_run_bound", "b", False, "collective_run_bound")
 
 KEYS = (
     VALIDATED,
@@ -247,6 +251,7 @@ KEYS = (
     PRECISION_IMPL_MODES,
     ITERATIONS_PER_LOOP,
     COLLECTIVE_TIMEOUT,
+    COLLECTIVE_RUN_BOUND,
 )
 
 RECORD_FIELDS = (

@@ -1,12 +1,11 @@
 """Small helpers of ``npu_init`` that Ascend migration tools write into training scripts."""
 
-import os
-
 import tensorflow as tf
 
 from npu_bridge.core.session import config_proto
 from npu_bridge.core.training.distributed import optimizers as distributed_optimizers
 from npu_bridge.core.training.distributed import variable_broadcast
+from npu_bridge.core.world import world
 
 
 class NpuEmptyHook(tf.compat.v1.train.SessionRunHook):
@@ -20,10 +19,13 @@ def npu_hooks_append(hooks_list=()):
       hooks_list: a list of hooks; anything else is replaced by a new list.
     Returns:
       The list with ``NPUBroadcastGlobalVariablesHook(0, RANK_ID)`` appended.
+    Raises:
+      RankTableError: RANK_ID is set but not a valid rank id.
     """
     if not isinstance(hooks_list, list):
         hooks_list = []
-    hooks_list.append(variable_broadcast.NPUBroadcastGlobalVariablesHook(0, int(os.getenv("RANK_ID", "0"))))
+    rank_id = world.rank_id_from_environment()
+    hooks_list.append(variable_broadcast.NPUBroadcastGlobalVariablesHook(0, rank_id))
     return hooks_list
 
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, List, Optional
 from tensorflow.core.protobuf import config_pb2
 
 from npu_bridge.core.device import device_target
+from npu_bridge.core.launch import interrupt as launch_interrupt
 from npu_bridge.core.session import config_proto, pass_contract
 from npu_bridge.core.world import world as collective_world
 
@@ -101,7 +102,8 @@ class RunHook:
 
     def run_failed(self, context, error):
         """Called when ``run`` raised ``error`` (already replaced by later hooks, if they did); may return an
-        exception to raise instead (chained to the original)."""
+        exception to raise instead (chained to the original). Also called with a ``KeyboardInterrupt`` (Ctrl-C
+        during the run), which is never replaced: what the hook returns then is ignored."""
 
 
 def setup_step(order, name):
@@ -195,7 +197,16 @@ def attach_run_hooks(session, hooks):
             hook.before_run(context)
         try:
             results = call(context)
+        except KeyboardInterrupt as interrupt:
+            _interrupted(hooks, context, interrupt)
+            raise
         except Exception as error:  # pylint: disable=broad-except  (hooks may explain it; it is re-raised)
+            if launch_interrupt.is_hidden_interrupt(error):
+                # SIGINT arrived while TensorFlow raised the run's error: pybind11 gives a RuntimeError
+                # ("MISMATCH ... REPLACED BY KeyboardInterrupt"); raise what it hides, so that Ctrl-C is one.
+                interrupt = KeyboardInterrupt()
+                _interrupted(hooks, context, interrupt)
+                raise interrupt from None
             raised = error
             for hook in reversed(hooks):
                 raised = hook.run_failed(context, raised) or raised
@@ -250,6 +261,13 @@ def attach_run_hooks(session, hooks):
     run.__doc__, close.__doc__ = original_run.__doc__, original_close.__doc__
     session.run, session.close = run, close
     session._make_callable_from_options = make_callable_from_options  # pylint: disable=protected-access
+
+
+def _interrupted(hooks, context, interrupt):
+    """Tells ``hooks`` that Ctrl-C ended the run (they release what they hold for it); an interrupt is not
+    replaced, so what they return is ignored."""
+    for hook in reversed(hooks):
+        hook.run_failed(context, interrupt)
 
 
 def open_sessions():

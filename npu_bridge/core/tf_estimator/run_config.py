@@ -6,7 +6,7 @@ import os
 import tensorflow as tf
 
 from npu_bridge.core.runtime import bounded_files
-from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError, shortened
 
 _USE_DEFAULT = object()
 DEFAULT_SAVE_CHECKPOINTS_SECS = 600
@@ -38,17 +38,47 @@ def _non_negative(name, value):
         raise NpuArgumentError(f"{name} must be a number >= 0 or None, given: {value!r}")
 
 
+_TF_CONFIG_ALLOWED = (
+    'Allowed: a JSON object such as {"cluster": {"worker": ["host:port", ...], ...}, '
+    '"task": {"type": "worker", "index": 0}} (both parts optional)'
+)
+
+
 def _cluster_from_tf_config():
-    """Returns (cluster dict, task type, task id) from TF_CONFIG; ({}, "worker", 0) without it."""
+    """Returns (``tf.train.ClusterSpec``, task type, task id) from TF_CONFIG; an empty cluster, "worker", 0
+    without it.
+
+    Raises:
+      NpuArgumentError: TF_CONFIG is not such a JSON object (see ``_TF_CONFIG_ALLOWED``).
+    """
     text = os.environ.get("TF_CONFIG", "")
     if not text:
-        return {}, "worker", 0
+        return tf.train.ClusterSpec({}), "worker", 0
+
+    def bad(problem):
+        return NpuArgumentError(f"TF_CONFIG has invalid value {shortened(text)}: {problem}. {_TF_CONFIG_ALLOWED}")
+
     try:
         tf_config = bounded_files.parse_json(text)
     except ValueError as e:
-        raise NpuArgumentError(f"TF_CONFIG is not valid JSON ({e}): {text[:200]!r}") from None
-    task = tf_config.get("task", {})
-    return tf_config.get("cluster", {}) or {}, task.get("type", "worker"), int(task.get("index", 0))
+        raise bad(f"it is not valid JSON ({e})") from None
+    if not isinstance(tf_config, dict):
+        raise bad(f"it holds a JSON {type(tf_config).__name__}, not an object")
+    task, cluster = tf_config.get("task", {}), tf_config.get("cluster", {}) or {}
+    if not isinstance(task, dict):
+        raise bad('"task" must be an object')
+    if not isinstance(cluster, dict):
+        raise bad('"cluster" must be an object mapping job names to lists of addresses')
+    task_type, task_id = task.get("type", "worker"), task.get("index", 0)
+    if not isinstance(task_type, str):
+        raise bad('"task"."type" must be a string such as "worker"')
+    if isinstance(task_id, bool) or not isinstance(task_id, int) or task_id < 0:
+        raise bad('"task"."index" must be an integer >= 0')
+    try:
+        cluster_spec = tf.train.ClusterSpec(cluster)
+    except (TypeError, ValueError) as e:
+        raise bad(f'"cluster" is not a cluster: {e}') from None
+    return cluster_spec, task_type, task_id
 
 
 class RunConfig:
@@ -123,8 +153,7 @@ class RunConfig:
         self._experimental_max_worker_delay_secs = experimental_max_worker_delay_secs
         self._session_creation_timeout_secs = session_creation_timeout_secs
         self._checkpoint_save_graph_def = checkpoint_save_graph_def
-        cluster, self._task_type, self._task_id = _cluster_from_tf_config()
-        self._cluster_spec = tf.train.ClusterSpec(cluster)
+        self._cluster_spec, self._task_type, self._task_id = _cluster_from_tf_config()
 
     def replace(self, **kwargs):
         """Returns a copy with some properties replaced.

@@ -51,7 +51,7 @@ import socket
 from typing import Optional
 
 from npu_bridge.core.runtime import bounded_files, log
-from npu_bridge.core.runtime.errors import RankTableError
+from npu_bridge.core.runtime.errors import RankTableError, shortened_text
 
 LOOPBACK = "127.0.0.1"
 COMPLETED = "completed"
@@ -139,7 +139,7 @@ class _Parser:
         self.path = path
 
     def error(self, message):
-        return RankTableError(f"rank table {self.path}: {message}")
+        return RankTableError(f"rank table {shortened_text(self.path)}: {message}")
 
     def parse(self):
         data = self._read()
@@ -252,9 +252,9 @@ class _Parser:
         elif data["version"] not in KNOWN_VERSIONS:
             log.warn_once(
                 ("rank_table_version", self.path),
-                "rank table %s has version %r; known versions are %s. Reading it as template 1",
-                self.path,
-                data["version"],
+                "rank table %s has version %s; known versions are %s. Reading it as template 1",
+                shortened_text(self.path),
+                _short(data["version"]),
                 ", ".join(KNOWN_VERSIONS),
             )
         servers = self._list(self._field(data, "server_list", ""), "server_list")
@@ -413,6 +413,9 @@ class _Parser:
         return hosts
 
 
+_TOPOLOGY_PROBLEMS_SHOWN = 3
+
+
 def _warn_atlas_topology(path, devices):
     per_server = {}
     for d in devices:
@@ -429,12 +432,15 @@ def _warn_atlas_topology(path, devices):
     if len(counts) > 1:
         problems.append(f"servers have different device counts {counts} (must be equal)")
     if problems:
+        shown = problems[:_TOPOLOGY_PROBLEMS_SHOWN]
+        if len(problems) > len(shown):
+            shown.append(f"and {len(problems) - len(shown)} more")
         log.warn_once(
             ("rank_table_topology", path, tuple(problems)),
             "rank table %s breaks Atlas training topology rules: %s. Real hardware would reject it; "
             "it runs here anyway",
             path,
-            "; ".join(problems),
+            "; ".join(shown),
         )
 
 

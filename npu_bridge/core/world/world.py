@@ -54,7 +54,7 @@ from typing import Optional
 
 from npu_bridge.core.device import device_id as device_id_lib
 from npu_bridge.core.runtime import log, system
-from npu_bridge.core.runtime.errors import NotAvailableError, RankTableError
+from npu_bridge.core.runtime.errors import NotAvailableError, RankTableError, shortened, shortened_text
 from npu_bridge.core.world import rank_table
 from npu_bridge.core.world.rank_table import LOOPBACK, RankInfo
 
@@ -120,7 +120,7 @@ def load_world(environ=os.environ, session_device_id=None):
     cm_set = [name for name in CM_VARIABLES if name in env]
     if table_path is not None and cm_set:
         raise RankTableError(
-            f"RANK_TABLE_FILE={table_path!r} and {_assignments(env, cm_set)} both describe the world; "
+            f"RANK_TABLE_FILE={shortened(table_path)} and {_assignments(env, cm_set)} both describe the world; "
             "set only one of them (CM_* is upstream's rank-table-free setup)"
         )
     device, device_source = device_id_lib.resolve_with_source(session_device_id, env)
@@ -151,6 +151,28 @@ def validate_environment(environ=os.environ, session_device_id=None):
       RankTableError, DeviceIdError, NotAvailableError: as ``load_world``.
     """
     return load_world(environ, session_device_id)
+
+
+def rank_id_from_environment(environ=os.environ):
+    """``RANK_ID`` where upstream reads it directly (``int(os.getenv("RANK_ID", "0"))``: npu_hooks_append,
+    NPUEstimator's broadcast hook), validated as the world validates it.
+
+    Args:
+      environ: mapping of environment variables to read.
+    Returns:
+      The rank id; 0 when RANK_ID is unset or empty.
+    Raises:
+      RankTableError: RANK_ID is not an integer in [0, 32767], or not below a valid RANK_SIZE.
+    """
+    env = {k: v for k, v in environ.items() if v != ""}
+    if "RANK_ID" not in env:
+        return 0
+    rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+    if "RANK_SIZE" in env and rank >= _env_int(env, "RANK_SIZE", 1, MAX_RANKS):
+        raise RankTableError(
+            f"RANK_ID={shortened(env['RANK_ID'])} must be less than RANK_SIZE={shortened(env['RANK_SIZE'])}"
+        )
+    return rank
 
 
 def once_per_initialization(api_name):
@@ -207,7 +229,8 @@ def _rank_table_world(env, path, device, device_source):
         rank_size = _env_int(env, "RANK_SIZE", 1, MAX_RANKS)
         if rank_size != size:
             raise RankTableError(
-                f"RANK_SIZE={env['RANK_SIZE']!r} disagrees with the rank table {path}, which has {size} ranks; "
+                f"RANK_SIZE={shortened(env['RANK_SIZE'])} disagrees with the rank table {shortened_text(path)}, "
+                f"which has {size} ranks; "
                 f"set RANK_SIZE={size} or unset it"
             )
     rank = _rank_in_table(env, table, device, device_source)
@@ -225,12 +248,14 @@ def _rank_in_table(env, table, device, device_source):
         rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
             raise RankTableError(
-                f"RANK_ID={env['RANK_ID']!r} is not a rank of the rank table {path}, which has ranks 0..{size - 1}"
+                f"RANK_ID={shortened(env['RANK_ID'])} is not a rank of the rank table {shortened_text(path)}, "
+                f"which has ranks 0..{size - 1}"
             )
         if pod is not None and pods_known and table.ranks[rank].pod_name != pod:
             raise RankTableError(
-                f"RANK_ID={env['RANK_ID']!r} and POD_NAME={pod!r} disagree: in the rank table {path} rank {rank} "
-                f"belongs to pod {table.ranks[rank].pod_name!r}"
+                f"RANK_ID={shortened(env['RANK_ID'])} and POD_NAME={shortened(pod)} disagree: in the rank table "
+                f"{shortened_text(path)} rank {rank} "
+                f"belongs to pod {shortened(table.ranks[rank].pod_name)}"
             )
         return rank
     explicit = device_source != device_id_lib.DEFAULT
@@ -238,15 +263,18 @@ def _rank_in_table(env, table, device, device_source):
         in_pod = [r for r in table.ranks if r.pod_name == pod]
         if not in_pod:
             pods = sorted({r.pod_name for r in table.ranks if r.pod_name})
-            raise RankTableError(f"POD_NAME={pod!r} names no pod of the rank table {path} (pods: {pods})")
+            raise RankTableError(
+                f"POD_NAME={shortened(pod)} names no pod of the rank table {shortened_text(path)} (pods: {pods})"
+            )
         if len(in_pod) == 1:
             return in_pod[0].rank_id
         on_device = [r for r in in_pod if explicit and r.device_id == device]
         if len(on_device) == 1:
             return on_device[0].rank_id
         raise RankTableError(
-            f"POD_NAME={pod!r} has ranks {[r.rank_id for r in in_pod]} (devices {[r.device_id for r in in_pod]}) "
-            f"in the rank table {path}; set RANK_ID, or ASCEND_DEVICE_ID to one of those devices, to pick one"
+            f"POD_NAME={shortened(pod)} has ranks {[r.rank_id for r in in_pod]} "
+            f"(devices {[r.device_id for r in in_pod]}) in the rank table {shortened_text(path)}; set RANK_ID, or "
+            "ASCEND_DEVICE_ID to one of those devices, to pick one"
         )
     if size == 1:
         return 0
@@ -262,14 +290,16 @@ def _rank_in_table(env, table, device, device_source):
     else:
         detail = "no device id is set either (ASCEND_DEVICE_ID would select the rank using that device)"
     raise RankTableError(
-        f"the rank table {path} has {size} ranks and nothing says which one this process is: {ways}; {detail}"
+        f"the rank table {shortened_text(path)} has {size} ranks and nothing says which one this process is: "
+        f"{ways}; {detail}"
     )
 
 
 def _cm_world(env, cm_set, device, device_source):
     if "RANK_SIZE" in env and "CM_WORKER_SIZE" in env:
         raise RankTableError(
-            f"RANK_SIZE={env['RANK_SIZE']!r} and CM_WORKER_SIZE={env['CM_WORKER_SIZE']!r} cannot be configured "
+            f"RANK_SIZE={shortened(env['RANK_SIZE'])} and CM_WORKER_SIZE={shortened(env['CM_WORKER_SIZE'])} "
+            "cannot be configured "
             "at the same time; in CM mode the number of ranks is CM_WORKER_SIZE, so unset RANK_SIZE"
         )
     missing = [name for name in CM_REQUIRED if name not in env]
@@ -284,8 +314,8 @@ def _cm_world(env, cm_set, device, device_source):
     size = _env_int(env, "CM_WORKER_SIZE", 1, MAX_RANKS)
     if "CM_WORKER_IP" in env and _env_ip(env, "CM_WORKER_IP") != chief_ip:
         raise NotAvailableError(
-            f"CM mode with workers on several machines (CM_WORKER_IP={env['CM_WORKER_IP']!r}, "
-            f"CM_CHIEF_IP={chief_ip!r}) is not supported: nothing in the environment says where the other "
+            f"CM mode with workers on several machines (CM_WORKER_IP={shortened(env['CM_WORKER_IP'])}, "
+            f"CM_CHIEF_IP={shortened(chief_ip)}) is not supported: nothing in the environment says where the other "
             "workers run. Describe a multi-machine job with a rank table (RANK_TABLE_FILE), or set "
             "CM_WORKER_IP equal to CM_CHIEF_IP when all workers run on the chief's machine"
         )
@@ -295,11 +325,13 @@ def _cm_world(env, cm_set, device, device_source):
         rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
             raise RankTableError(
-                f"RANK_ID={env['RANK_ID']!r} must be less than CM_WORKER_SIZE={env['CM_WORKER_SIZE']!r}"
+                f"RANK_ID={shortened(env['RANK_ID'])} must be less than "
+                f"CM_WORKER_SIZE={shortened(env['CM_WORKER_SIZE'])}"
             )
         if explicit and (rank == 0) != on_chief_device:
             raise RankTableError(
-                f"RANK_ID={env['RANK_ID']!r} contradicts the device id {device} (from {device_source}): the chief "
+                f"RANK_ID={shortened(env['RANK_ID'])} contradicts the device id {device} (from {device_source}): "
+                "the chief "
                 f"runs on CM_CHIEF_DEVICE={chief_device} and is rank 0, every other worker on another device"
             )
     elif on_chief_device:
@@ -328,13 +360,14 @@ def _env_world(env, device, device_source):
     if "RANK_ID" in env:
         rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
-            size_text = f"RANK_SIZE={env['RANK_SIZE']!r}" if "RANK_SIZE" in env else "RANK_SIZE (unset, so 1)"
-            raise RankTableError(f"RANK_ID={env['RANK_ID']!r} must be less than {size_text}")
+            size_text = f"RANK_SIZE={shortened(env['RANK_SIZE'])}" if "RANK_SIZE" in env else "RANK_SIZE (unset, so 1)"
+            raise RankTableError(f"RANK_ID={shortened(env['RANK_ID'])} must be less than {size_text}")
     elif size == 1:
         rank = 0
     else:
         raise RankTableError(
-            f"RANK_SIZE={env['RANK_SIZE']!r} but RANK_ID is not set; set RANK_ID to this process's rank, 0..{size - 1}"
+            f"RANK_SIZE={shortened(env['RANK_SIZE'])} but RANK_ID is not set; set RANK_ID to this process's rank, "
+            f"0..{size - 1}"
         )
     if device_source == device_id_lib.DEFAULT and size > 1:
         device = rank
@@ -374,7 +407,7 @@ def _env_int(env, name, low, high):
     value = device_id_lib.parse_int(env[name])
     if value is None or value < low or (high is not None and value > high):
         allowed = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
-        raise RankTableError(f"{name} has invalid value {env[name]!r}: must be {allowed}")
+        raise RankTableError(f"{name} has invalid value {shortened(env[name])}: must be {allowed}")
     return value
 
 
@@ -384,7 +417,7 @@ def _env_ip(env, name):
         return str(ipaddress.ip_address(text))
     except ValueError:
         raise RankTableError(
-            f'{name} has invalid value {env[name]!r}: must be an IPv4 or IPv6 address such as "10.0.0.1"'
+            f'{name} has invalid value {shortened(env[name])}: must be an IPv4 or IPv6 address such as "10.0.0.1"'
         ) from None
 
 
@@ -393,4 +426,4 @@ def _bracketed(ip):
 
 
 def _assignments(env, names):
-    return ", ".join(f"{name}={env[name]!r}" for name in names)
+    return ", ".join(f"{name}={shortened(env[name])}" for name in names)
