@@ -216,8 +216,14 @@ def _server_hosts(table):
     return hosts
 
 
+_SERVERS_LISTED = 8  # a message names this many servers of a big table, then counts the rest
+
+
 def _listed_servers(hosts):
-    return ", ".join(repr(s) if s == host else f"{s!r} ({host})" for s, host in hosts.items())
+    listed = [repr(s) if s == host else f"{s!r} ({host})" for s, host in list(hosts.items())[:_SERVERS_LISTED]]
+    if len(hosts) > _SERVERS_LISTED:
+        listed.append(f"and {len(hosts) - _SERVERS_LISTED} more")
+    return ", ".join(listed)
 
 
 def _plan(job_id, rank_size, table_path, base, ranks_and_devices, environ, hosts):
