@@ -84,36 +84,30 @@ def run_rank(blocks):
     init = tf.Session(config=npu_config_proto())
     init.run(npu_ops.initialize_system())
     rank, size = get_rank_id(), get_rank_size()
+
+    def raw_allreduce(x, group_key, timeout_seconds=0):
+        return tf.raw_ops.CollectiveReduce(
+            input=x,
+            group_size=size,
+            group_key=group_key,
+            instance_key=keys.instance_key(group_key),
+            merge_op="Add",
+            final_op="Id",
+            subdiv_offsets=[0],
+            timeout_seconds=timeout_seconds,
+        ).op
+
     world_key = groups.group_key("raw CollectiveReduce baseline", range(size))  # a group of its own
     ours, raw = {}, {}
     for mib in SIZES_MIB:
         x = tf.Variable(tf.fill([mib * MIB // 4], float(rank + 1)))
         ours[mib] = hccl_ops.allreduce(x, "sum").op
-        raw[mib] = tf.raw_ops.CollectiveReduce(
-            input=x,
-            group_size=size,
-            group_key=world_key,
-            instance_key=keys.instance_key(world_key),
-            merge_op="Add",
-            final_op="Id",
-            subdiv_offsets=[0],
-        ).op
+        raw[mib] = raw_allreduce(x, world_key)
     small = tf.constant([1.0, 2.0, 3.0, 4.0])
     small_ours = hccl_ops.allreduce(small, "sum").op
     small_key = groups.group_key("raw CollectiveReduce memory", range(size))
-    small_raw, small_raw_timeout = (
-        tf.raw_ops.CollectiveReduce(
-            input=small,
-            group_size=size,
-            group_key=small_key,
-            instance_key=keys.instance_key(small_key),
-            merge_op="Add",
-            final_op="Id",
-            subdiv_offsets=[0],
-            timeout_seconds=timeout,
-        ).op
-        for timeout in (0, 1836)
-    )
+    small_raw = raw_allreduce(small, small_key)
+    small_raw_timeout = raw_allreduce(small, small_key, timeout_seconds=1836)
     grads = [tf.Variable(tf.ones([100 + 40 * i])) for i in range(100)]  # 100 "gradients", 0.8 MiB in all
     fused = tf.group(*npu_allreduce(grads))
     per_tensor = tf.group(*npu_allreduce(grads, fusion=0))

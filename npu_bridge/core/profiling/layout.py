@@ -18,7 +18,7 @@ import os
 
 from npu_bridge.core.options.table import DEVICE_TARGETS
 from npu_bridge.core.profiling import raw_trace
-from npu_bridge.core.runtime import bounded_files
+from npu_bridge.core.runtime import atomic_write, bounded_files
 from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError, shortened
 
 INFO_FILE = "info.json"
@@ -194,10 +194,7 @@ def exported_files(profile_dir, info):
 
 def write_info(profile_dir, info):
     """Writes info.json atomically."""
-    path = os.path.join(profile_dir, INFO_FILE)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(info, f, indent=1, sort_keys=True)
-    os.replace(path + ".tmp", path)
+    atomic_write.write_text(os.path.join(profile_dir, INFO_FILE), json.dumps(info, indent=1, sort_keys=True))
 
 
 def find_profiles(path):
