@@ -292,15 +292,23 @@ def test_a_rank_starting_while_npu_run_stops_the_job_ends_at_once(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_the_watchdog_ends_a_rank_of_a_stopping_job_as_interrupted(tmp_path):
-    code = (
-        "from npu_bridge.core.collectives import watchdog\nimport threading\nstop()\n"
-        "threading.Thread(target=watchdog.abort, args=('rank 1 is gone',)).start()\nthreading.Event().wait(30)\n"
-    )
+    # The watchdog thread aborts only once the main thread waits, so the line named is always the wait.
+    code = """\
+        import sys, threading, time, traceback
+        from npu_bridge.core.collectives import watchdog
+        stop()
+        def abort(main=threading.main_thread().ident):
+            while "Event().wait" not in traceback.extract_stack(sys._current_frames()[main])[0].line:
+                time.sleep(0.01)
+            watchdog.abort("rank 1 is gone")
+        threading.Thread(target=abort).start()
+        threading.Event().wait(30)
+        """
     result = _rank_python(code, tmp_path)
     assert result.returncode == 130
     assert (
         result.stderr
-        == f"interrupted by Ctrl-C (SIGINT from npu-run){_shown('threading.Event().wait(30)', 10)}; exiting\n"
+        == f"interrupted by Ctrl-C (SIGINT from npu-run){_shown('threading.Event().wait(30)', 14)}; exiting\n"
     )
 
 
