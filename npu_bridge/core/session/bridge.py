@@ -18,7 +18,9 @@ For a bridged session the bridge:
   4. plans the session (``npu_bridge.core.session.setup_steps``): resolves the collective world (device id,
      rank table -- a malformed rank table fails here) and the backend once, runs the capabilities' setup
      steps, which map options onto TensorFlow's own machinery, may redirect the target and may attach run
-     hooks, and writes the pass plan for the C++ passes (``npu_bridge.core.session.pass_contract``).
+     hooks, and writes the pass plan for the C++ passes (``npu_bridge.core.session.pass_contract``);
+  5. makes repeated runs of the same fetches skip TensorFlow's per-run Python work
+     (``npu_bridge.core.session.repeated_runs``).
 The user's ConfigProto is never modified: the session gets a copy.
 """
 
@@ -27,7 +29,7 @@ from tensorflow.core.protobuf import config_pb2
 from npu_bridge.core.options import parse as option_parse
 from npu_bridge.core.runtime import activation, log, native_library, system
 from npu_bridge.core.runtime.errors import NpuUsageError
-from npu_bridge.core.session import config_proto
+from npu_bridge.core.session import config_proto, repeated_runs
 from npu_bridge.core.session import setup_steps as session_setup
 
 OPTIONS_ATTRIBUTE = "_npu_bridge_options"  # set on every bridged session instance
@@ -55,6 +57,8 @@ def create_session(original_init, session, target, graph, config):
     original_init(session, plan.target, graph, plan.config)
     setattr(session, OPTIONS_ATTRIBUTE, plan.options)
     setattr(session, PLAN_ATTRIBUTE, plan)
+    if plan.options is not None:
+        repeated_runs.install(session)
     session_setup.attach_run_hooks(session, plan.run_hooks)
 
 

@@ -6,8 +6,7 @@ the ConfigProto, the target, and the collective world, device id and backend, re
 the steps in order. A step may edit ``plan.config``, change ``plan.target``, add ``RunHook``s and fill
 ``plan.pass_plan``, which ``plan_session`` then hands to the C++ passes in one go
 (``npu_bridge.core.session.pass_contract``). After the session exists, ``attach_run_hooks`` wraps that one
-session's ``run`` and ``close`` -- only when some step asked for hooks, so other sessions run at TensorFlow's
-speed.
+session's ``run`` and ``close`` -- only when some step asked for hooks, so other sessions pay nothing for them.
 
 Steps live in the modules listed in ``CAPABILITY_MODULES``, imported at the first bridged session (keeping
 ``import npu_bridge`` fast). Orders (lower runs first): 100 system/world, 200 precision, 300 collectives,
