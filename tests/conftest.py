@@ -1,11 +1,14 @@
 """Shared test setup: a clean rank environment, graph mode, and process state reset after every test."""
 
+import atexit
 import logging
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -37,6 +40,13 @@ _AMBIENT_VARIABLES = (
 )
 for _name in _AMBIENT_VARIABLES:
     os.environ.pop(_name, None)
+# The temporary files of the processes tests start go to a directory of this test run, removed when the run
+# ends: an npu-run that a test kills with SIGKILL cannot remove its own work directory. pytest's own temporary
+# directories stay where they are (the temporary directory of this process is looked up first).
+tempfile.gettempdir()
+_CHILD_TMPDIR = tempfile.mkdtemp(prefix="npu-bridge-tests-")
+os.environ["TMPDIR"] = _CHILD_TMPDIR
+atexit.register(shutil.rmtree, _CHILD_TMPDIR, ignore_errors=True)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
