@@ -24,7 +24,6 @@ MAX_STRUCTURES = 64  # callables kept per session; further structures take sessi
 _MAX_SEEN = 1024  # structures run once, remembered to make a callable at their second run
 
 _LEAF_TYPES = (tensor_lib.Tensor, ops.Operation, str)
-_PLAIN_CONTAINERS = (list, tuple, dict)
 
 
 def install(session):
@@ -95,7 +94,7 @@ def structure_key(fetches):
                 return None
             parts.append((name, part))
         return tuple(parts)
-    if isinstance(fetches, (list, tuple)) and (kind in _PLAIN_CONTAINERS or hasattr(fetches, "_fields")):
+    if kind in (list, tuple) or (isinstance(fetches, tuple) and hasattr(fetches, "_fields")):  # namedtuples too
         parts = [kind]
         for value in fetches:
             part = structure_key(value)
