@@ -289,17 +289,22 @@ def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, 
     per_rank = job.results()
     assert code != 0, job.output()
     assert job.wait_until_empty(1, timeout=0), "processes of host 1 outlived its launcher"
-    for r in (2, 3):
-        assert "error" in per_rank[r], f"rank {r} did not report a failed collective\n" + job.output()
+    # The first rank of host 1 to notice reports its failed collective; the other one may be stopped by the
+    # launcher before it reports its own (it may only notice when the first one exits).
+    failed = [r for r in (2, 3) if "error" in per_rank[r]]
+    assert failed, "no rank of host 1 reported a failed collective\n" + job.output()
+    for r in failed:
         assert per_rank[r]["failed_at"] - killed < EXEC_TIMEOUT, job.output()
         assert "cannot be reached" in per_rank[r]["error"], per_rank[r]["error"]
+    for r in {2, 3} - set(failed):
+        assert f"stopping rank {r}" in job.launcher_messages(1), job.output()
     assert launcher_seconds < EXEC_TIMEOUT, job.output()
     assert job.wait_until_empty(0), "ranks of host 0 outlived their killed launcher"
     print(
         f"\ntwo hosts, killed launcher: ranks ready after {ready - job.started:.1f} s (collectives "
         f"{max(per_rank[r]['collectives_seconds'] for r in range(4)):.2f} s, training "
-        f"{max(per_rank[r]['training_seconds'] for r in range(4)):.2f} s); host 1's ranks failed "
-        f"{max(per_rank[r]['failed_at'] for r in (2, 3)) - killed:.2f} s and its launcher ended "
+        f"{max(per_rank[r]['training_seconds'] for r in range(4)):.2f} s); host 1's first rank failed "
+        f"{min(per_rank[r]['failed_at'] for r in failed) - killed:.2f} s and its launcher ended "
         f"{launcher_seconds:.2f} s after host 0's launcher was killed (HCCL_EXEC_TIMEOUT={EXEC_TIMEOUT})"
     )
 
