@@ -1,6 +1,6 @@
-"""Repeated runs of the same fetches in a bridged session: TensorFlow's per-run Python work is skipped from the
-second run on, and what a script sees -- values, structures, errors, run metadata, feeds -- stays exactly what
-``session.run`` gives in a plain session."""
+"""Repeated runs of the same fetches and feed keys in a bridged session: TensorFlow's per-run Python work is
+skipped from the second run on, and what a script sees -- values, structures, errors, run metadata, feeds --
+stays exactly what ``session.run`` gives in a plain session."""
 
 import collections
 
@@ -113,14 +113,113 @@ def test_the_fetch_mapping_is_done_twice_per_structure_then_skipped(fetch_handle
         assert len(fetch_handlers) == 5
 
 
-def test_runs_with_feeds_take_session_run_and_see_their_feeds(fetch_handlers):
+def test_runs_with_feeds_see_their_feeds(fetch_handlers):
     graph, t = _counter_graph()
     with v1.Session(graph=graph, config=npu_config()) as sess:
         sess.run(t["init"])
+        fetch_handlers.clear()
         totals = [sess.run(t["total"], {"x:0": value}) for value in (1.0, 2.0, 3.0, 4.0)]
         assert totals == [1.0, 3.0, 6.0, 10.0]
+        assert len(fetch_handlers) == 2
         assert sess.run(t["total"]) == 11.5  # the default again, now without feeds
         assert sess.run(t["total"], feed_dict={}) == 13.0
+
+
+def _feed_graph():
+    graph = tf.Graph()
+    with graph.as_default():
+        parts = {
+            "x": v1.placeholder(tf.float32, [None, 3], name="x"),
+            "n": v1.placeholder(tf.int32, [], name="n"),
+            "flag": v1.placeholder(tf.bool, [], name="flag"),
+            "word": v1.placeholder(tf.string, [], name="word"),
+        }
+        scaled = parts["x"] * tf.cast(parts["n"], tf.float32)
+        parts["fetches"] = {
+            "sum": tf.reduce_sum(scaled, axis=1),
+            "picked": tf.where(parts["flag"], scaled, -scaled),
+            "length": tf.strings.length(parts["word"]),
+            "shape": tf.shape(parts["x"]),
+        }
+        parts["fixed"] = tf.constant([1.0, 2.0], name="fixed")
+        parts["half"] = tf.identity(parts["fixed"] / 2.0, name="half")
+    graph.prevent_feeding(parts["fixed"])
+    return graph, parts
+
+
+# Feed values as scripts give them: arrays of another dtype, nested lists, Python scalars, NumPy scalars, bytes.
+_FEEDS = [
+    ([[1.0, 2.0, 3.0]], 2, True, "ab"),
+    (np.arange(6, dtype=np.float64).reshape(2, 3), np.int64(3), False, b"abcd"),
+    (np.ones((4, 3), np.float32), 1, np.bool_(True), ""),
+    ([[0.5, -1, 2]], -4, 0, "xyz"),
+]
+
+
+def _feed_runs(config):
+    graph, t = _feed_graph()
+    with v1.Session(graph=graph, config=config) as sess:
+        results = []
+        for x, n, flag, word in _FEEDS * 3:
+            results.append(sess.run(t["fetches"], {t["x"]: x, t["n"]: n, t["flag"]: flag, "word:0": word}))
+        results.append(sess.run(t["half"], {t["x"]: [[1.0, 1.0, 1.0]]}))  # a feed the fetches do not use
+    return results
+
+
+def test_runs_with_feeds_give_what_a_plain_session_gives_and_are_mapped_twice(fetch_handlers):
+    plain = _feed_runs(None)
+    fetch_handlers.clear()
+    bridged = _feed_runs(npu_config())
+    assert len(fetch_handlers) == 3  # the feed structure twice, the last run once
+    _same(bridged, plain)
+    assert bridged[1]["sum"].tolist() == [9.0, 36.0] and bridged[1]["length"] == 4
+    assert bridged[-1].tolist() == [0.5, 1.0]
+
+
+def _feed_outcomes(config):
+    """What each refused or unusual feed gives in a session whose feed structure already ran twice."""
+    graph, t = _feed_graph()
+    good = {t["x"]: [[1.0, 2.0, 3.0]], t["n"]: 1, t["flag"]: True, t["word"]: "a"}
+    refused = {
+        "shape": {t["x"]: [1.0, 2.0, 3.0]},
+        "int range": {t["n"]: 2**40},
+        "int as bool": {t["flag"]: 2},
+        "tensor value": {t["n"]: t["fixed"]},
+        "not a number": {t["x"]: [["a", "b", "c"]]},
+    }
+    outcomes = {}
+    with v1.Session(graph=graph, config=config) as sess:
+        for _ in range(3):
+            sess.run(t["fetches"], good)
+        for name, change in refused.items():
+            with pytest.raises(Exception) as error:
+                sess.run(t["fetches"], {**good, **change})
+            outcomes[name] = (type(error.value), str(error.value))
+        for _ in range(3):
+            with pytest.raises(Exception) as error:
+                sess.run(t["half"], {t["fixed"]: [0.0, 0.0]})
+        outcomes["not feedable"] = (type(error.value), str(error.value))
+        for _ in range(3):
+            with pytest.raises(Exception) as error:
+                sess.run(t["half"], {"half": [0.0, 0.0]})
+        outcomes["operation name"] = (type(error.value), str(error.value))
+        fed_fetch = [sess.run([t["x"], t["fetches"]["sum"]], {t["x"]: [[1.0, 1.0, 1.0]], t["n"]: 2}) for _ in range(3)]
+        outcomes["fed fetch"] = (fed_fetch[-1][0].tolist(), fed_fetch[-1][1].tolist())
+        twice = {t["x"]: [[1.0, 2.0, 3.0]], "x:0": np.ones((2, 3)), t["n"]: 1}
+        outcomes["fed twice"] = [sess.run(t["fetches"]["shape"], twice).tolist() for _ in range(3)]
+        assert sess.run(t["fetches"], good)["sum"].tolist() == [6.0]  # the session still runs
+    return outcomes
+
+
+def test_feeds_session_run_refuses_raise_its_own_errors():
+    plain, bridged = _feed_outcomes(None), _feed_outcomes(npu_config())
+    assert bridged == plain
+    assert bridged["shape"][0] is ValueError and "Cannot feed value of shape (3,)" in bridged["shape"][1]
+    assert bridged["int range"][0] is bridged["int as bool"][0] is bridged["tensor value"][0] is TypeError
+    assert bridged["not feedable"] == (ValueError, "Tensor fixed:0 may not be fed.")
+    assert bridged["operation name"][0] is TypeError
+    assert bridged["fed fetch"] == ([[1.0, 1.0, 1.0]], [6.0])
+    assert bridged["fed twice"] == [[2, 3]] * 3  # the last value given for the tensor
 
 
 def test_an_error_in_a_repeated_run_is_the_error_session_run_raises():
@@ -193,3 +292,9 @@ def test_structure_keys_tell_structures_apart():
     assert key("step_value:0") != key("total_value:0")
     for uncommon in (collections.OrderedDict(a=t["step"]), [t["step"], 1.0], {"a": [object()]}, None):
         assert key(uncommon) is None
+    feed_key = repeated_runs.run_key
+    x = graph.get_tensor_by_name("x:0")
+    assert feed_key(t["step"], {x: 1.0}) == feed_key(t["step"], {x: 2.0}) != feed_key(t["step"], {"x:0": 1.0})
+    assert feed_key(t["step"], None) == feed_key(t["step"], {}) != feed_key(t["step"], {x: 1.0})
+    assert feed_key(t["step"], collections.OrderedDict([(x, 1.0)])) is None
+    assert feed_key(t["step"], {(x, x): (1.0, 1.0)}) is None

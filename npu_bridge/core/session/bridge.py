@@ -19,7 +19,7 @@ For a bridged session the bridge:
      rank table -- a malformed rank table fails here) and the backend once, runs the capabilities' setup
      steps, which map options onto TensorFlow's own machinery, may redirect the target and may attach run
      hooks, and writes the pass plan for the C++ passes (``npu_bridge.core.session.pass_contract``);
-  5. makes repeated runs of the same fetches skip TensorFlow's per-run Python work
+  5. makes repeated runs of the same fetches and feed keys skip TensorFlow's per-run Python work
      (``npu_bridge.core.session.repeated_runs``).
 The user's ConfigProto is never modified: the session gets a copy.
 """
