@@ -66,7 +66,7 @@ def install(session):
 
 def _runner_at_second_run(session, fetches, feed_dict, key, runners, seen, lock):
     """Returns the runner of a structure run before (made now), or None: the structure is new (and now
-    remembered), or no more runners are kept."""
+    remembered), no more runners are kept, or session.run must take it (see _make_runner)."""
     with lock:
         if key not in seen:
             if len(seen) >= _MAX_SEEN:
