@@ -146,3 +146,12 @@ class OutputFileError(NpuBridgeError, OSError):
 
     def __str__(self):
         return self.strerror or super().__str__()
+
+
+class UnsafePathError(NpuBridgeError, OSError):
+    """A path would take a write or a read outside where the user pointed: a directory of an artifact tree that
+    is a symlink or belongs to another user, or a path in an index file (``info.json``, ``mapping.csv``) that is
+    absolute or climbs out with ``..``. The message names the path and, for an index, the file."""
+
+    def __str__(self):
+        return self.strerror or super().__str__()

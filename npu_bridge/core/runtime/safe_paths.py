@@ -1,0 +1,190 @@
+"""Files land only where the user put them, and readers stay inside the tree they were given.
+
+Every artifact tree (dumps, overflow records, exception dumps, profiles, ``npu-dump`` / ``npu-prof`` outputs) is
+written through this module:
+
+- ``make_dirs(root, *parts)``: the user-given ``root`` is taken as given (created if missing); each directory
+  below it is created by this process, or, if it exists, must be a real directory (not a symlink) owned by this
+  user. Another user who pre-creates the next directory of a predictable tree, or plants a symlink there, gets
+  an ``UnsafePathError`` instead of our files.
+- ``write_file(path, data)``: the data goes to a new file under an unpredictable name, created with
+  ``O_EXCL | O_NOFOLLOW``, which is then renamed over ``path``: a symlink planted at ``path`` is replaced, never
+  written through, and readers see the old file or the new one.
+- ``inside(root, relative, source)``: a path read from an index file (``info.json``, ``mapping.csv``) must be
+  relative and stay below ``root``.
+
+Artifacts that hold tensor data are created owner-only: ``data_mode()`` is ``0o600`` unless
+``NPU_BRIDGE_DATA_MODE`` widens it (for example ``640``); the umask applies on top. This module imports nothing
+of TensorFlow.
+"""
+
+import errno
+import os
+import secrets
+import stat
+
+from npu_bridge.core.runtime.errors import EnvironmentVariableError, UnsafePathError, shortened_text
+
+DATA_MODE_VARIABLE = "NPU_BRIDGE_DATA_MODE"
+DEFAULT_DATA_MODE = 0o600
+REPORT_MODE = 0o644  # reports and summaries that hold no tensor data
+_ALLOWED_BITS = 0o666
+_NAME_KEPT = 200  # characters of the file's name in its temporary name (NAME_MAX is 255 bytes)
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def data_mode(environ=None):
+    """The mode of files that hold tensor data (dump files, ``.npy``, overflow and exception dumps).
+
+    Args:
+      environ: the environment to read (default ``os.environ``).
+    Returns:
+      ``NPU_BRIDGE_DATA_MODE`` as an octal file mode (default ``0o600``).
+    Raises:
+      EnvironmentVariableError: the variable is not 3 or 4 octal digits of read/write bits (at most ``0666``).
+    """
+    text = (os.environ if environ is None else environ).get(DATA_MODE_VARIABLE, "")
+    if not text:
+        return DEFAULT_DATA_MODE
+    if not (3 <= len(text) <= 4 and all(c in "01234567" for c in text)) or int(text, 8) & ~_ALLOWED_BITS:
+        raise EnvironmentVariableError(
+            f"{DATA_MODE_VARIABLE}={shortened_text(text)!s}: must be an octal file mode of read and write bits, "
+            "3 or 4 digits at most 0666 (e.g. 600, the default, or 640 to let the group read dumps)"
+        )
+    return int(text, 8)
+
+
+def directory_mode(file_mode):
+    """The mode of the directories that hold files of ``file_mode``: search (x) wherever read is allowed."""
+    return file_mode | ((file_mode & 0o444) >> 2) | 0o700
+
+
+def make_dirs(root, *parts, mode=0o700):
+    """Creates ``root`` (as ``mkdir -p``) and the directories ``parts`` below it, safely.
+
+    Args:
+      root: the directory the user named; it and its parents are taken as they are.
+      *parts: path components below ``root`` (each one name, or a relative path of several).
+      mode: the mode of directories created below ``root`` (the umask applies).
+    Returns:
+      The path of the deepest directory.
+    Raises:
+      UnsafePathError: an existing directory below ``root`` is a symlink, not a directory, or owned by another
+        user; the message names it.
+      OSError: a directory cannot be created (no permission, disk full, ...).
+    """
+    root = os.fspath(root)
+    os.makedirs(root, mode=mode, exist_ok=True)
+    path = root
+    for part in parts:
+        for name in os.fspath(part).split("/"):
+            if name in ("", "."):
+                continue
+            if name == "..":
+                raise UnsafePathError(errno.EINVAL, f"cannot create {shortened_text(path)}/..: '..' is not a name")
+            path = os.path.join(path, name)
+            try:
+                os.mkdir(path, mode)
+            except FileExistsError:
+                check_own_directory(path)
+    return path
+
+
+def check_own_directory(path):
+    """Checks that ``path`` is a real directory (not a symlink) owned by this process's user.
+
+    Raises:
+      UnsafePathError: it is not; the message says what it is.
+    """
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        reason = "it is a symlink (files are never written through a link inside an artifact tree)"
+    elif not stat.S_ISDIR(info.st_mode):
+        reason = "it exists and is not a directory"
+    elif info.st_uid != os.geteuid():
+        reason = f"it belongs to user id {info.st_uid}, not to this user ({os.geteuid()}); someone else made it"
+    else:
+        return
+    raise UnsafePathError(errno.EEXIST, f"refusing to write into {shortened_text(path)}: {reason}")
+
+
+def write_file(path, data, mode=REPORT_MODE):
+    """Writes ``data`` to a new file next to ``path`` and renames it over ``path``.
+
+    The new file has an unpredictable name and is created with ``O_EXCL | O_NOFOLLOW``; the rename replaces
+    whatever ``path`` was (a planted symlink included) instead of writing through it.
+
+    Args:
+      path: the file to create or replace.
+      data: ``bytes`` or ``str`` (UTF-8).
+      mode: its mode (the umask applies).
+    Raises:
+      OSError: it could not be written; ``path`` is left as it was and no temporary file remains.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    with open_new(path, mode) as (f, _):
+        f.write(data)
+
+
+class open_new:  # noqa: N801 - used as a context manager, like open()
+    """A context manager: a new binary file next to ``path``, renamed over ``path`` when the block ends without
+    an exception (removed otherwise).
+
+    ``with open_new(path, mode) as (f, temporary):`` gives the file object and its temporary path.
+    """
+
+    def __init__(self, path, mode=REPORT_MODE):
+        self._path = os.fspath(path)
+        directory, name = os.path.split(self._path)
+        self._temporary = os.path.join(directory, f".tmp.{secrets.token_hex(8)}.{name[:_NAME_KEPT]}")
+        self._mode = mode
+        self._file = None
+
+    def __enter__(self):
+        fd = os.open(self._temporary, _FLAGS, self._mode)
+        self._file = os.fdopen(fd, "wb")
+        return self._file, self._temporary
+
+    def __exit__(self, kind, value, traceback):
+        try:
+            self._file.close()
+            if kind is None:
+                os.replace(self._temporary, self._path)
+                return False
+        except BaseException:
+            _unlink(self._temporary)
+            raise
+        _unlink(self._temporary)
+        return False
+
+
+def inside(root, relative, source):
+    """The path of ``relative`` below ``root``, for a name read from an index file.
+
+    Args:
+      root: the tree being read.
+      relative: the path the index gives.
+      source: the index file, for the message.
+    Returns:
+      ``os.path.join(root, relative)``.
+    Raises:
+      UnsafePathError: ``relative`` is empty, absolute, has a ``..`` component or a NUL; the message names
+        ``source`` and the path.
+    """
+    text = os.fspath(relative)
+    parts = text.replace("\\", "/").split("/")
+    if not text or text.startswith("/") or ".." in parts or "\0" in text:
+        raise UnsafePathError(
+            errno.EINVAL,
+            f"{shortened_text(source)} names the path {shortened_text(repr(text))}, which leaves the tree "
+            f"{shortened_text(root)}: paths in it must be relative and stay inside (no '/' at the start, no '..')",
+        )
+    return os.path.join(root, text)
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
