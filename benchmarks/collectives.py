@@ -9,9 +9,12 @@
 4. Memory: resident KB a run leaves behind, over MEMORY_RUNS allreduces of 4 floats, hccl_ops vs raw
    CollectiveReduce without and with an op timeout (TensorFlow keeps a timer per execution of a collective with
    a timeout until it expires). Target <= 0.5 KB per run for hccl_ops: a long job's memory stays flat.
+5. Start: seconds from starting `npu-run -n 2` to rank 0's first finished allreduce, with the ranks in their
+   private network (the default) vs `--share-network` (the baseline), alternating, --starts pairs. Target: the
+   private network adds at most 0.5 s.
 
-Run: python benchmarks/collectives.py [--blocks 10] [--ranks 2]
-(it starts its ranks with npu-run; rank 0 prints the results)
+Run: python benchmarks/collectives.py [--blocks 10] [--ranks 2] [--starts 5]
+(it starts its ranks with npu-run; rank 0 prints the results of 1-4, the launching process those of 5)
 """
 
 import argparse
@@ -25,14 +28,24 @@ MIB = 1 << 20
 SIZES_MIB = (1, 16, 64)
 REPEATS = {1: 30, 16: 4, 64: 2}
 MEMORY_RUNS = 5000
+_FIRST_ALLREDUCE = (
+    "from npu_bridge.npu_init import *\n"
+    "tf.Session(config=npu_config_proto()).run(npu_ops.initialize_system())\n"
+    "tf.Session(config=npu_config_proto()).run(hccl_ops.allreduce(tf.constant([1.0]), 'sum'))\n"
+    "print('FIRST_ALLREDUCE_DONE', flush=True)\n"
+)
 
 
-def _launch(args):
+def _environment():
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.path.dirname(here), os.environ.get("PYTHONPATH")) if p)
     )
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    return env
+
+
+def _launch(args):
     command = [
         sys.executable,
         "-m",
@@ -45,7 +58,43 @@ def _launch(args):
         "--blocks",
         str(args.blocks),
     ]
-    return subprocess.run(command, env=env, check=False).returncode
+    return subprocess.run(command, env=_environment(), check=False).returncode
+
+
+def _seconds_to_first_allreduce(ranks, launcher_args):
+    command = [sys.executable, "-m", "npu_bridge.core.launch", "-n", str(ranks), *launcher_args, "--"]
+    start = time.perf_counter()
+    job = subprocess.Popen(
+        command + [sys.executable, "-c", _FIRST_ALLREDUCE],
+        env=_environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    seconds = None
+    for line in job.stdout:
+        if seconds is None and line.startswith("[rank 0] FIRST_ALLREDUCE_DONE"):
+            seconds = time.perf_counter() - start
+    if job.wait() != 0 or seconds is None:
+        raise SystemExit(f"the start benchmark's job failed (exit code {job.returncode})")
+    return seconds
+
+
+def _start_times(ranks, pairs):
+    times = {"private": [], "shared": []}
+    for _ in range(pairs):
+        times["private"].append(_seconds_to_first_allreduce(ranks, []))
+        times["shared"].append(_seconds_to_first_allreduce(ranks, ["--share-network"]))
+    private, shared = (statistics.median(times[k]) for k in ("private", "shared"))
+    return "\n".join(
+        [
+            f"start: npu-run -n {ranks} to rank 0's first finished allreduce, medians of {pairs} alternating pairs",
+            f"  --share-network (baseline):       {shared:7.2f} s",
+            f"  private network (default):        {private:7.2f} s",
+            f"  private - shared:                 {private - shared:+7.2f} s (target <= 0.5 s)",
+            f"  ratio private/shared:             {private / shared:7.2f}",
+        ]
+    )
 
 
 def _copy_bandwidth(nbytes, np):
@@ -153,9 +202,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="HCCL collective benchmark (starts its own ranks)")
     parser.add_argument("--blocks", type=int, default=10)
     parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--starts", type=int, default=5, help="pairs of job starts for part 5 (0: skip it)")
     args = parser.parse_args(argv)
     if "RANK_ID" not in os.environ:
-        return _launch(args)
+        code = _launch(args)
+        if code == 0 and args.starts > 0:
+            print(_start_times(args.ranks, args.starts), flush=True)
+        return code
     run_rank(args.blocks)
     return 0
 

@@ -7,10 +7,11 @@ until every other rank's server accepts connections, or ``HCCL_CONNECT_TIMEOUT``
 the ranks that never arrived.
 """
 
+import os
 import threading
 import time
 
-from npu_bridge.core.collectives import settings, watchdog
+from npu_bridge.core.collectives import exposure, settings, watchdog
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 
@@ -90,6 +91,7 @@ def ensure_started(current_world):
     with _lock:
         if _runtime is None:
             _runtime = Runtime(current_world.rank_id, addresses, _start_server(current_world.rank_id, addresses))
+            _warn_if_exposed(current_world, addresses)
         elif (_runtime.rank, _runtime.addresses) != (current_world.rank_id, tuple(addresses)):
             raise CollectiveError(
                 f"this process already serves {_runtime.describe_rank(_runtime.rank)} of a {_runtime.rank_size}-rank "
@@ -107,6 +109,14 @@ def ensure_started(current_world):
                 _runtime.target,
             )
         return _runtime
+
+
+def _warn_if_exposed(current_world, addresses):
+    one_host = len({info.host for info in current_world.ranks}) == 1
+    port = int(addresses[current_world.rank_id].rpartition(":")[2])
+    warning = exposure.rank_warning(os.environ, current_world.rank_id, port, one_host)
+    if warning:
+        log.logger.warning("%s", warning)
 
 
 def _start_server(rank, addresses):

@@ -6,18 +6,25 @@
       this machine's ranks of a multi-machine job: the server of the table whose address is this machine's;
       run the same on every machine (--server-id ID names the server instead)
 
+A job whose ranks all run on this machine runs in a private network that only it can use
+(``private_network``), unless ``--share-network`` is given; otherwise the launcher warns once that the ranks'
+servers can be reached by anyone (``collectives.exposure``).
+
 Exit code: 0 when every rank succeeded; the first failing rank's code; 128 + signal when interrupted (130 for
 Ctrl-C: see ``supervisor`` and ``interrupt``); 2 for bad arguments or a malformed rank table; 127 when the
 command cannot be started.
 """
 
 import argparse
+import dataclasses
+import ipaddress
 import os
 import shutil
 import sys
 import tempfile
 
-from npu_bridge.core.launch import plan, supervisor
+from npu_bridge.core.collectives import exposure
+from npu_bridge.core.launch import plan, private_network, supervisor
 from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
 
@@ -74,6 +81,13 @@ def _parser():
         help="how long ranks being stopped get before SIGKILL, after SIGTERM (or SIGINT, on Ctrl-C) "
         "(default: %(default)s)",
     )
+    parser.add_argument(
+        "--share-network",
+        action="store_true",
+        help="run the ranks of a one-machine job in this machine's network instead of a private one (their "
+        "servers can then be reached by anyone who can connect to this machine; the ranks can reach other "
+        "machines)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command every rank runs, after --")
     return parser
 
@@ -122,11 +136,24 @@ def main(argv=None):
         work_dir = tempfile.mkdtemp(prefix="npu-run-")  # for the ranks' stop file
     for warning in job.warnings:
         _report(f"warning: {warning}")
+    try:
+        network, exposed = _choose_network(job, args.share_network)
+    except OSError as e:
+        _report(f"error: {e.strerror or e}")
+        _remove(work_dir)
+        return EXIT_CANNOT_START
+    if exposed:
+        _report(f"warning: {exposed}")
+    job = dataclasses.replace(
+        job,
+        ranks=tuple(dataclasses.replace(r, env=dict(r.env, **{exposure.NETWORK_VARIABLE: network})) for r in job.ranks),
+    )
     first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
     server = f" of server {job.server_id!r} ({_FOUND_BY[job.server_found]})" if job.server_id is not None else ""
+    where = ", in a private network (loopback only)" if network == exposure.PRIVATE else ""
     _report(
         f"job {job.job_id}: starting {len(job.ranks)} of {job.rank_size} ranks ({first}-{last}){server}, rank "
-        f"table {job.rank_table_path}, ports from {job.port_base}"
+        f"table {job.rank_table_path}, ports from {job.port_base}{where}"
     )
     runner = supervisor.Supervisor(
         command,
@@ -147,6 +174,43 @@ def main(argv=None):
     if code == 0:
         _report(f"job {job.job_id}: all {len(job.ranks)} ranks finished")
     return code
+
+
+def _choose_network(job, share):
+    """Moves a one-machine job into a private network unless ``share``.
+
+    Returns:
+      (``exposure.PRIVATE`` or ``exposure.SHARED``, the warning to show when the ranks can be reached, or None).
+    Raises:
+      OSError: the private network was made but cannot be set up (the job cannot run in it).
+    """
+    ports = [job.port_base + r.rank_id for r in job.ranks]
+    who = f"rank {job.ranks[0].rank_id}" if len(job.ranks) == 1 else f"the {len(job.ranks)} ranks of job {job.job_id}"
+    if len(job.ranks) < job.rank_size:
+        reason = "The job spans several machines, whose ranks must reach each other."
+        return exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=False)
+    if share:
+        return exposure.SHARED, exposure.exposed_text(who, ports, "--share-network was given.", one_host=True)
+    names = [h for h in job.hosts if not _is_ip_address(h)]
+    if names:
+        reason = (
+            f"The rank table names its server by the host name {names[0]!r}, which ranks in a private network "
+            "could not resolve; give its IP address instead."
+        )
+        return exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True)
+    outcome = private_network.enter(job.hosts)
+    if outcome.private:
+        return exposure.PRIVATE, None
+    reason = f"npu-run could not give them a private network ({outcome.reason})."
+    return exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True)
+
+
+def _is_ip_address(host):
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _report(text):

@@ -66,6 +66,7 @@ class JobPlan:
       server_found: how the server was chosen: "--server-id", "address" (its address is this machine's) or
         "only server" (the table has one); None for a local job.
       warnings: things the launcher should tell the user before starting (texts).
+      hosts: the host address of every server of the job, once each, in table order.
     """
 
     job_id: str
@@ -76,6 +77,7 @@ class JobPlan:
     server_id: Optional[str] = None
     server_found: Optional[str] = None
     warnings: tuple = ()
+    hosts: tuple = ()
 
 
 def local_rank_table(size):
@@ -245,7 +247,7 @@ def _plan(job_id, rank_size, table_path, base, ranks_and_devices, environ, hosts
     for rank, device in ranks_and_devices:
         env = dict(common, RANK_ID=str(rank), DEVICE_ID=str(device), ASCEND_DEVICE_ID=str(device))
         ranks.append(RankLaunch(rank, device, env))
-    return JobPlan(job_id, rank_size, table_path, base, tuple(ranks))
+    return JobPlan(job_id, rank_size, table_path, base, tuple(ranks), hosts=tuple(dict.fromkeys(hosts)))
 
 
 def _port_base(explicit, size, environ, search):

@@ -1,0 +1,82 @@
+"""Who can reach a job's collective servers, and the one warning that says so when it is more than the job.
+
+TensorFlow's gRPC server listens on every interface (``0.0.0.0:HCCL_IF_BASE_PORT + rank``) and authenticates
+nobody: whoever connects can run graphs in the rank, with its privileges. ``npu-run`` runs a job that lives on
+one machine in a private network (``launch.private_network``), where nothing outside the job can connect. Where
+that is not the case (ranks started by hand, ``npu-run --share-network``, no namespaces allowed, a job across
+machines), the user is told once: by ``npu-run`` for its ranks (it sets ``NETWORK_VARIABLE``), otherwise by
+each rank when its server starts. The texts are built here for both.
+"""
+
+NETWORK_VARIABLE = "NPU_RUN_NETWORK"  # set by npu-run for its ranks: "private" or "shared" (npu-run has reported)
+PRIVATE = "private"
+SHARED = "shared"
+DOCS_ONE_HOST = "docs/distributed.md#who-can-reach-a-rank"
+DOCS_MULTI_HOST = "docs/multi_host.md#trust-model"
+
+
+def is_private(net_dev="/proc/self/net/dev"):
+    """Returns True when this process's network has no interface but loopback (as in npu-run's private network).
+
+    Args:
+      net_dev: the interface list of this process's network namespace.
+    """
+    try:
+        with open(net_dev, encoding="ascii") as f:
+            names = [line.split(":", 1)[0].strip() for line in f.readlines()[2:] if ":" in line]
+    except (OSError, UnicodeError):
+        return False
+    return names == ["lo"]
+
+
+def port_span(ports):
+    """ "60000" or "60000-60003" for the listed ports."""
+    first, last = min(ports), max(ports)
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def exposed_text(who, ports, reason, one_host):
+    """The warning for servers anyone can reach.
+
+    Args:
+      who: whose servers, e.g. "the 2 ranks of job J" or "rank 0".
+      ports: their ports.
+      reason: why they are reachable (a sentence).
+      one_host: True when the whole job is on this machine (it could run in a private network).
+    Returns:
+      The text.
+    """
+    span = port_span(ports)
+    if one_host:
+        remedy = (
+            "A job on one machine needs no open port: npu-run runs its ranks in a private network (as root, or "
+            f"where unprivileged user namespaces are allowed); see {DOCS_ONE_HOST}"
+        )
+    else:
+        remedy = (
+            f"Allow TCP ports {span.replace('-', ':')} only from the job's machines with a firewall; see "
+            f"{DOCS_MULTI_HOST}"
+        )
+    servers = f"servers of {who} listen on TCP ports" if len(ports) > 1 else f"server of {who} listens on TCP port"
+    return (
+        f"the collective {servers} {span} of every interface without authentication: any process that can connect "
+        "(another user of this machine, or any machine that reaches it) can run code in the rank with its "
+        f"privileges. {reason} {remedy}"
+    )
+
+
+def rank_warning(environ, rank, port, one_host, private=is_private):
+    """The warning a rank logs when its server started, or None when nobody outside the job can reach it or
+    npu-run has already said so.
+
+    Args:
+      environ: the rank's environment.
+      rank: its rank id.
+      port: its server's port.
+      one_host: True when every rank of the world is on this machine.
+      private: the check for a private network (injectable for tests).
+    """
+    if environ.get(NETWORK_VARIABLE) or private():
+        return None
+    reason = "The ranks were not started by npu-run." if one_host else "The job spans several machines."
+    return exposed_text(f"rank {rank}", [port], reason, one_host)
