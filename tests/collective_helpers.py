@@ -20,6 +20,27 @@ VECTOR = np.array([1.0, -2.0, 3.0, 0.5, 4.0, -1.0])
 _RESULT = re.compile(r"^\[rank (\d+)\] RESULT (.*)$")
 
 
+# A client outside the job (python -c OUTSIDE_CLIENT HOST:PORT FILE): it connects to a rank's server and runs a
+# graph there that writes FILE, with the rank's privileges. Exit 3 and a REFUSED line when it cannot.
+OUTSIDE_CLIENT = """
+import sys
+import tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+address, victim = sys.argv[1:3]
+graph = tf.Graph()
+with graph.as_default():
+    write = tf.io.write_file(victim, "written by a client outside the job")
+config = tf.compat.v1.ConfigProto(operation_timeout_in_ms=15000)
+try:
+    with tf.compat.v1.Session(f"grpc://{address}", graph=graph, config=config) as sess:
+        sess.run(write)
+except Exception as e:
+    print("REFUSED", type(e).__name__, str(e).splitlines()[0][:200])
+    sys.exit(3)
+print("RAN")
+"""
+
+
 def vector(rank, dtype="float32"):
     """The 6-element input of ``rank``: (rank + 1) * VECTOR, with element 5 zero on rank 0 (for prod grads)."""
     value = (rank + 1) * VECTOR

@@ -61,6 +61,8 @@ ROLES = {
     ("npu-run", None, "rank_table"): "rank_table",
     ("npu-run", None, "server_id"): "server_id",
     ("npu-run", None, "job_id"): "text",
+    ("npu-run", None, "job_secret"): "secret",
+    ("npu-run", None, "make_secret"): "out_file",
 }
 # Numbers with a documented range (tool, command, dest) -> (low, high); other numbers may take any value.
 NUMBER_RANGES = {
@@ -479,6 +481,10 @@ def cli_cases(commands, inputs, trees, files, rank_tables, root):
                     targets += [("/dev/full", "/dev/full", REJECT), ("/dev/null", "/dev/null", EITHER)]
                 for what, target, label in targets:
                     add(command, rest + [flag, target] + positional, label, f"{flag} {what}", [_name_of(target)])
+            elif role == "secret":
+                # a hostile file may happen to be a usable secret (a private text file): no verdict but no crash
+                for what, path in inputs:
+                    add(command, rest + [flag, path] + positional, EITHER, f"{flag} {what}", [_name_of(path)])
             elif role in ("text", "server_id"):
                 table = [f"--rank-table={trees['rank_table']}"] if role == "server_id" else []
                 base = [a for a in rest if a not in ("-n", "1")] if role == "server_id" else rest

@@ -177,6 +177,14 @@ def _env_legacy_keras(text):
     return ACCEPT if text in ("", "1", "true", "True", "0", "false", "False") else REJECT
 
 
+def _env_data_mode(text):
+    """Octal read/write bits, 3 or 4 digits, at most 0666; "" is unset."""
+    if not text:
+        return ACCEPT
+    octal = 3 <= len(text) <= 4 and all(c in "01234567" for c in text)
+    return ACCEPT if octal and not int(text, 8) & ~0o666 else REJECT
+
+
 def _env_any(text):
     return EITHER
 
@@ -308,6 +316,12 @@ ENV_SPECS = {
     "TF_CPP_MIN_LOG_LEVEL": EnvSpec(_env_any, extra=("garbage", "-1", "9" * 30), few=True),
     # Shows TensorFlow's C++ start-up lines (npu_bridge.core.runtime.log): read when TensorFlow is imported.
     "NPU_BRIDGE_TF_LOGS": EnvSpec(_env_choice("0", "1"), drivers=("import",), samples=("0", "1"), few=True),
+    # Owner-only tensor data unless widened (npu_bridge.core.runtime.safe_paths): read when a dump session starts.
+    "NPU_BRIDGE_DATA_MODE": EnvSpec(_env_data_mode, drivers=("dump",), options=_DUMP, samples=("600", "640")),
+    # Set by npu-run for its ranks (npu_bridge.core.collectives.exposure): only compared, any value is harmless.
+    "NPU_RUN_NETWORK": EnvSpec(_env_any, drivers=("import",), samples=("private",), extra=("shared",), few=True),
+    # npu-run's default for --job-secret (fuzzed through that flag by fuzz_cli); nothing in a rank reads it.
+    "NPU_RUN_JOB_SECRET": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/secret",), few=True),
     # npu-run's stop file (npu_bridge.core.launch.interrupt): read at import; no file there means "not stopping".
     "NPU_RUN_STOP_FILE": EnvSpec(
         _env_any, drivers=("import",), samples=("/nonexistent/stop",), extra=("/dev/null",), few=True

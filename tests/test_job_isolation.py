@@ -17,29 +17,10 @@ import sys
 import time
 
 import pytest
-from collective_helpers import REPO_ROOT, TESTS_DIR, WORKERS, Ranks, parse_results
+from collective_helpers import OUTSIDE_CLIENT, REPO_ROOT, TESTS_DIR, WORKERS, Ranks, parse_results
 
 from npu_bridge.core.collectives import exposure
 from npu_bridge.core.launch import plan
-
-# A client outside the job: connect to a rank's master and run a graph that writes a file there.
-ATTACK = """
-import sys
-import tensorflow as tf
-tf.compat.v1.disable_eager_execution()
-port, victim = sys.argv[1:3]
-graph = tf.Graph()
-with graph.as_default():
-    write = tf.io.write_file(victim, "written by a client outside the job")
-config = tf.compat.v1.ConfigProto(operation_timeout_in_ms=15000)
-try:
-    with tf.compat.v1.Session(f"grpc://127.0.0.1:{port}", graph=graph, config=config) as sess:
-        sess.run(write)
-except Exception as e:
-    print("REFUSED", type(e).__name__, str(e).splitlines()[0][:200])
-    sys.exit(3)
-print("RAN")
-"""
 
 
 def _start_job(tmp_path, launcher_args):
@@ -80,7 +61,11 @@ def _wait_ready(job, tmp_path, timeout=150):
 
 def _attack(port, victim):
     return subprocess.run(
-        [sys.executable, "-c", ATTACK, str(port), str(victim)], capture_output=True, text=True, timeout=90, check=False
+        [sys.executable, "-c", OUTSIDE_CLIENT, f"127.0.0.1:{port}", str(victim)],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
     )
 
 

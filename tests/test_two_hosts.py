@@ -1,10 +1,12 @@
 """A job across two hosts: two network namespaces of this machine joined by a virtual Ethernet link play two
 machines, each with its own address. A rank table lists both servers with two ranks each; ``npu-run`` runs
-once per host, without --server-id (each launcher finds its server by address). Checked: allreduce,
-allgather and broadcast across all four ranks, a data-parallel training that ends with equal weights
-everywhere, that SIGKILL to one host's launcher ends every rank of the other host with a non-zero code
-within the collective timeout, and that so does cutting the link between the hosts (for the ranks of both).
-The job runs with an (unreachable) HTTP proxy set, as in many clusters: npu-run keeps the ranks off it.
+once per host, without --server-id (each launcher finds its server by address), with the same job secret
+(``--job-secret``): the ranks of each host run in a private network, joined by npu-run's authenticated relays.
+Checked: allreduce, allgather and broadcast across all four ranks, a data-parallel training that ends with
+equal weights everywhere, that a third host (linked to host a) which does not know the secret cannot run
+anything in a rank, that SIGKILL to one host's launcher ends every rank of the other host with a non-zero
+code within the collective timeout, and that so does cutting the link between the hosts (for the ranks of
+both). The job runs with an (unreachable) HTTP proxy set, as in many clusters: npu-run keeps the ranks off it.
 
 Needs root and ``ip`` (iproute2) with network namespace support; skipped otherwise. The namespaces, the link
 and its addresses (a random 10.x.y.0/24) exist only during the test; every process the test starts is ended
@@ -23,7 +25,7 @@ import time
 
 import numpy as np
 import pytest
-from collective_helpers import REPO_ROOT, TESTS_DIR, VECTOR, WORKERS, parse_results, vector
+from collective_helpers import OUTSIDE_CLIENT, REPO_ROOT, TESTS_DIR, VECTOR, WORKERS, parse_results, vector
 
 EXEC_TIMEOUT = 15  # HCCL_EXEC_TIMEOUT of the job: the bound on noticing that the other host is gone
 CONNECT_TIMEOUT = 90  # HCCL_CONNECT_TIMEOUT: 4 ranks importing TensorFlow on 2 shared cores can take a while
@@ -34,15 +36,23 @@ FEATURES_STEPS_RATE = (3, 5, 0.1)  # as in workers/two_host_worker.py
 
 class TwoHosts:
     """Two network namespaces ("hosts" a and b) joined by a veth pair, with addresses ``10.x.y.1`` and
-    ``10.x.y.2`` on a random /24 and loopback up in each. Use as a context manager: ``__exit__`` kills
-    every process started in the namespaces (by PID) and removes them."""
+    ``10.x.y.2`` on a random /24 and loopback up in each, and a third host c (``THIRD``), not part of the job,
+    linked to host a by another veth pair on the next /24 (``10.x.y+1.2``, with a route to host a's job
+    address). Use as a context manager: ``__exit__`` kills every process started in the namespaces (by PID)
+    and removes them."""
+
+    THIRD = 2
 
     def __init__(self):
         tag = os.getpid()
-        self.namespaces = (f"npu-test-{tag}-a", f"npu-test-{tag}-b")
+        self.namespaces = (f"npu-test-{tag}-a", f"npu-test-{tag}-b", f"npu-test-{tag}-c")
         self._links = (f"vnpu{tag}a", f"vnpu{tag}b")  # at most 15 characters
-        subnet = f"10.{random.randint(100, 254)}.{random.randint(0, 255)}"
+        self._third_links = (f"vnpu{tag}ac", f"vnpu{tag}c")
+        first, second = random.randint(100, 254), random.randint(0, 254)
+        subnet, third_subnet = f"10.{first}.{second}", f"10.{first}.{second + 1}"
         self.addresses = (f"{subnet}.1", f"{subnet}.2")
+        self.third_address = f"{third_subnet}.2"
+        self._third_gateway = f"{third_subnet}.1"
         self.processes = []
         self._created = []
 
@@ -57,6 +67,15 @@ class TwoHosts:
                 self._ip("-n", name, "addr", "add", f"{address}/24", "dev", link)
                 self._ip("-n", name, "link", "set", link, "up")
                 self._ip("-n", name, "link", "set", "lo", "up")
+            a, c = self.namespaces[0], self.namespaces[self.THIRD]
+            self._ip("link", "add", self._third_links[0], "type", "veth", "peer", "name", self._third_links[1])
+            self._ip("link", "set", self._third_links[0], "netns", a)
+            self._ip("link", "set", self._third_links[1], "netns", c)
+            self._ip("-n", a, "addr", "add", f"{self._third_gateway}/24", "dev", self._third_links[0])
+            self._ip("-n", c, "addr", "add", f"{self.third_address}/24", "dev", self._third_links[1])
+            for name, link in ((a, self._third_links[0]), (c, self._third_links[1]), (c, "lo")):
+                self._ip("-n", name, "link", "set", link, "up")
+            self._ip("-n", c, "route", "add", f"{self.addresses[0]}/32", "via", self._third_gateway)
             self._ip("netns", "exec", self.namespaces[0], "true")  # needs to remount /sys: may be refused
         except _SetupError as e:
             self._remove()
@@ -71,7 +90,7 @@ class TwoHosts:
         self._remove()
 
     def start(self, host, argv, **popen_args):
-        """Starts ``argv`` in host ``host`` (0 or 1) in a process group of its own; returns the Popen."""
+        """Starts ``argv`` in host ``host`` (0, 1 or ``THIRD``) in a process group of its own; returns the Popen."""
         process = subprocess.Popen(
             ["ip", "netns", "exec", self.namespaces[host], *argv], start_new_session=True, **popen_args
         )
@@ -101,7 +120,8 @@ class TwoHosts:
             subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)  # takes the veth along
         self._created.clear()
         # A veth that never reached its namespace (setup failed half-way) is still here; otherwise this fails.
-        subprocess.run(["ip", "link", "del", self._links[0]], capture_output=True, check=False)
+        for link in (self._links[0], self._third_links[0]):
+            subprocess.run(["ip", "link", "del", link], capture_output=True, check=False)
 
     @staticmethod
     def _ip(*args):
@@ -186,6 +206,8 @@ class Job:
             # listens) unless npu-run exempts the job's hosts (no_grpc_proxy).
             https_proxy=f"http://{two_hosts.addresses[0].rpartition('.')[0]}.99:3128",
         )
+        secret = str(tmp_path / "job.secret")  # one file for both hosts, as on a shared file system
+        subprocess.run([sys.executable, "-m", "npu_bridge.core.launch", "--make-secret", secret], env=env, check=True)
         self.outputs = [(tmp_path / f"host{h}.out", tmp_path / f"host{h}.err") for h in range(2)]
         self.launchers = []
         self.started = time.monotonic()
@@ -202,6 +224,8 @@ class Job:
                 str(PORT_BASE),
                 "--stop-timeout",
                 "5",
+                "--job-secret",
+                secret,
                 "--",
                 sys.executable,
                 os.path.join(WORKERS, "two_host_worker.py"),
@@ -281,7 +305,26 @@ def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, 
     np.testing.assert_allclose(per_rank[0]["trained"][0], kernel, rtol=1e-5)
     np.testing.assert_allclose(per_rank[0]["trained"][1], bias, rtol=1e-5)
 
-    # 3. SIGKILL to host 0's launcher: its ranks end (parent-death signal), and every rank of host 1 fails its
+    # 3. A third host that does not know the job's secret: a plain TensorFlow client connects to rank 0's port
+    # at host a's job address and tries to run a graph there (one that writes a file). The gate refuses it.
+    victim = tmp_path / "victim"
+    attack = two_hosts.start(
+        TwoHosts.THIRD,
+        [sys.executable, "-c", OUTSIDE_CLIENT, f"{two_hosts.addresses[0]}:{PORT_BASE}", str(victim)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+    )
+    attack_output = attack.communicate(timeout=120)[0]
+    assert attack.returncode == 3 and "REFUSED" in attack_output, attack_output
+    assert not victim.exists()
+    refused = f"npu-run: refused a connection from {two_hosts.third_address} to port {PORT_BASE}"
+    assert refused in job.launcher_messages(0), job.output()
+    # The job's own collectives still work after the attempt.
+    assert all(launcher.poll() is None for launcher in job.launchers), job.output()
+
+    # 4. SIGKILL to host 0's launcher: its ranks end (parent-death signal), and every rank of host 1 fails its
     # collective and exits non-zero within HCCL_EXEC_TIMEOUT, after which host 1's launcher ends too.
     killed = time.monotonic()
     os.kill(job.launchers[0].pid, signal.SIGKILL)

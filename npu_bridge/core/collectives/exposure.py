@@ -4,13 +4,14 @@ TensorFlow's gRPC server listens on every interface (``0.0.0.0:HCCL_IF_BASE_PORT
 nobody: whoever connects can run graphs in the rank, with its privileges. ``npu-run`` runs a job that lives on
 one machine in a private network (``launch.private_network``), where nothing outside the job can connect. Where
 that is not the case (ranks started by hand, ``npu-run --share-network``, no namespaces allowed, a job across
-machines), the user is told once: by ``npu-run`` for its ranks (it sets ``NETWORK_VARIABLE``), otherwise by
-each rank when its server starts. The texts are built here for both.
+machines without ``--job-secret``), the user is told once: by ``npu-run`` for its ranks (it sets
+``NETWORK_VARIABLE``), otherwise by each rank when its server starts. The texts are built here for both.
 """
 
-NETWORK_VARIABLE = "NPU_RUN_NETWORK"  # set by npu-run for its ranks: "private" or "shared" (npu-run has reported)
-PRIVATE = "private"
-SHARED = "shared"
+NETWORK_VARIABLE = "NPU_RUN_NETWORK"  # set by npu-run for its ranks (it has reported what they are exposed to)
+PRIVATE = "private"  # one machine, private network
+AUTHENTICATED = "authenticated"  # several machines, private networks joined by npu-run's authenticated relay
+SHARED = "shared"  # this machine's network: the rank ports are open
 DOCS_ONE_HOST = "docs/distributed.md#who-can-reach-a-rank"
 DOCS_MULTI_HOST = "docs/multi_host.md#trust-model"
 
@@ -54,8 +55,9 @@ def exposed_text(who, ports, reason, one_host):
         )
     else:
         remedy = (
-            f"Allow TCP ports {span.replace('-', ':')} only from the job's machines with a firewall; see "
-            f"{DOCS_MULTI_HOST}"
+            "Give every machine's npu-run the same --job-secret file (npu-run --make-secret FILE makes one): the "
+            "ranks then run in private networks that only connections proving the secret can reach; or allow TCP "
+            f"ports {span.replace('-', ':')} only from the job's machines with a firewall; see {DOCS_MULTI_HOST}"
         )
     servers = f"servers of {who} listen on TCP ports" if len(ports) > 1 else f"server of {who} listens on TCP port"
     return (

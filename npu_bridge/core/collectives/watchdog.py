@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 
+from npu_bridge.core.collectives import exposure
 from npu_bridge.core.launch import interrupt
 from npu_bridge.core.runtime import log
 
@@ -36,11 +37,19 @@ LEADER = 0
 
 
 def probe(address, timeout=1.0):
-    """Returns True when a TCP connection to ``address`` ("host:port", IPv6 hosts in brackets) succeeds."""
+    """Returns True when the collective server at ``address`` ("host:port", IPv6 hosts in brackets) answers.
+
+    A TCP connection that succeeds is enough, except behind npu-run's relay between machines
+    (``NPU_RUN_NETWORK=authenticated``), whose inside end accepts every connection at once: there the server
+    must also send its first bytes (a gRPC server sends its HTTP/2 settings as soon as a connection opens,
+    and the relay closes the connection when it cannot reach the server's machine).
+    """
     host, _, port = address.rpartition(":")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            return True
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+            if os.environ.get(exposure.NETWORK_VARIABLE) != exposure.AUTHENTICATED:
+                return True
+            return bool(sock.recv(1))
     except OSError:
         return False
 

@@ -6,9 +6,12 @@
       this machine's ranks of a multi-machine job: the server of the table whose address is this machine's;
       run the same on every machine (--server-id ID names the server instead)
 
-A job whose ranks all run on this machine runs in a private network that only it can use
-(``private_network``), unless ``--share-network`` is given; otherwise the launcher warns once that the ranks'
-servers can be reached by anyone (``collectives.exposure``).
+  npu-run --make-secret FILE
+      writes a new job secret; with --job-secret FILE on every machine, a multi-machine job accepts only
+      connections that prove it
+
+The ranks' network (a private one for a one-machine job, authenticated relays between machines with a job
+secret, or this machine's with a warning) is ``job_network``'s choice.
 
 Exit code: 0 when every rank succeeded; the first failing rank's code; 128 + signal when interrupted (130 for
 Ctrl-C: see ``supervisor`` and ``interrupt``); 2 for bad arguments or a malformed rank table; 127 when the
@@ -17,20 +20,24 @@ command cannot be started.
 
 import argparse
 import dataclasses
-import ipaddress
 import os
 import shutil
 import sys
 import tempfile
 
 from npu_bridge.core.collectives import exposure
-from npu_bridge.core.launch import plan, private_network, supervisor
+from npu_bridge.core.launch import job_network, job_secret, plan, supervisor
 from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
 
 EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
 DEFAULT_STOP_TIMEOUT = 10.0
+JOB_SECRET_VARIABLE = "NPU_RUN_JOB_SECRET"
+_NETWORK_WORDS = {
+    exposure.PRIVATE: ", in a private network (loopback only)",
+    exposure.AUTHENTICATED: ", in a private network joined to the other machines' by authenticated relays",
+}
 _FOUND_BY = {
     "--server-id": "--server-id",
     "address": "its address is this machine's",
@@ -88,6 +95,18 @@ def _parser():
         "servers can then be reached by anyone who can connect to this machine; the ranks can reach other "
         "machines)",
     )
+    parser.add_argument(
+        "--job-secret",
+        metavar="FILE",
+        default=os.environ.get(JOB_SECRET_VARIABLE) or None,
+        help="the job's secret (the same file on every machine; readable only by you): a multi-machine job then "
+        "accepts only connections that prove it (default: $%s)" % JOB_SECRET_VARIABLE,
+    )
+    parser.add_argument(
+        "--make-secret",
+        metavar="FILE",
+        help="write a new job secret to FILE (mode 0600) and exit; copy it to every machine",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command every rank runs, after --")
     return parser
 
@@ -107,6 +126,14 @@ def main(argv=None):
     except ValueError:
         pass
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.make_secret is not None:
+        try:
+            job_secret.create(args.make_secret)
+        except LaunchError as e:
+            _report(f"error: {e}")
+            return EXIT_USAGE
+        _report(f"wrote a new job secret to {args.make_secret} (mode 0600); copy it to every machine of the job")
+        return 0
     work_dir = None
     try:
         if not command:
@@ -137,20 +164,22 @@ def main(argv=None):
     for warning in job.warnings:
         _report(f"warning: {warning}")
     try:
-        network, exposed = _choose_network(job, args.share_network)
+        network = job_network.choose(job, args.share_network, args.job_secret, _report)
+    except LaunchError as e:
+        _report(f"error: {e}")
+        _remove(work_dir)
+        return EXIT_USAGE
     except OSError as e:
         _report(f"error: {e.strerror or e}")
         _remove(work_dir)
         return EXIT_CANNOT_START
-    if exposed:
-        _report(f"warning: {exposed}")
-    job = dataclasses.replace(
-        job,
-        ranks=tuple(dataclasses.replace(r, env=dict(r.env, **{exposure.NETWORK_VARIABLE: network})) for r in job.ranks),
-    )
+    if network.warning:
+        _report(f"warning: {network.warning}")
+    variable = {exposure.NETWORK_VARIABLE: network.kind}
+    job = dataclasses.replace(job, ranks=tuple(dataclasses.replace(r, env=dict(r.env, **variable)) for r in job.ranks))
     first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
     server = f" of server {job.server_id!r} ({_FOUND_BY[job.server_found]})" if job.server_id is not None else ""
-    where = ", in a private network (loopback only)" if network == exposure.PRIVATE else ""
+    where = _NETWORK_WORDS.get(network.kind, "")
     _report(
         f"job {job.job_id}: starting {len(job.ranks)} of {job.rank_size} ranks ({first}-{last}){server}, rank "
         f"table {job.rank_table_path}, ports from {job.port_base}{where}"
@@ -171,46 +200,11 @@ def main(argv=None):
         return EXIT_CANNOT_START
     finally:
         _remove(work_dir)
+        if network.gate is not None:
+            network.gate.stop()
     if code == 0:
         _report(f"job {job.job_id}: all {len(job.ranks)} ranks finished")
     return code
-
-
-def _choose_network(job, share):
-    """Moves a one-machine job into a private network unless ``share``.
-
-    Returns:
-      (``exposure.PRIVATE`` or ``exposure.SHARED``, the warning to show when the ranks can be reached, or None).
-    Raises:
-      OSError: the private network was made but cannot be set up (the job cannot run in it).
-    """
-    ports = [job.port_base + r.rank_id for r in job.ranks]
-    who = f"rank {job.ranks[0].rank_id}" if len(job.ranks) == 1 else f"the {len(job.ranks)} ranks of job {job.job_id}"
-    if len(job.ranks) < job.rank_size:
-        reason = "The job spans several machines, whose ranks must reach each other."
-        return exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=False)
-    if share:
-        return exposure.SHARED, exposure.exposed_text(who, ports, "--share-network was given.", one_host=True)
-    names = [h for h in job.hosts if not _is_ip_address(h)]
-    if names:
-        reason = (
-            f"The rank table names its server by the host name {names[0]!r}, which ranks in a private network "
-            "could not resolve; give its IP address instead."
-        )
-        return exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True)
-    outcome = private_network.enter(job.hosts)
-    if outcome.private:
-        return exposure.PRIVATE, None
-    reason = f"npu-run could not give them a private network ({outcome.reason})."
-    return exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True)
-
-
-def _is_ip_address(host):
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
 
 
 def _report(text):

@@ -67,6 +67,7 @@ class JobPlan:
         "only server" (the table has one); None for a local job.
       warnings: things the launcher should tell the user before starting (texts).
       hosts: the host address of every server of the job, once each, in table order.
+      rank_hosts: (rank id, host address) of every rank of the job.
     """
 
     job_id: str
@@ -78,6 +79,7 @@ class JobPlan:
     server_found: Optional[str] = None
     warnings: tuple = ()
     hosts: tuple = ()
+    rank_hosts: tuple = ()
 
 
 def local_rank_table(size):
@@ -117,6 +119,7 @@ def plan_local(size, work_dir, environ, job_id=None, port_base=None):
         [(r, r) for r in range(size)],
         environ,
         [rank_table.LOOPBACK],
+        [(r, rank_table.LOOPBACK) for r in range(size)],
     )
 
 
@@ -175,6 +178,7 @@ def plan_from_table(path, server_id, environ, size=None, job_id=None, port_base=
             [(r.rank_id, r.device_id) for r in mine],
             environ,
             _server_hosts(table).values(),
+            [(r.rank_id, r.host) for r in table.ranks],
         ),
         server_id=server_id,
         server_found=found,
@@ -228,7 +232,7 @@ def _listed_servers(hosts):
     return ", ".join(listed)
 
 
-def _plan(job_id, rank_size, table_path, base, ranks_and_devices, environ, hosts):
+def _plan(job_id, rank_size, table_path, base, ranks_and_devices, environ, hosts, rank_hosts):
     common = {k: v for k, v in environ.items() if k not in _REMOVED_VARIABLES}
     common.setdefault("PYTHONUNBUFFERED", "1")
     if any(environ.get(name, "").strip() for name in _GRPC_PROXY_VARIABLES):
@@ -247,7 +251,15 @@ def _plan(job_id, rank_size, table_path, base, ranks_and_devices, environ, hosts
     for rank, device in ranks_and_devices:
         env = dict(common, RANK_ID=str(rank), DEVICE_ID=str(device), ASCEND_DEVICE_ID=str(device))
         ranks.append(RankLaunch(rank, device, env))
-    return JobPlan(job_id, rank_size, table_path, base, tuple(ranks), hosts=tuple(dict.fromkeys(hosts)))
+    return JobPlan(
+        job_id,
+        rank_size,
+        table_path,
+        base,
+        tuple(ranks),
+        hosts=tuple(dict.fromkeys(hosts)),
+        rank_hosts=tuple(rank_hosts),
+    )
 
 
 def _port_base(explicit, size, environ, search):

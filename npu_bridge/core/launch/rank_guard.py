@@ -20,7 +20,7 @@ import sys
 _PR_SET_PDEATHSIG = 1
 
 
-def _set_parent_death_signal(sig):
+def set_parent_death_signal(sig):
     """Returns True when the kernel will send ``sig`` to this process when its parent ends."""
     name = ctypes.util.find_library("c")
     if not sys.platform.startswith("linux") or not name:
@@ -36,7 +36,7 @@ def main(argv):
         sys.stderr.write("usage: python -I rank_guard.py LAUNCHER_PID -- COMMAND...\n")
         return 2
     launcher = int(argv[0])
-    if _set_parent_death_signal(signal.SIGTERM) and os.getppid() != launcher:
+    if set_parent_death_signal(signal.SIGTERM) and os.getppid() != launcher:
         return 1  # the launcher died before the signal was set: nothing would stop this rank later
     try:
         os.execvp(argv[2], argv[2:])

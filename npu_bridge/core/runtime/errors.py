@@ -155,3 +155,8 @@ class UnsafePathError(NpuBridgeError, OSError):
 
     def __str__(self):
         return self.strerror or super().__str__()
+
+
+class JobAuthenticationError(NpuBridgeError, ConnectionError):
+    """A connection between the relays of a job's machines did not prove the job's secret (or broke during the
+    handshake); the connection is closed."""
