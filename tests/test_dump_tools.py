@@ -18,7 +18,7 @@ from dump_helpers import artifacts, dump_config, feed, mlp_graph
 from npu_bridge.core import dump
 from npu_bridge.core.dump import dump_compare, dump_file, dump_proto
 from npu_bridge.core.dump.cli import main
-from npu_bridge.core.runtime import atomic_write
+from npu_bridge.core.runtime import safe_paths
 
 v1 = tf.compat.v1
 NPU_STEP = os.path.join("20240101000000", "0", "ge_default_20240101000000_1", "1", "0")
@@ -312,35 +312,35 @@ def test_output_files_that_are_not_regular_files_are_refused_before_the_work(run
 
 
 def test_output_files_are_written_atomically_and_write_errors_name_them(runs, tmp_path, capsys, monkeypatch):
-    result = tmp_path / "result.csv"
-    link = tmp_path / "link.csv"
-    link.symlink_to(result)
+    elsewhere = tmp_path / "elsewhere.csv"
+    elsewhere.write_text("kept\n")
+    link = tmp_path / "result.csv"
+    link.symlink_to(elsewhere)
     assert main(["compare", str(runs["a"]), str(runs["b"]), "-o", str(link)]) == 0
-    assert link.is_symlink() and result.read_text().startswith("Index,")  # written where the link points
-    assert sorted(os.listdir(tmp_path)) == ["link.csv", "result.csv"]  # no temporary file left
+    # The link is replaced by the result, never written through (artifact attacks: tests/test_artifact_attacks.py).
+    assert not link.is_symlink() and link.read_text().startswith("Index,") and elsewhere.read_text() == "kept\n"
+    assert sorted(os.listdir(tmp_path)) == ["elsewhere.csv", "result.csv"]  # no temporary file left
     capsys.readouterr()
-    before = result.read_bytes()
+    before = link.read_bytes()
 
     class FullDisk:
-        """A file whose writes fail as on a full disk."""
+        """A new file whose writes fail as on a full disk."""
 
-        def __init__(self, *args, **kwargs):
-            self.file = open(*args, **kwargs)  # pylint: disable=consider-using-with
+        def __init__(self, file):
+            self.file = file
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exception):
-            self.file.close()
+        def __getattr__(self, name):
+            return getattr(self.file, name)
 
         def write(self, data):
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(atomic_write, "open", FullDisk, raising=False)
+    create_new = safe_paths.create_new
+    monkeypatch.setattr(safe_paths, "create_new", lambda *args, **kwargs: FullDisk(create_new(*args, **kwargs)))
     for argv, what in (
         (["compare", str(runs["a"]), str(runs["b"])], "result CSV"),
         (["overflow", str(runs["a"])], "overflow report"),
     ):
         assert main([*argv, "-o", str(link)]) == 2
         assert f"npu-dump: cannot write the {what} {link}: No space left on device" in capsys.readouterr().err
-    assert result.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["link.csv", "result.csv"]
+    assert link.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["elsewhere.csv", "result.csv"]

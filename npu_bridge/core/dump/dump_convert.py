@@ -3,6 +3,13 @@
 Tensors are written in their logical layout (device formats undone, see dump_layouts). Opdebug records
 become {record}.output.0.json with the decoded overflow block. The directories below a converted tree are
 kept. Damaged files do not stop the conversion: they are listed in the result.
+
+Safe by default (``safe_paths``): the output directory is taken as given, every directory below it is created by
+this process or must be a real directory of this user (a symlink or another user's directory is refused for the
+files that belong there), and every file is written to a new file under an unpredictable name, created without
+following symlinks, and renamed into place (a symlink planted at its name is replaced, never written through). The
+files hold tensor data: they are owner-only (``safe_paths.data_mode``, ``NPU_BRIDGE_DATA_MODE``), and so are the
+directories created for them.
 """
 
 import dataclasses
@@ -13,6 +20,7 @@ from typing import List, Tuple
 import numpy as np
 
 from npu_bridge.core.dump import dump_file, dump_tree
+from npu_bridge.core.runtime import safe_paths
 from npu_bridge.core.runtime.errors import DumpFormatError
 
 
@@ -42,6 +50,7 @@ def convert(sources, output_dir, progress=None):
       A ``ConvertResult``.
     Raises:
       DumpTreeError: a source does not exist, or the sources hold no dump files.
+      EnvironmentVariableError: ``NPU_BRIDGE_DATA_MODE`` is malformed.
     """
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
@@ -51,11 +60,12 @@ def convert(sources, output_dir, progress=None):
         artifacts = [a for a in dump_tree.scan(source) if a.name.kind in ("dump", "opdebug")]
         work.extend((artifact, os.path.relpath(os.path.dirname(artifact.path), base)) for artifact in artifacts)
     dump_tree.require_artifacts(", ".join(map(str, sources)), work, "dump files")
+    file_mode = safe_paths.data_mode()
     result = ConvertResult()
     for done, (artifact, relative) in enumerate(work, 1):
-        target_dir = os.path.normpath(os.path.join(output_dir, relative))
         try:
-            _convert_one(artifact, target_dir, result)
+            target_dir = safe_paths.make_dirs(output_dir, relative, mode=safe_paths.directory_mode(file_mode))
+            _convert_one(artifact, target_dir, result, file_mode)
         except (DumpFormatError, OSError) as e:
             result.failures.append((artifact.path, str(e)))
         if progress:
@@ -63,14 +73,12 @@ def convert(sources, output_dir, progress=None):
     return result
 
 
-def _convert_one(artifact, target_dir, result):
+def _convert_one(artifact, target_dir, result, file_mode):
     loaded = dump_file.load(artifact.path, artifact.name)
-    os.makedirs(target_dir, exist_ok=True)
     base = os.path.join(target_dir, os.path.basename(artifact.path))
     if loaded.overflow is not None:
         path = f"{base}.output.0.json"
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(loaded.overflow, f, indent=1)
+        safe_paths.write_file(path, json.dumps(loaded.overflow, indent=1), file_mode)
         result.written.append(path)
         return
     for tensor in loaded.tensors:
@@ -79,5 +87,6 @@ def _convert_one(artifact, target_dir, result):
             result.skipped.append(f"{artifact.path}: {tensor.io} {tensor.index} ({tensor.dtype_name})")
             continue
         path = f"{base}.{tensor.io}.{tensor.index}.npy"
-        np.save(path, array)
+        with safe_paths.open_new(path, file_mode) as (f, _):
+            np.save(f, array)
         result.written.append(path)

@@ -8,18 +8,21 @@
   converted tensor {dump file name}.{input|output}.{index}.npy      (``npu-dump convert``, msaccucmp)
 
 Op types and names have '.', '/', '\\' and ' ' replaced by '_'. A name longer than 255 characters is replaced
-by digits, and the directory's ``mapping.csv`` lists "{digits},{original name}".
+by digits, and the directory's ``mapping.csv`` lists "{digits},{original name}". Both are names of files in that
+directory: a line whose name is a path (absolute, with '..' or another directory) is refused naming mapping.csv
+and the path (``safe_paths.inside``), so a hostile mapping.csv cannot point a reader elsewhere.
 """
 
 import csv
 import dataclasses
+import errno
 import io
 import os
 import re
 from typing import Optional
 
-from npu_bridge.core.runtime import bounded_files
-from npu_bridge.core.runtime.errors import DumpFormatError
+from npu_bridge.core.runtime import bounded_files, safe_paths
+from npu_bridge.core.runtime.errors import DumpFormatError, UnsafePathError, shortened_text
 
 MAPPING_FILE = "mapping.csv"
 STATISTICS_FILE = "statistic.csv"
@@ -105,6 +108,8 @@ def read_mapping(directory):
 
     Raises:
       ValueError: a line of mapping.csv is not "name,original".
+      UnsafePathError: a name in it is a path (absolute, with '..' or a directory): the message names mapping.csv
+        and the path.
     """
     path = os.path.join(directory, MAPPING_FILE)
     if not os.path.exists(path):
@@ -119,5 +124,18 @@ def read_mapping(directory):
             continue
         if len(row) != 2:
             raise DumpFormatError(f"{path} line {number}: expected 'file name,original name', got {row!r}")
-        mapping[row[0].strip()] = row[1].strip()
+        name, original = (_file_name(directory, cell.strip(), path) for cell in row)
+        mapping[name] = original
     return mapping
+
+
+def _file_name(directory, name, source):
+    """``name`` (read from ``source``) when it names a file of ``directory``; UnsafePathError otherwise."""
+    safe_paths.inside(directory, name, source)  # not absolute, no '..'
+    if "/" in name or "\\" in name:
+        raise UnsafePathError(
+            errno.EINVAL,
+            f"{shortened_text(source)} names the path {shortened_text(repr(name))}: it lists names of files in its "
+            "own directory, not paths into other directories",
+        )
+    return name

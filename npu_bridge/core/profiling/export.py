@@ -37,7 +37,8 @@ _UNIX_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None, warn=None):
     """Writes the exported files of a profile from its raw data; replaces the previous export once complete.
 
-    The files are written into a temporary directory and moved into ``mindstudio_profiler_output`` under a
+    The files are written into a new private temporary directory and moved into ``mindstudio_profiler_output``
+    (created by this process or checked to be its own, ``safe_paths.make_dirs``) under a
     timestamp no file there has; info.json, written last, names them (``layout.exported_files``); only then are
     the previous export's files removed. A failure leaves the previous export as it was. Damaged raw data is
     exported up to the damage, reported through ``warn`` and recorded in info.json (``raw_damage``).
@@ -52,6 +53,7 @@ def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None, war
       "timeline").
     Raises:
       ProfileDataError: the directory or its raw data is missing, not a regular file, or not raw profiling data.
+      UnsafePathError: the export directory is a symlink or another user's (nothing is written into it).
       OSError: the exported files cannot be written.
     """
     info = layout.read_info(profile_dir)
@@ -61,8 +63,7 @@ def export_profile(profile_dir, fp_point=None, bp_point=None, progress=None, war
     if bp_point is not None:
         settings["bp_point"] = bp_point
     status = raw_trace.ReadStatus(layout.raw_path(profile_dir, info["device_id"]))
-    export_dir = os.path.join(profile_dir, layout.EXPORT_DIR)
-    os.makedirs(export_dir, exist_ok=True)
+    export_dir = layout.make_dirs(profile_dir, layout.EXPORT_DIR)  # ours: not a symlink, not another user's
     _remove_abandoned_exports(export_dir)
     temporary = tempfile.mkdtemp(prefix=f"{_TEMPORARY_PREFIX}{os.getpid()}-", dir=export_dir)
     try:
@@ -179,7 +180,7 @@ class _Exporter:
         self._summary_file = self._summary = None
         if self._tasks:
             self.paths["op_summary"] = self._path("op_summary", "csv")
-            self._summary_file = open(self.paths["op_summary"], "w", newline="", encoding="utf-8")  # pylint: disable=consider-using-with
+            self._summary_file = layout.new_text_file(self.paths["op_summary"])
             self._summary = csv.writer(self._summary_file)
             self._summary.writerow(
                 columns.OP_SUMMARY
@@ -302,7 +303,7 @@ class _Exporter:
     def _write_statistic(self):
         path = self.paths["op_statistic"] = self._path("op_statistic", "csv")
         grand_total = sum(stat[1] for stat in self._statistic.values()) or 1
-        with open(path, "w", newline="", encoding="utf-8") as f:
+        with layout.new_text_file(path) as f:
             writer = csv.writer(f)
             writer.writerow(columns.OP_STATISTIC + ((columns.OP_STATISTIC_ESTIMATE,) if self._policy else ()))
             for (op_type, core), (count, total, low, high, est) in sorted(
@@ -326,7 +327,7 @@ class _Exporter:
         self.paths["step_trace_json"] = self._path("step_trace", "json")
         with_estimate = self._policy is not None
         pairs = max((len(row.reduces) for row in rows), default=0)
-        with open(self.paths["step_trace"], "w", newline="", encoding="utf-8") as f:
+        with layout.new_text_file(self.paths["step_trace"]) as f:
             writer = csv.writer(f)
             writer.writerow(step_trace.columns(rows, with_estimate))
             for row in rows:

@@ -13,19 +13,33 @@ One profile directory per rank and profiling period, as Ascend's ``PROF_*`` dire
 
 import errno
 import glob
+import io
 import json
 import os
 
 from npu_bridge.core.options.table import DEVICE_TARGETS
 from npu_bridge.core.profiling import raw_trace
-from npu_bridge.core.runtime import atomic_write, bounded_files
+from npu_bridge.core.runtime import atomic_write, bounded_files, safe_paths
 from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError, shortened
 
 INFO_FILE = "info.json"
 EXPORT_DIR = "mindstudio_profiler_output"
 REPORT_FILE = "report.html"
 EXPORT_PREFIXES = ("op_summary", "op_statistic", "step_trace", "msprof")
+DIRECTORY_MODE = safe_paths.directory_mode(safe_paths.REPORT_MODE)
 INFO_LIMIT = 64 * 1024 * 1024  # bytes: info.json lists the settings and graphs, far below this
+
+
+def make_dirs(profile_dir, *parts):
+    """Creates directories below a profile directory (``safe_paths.make_dirs``: each one ours, none a symlink);
+    readable by others (``REPORT_MODE``'s directories: profiles hold times and op names, no tensor data)."""
+    return safe_paths.make_dirs(profile_dir, *parts, mode=DIRECTORY_MODE)
+
+
+def new_text_file(path):
+    """Creates ``path`` as a new UTF-8 text file (without following a symlink; no newline translation, csv writes
+    its own) and opens it for writing. Exports hold times, shapes and op names, no tensor data: ``REPORT_MODE``."""
+    return io.TextIOWrapper(safe_paths.create_new(path, safe_paths.REPORT_MODE), encoding="utf-8", newline="")
 
 
 def raw_path(profile_dir, device_id):
@@ -170,6 +184,9 @@ def exported_files(profile_dir, info):
     info.json names them and is written last, after all of them: files it does not name are not part of that
     export (another export's, or one that failed).
 
+    Every name must stay inside the profile directory (``safe_paths.inside``): relative, without ``..``, and not
+    leading out through a symlink; a hostile info.json does not make a reader open another file.
+
     Args:
       profile_dir: the profile directory.
       info: its info.json (``read_info``).
@@ -178,11 +195,16 @@ def exported_files(profile_dir, info):
       profile was never exported.
     Raises:
       ProfileDataError: info.json's list is malformed, or a file of the export is missing.
+      UnsafePathError: info.json names a file outside the profile directory (the message names info.json and the
+        path).
     """
+    source = os.path.join(profile_dir, INFO_FILE)
     exported = info.get("exported") or {}
     if not isinstance(exported, dict) or not all(isinstance(p, str) for p in exported.values()):
-        raise ProfileDataError(f"{os.path.join(profile_dir, INFO_FILE)}: 'exported' is not a map of file names")
-    paths = {kind: os.path.join(profile_dir, relative) for kind, relative in exported.items()}
+        raise ProfileDataError(f"{source}: 'exported' is not a map of file names")
+    paths = {
+        kind: safe_paths.inside(profile_dir, relative, source, resolve=True) for kind, relative in exported.items()
+    }
     missing = sorted(exported[kind] for kind, path in paths.items() if not os.path.exists(path))
     if missing:
         raise ProfileDataError(
@@ -193,7 +215,7 @@ def exported_files(profile_dir, info):
 
 
 def write_info(profile_dir, info):
-    """Writes info.json atomically."""
+    """Writes info.json atomically (a new file renamed over it; it holds no tensor data: ``REPORT_MODE``)."""
     atomic_write.write_text(os.path.join(profile_dir, INFO_FILE), json.dumps(info, indent=1, sort_keys=True))
 
 

@@ -16,7 +16,7 @@ import os
 import struct
 import threading
 
-from npu_bridge.core.runtime import bounded_files
+from npu_bridge.core.runtime import bounded_files, safe_paths
 from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError
 
 MAGIC = b"NPUPROF2"
@@ -53,7 +53,7 @@ class RawTraceWriter:
     """Appends runs to a raw trace file; thread-safe.
 
     Args:
-      path: the file to create.
+      path: the file to create; it must not exist.
       limit_bytes: stop writing when the file would grow beyond this size; None for no limit.
     """
 
@@ -61,7 +61,8 @@ class RawTraceWriter:
         self.path = path
         self._limit = limit_bytes
         self._lock = threading.Lock()
-        self._file = open(path, "wb", buffering=_BUFFER_BYTES)  # pylint: disable=consider-using-with
+        # A new file (a name that exists, a planted symlink included, is an error); times and op names, no tensor data.
+        self._file = safe_paths.create_new(path, safe_paths.REPORT_MODE, buffering=_BUFFER_BYTES)
         self._file.write(MAGIC)
         self.bytes_written = len(MAGIC)
         self.runs_written = 0

@@ -1,5 +1,8 @@
 """The profile being recorded in this process: at most one at a time, as Ascend profiles a device.
 
+Its directories are created by this process (``safe_paths``): the ``PROF_*`` directory is new, never one that
+exists, and its files are created without following symlinks.
+
 A profile starts at the first traced run -- of a session whose options (or ``PROFILING_MODE``) turn profiling
 on, or of any bridged session while a ``Profiler`` scope is active -- and creates its directory then
 (``layout``). It ends, and is exported, summarized and reported, when
@@ -18,7 +21,7 @@ import threading
 import time
 
 from npu_bridge.core.profiling import export, layout, raw_trace, report, roofline, summary
-from npu_bridge.core.runtime import log, resource
+from npu_bridge.core.runtime import log, resource, safe_paths
 from npu_bridge.core.runtime.errors import NpuUsageError
 
 # The summary is what the user asked for by turning profiling on: it is shown at INFO unless the npu_bridge
@@ -44,10 +47,10 @@ class Recording:
     def __init__(self, settings, context):
         start_ns = time.time_ns()  # before the first traced run starts: the time origin of the timelines
         self.settings = settings
-        os.makedirs(settings.output, exist_ok=True)
+        safe_paths.make_dirs(settings.output, mode=layout.DIRECTORY_MODE)  # the user's directory, as given
         self.directory = _new_directory(settings.output, context["rank_id"])
         raw = layout.raw_path(self.directory, context["device_id"])
-        os.makedirs(os.path.dirname(raw))
+        layout.make_dirs(self.directory, os.path.relpath(os.path.dirname(raw), self.directory))
         limit = settings.storage_limit_mb * 1024 * 1024 if settings.storage_limit_mb else None
         self.writer = raw_trace.RawTraceWriter(raw, limit)
         self.info = dict(
@@ -195,7 +198,7 @@ def _new_directory(output, rank_id):
     path, suffix = base, 1
     while True:
         try:
-            os.makedirs(path)
+            os.mkdir(path, layout.DIRECTORY_MODE)  # a new directory, never one that exists (or a planted link)
             return path
         except FileExistsError:
             suffix += 1

@@ -1,5 +1,11 @@
 """A self-contained HTML report of one or more profiles (ranks): inline SVG charts, no scripts, no downloads.
 
+The report is inert: every value that comes from a file (info.json, the exported CSVs, directory names) is
+escaped (``_text``: ``html.escape`` for text and attribute values, which are always quoted), the timeline link is a
+percent-encoded relative URL to a file inside the profile (so a name such as ``javascript:...`` stays a file name),
+and the page holds no ``<script>`` (data put into one would have to be JSON with ``<``, ``>`` and ``&`` written as
+``\\u003c``, ``\\u003e``, ``\\u0026``).
+
 Per rank: the headline numbers, step time per iteration as stacked bars (data aug bound, FP to BP, refresh) with
 the estimated Ascend 910 time on an axis of its own (``charts``), the op types that take the most time -- without
 the warm-up unless the summary kept it, by TensorFlow op type and Ascend OP Type -- and the graphs that ran with
@@ -9,10 +15,11 @@ their training-trace points. Several ranks get a comparison table first.
 import html
 import os
 import re
+import urllib.parse
 
 from npu_bridge.core.profiling import charts, layout
 from npu_bridge.core.profiling.summary import format_ms, warmup_text
-from npu_bridge.core.runtime import atomic_write
+from npu_bridge.core.runtime import atomic_write, safe_paths
 
 _MAX_BARS = 600
 _MAX_CUT_LISTED = 8
@@ -66,7 +73,7 @@ def _rank_table(summaries):
         info = summary.info
         mark = " (slowest)" if mean is not None and mean == slowest else ""
         rows.append(
-            f"<tr><td>{info['rank_id']}</td><td>{info['device_id']}</td><td>{format_ms(mean)}{mark}</td>"
+            f"<tr><td>{_text(info['rank_id'])}</td><td>{_text(info['device_id'])}</td><td>{format_ms(mean)}{mark}</td>"
             f"<td>{format_ms(summary.mean('fp_bp'))}</td><td>{format_ms(summary.mean('refresh'))}</td>"
             f"<td>{format_ms(summary.mean('data_aug'))}</td><td>{len(summary.iterations)}</td></tr>"
         )
@@ -92,9 +99,10 @@ def _profile_section(summary, report_dir):
     timeline = (info.get("exported") or {}).get("timeline")
     link = ""
     if timeline:
-        target = os.path.relpath(os.path.join(summary.directory, timeline), report_dir)
+        path = safe_paths.inside(summary.directory, timeline, os.path.join(summary.directory, layout.INFO_FILE))
+        target = os.path.relpath(path, report_dir)
         link = (
-            f"<p>Timeline: <a href='{html.escape(target)}'>{html.escape(os.path.basename(timeline))}</a> "
+            f"<p>Timeline: <a href='{_url(target)}'>{_text(os.path.basename(timeline))}</a> "
             "(open it in https://ui.perfetto.dev or chrome://tracing)</p>"
         )
     steady = ""
@@ -106,9 +114,9 @@ def _profile_section(summary, report_dir):
             f"{'' if left_out == 1 else 's'}).</p>"
         )
     return (
-        f"<h2>Rank {info['rank_id']} &middot; device {info['device_id']} &middot; {html.escape(info['backend'])}"
-        f" backend</h2><p class='note'>{html.escape(summary.directory)}</p>"
-        + "".join(f"<div class='kpi'><b>{html.escape(v)}</b>{html.escape(k)}</div>" for k, v in kpis)
+        f"<h2>Rank {_text(info['rank_id'])} &middot; device {_text(info['device_id'])} &middot; "
+        f"{_text(info['backend'])} backend</h2><p class='note'>{_text(summary.directory)}</p>"
+        + "".join(f"<div class='kpi'><b>{_text(v)}</b>{_text(k)}</div>" for k, v in kpis)
         + steady
         + link
         + _iteration_chart(summary)
@@ -193,7 +201,7 @@ def _op_chart(summary, top=15):
         lines.append(
             f"<tr><td class='l'>{_breakable(row.tf_op_type or row.op_type)}</td>"
             f"<td class='l'>{_breakable(row.op_type)}</td><td class='l'>{html.escape(row.core_type)}</td>"
-            f"<td>{row.count}</td><td>{row.total_us:.3f}</td><td>{row.ratio:.2f}</td>{estimate}"
+            f"<td>{_text(row.count)}</td><td>{row.total_us:.3f}</td><td>{row.ratio:.2f}</td>{estimate}"
             f"<td class='l'><svg width='{_OP_BAR}' height='{height}'>{bar}</svg></td></tr>"
         )
     head = "<th>estimated Ascend total (us)</th>" if with_estimate else ""
@@ -228,10 +236,10 @@ def _models_table(info):
     if not models:
         return ""
     rows = "".join(
-        f"<tr><td>{m['model_id']}</td><td>{'yes' if m['training'] else 'no'}</td><td>{m['runs']}</td>"
-        f"<td>{m['iterations']}</td><td class='l path'>{_point(m['fp_point'], m['fp_point_source'])}</td>"
+        f"<tr><td>{_text(m['model_id'])}</td><td>{'yes' if m['training'] else 'no'}</td><td>{_text(m['runs'])}</td>"
+        f"<td>{_text(m['iterations'])}</td><td class='l path'>{_point(m['fp_point'], m['fp_point_source'])}</td>"
         f"<td class='l path'>{_point(m['bp_point'], m['bp_point_source'])}</td>"
-        f"<td class='l path'>{html.escape(', '.join(m['fetched'][:4]))}</td></tr>"
+        f"<td class='l path'>{_text(', '.join(m['fetched'][:4]))}</td></tr>"
         for m in models
     )
     return (
@@ -241,7 +249,19 @@ def _models_table(info):
 
 
 def _point(name, source):
-    return "&ndash;" if name is None else f"{html.escape(name)} ({source})"
+    return "&ndash;" if name is None else f"{_text(name)} ({_text(source)})"
+
+
+def _text(value):
+    """A value from a file as HTML text or a (quoted) attribute value: ``&``, ``<``, ``>``, ``"`` and ``'``
+    escaped."""
+    return html.escape(str(value), quote=True)
+
+
+def _url(relative_path):
+    """A relative file path as an ``href`` value: percent-encoded (no ``:`` survives, so it cannot be read as a
+    ``javascript:`` or other scheme), then escaped for the attribute."""
+    return _text(urllib.parse.quote(relative_path.replace(os.sep, "/"), safe="/"))
 
 
 def report_path(profile_dir):

@@ -21,6 +21,7 @@ which starts where it ends) touch in the file, and an op inside its iteration st
 import datetime
 import json
 
+from npu_bridge.core.profiling import layout
 from npu_bridge.core.profiling.step_trace import us
 
 STEP_TRACE, HARDWARE, COMMUNICATION, INSTRUMENTATION, HOST = range(5)
@@ -48,7 +49,7 @@ class TimelineWriter:
     def __init__(self, path, device_id, epoch_ns=None):
         self._device = device_id
         self.epoch_ns = epoch_ns
-        self._file = open(path, "w", encoding="utf-8")  # pylint: disable=consider-using-with
+        self._file = layout.new_text_file(path)  # a new file, created without following a symlink
         self._file.write('{"displayTimeUnit": "ms", "traceEvents": [\n')
         self._first = True
         self._pids = set()
@@ -160,7 +161,7 @@ def write_step_trace_json(path, rows, device_id, epoch_ns):
     pid = device_id * 10 + STEP_TRACE
     events = step_trace_events(rows, pid, epoch_ns)
     events.append(_meta("process_name", pid, 0, {"name": f"Step Trace (device {device_id})"}))
-    with open(path, "w", encoding="utf-8") as f:
+    with layout.new_text_file(path) as f:
         json.dump(
             {"displayTimeUnit": "ms", "traceEvents": events, "otherData": trace_metadata(epoch_ns)},
             f,

@@ -1,55 +1,55 @@
 """Writing a text file so that readers see the old version or the new one, never a cut one; the files users name
-for output (``-o``) are written so, after refusing what is not a regular file."""
+for output (``-o``) are written so, after refusing what is not a regular file.
+
+The new content goes to a file under an unpredictable name created without following symlinks
+(``safe_paths.open_new``), which is renamed over the path itself: a symlink at the output name is replaced by the
+file, never written through, and the file it pointed to is left as it was.
+"""
 
 import errno
 import os
 import stat
 
-from npu_bridge.core.runtime import bounded_files
+from npu_bridge.core.runtime import bounded_files, safe_paths
 from npu_bridge.core.runtime.errors import OutputFileError, shortened_text
 
-_NAME_KEPT = 200  # characters of the file's name in its temporary file's name (NAME_MAX is 255 bytes)
+_SYSTEM_DIRECTORIES = ("/dev", "/proc")  # their symlinks (/dev/stdout, /dev/fd/N) are never replaced
 
 
-def write_text(path, text):
-    """Writes ``text`` (UTF-8) to a hidden temporary file next to ``path`` and renames it over ``path``.
+def write_text(path, text, mode=safe_paths.REPORT_MODE):
+    """Writes ``text`` (UTF-8) to a new hidden file next to ``path`` and renames it over ``path``.
+
+    A symlink at ``path`` is replaced, not followed.
 
     Args:
       path: the file to replace.
       text: its new content.
+      mode: the file's mode (default ``0o644``; the umask applies).
     Raises:
       OSError: the file could not be written (disk full, directory gone, ...); ``path`` is left as it was and
         no temporary file remains.
     """
-    directory, name = os.path.split(os.fspath(path))
-    temporary = os.path.join(directory, f".tmp.{os.getpid()}.{name[:_NAME_KEPT]}")
-    try:
-        with open(temporary, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    safe_paths.write_file(path, text, mode)
 
 
 def check_output(path, what="output file"):
     """Checks that ``path`` can be an output file: a regular file (replaced) or a new file in an existing directory.
 
     A FIFO would block the writer forever, and a device (``/dev/full``, ``/dev/null``) or a directory is not
-    something to replace with a file.
+    something to replace with a file. A symlink at ``path`` is replaced by the file, never written through, whatever
+    it points to (a regular file, nothing, a FIFO, a device); only the links of ``/dev`` and ``/proc``
+    (``/dev/stdout``, ``/dev/fd/1``) are refused: they are the system's, and replacing them would not send the
+    output where the user meant.
 
     Args:
       path: the file a user named.
       what: what the file is, for the message ("result CSV", "report").
     Raises:
       OutputFileError: ``path`` is not a regular file, its directory is missing, or the name cannot be used (too
-        long, under a file, a symlink loop); the message names it.
+        long, under a file, a symlink loop among its directories); the message names it.
     """
     try:
-        mode = os.stat(path).st_mode
+        mode = os.lstat(path).st_mode
     except FileNotFoundError:
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
@@ -59,13 +59,24 @@ def check_output(path, what="output file"):
         return
     except (OSError, ValueError) as e:  # ValueError: a NUL character
         raise _error(getattr(e, "errno", None), path, what, getattr(e, "strerror", None) or str(e)) from None
+    if stat.S_ISLNK(mode):
+        directory = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        if any(directory == system or directory.startswith(system + os.sep) for system in _SYSTEM_DIRECTORIES):
+            raise _error(
+                errno.EINVAL,
+                path,
+                what,
+                f"it is a symlink in {directory}, which is the system's (a file is written in place of a link, not "
+                "through it); name a file",
+            )
+        return
     if not stat.S_ISREG(mode):
         raise _error(errno.EINVAL, path, what, f"it is {bounded_files.kind_of(mode)}, not a regular file")
 
 
 def write_output(path, text, what="output file"):
     """Writes a file a user named for output: checked (``check_output``), then written atomically (``write_text``)
-    next to the file a symlink names.
+    over the path itself (a symlink there is replaced, and what it pointed to is left as it was).
 
     Args:
       path: the file.
@@ -77,7 +88,7 @@ def write_output(path, text, what="output file"):
     """
     check_output(path, what)
     try:
-        write_text(os.path.realpath(path), text)
+        write_text(path, text)
     except OSError as e:
         raise _error(e.errno, path, what, e.strerror or str(e)) from None
 

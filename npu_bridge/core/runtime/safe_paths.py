@@ -10,8 +10,11 @@ written through this module:
 - ``write_file(path, data)``: the data goes to a new file under an unpredictable name, created with
   ``O_EXCL | O_NOFOLLOW``, which is then renamed over ``path``: a symlink planted at ``path`` is replaced, never
   written through, and readers see the old file or the new one.
+- ``create_new(path)``: a file written as it grows (raw profiling data, a streamed export inside a private
+  temporary directory), created with ``O_EXCL | O_NOFOLLOW``: a name that exists (a planted symlink included) is
+  an error, never written through.
 - ``inside(root, relative, source)``: a path read from an index file (``info.json``, ``mapping.csv``) must be
-  relative and stay below ``root``.
+  relative and stay below ``root``; with ``resolve=True`` it must not lead out of the tree through a symlink either.
 
 Artifacts that hold tensor data are created owner-only: ``data_mode()`` is ``0o600`` unless
 ``NPU_BRIDGE_DATA_MODE`` widens it (for example ``640``); the umask applies on top. This module imports nothing
@@ -127,6 +130,30 @@ def write_file(path, data, mode=REPORT_MODE):
         f.write(data)
 
 
+def create_new(path, mode=REPORT_MODE, buffering=-1):
+    """Creates ``path`` as a new file, without following a symlink, and opens it for binary writing.
+
+    For files that are written as they grow (raw profiling data) or that are renamed into place later by their
+    caller (an export's files, written inside a private temporary directory).
+
+    Args:
+      path: the file to create; it must not exist.
+      mode: its mode (the umask applies).
+      buffering: as for ``open``.
+    Returns:
+      The binary file object.
+    Raises:
+      FileExistsError: ``path`` exists (a file, or a symlink: it is never followed).
+      OSError: it cannot be created.
+    """
+    fd = os.open(os.fspath(path), _FLAGS, mode)
+    try:
+        return os.fdopen(fd, "wb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class open_new:  # noqa: N801 - used as a context manager, like open()
     """A context manager: a new binary file next to ``path``, renamed over ``path`` when the block ends without
     an exception (removed otherwise).
@@ -142,8 +169,7 @@ class open_new:  # noqa: N801 - used as a context manager, like open()
         self._file = None
 
     def __enter__(self):
-        fd = os.open(self._temporary, _FLAGS, self._mode)
-        self._file = os.fdopen(fd, "wb")
+        self._file = create_new(self._temporary, self._mode)
         return self._file, self._temporary
 
     def __exit__(self, kind, value, traceback):
@@ -159,28 +185,42 @@ class open_new:  # noqa: N801 - used as a context manager, like open()
         return False
 
 
-def inside(root, relative, source):
+def inside(root, relative, source, resolve=False):
     """The path of ``relative`` below ``root``, for a name read from an index file.
 
     Args:
       root: the tree being read.
       relative: the path the index gives.
       source: the index file, for the message.
+      resolve: also refuse a path that exists and leads out of ``root`` through a symlink inside the tree (``root``
+        itself may be a symlink: it is what the user gave).
     Returns:
       ``os.path.join(root, relative)``.
     Raises:
-      UnsafePathError: ``relative`` is empty, absolute, has a ``..`` component or a NUL; the message names
-        ``source`` and the path.
+      UnsafePathError: ``relative`` is not a string, is empty, absolute, has a ``..`` component or a NUL, or (with
+        ``resolve``) resolves to a place outside ``root``; the message names ``source`` and the path.
     """
-    text = os.fspath(relative)
+    if isinstance(relative, os.PathLike):
+        relative = os.fspath(relative)
+    text = relative if isinstance(relative, str) else repr(relative)
     parts = text.replace("\\", "/").split("/")
-    if not text or text.startswith("/") or ".." in parts or "\0" in text:
+    if not isinstance(relative, str) or not text or text.startswith("/") or ".." in parts or "\0" in text:
         raise UnsafePathError(
             errno.EINVAL,
             f"{shortened_text(source)} names the path {shortened_text(repr(text))}, which leaves the tree "
             f"{shortened_text(root)}: paths in it must be relative and stay inside (no '/' at the start, no '..')",
         )
-    return os.path.join(root, text)
+    path = os.path.join(root, text)
+    if resolve and os.path.lexists(path):
+        top, target = os.path.realpath(root), os.path.realpath(path)
+        if target != top and not target.startswith(top.rstrip(os.sep) + os.sep):
+            raise UnsafePathError(
+                errno.EXDEV,
+                f"{shortened_text(source)} names the path {shortened_text(repr(text))}, which leads out of the tree "
+                f"{shortened_text(root)} through a symlink (to {shortened_text(target)}): files an index names are "
+                "read only inside its tree",
+            )
+    return path
 
 
 def _unlink(path):
