@@ -62,6 +62,8 @@ constexpr RecordKey kInitOptions{"_npu_bridge_init_options"};
 // Data dump (dump pass). The root {dump_path}/{time}/{device id} also holds the overflow records.
 constexpr BoolKey kDumpEnabled{"_npu_dump_enabled", false};
 constexpr StringKey kDumpRoot{"_npu_dump_root", ""};
+// dump_path as the user gave it: the dump writer creates the directories below it, or refuses other users'.
+constexpr StringKey kDumpBase{"_npu_dump_base", ""};
 constexpr BoolKey kDumpInputs{"_npu_dump_inputs", false};
 constexpr BoolKey kDumpOutputs{"_npu_dump_outputs", true};
 constexpr BoolKey kDumpStats{"_npu_dump_stats", false};    // statistic.csv instead of tensors
@@ -76,6 +78,8 @@ constexpr BoolKey kOverflowFp16Saturation{"_npu_overflow_fp16_saturation", false
 // Exception dump (exception capture pass).
 constexpr BoolKey kExceptionDump{"_npu_exception_dump", false};
 constexpr StringKey kExceptionDir{"_npu_exception_dir", ""};
+// The base the exception directory is {base}/extra-info/data-dump/{device id} of, as kDumpBase.
+constexpr StringKey kExceptionBase{"_npu_exception_base", ""};
 constexpr IntKey kSessionId{"_npu_session_id", 0};  // names the capture slots of the session
 
 // Precision (impl_mode, precision and fp16_saturation passes).
@@ -141,6 +145,7 @@ constexpr KeySpec kAllKeys[] = {
     Spec(kInitOptions),
     Spec(kDumpEnabled),
     Spec(kDumpRoot),
+    Spec(kDumpBase),
     Spec(kDumpInputs),
     Spec(kDumpOutputs),
     Spec(kDumpStats),
@@ -151,6 +156,7 @@ constexpr KeySpec kAllKeys[] = {
     Spec(kOverflowFp16Saturation),
     Spec(kExceptionDump),
     Spec(kExceptionDir),
+    Spec(kExceptionBase),
     Spec(kSessionId),
     Spec(kPrecisionRewrite),
     Spec(kPrecisionRules),

@@ -34,6 +34,8 @@ class DumpOp : public NpuOpKernel {
       OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &op_name_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_root", &dump_root_));
+      if (dump_root_.empty()) dump_root_ = dump_dir_;  // a hand-made node: its dump_dir is taken as given
       OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_steps", &dump_steps));
@@ -69,6 +71,7 @@ class DumpOp : public NpuOpKernel {
     const int64_t step = steps_->StepOf(ctx->step_id(), steps_per_run_, in_loop_);
     if (!selection_.Contains(step)) return;
     DumpRecord record;
+    record.root = dump_root_;
     record.dir = dump_dir_ + "/" + std::to_string(step);
     record.op_type = op_type_;
     record.op_name = op_name_;
@@ -110,7 +113,7 @@ class DumpOp : public NpuOpKernel {
     return converted;
   }
 
-  std::string op_name_, op_type_, dump_dir_, data_format_;
+  std::string op_name_, op_type_, dump_dir_, dump_root_, data_format_;
   tensorflow::DataTypeVector written_as_;
   int64_t task_id_ = 0, steps_per_run_ = 1;
   int num_outputs_ = 0, num_inputs_ = 0;

@@ -20,7 +20,7 @@ namespace npu_bridge {
 namespace {
 
 struct OpInfo {
-  std::string op_name, op_type, dump_dir, data_format;
+  std::string op_name, op_type, dump_dir, dump_root, data_format;
   int64_t task_id = 0;
 };
 
@@ -74,6 +74,8 @@ class ExceptionCaptureOp : public NpuOpKernel {
       OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &info->op_name));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &info->op_type));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &info->dump_dir));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_root", &info->dump_root));
+      if (info->dump_root.empty()) info->dump_root = info->dump_dir;  // a hand-made node: taken as given
       OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &info->task_id));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &info->data_format));
       info_ = std::move(info);
@@ -127,6 +129,7 @@ extern "C" size_t npu_bridge_exception_dump_json(const char* slot, char* buf, si
     } else {
       const npu_bridge::OpInfo& op = *held->op;
       npu_bridge::DumpRecord record;
+      record.root = op.dump_root;
       record.dir = op.dump_dir;
       record.op_name = op.op_name;
       record.op_type = op.op_type;

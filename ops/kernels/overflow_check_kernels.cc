@@ -110,6 +110,8 @@ class OverflowCheckOp : public NpuOpKernel {
       OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("num_op_inputs", &num_op_inputs_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_root", &dump_root_));
+      if (dump_root_.empty()) dump_root_ = dump_dir_;  // a hand-made node: its dump_dir is taken as given
       OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr(kStepsPerRunAttr, &steps_per_run_));
@@ -141,6 +143,7 @@ class OverflowCheckOp : public NpuOpKernel {
  private:
   void Report(tensorflow::OpKernelContext* ctx, const tensorflow::Tensor& x, int64_t step) {
     DumpRecord record;
+    record.root = dump_root_;
     record.dir = dump_dir_ + "/" + std::to_string(step);
     record.op_type = op_type_;
     record.op_name = op_name_;
@@ -165,7 +168,7 @@ class OverflowCheckOp : public NpuOpKernel {
 
   Scan scan_ = nullptr;
   bool report_ = false, fp16_saturation_ = false, in_loop_ = false;
-  std::string op_name_, op_type_, dump_dir_;
+  std::string op_name_, op_type_, dump_dir_, dump_root_;
   int64_t num_op_inputs_ = 0, model_id_ = 0, task_id_ = 0, steps_per_run_ = 1;
   ModelSteps* steps_ = nullptr;
 };

@@ -14,6 +14,9 @@ REGISTER_OP("NpuDump")
     .Attr("op_name: string")
     .Attr("op_type: string")
     .Attr("dump_dir: string")  // {dump root}/{model name}/{model id}; the step is appended
+    // The directory the user named (dump_path): directories below it are created by the writer or refused
+    // unless they are real directories of this user. Empty: dump_dir itself.
+    .Attr("dump_root: string = ''")
     .Attr("model_id: int")
     .Attr("task_id: int")
     .Attr("dump_steps: list(int) = []")  // first, last pairs of the steps to dump; empty: every step

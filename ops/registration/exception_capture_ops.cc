@@ -12,6 +12,7 @@ REGISTER_OP("NpuExceptionCapture")
     .Attr("op_name: string")
     .Attr("op_type: string")
     .Attr("dump_dir: string")
+    .Attr("dump_root: string = ''")  // the exception dump base, as NpuDump's
     .Attr("task_id: int")
     .Attr("data_format: string = ''")
     .SetIsStateful()

@@ -16,7 +16,8 @@ REGISTER_OP("NpuOverflowCheck")
     .Attr("report: bool = false")
     .Attr("fp16_saturation: bool = false")
     .Attr("num_op_inputs: int = 0")
-    .Attr("dump_dir: string = ''")  // {dump root}/{model name}/{model id}
+    .Attr("dump_dir: string = ''")   // {dump root}/{model name}/{model id}
+    .Attr("dump_root: string = ''")  // dump_path, as NpuDump's
     .Attr("model_id: int = 0")
     .Attr("task_id: int = 0")
     .Attr("steps_per_run: int = 1")  // iterations_per_loop pass: as NpuDump's

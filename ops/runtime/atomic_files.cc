@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <unordered_set>
 
@@ -21,17 +23,74 @@ constexpr size_t kKeptCleanFiles = 16;
 constexpr int64_t kMaxAppendedBytes = 64ll << 20;
 // A file forgotten earlier and appended to again is read back up to this size.
 constexpr off_t kMaxReloadBytes = 64ll << 20;
+// Temporary names: ".tmp." + 16 hex digits + "." + the file's name, cut to fit NAME_MAX (255 bytes).
+constexpr size_t kTemporaryNameKept = 255 - 22;
+// New names tried when a temporary name exists already (only chance or a planted file makes it exist).
+constexpr int kNameAttempts = 4;
+constexpr int kNewFileFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+
+std::atomic<int> file_mode{0600};
+std::atomic<int> directory_mode{0700};
 
 std::string ErrnoText(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-// Reads a regular file back (nothing when it does not exist, is special or too large).
-std::string ReadBack(const std::string& path) {
+// 16 hex digits from the kernel's random source (getrandom, else /dev/urandom); false when neither answers.
+bool RandomHex(std::string* hex) {
+  unsigned char bytes[8];
+  size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got < sizeof(bytes)) {
+    got = 0;
+    const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    while (got < sizeof(bytes)) {
+      const ssize_t n = read(fd, bytes + got, sizeof(bytes) - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    close(fd);
+    if (got < sizeof(bytes)) return false;
+  }
+  static const char kDigits[] = "0123456789abcdef";
+  hex->clear();
+  for (unsigned char b : bytes) {
+    hex->push_back(kDigits[b >> 4]);
+    hex->push_back(kDigits[b & 15]);
+  }
+  return true;
+}
+
+// Why the existing `path` is not a directory of ours to write into; "" when it is one.
+std::string NotOurDirectory(const std::string& path) {
   struct stat info;
-  if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size > kMaxReloadBytes) return "";
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (lstat(path.c_str(), &info) != 0) return std::string("it cannot be examined: ") + std::strerror(errno);
+  if (S_ISLNK(info.st_mode)) return "it is a symlink (files are never written through a link inside a dump tree)";
+  if (!S_ISDIR(info.st_mode)) return "it exists and is not a directory";
+  if (info.st_uid != geteuid()) {
+    return "it belongs to user id " + std::to_string(info.st_uid) + ", not to this user (" + std::to_string(geteuid()) +
+           "); someone else made it";
+  }
+  return "";
+}
+
+// Reads back a file this process's user wrote (nothing when it does not exist, is a symlink, special, another
+// user's or too large).
+std::string ReadBack(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return "";
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != geteuid() || info.st_size > kMaxReloadBytes) {
+    close(fd);
+    return "";
+  }
   std::string content(static_cast<size_t>(info.st_size), '\0');
   size_t done = 0;
   while (done < content.size()) {
@@ -45,33 +104,85 @@ std::string ReadBack(const std::string& path) {
   return content;
 }
 
+// Creates dir/.tmp.{random}.{name}; returns its descriptor (or -1 with errno set) and its path.
+int CreateTemporary(const std::string& dir, const std::string& name, std::string* temporary) {
+  for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
+    std::string hex;
+    if (!RandomHex(&hex)) {
+      errno = EAGAIN;
+      *temporary = dir + "/.tmp.*." + name;
+      return -1;
+    }
+    *temporary = dir + "/.tmp." + hex + "." + name.substr(0, kTemporaryNameKept);
+    const int fd = open(temporary->c_str(), kNewFileFlags, file_mode.load(std::memory_order_relaxed));
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
 }  // namespace
 
-absl::Status EnsureDirectory(const std::string& dir, bool recheck) {
+void SetFileModes(int file, int directory) {
+  if (file >= 0) file_mode = file & 07777;
+  if (directory >= 0) directory_mode = directory & 07777;
+}
+
+absl::Status EnsureDirectory(const std::string& given_root, const std::string& dir, bool recheck) {
   static std::mutex mu;
   static auto* known = new std::unordered_set<std::string>();
   {
     std::lock_guard<std::mutex> lock(mu);
     if (!recheck && known->count(dir)) return absl::OkStatus();
   }
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    const std::string prefix = dir.substr(0, pos);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+  std::string root = given_root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  const bool below =
+      root == "/" ? !dir.empty() && dir[0] == '/'
+                  : dir.compare(0, root.size(), root) == 0 && (dir.size() == root.size() || dir[root.size()] == '/');
+  if (root.empty() || !below) {
+    return absl::InvalidArgumentError("the dump directory " + dir + " is not below its root \"" + given_root + "\"");
+  }
+  const mode_t mode = directory_mode.load(std::memory_order_relaxed);
+  // The root and its parents, as the user gave them.
+  for (size_t pos = 1; pos <= root.size(); ++pos) {
+    if (pos != root.size() && root[pos] != '/') continue;
+    const std::string prefix = root.substr(0, pos);
+    if (mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST) {
       return absl::InternalError(ErrnoText("cannot create directory", prefix));
     }
+  }
+  // Below it: ours, or refused.
+  std::string path = root == "/" ? "" : root;
+  size_t start = root.size();
+  while (start < dir.size()) {
+    size_t end = dir.find('/', start + 1);
+    if (end == std::string::npos) end = dir.size();
+    const std::string name = dir.substr(start + 1, end - start - 1);
+    start = end;
+    if (name.empty() || name == ".") continue;
+    if (name == "..") {
+      return absl::InvalidArgumentError("the dump directory " + dir + " climbs out of its root with '..'");
+    }
+    path += "/" + name;
+    if (mkdir(path.c_str(), mode) == 0) continue;
+    if (errno != EEXIST) return absl::InternalError(ErrnoText("cannot create directory", path));
+    const std::string problem = NotOurDirectory(path);
+    if (!problem.empty()) return absl::FailedPreconditionError("refusing to write into " + path + ": " + problem);
   }
   std::lock_guard<std::mutex> lock(mu);
   known->insert(dir);
   return absl::OkStatus();
 }
 
-absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::vector<Piece>& pieces) {
+absl::Status WriteFileAtomically(const std::string& root, const std::string& dir, const std::string& name,
+                                 const std::vector<Piece>& pieces) {
   const std::string path = dir + "/" + name;
-  const std::string temporary = dir + "/.tmp." + name;
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == ENOENT && EnsureDirectory(dir, /*recheck=*/true).ok()) {
-    fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string temporary;
+  int fd = CreateTemporary(dir, name, &temporary);
+  if (fd < 0 && errno == ENOENT) {
+    const absl::Status verified = EnsureDirectory(root, dir, /*recheck=*/true);
+    if (!verified.ok()) return verified;
+    fd = CreateTemporary(dir, name, &temporary);
   }
   if (fd < 0) return absl::InternalError(ErrnoText("cannot create", temporary));
   auto fail = [&](const char* what) {
@@ -112,13 +223,13 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
   return absl::OkStatus();
 }
 
-void AppendedFiles::Append(const std::string& dir, const std::string& name, const std::string& header,
-                           const std::string& text) {
+void AppendedFiles::Append(const std::string& root, const std::string& dir, const std::string& name,
+                           const std::string& header, const std::string& text) {
   const std::string path = dir + "/" + name;
   std::lock_guard<std::mutex> lock(mu_);
   auto found = files_.find(path);
   if (found == files_.end()) {
-    File file{dir, name, ReadBack(path)};
+    File file{root, dir, name, ReadBack(path)};
     if (file.content.empty()) file.content = header.empty() ? "" : header + "\n";
     bytes_ += file.content.size();
     found = files_.emplace(path, std::move(file)).first;
@@ -139,7 +250,8 @@ std::vector<AppendedFiles::Failure> AppendedFiles::WriteDirty(std::vector<std::s
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [path, file] : files_) {
     if (!file.dirty) continue;
-    const absl::Status status = WriteFileAtomically(file.dir, file.name, {{file.content.data(), file.content.size()}});
+    const absl::Status status =
+        WriteFileAtomically(file.root, file.dir, file.name, {{file.content.data(), file.content.size()}});
     if (status.ok()) {
       file.dirty = file.failing = false;
       continue;

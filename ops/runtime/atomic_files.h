@@ -1,7 +1,11 @@
-// Files that readers never see half-written. Every dump artifact goes through here: whole files are written
-// to a hidden temporary name and renamed, and files that grow by appends (statistic.csv, mapping.csv) are kept
-// in memory and replaced the same way, so a full or vanishing disk leaves the previous complete version or
-// nothing, never a cut file.
+// Files that readers never see half-written, and that land only where the user pointed. Every dump artifact
+// goes through here: whole files are written to a new file under an unpredictable hidden name (created with
+// O_EXCL | O_NOFOLLOW, so nothing planted there is followed) and renamed into place (which replaces a planted
+// symlink instead of writing through it); files that grow by appends (statistic.csv, mapping.csv) are kept in
+// memory and replaced the same way, so a full or vanishing disk leaves the previous complete version or
+// nothing, never a cut file. Directories below the root the user named are created by this process or checked
+// to be real directories of this user, so another user who pre-creates the next directory of a predictable
+// dump tree, or plants a symlink there, gets an error (the file is lost and counted) instead of our files.
 #ifndef NPU_BRIDGE_OPS_RUNTIME_ATOMIC_FILES_H_
 #define NPU_BRIDGE_OPS_RUNTIME_ATOMIC_FILES_H_
 
@@ -21,11 +25,22 @@ struct Piece {
   size_t size;
 };
 
-// mkdir -p, remembering directories that exist; `recheck` forgets that (someone removed the directory).
-absl::Status EnsureDirectory(const std::string& dir, bool recheck = false);
+// The modes of new files and directories (Python decides them: NPU_BRIDGE_DATA_MODE, owner-only by default;
+// the umask applies on top). A negative value leaves that mode as it is.
+void SetFileModes(int file_mode, int directory_mode);
 
-// Writes the pieces to dir/.tmp.{name} and renames it to dir/name. On failure the temporary file is removed.
-absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::vector<Piece>& pieces);
+// Makes `dir` exist. `root` is the directory the user named (dump_path, the exception dump base): it and its
+// parents are taken as they are (created as by mkdir -p when missing). Every directory between `root` and `dir`
+// is created here, or, when it exists, must be a real directory (not a symlink) owned by this effective user;
+// otherwise the error (FailedPrecondition) names it and says why. `dir` must be `root` or below it. Verified
+// directories are remembered; `recheck` verifies again (someone removed the directory).
+absl::Status EnsureDirectory(const std::string& root, const std::string& dir, bool recheck = false);
+
+// Writes the pieces to a new file dir/.tmp.{random}.{name} and renames it to dir/name (whatever was there,
+// a symlink included, is replaced). On failure the temporary file is removed. `root` as for EnsureDirectory,
+// which verifies `dir` again when it has disappeared.
+absl::Status WriteFileAtomically(const std::string& root, const std::string& dir, const std::string& name,
+                                 const std::vector<Piece>& pieces);
 
 // Text files that grow by appended rows. Appends only change memory; WriteDirty replaces each changed file
 // atomically. A file that cannot be written stays in memory and is retried by the next WriteDirty, until the
@@ -37,8 +52,10 @@ class AppendedFiles {
     bool dropped;  // the rows were given up (memory limit); otherwise they are retried
   };
 
-  // Adds `text` to dir/name; `header` (plus a newline) starts the file when it is new.
-  void Append(const std::string& dir, const std::string& name, const std::string& header, const std::string& text);
+  // Adds `text` to dir/name (`dir` verified below `root` by EnsureDirectory); `header` (plus a newline) starts
+  // the file when it is new. A file we wrote before and forgot is read back (only a regular file of ours).
+  void Append(const std::string& root, const std::string& dir, const std::string& name, const std::string& header,
+              const std::string& text);
   // Writes every file with rows not yet on disk. Returns the files that failed for the first time or were
   // dropped; `unwritten` receives every path whose rows are not all on disk.
   std::vector<Failure> WriteDirty(std::vector<std::string>* unwritten);
@@ -46,7 +63,7 @@ class AppendedFiles {
 
  private:
   struct File {
-    std::string dir, name, content;
+    std::string root, dir, name, content;
     bool dirty = false, failing = false;
     uint64_t last_append = 0;
   };

@@ -20,11 +20,11 @@ constexpr size_t kMaxLostDirs = 10000;
 constexpr auto kAppendedFilesDelay = std::chrono::milliseconds(100);
 
 // Returns `name`, or its digit replacement recorded in dir/mapping.csv when it is too long for a file name.
-std::string FileNameFor(AppendedFiles* appended, const std::string& dir, const std::string& name,
+std::string FileNameFor(AppendedFiles* appended, const DumpRecord& r, const std::string& name,
                         const std::string& suffix) {
   if (name.size() + suffix.size() <= kMaxFileNameLength) return name + suffix;
   const std::string short_name = ShortFileName(name, suffix);
-  appended->Append(dir, "mapping.csv", "", short_name + "," + name + suffix + "\n");
+  appended->Append(r.root, r.dir, "mapping.csv", "", short_name + "," + name + suffix + "\n");
   return short_name;
 }
 
@@ -98,7 +98,8 @@ DumpWriter& DumpWriter::Get() {
   return *writer;
 }
 
-void DumpWriter::Configure(int64_t queue_limit_bytes, int threads) {
+void DumpWriter::Configure(int64_t queue_limit_bytes, int threads, int file_mode, int directory_mode) {
+  SetFileModes(file_mode, directory_mode);
   std::lock_guard<std::mutex> lock(mu_);
   if (queue_limit_bytes > 0) queue_limit_bytes_ = queue_limit_bytes;
   if (threads > 0) threads_wanted_ = threads;
@@ -135,7 +136,10 @@ void DumpWriter::WorkerLoop() {
       if (!work_ready_.wait_for(lock, kAppendedFilesDelay, has_work)) {
         if (appended_.dirty()) {
           lock.unlock();
-          WriteAppendedFiles();
+          (void)NoThrow("the dump writer", [&] {
+            WriteAppendedFiles();
+            return absl::OkStatus();
+          });
           continue;
         }
         work_ready_.wait(lock, has_work);
@@ -183,7 +187,7 @@ void DumpWriter::Tally::Add(const absl::Status& status, int64_t file_bytes) {
 absl::StatusOr<std::string> DumpWriter::Write(const DumpRecord& r) {
   Tally tally;
   std::string opdebug_path, dump_path;
-  const absl::Status directory = EnsureDirectory(r.dir);
+  const absl::Status directory = EnsureDirectory(r.root, r.dir);
   if (directory.ok()) {
     dump_path = WriteFiles(r, &tally, &opdebug_path);
   } else {
@@ -206,7 +210,7 @@ absl::StatusOr<std::string> DumpWriter::Write(const DumpRecord& r) {
 std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::string* opdebug_path) {
   std::string dump_path;
   if (r.stats) {
-    appended_.Append(r.dir, "statistic.csv", kStatsCsvHeader, StatsRows(r));
+    appended_.Append(r.root, r.dir, "statistic.csv", kStatsCsvHeader, StatsRows(r));
     dump_path = r.dir + "/statistic.csv";
   } else if (r.dump_file) {
     const std::string header = EncodeDumpHeader(r.op_name, r.timestamp / 1000, r.inputs, r.outputs);
@@ -219,8 +223,8 @@ std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::strin
       }
     }
     for (const Piece& p : pieces) bytes += p.size;
-    const std::string name = FileNameFor(&appended_, r.dir, DumpFileName(r), "");
-    const absl::Status status = WriteFileAtomically(r.dir, name, pieces);
+    const std::string name = FileNameFor(&appended_, r, DumpFileName(r), "");
+    const absl::Status status = WriteFileAtomically(r.root, r.dir, name, pieces);
     tally->Add(status, bytes);
     if (status.ok()) dump_path = r.dir + "/" + name;
   }
@@ -236,11 +240,10 @@ std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::strin
         for (int64_t k = 0; k < source.size(); ++k) target(k) = static_cast<float>(source(k));
       }
       const std::string header = NpyHeader(t.dtype, t.shape);
-      const std::string name =
-          FileNameFor(&appended_, r.dir,
-                      SanitizeName(r.op_name) + "." + std::to_string(i) + "." + std::to_string(r.timestamp), ".npy");
+      const std::string name = FileNameFor(
+          &appended_, r, SanitizeName(r.op_name) + "." + std::to_string(i) + "." + std::to_string(r.timestamp), ".npy");
       tally->Add(
-          WriteFileAtomically(r.dir, name,
+          WriteFileAtomically(r.root, r.dir, name,
                               {{header.data(), header.size()}, {data.tensor_data().data(), data.tensor_data().size()}}),
           header.size() + data.tensor_data().size());
     }
@@ -251,7 +254,7 @@ std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::strin
     uint64_t header_size = header.size();
     const std::string name = "Opdebug.Node_OpDebug." + std::to_string(r.task_id) + "." + std::to_string(r.stream_id) +
                              "." + std::to_string(r.opdebug_timestamp);
-    const absl::Status status = WriteFileAtomically(r.dir, name,
+    const absl::Status status = WriteFileAtomically(r.root, r.dir, name,
                                                     {{reinterpret_cast<const char*>(&header_size), 8},
                                                      {header.data(), header.size()},
                                                      {payload.data(), payload.size()}});
@@ -360,9 +363,11 @@ void npu_bridge_dump_flush() {
   });
 }
 
-void npu_bridge_dump_configure(int64_t queue_limit_bytes, int threads) {
+// The queue limit, thread count and the modes of new files and directories (Python reads and validates
+// NPU_BRIDGE_DUMP_QUEUE_MB, NPU_BRIDGE_DUMP_THREADS and NPU_BRIDGE_DATA_MODE).
+void npu_bridge_dump_configure(int64_t queue_limit_bytes, int threads, int file_mode, int directory_mode) {
   npu_bridge::NoThrowValue(0, [&] {
-    npu_bridge::DumpWriter::Get().Configure(queue_limit_bytes, threads);
+    npu_bridge::DumpWriter::Get().Configure(queue_limit_bytes, threads, file_mode, directory_mode);
     return 0;
   });
 }

@@ -25,7 +25,9 @@
 namespace npu_bridge {
 
 struct DumpRecord {
-  std::string dir;               // directory of the files; created on demand
+  // Directory of the files, created on demand below `root`, the directory the user named (dump_path, the
+  // exception dump base): directories between them are ours or refused (see EnsureDirectory).
+  std::string root, dir;
   std::string op_type, op_name;  // as in the graph (file names sanitize them)
   int64_t task_id = 0;
   int64_t stream_id = 0;
@@ -56,7 +58,8 @@ class DumpWriter {
   absl::StatusOr<std::string> WriteNow(const DumpRecord& record);
   // Waits until every submitted record is written, appended files included.
   void Flush();
-  void Configure(int64_t queue_limit_bytes, int threads);
+  // Non-positive limits, and negative modes, leave the setting as it is.
+  void Configure(int64_t queue_limit_bytes, int threads, int file_mode, int directory_mode);
 
   std::string StatusJson();
   std::string OverflowEventsJson(int64_t start);

@@ -40,6 +40,7 @@ struct Settings {
   std::map<std::string, tensorflow::DataType> low_precision;  // LowPrecisionTensors of the graph
   std::set<std::string> layer;                                // empty: every op
   DumpModel model;
+  std::string base;  // dump_path: the root of the directories the writer verifies
 };
 
 void SetTypes(tensorflow::NodeDef* node, const char* attr, const tensorflow::DataTypeVector& types) {
@@ -69,6 +70,7 @@ class DumpPass : public RewritePass {
     if (!steps.ok()) return steps;
     for (const std::string& name : options.Get(contract::kDumpLayers)) settings.layer.insert(name);
     settings.model = FindOrCreateModel(*graph, options.Get(contract::kDumpRoot));
+    settings.base = options.Get(contract::kDumpBase);
     settings.low_precision = LowPrecisionTensors(*graph);
     StampComposedGradients(graph);
 
@@ -184,6 +186,7 @@ class DumpPass : public RewritePass {
     attrs["op_name"].set_s(OriginalName(node));
     attrs["op_type"].set_s(ArtifactOpType(node));
     attrs["dump_dir"].set_s(settings.model.dir);
+    attrs["dump_root"].set_s(settings.base);
     attrs["model_id"].set_i(settings.model.id);
     attrs["task_id"].set_i(task_id);
     auto* steps = attrs["dump_steps"].mutable_list();

@@ -27,6 +27,7 @@ class ExceptionCapturePass : public RewritePass {
     const std::set<std::string> fed = FedNodes(item);  // a fed op does not run
     const std::string slot_prefix = std::to_string(options.Get(contract::kSessionId)) + "/";
     const std::string dir = options.Get(contract::kExceptionDir);
+    const std::string base = options.Get(contract::kExceptionBase);
     StampComposedGradients(graph);
     NameSet names(*graph);
     std::map<std::string, std::string> release_of;
@@ -57,6 +58,7 @@ class ExceptionCapturePass : public RewritePass {
       attrs["op_name"].set_s(OriginalName(node));
       attrs["op_type"].set_s(ArtifactOpType(node));
       attrs["dump_dir"].set_s(dir);
+      attrs["dump_root"].set_s(base);
       attrs["task_id"].set_i(TaskIdOf(graph->mutable_node(n)));
       auto format = node.attr().find("data_format");
       if (format != node.attr().end() && format->second.value_case() == tensorflow::AttrValue::kS) {

@@ -62,6 +62,7 @@ class OverflowCheckPass : public RewritePass {
     const bool report = Reports(options, item);
     const bool fp16_saturation = options.Get(contract::kOverflowFp16Saturation);
     const DumpModel model = report ? FindOrCreateModel(*graph, options.Get(contract::kDumpRoot)) : DumpModel();
+    const std::string base = options.Get(contract::kDumpBase);
     StampComposedGradients(graph);
     NameSet names(*graph);
 
@@ -113,6 +114,7 @@ class OverflowCheckPass : public RewritePass {
           attrs["fp16_saturation"].set_b(fp16_saturation && output_types[i] == tensorflow::DT_HALF);
           attrs["num_op_inputs"].set_i(inputs.size());
           attrs["dump_dir"].set_s(model.dir);
+          attrs["dump_root"].set_s(base);
           attrs["model_id"].set_i(model.id);
           attrs["task_id"].set_i(task_id);
         }

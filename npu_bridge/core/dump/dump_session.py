@@ -18,6 +18,12 @@ writer's overflow events (at most every few seconds, and when the session closes
 fails in a session with
 enable_exception_dump=1, it writes the failed op's inputs and says where in the error.
 
+Files go only where the user pointed: the dump writer (and this module, for the reports) creates every
+directory below dump_path and below the exception dump base itself, or checks that an existing one is a real
+directory of this user; a directory another user made, or a symlink, is refused, and what would have gone there
+is lost and reported like a full disk's files. Files are created under unpredictable names without following
+symlinks and renamed into place, owner-only unless NPU_BRIDGE_DATA_MODE widens them.
+
 A file the disk refuses costs that file only: training goes on, the first failure is logged at once and later
 ones at most once a minute with their count, and when a session closes (and when the process exits) each dump
 root's {root}/dump_status.json says whether its dump is complete and which steps lack files, and an error line
@@ -41,12 +47,13 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 
 from npu_bridge.core.dump import dump_status, dump_writer, overflow_records
 from npu_bridge.core.options import checks as option_checks
-from npu_bridge.core.runtime import atomic_write, log, resource
+from npu_bridge.core.runtime import log, resource, safe_paths
 from npu_bridge.core.runtime.errors import NpuOptionError, shortened, shortened_text
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
 GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
 EXCEPTION_DIR_VARIABLES = ("NPU_COLLECT_PATH", "ASCEND_WORK_PATH")  # the first one set wins
+_EXCEPTION_LAYOUT = ("extra-info", "data-dump")  # {base}/extra-info/data-dump/{device id}
 _PATH_MAX = 4096  # bytes of a path, with its terminating NUL (Linux)
 _NAME_MAX = 255  # bytes of one name in a path
 REPORT_INTERVAL_SECONDS = 5.0
@@ -79,17 +86,20 @@ def plan_dump(plan):
     pass_plan = plan.pass_plan
     # The environment is checked before anything is recorded or written for the session.
     capture_dir = exception_dir(plan.world.device_id) if capturing else None
-    dump_writer.configure_from_environment()
+    directory_mode = safe_paths.directory_mode(dump_writer.configure_from_environment())
     session_id = next(_session_ids)
     if dumping or debugging:
-        root = os.path.join(options.get("dump_path"), process_time(), str(plan.world.device_id))
+        base = options.get("dump_path")
+        root = os.path.join(base, process_time(), str(plan.world.device_id))
         golden = golden_files_wanted()
         pass_plan.dump_root = root
+        pass_plan.dump_base = base
         pass_plan.overflow_check = bool(debugging)
         pass_plan.overflow_fp16_saturation = bool(debugging) and plan.backend == "ascend"
         _keep_op_names(plan.config.graph_options.rewrite_options)
         with _lock:
-            report = _reports.setdefault(root, _Report(root))
+            report = _reports.setdefault(root, _Report(root, base))
+            report.directory_mode = directory_mode
             report.sessions += 1
             report.write_status("running", dump_writer.status())
     if dumping:
@@ -104,6 +114,7 @@ def plan_dump(plan):
     if capturing:
         pass_plan.exception_dump = True
         pass_plan.exception_dir = capture_dir
+        pass_plan.exception_base = exception_base(capture_dir)
         pass_plan.session_id = session_id
     _register_exit()
     plan.run_hooks.append(DumpRunHook(session_id, capturing, pass_plan.dump_layers, pass_plan.dump_root or None))
@@ -166,7 +177,7 @@ def exception_dir(device_id, environ=None):
             raise _unset_base_error(f"the current directory cannot be used: {e.strerror}") from None
     else:
         base = environ[name]
-    directory = os.path.join(os.path.abspath(base), "extra-info", "data-dump", str(device_id))
+    directory = os.path.join(os.path.abspath(base), *_EXCEPTION_LAYOUT, str(device_id))
     problem = _directory_problem(directory)
     if problem is None:
         return directory
@@ -179,6 +190,14 @@ def exception_dir(device_id, environ=None):
         "{path}/extra-info/data-dump/{device id})",
         f"the environment variable sets where exception dumps go (enable_exception_dump=1), but {problem}",
     )
+
+
+def exception_base(directory):
+    """The base an ``exception_dir`` result lies in (NPU_COLLECT_PATH, ASCEND_WORK_PATH or the working
+    directory, made absolute): it is taken as given, the directories below it are the writer's or refused."""
+    for _ in range(len(_EXCEPTION_LAYOUT) + 1):
+        directory = os.path.dirname(directory)
+    return directory
 
 
 def _unset_base_error(problem):
@@ -363,8 +382,10 @@ def _finish(exiting=False):
 class _Report:
     """The overflow report of one dump root, kept from the writer's overflow events (no directory scans)."""
 
-    def __init__(self, root):
+    def __init__(self, root, base):
         self.root = root
+        self.base = base  # dump_path: the directories from it to the root are ours or refused
+        self.directory_mode = 0o700
         self.sources = {}
         self.entries = []
         self.pending = False
@@ -383,7 +404,16 @@ class _Report:
         """Writes {root}/dump_status.json from the writer's ``status`` (a failure is logged once)."""
         lost, unwritten = self.losses(status)
         try:
-            dump_status.write(self.root, state, lost, sum(lost.values()), unwritten, status["errors"][:5])
+            dump_status.write(
+                self.root,
+                state,
+                lost,
+                sum(lost.values()),
+                unwritten,
+                status["errors"][:5],
+                base=self.base,
+                directory_mode=self.directory_mode,
+            )
         except OSError as e:
             log.warn_once(
                 ("dump-status", self.root),
@@ -456,10 +486,11 @@ class _Report:
             entries = self.entries
         self.written_at = time.monotonic()
         try:
-            atomic_write.write_text(
+            safe_paths.make_dirs(self.base, os.path.relpath(self.root, self.base), mode=self.directory_mode)
+            safe_paths.write_file(
                 os.path.join(self.root, overflow_records.SOURCES_FILE), json.dumps(sources, indent=1, sort_keys=True)
             )
-            atomic_write.write_text(
+            safe_paths.write_file(
                 os.path.join(self.root, overflow_records.REPORT_FILE), overflow_records.render(entries, self.root)
             )
         except OSError as e:

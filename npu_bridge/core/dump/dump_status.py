@@ -21,11 +21,12 @@ import time
 from typing import Dict, Optional
 
 from npu_bridge.core.dump import dump_names, dump_tree
-from npu_bridge.core.runtime import atomic_write, bounded_files
+from npu_bridge.core.runtime import bounded_files, safe_paths
 
 STATUS_FILE = "dump_status.json"
 RESERVE_FILE = ".dump_status.reserve"
 _RESERVE_BYTES = 64 * 1024
+_RESERVE_MODE = 0o600
 _TEMPORARY_PREFIX = ".tmp."
 _ANCESTORS_SEARCHED = 8  # a tree given at step level sits 3 levels below its root
 
@@ -43,8 +44,11 @@ class Problem:
     text: str
 
 
-def write(root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=()):
+def write(root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=(), base=None, directory_mode=0o700):
     """Writes {root}/dump_status.json.
+
+    The directories from ``base`` down to ``root`` are created, or must be real directories of this user
+    (``safe_paths.make_dirs``); the files are created without following symlinks and renamed into place.
 
     Args:
       root: the dump root.
@@ -53,7 +57,10 @@ def write(root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=()):
       files_lost: files of this root that could not be written.
       unwritten: appended files (statistic.csv, mapping.csv) whose rows are not all on disk.
       errors: a few error messages.
+      base: the directory the user named (dump_path), ``root`` or above it; None: ``root`` itself.
+      directory_mode: the mode of directories created below ``base``.
     Raises:
+      UnsafePathError: a directory below ``base`` is a symlink or another user's.
       OSError: the file could not be written.
     """
     status = {
@@ -66,21 +73,22 @@ def write(root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=()):
         "unwritten_files": [os.path.relpath(p, root) for p in unwritten],
         "errors": list(errors),
     }
-    os.makedirs(root, exist_ok=True)
+    base = root if base is None else base
+    safe_paths.make_dirs(base, os.path.relpath(root, base), mode=directory_mode)
     text = json.dumps(status, indent=1) + "\n"
     reserve = os.path.join(root, RESERVE_FILE)
     try:
-        atomic_write.write_text(os.path.join(root, STATUS_FILE), text)
+        safe_paths.write_file(os.path.join(root, STATUS_FILE), text)
     except OSError as e:
-        if e.errno != errno.ENOSPC or not os.path.exists(reserve):
+        if e.errno != errno.ENOSPC or not os.path.lexists(reserve):
             raise
         os.unlink(reserve)
-        atomic_write.write_text(os.path.join(root, STATUS_FILE), text)
+        safe_paths.write_file(os.path.join(root, STATUS_FILE), text)
     try:
         if state != "running":
             os.unlink(reserve)
-        elif not os.path.exists(reserve):
-            with open(reserve, "wb") as f:
+        elif not os.path.lexists(reserve):
+            with safe_paths.open_new(reserve, _RESERVE_MODE) as (f, _):
                 f.write(b"\0" * _RESERVE_BYTES)
     except OSError:
         pass  # no reserve (yet): the final write may then fail on a full disk, and is logged

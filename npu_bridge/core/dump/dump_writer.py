@@ -1,11 +1,13 @@
 """Python's handle on the C++ dump writer (ops/runtime/dump_writer.cc) and the exception-capture slots.
 
 The writer writes every dump artifact on its own threads; ``flush`` waits until everything queued is on
-disk. Its memory limit and thread count come from the environment:
+disk. Its memory limit, thread count and file mode come from the environment:
   NPU_BRIDGE_DUMP_QUEUE_MB   tensors the writer may hold before training waits for the disk (MB, default 256,
                              at most 1048576 = 1 TiB)
   NPU_BRIDGE_DUMP_THREADS    writer threads (default 2, at most 16; fixed once the writer has started)
-Both are whole numbers in ASCII digits (``str.isdigit`` and ``int`` also take other scripts' digits).
+  NPU_BRIDGE_DATA_MODE       the mode of every file it writes (octal, default 600: owner-only; see
+                             ``safe_paths.data_mode``), and of the directories it creates (``directory_mode``)
+The first two are whole numbers in ASCII digits (``str.isdigit`` and ``int`` also take other scripts' digits).
 """
 
 import ctypes
@@ -14,7 +16,7 @@ import os
 import re
 import threading
 
-from npu_bridge.core.runtime import native_library
+from npu_bridge.core.runtime import native_library, safe_paths
 from npu_bridge.core.runtime.errors import NpuOptionError
 
 QUEUE_VARIABLE = "NPU_BRIDGE_DUMP_QUEUE_MB"
@@ -37,7 +39,7 @@ def _library():
         if not _declared:
             lib.npu_bridge_dump_flush.argtypes = []
             lib.npu_bridge_dump_flush.restype = None
-            lib.npu_bridge_dump_configure.argtypes = [ctypes.c_int64, ctypes.c_int]
+            lib.npu_bridge_dump_configure.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
             lib.npu_bridge_dump_configure.restype = None
             lib.npu_bridge_dump_changes.argtypes = []
             lib.npu_bridge_dump_changes.restype = ctypes.c_uint64
@@ -99,15 +101,20 @@ def exception_dump(slot):
 
 
 def configure_from_environment(environ=None):
-    """Applies NPU_BRIDGE_DUMP_QUEUE_MB and NPU_BRIDGE_DUMP_THREADS.
+    """Applies NPU_BRIDGE_DUMP_QUEUE_MB, NPU_BRIDGE_DUMP_THREADS and NPU_BRIDGE_DATA_MODE.
 
+    Returns:
+      The mode of the files the writer creates.
     Raises:
-      NpuOptionError: a variable is not a whole number in ASCII digits within its range.
+      NpuOptionError: a size variable is not a whole number in ASCII digits within its range.
+      EnvironmentVariableError: NPU_BRIDGE_DATA_MODE is not an octal file mode of read and write bits.
     """
     environ = os.environ if environ is None else environ
     queue_mb = _positive(environ, QUEUE_VARIABLE, _DEFAULT_QUEUE_MB, MAX_QUEUE_MB)
     threads = _positive(environ, THREADS_VARIABLE, _DEFAULT_THREADS, MAX_THREADS)
-    _library().npu_bridge_dump_configure(queue_mb << 20, threads)
+    file_mode = safe_paths.data_mode(environ)
+    _library().npu_bridge_dump_configure(queue_mb << 20, threads, file_mode, safe_paths.directory_mode(file_mode))
+    return file_mode
 
 
 def _positive(environ, name, default, maximum):

@@ -97,6 +97,8 @@ class PassPlan:
       init_options: the session's init-stage options, name -> normalized value.
       dump_enabled: dump op inputs / outputs (enable_dump).
       dump_root: {dump_path}/{time}/{device id}; dumps and overflow records go below it.
+      dump_base: dump_path as the user gave it; the dump writer creates the directories below it, or refuses
+        those that are symlinks or another user's.
       dump_inputs, dump_outputs: what is dumped (dump_mode).
       dump_stats: statistic.csv instead of tensors (dump_data=stats).
       dump_golden: golden .npy files next to dumped outputs.
@@ -106,6 +108,8 @@ class PassPlan:
       overflow_fp16_saturation: overflow reports count fp16 saturation (the simulated Ascend backend).
       exception_dump: capture the inputs of ops that fail (enable_exception_dump=1).
       exception_dir: where exception dumps go.
+      exception_base: the directory ``exception_dir`` is {base}/extra-info/data-dump/{device id} of; as
+        ``dump_base``.
       session_id: names the session's exception-capture slots.
       precision_rewrite: run the precision pass (its rules may be empty: kept ops in a mixed region).
       precision_rules: the ``PrecisionRule``s.
@@ -124,6 +128,7 @@ class PassPlan:
     init_options: Dict[str, InitValue] = dataclasses.field(default_factory=dict)
     dump_enabled: bool = False
     dump_root: str = ""
+    dump_base: str = ""
     dump_inputs: bool = False
     dump_outputs: bool = True
     dump_stats: bool = False
@@ -134,6 +139,7 @@ class PassPlan:
     overflow_fp16_saturation: bool = False
     exception_dump: bool = False
     exception_dir: str = ""
+    exception_base: str = ""
     session_id: int = 0
     precision_rewrite: bool = False
     precision_rules: Tuple[PrecisionRule, ...] = ()
@@ -202,6 +208,7 @@ VALIDATED = ContractKey("_npu_bridge_validated", "b", False, "validated")
 INIT_OPTIONS = ContractKey("_npu_bridge_init_options", "func", {}, "init_options", dict)
 DUMP_ENABLED = ContractKey("_npu_dump_enabled", "b", False, "dump_enabled")
 DUMP_ROOT = ContractKey("_npu_dump_root", "s", "", "dump_root")
+DUMP_BASE = ContractKey("_npu_dump_base", "s", "", "dump_base")
 DUMP_INPUTS = ContractKey("_npu_dump_inputs", "b", False, "dump_inputs")
 DUMP_OUTPUTS = ContractKey("_npu_dump_outputs", "b", True, "dump_outputs")
 DUMP_STATS = ContractKey("_npu_dump_stats", "b", False, "dump_stats")
@@ -212,6 +219,7 @@ OVERFLOW_CHECK = ContractKey("_npu_overflow_check", "b", False, "overflow_check"
 OVERFLOW_FP16_SATURATION = ContractKey("_npu_overflow_fp16_saturation", "b", False, "overflow_fp16_saturation")
 EXCEPTION_DUMP = ContractKey("_npu_exception_dump", "b", False, "exception_dump")
 EXCEPTION_DIR = ContractKey("_npu_exception_dir", "s", "", "exception_dir")
+EXCEPTION_BASE = ContractKey("_npu_exception_base", "s", "", "exception_base")
 SESSION_ID = ContractKey("_npu_session_id", "i", 0, "session_id")
 PRECISION_REWRITE = ContractKey("_npu_precision_rewrite", "b", False, "precision_rewrite")
 PRECISION_RULES = ContractKey("_npu_precision_rules", "list.func", (), "precision_rules", _rule_records)
@@ -230,6 +238,7 @@ KEYS = (
     INIT_OPTIONS,
     DUMP_ENABLED,
     DUMP_ROOT,
+    DUMP_BASE,
     DUMP_INPUTS,
     DUMP_OUTPUTS,
     DUMP_STATS,
@@ -240,6 +249,7 @@ KEYS = (
     OVERFLOW_FP16_SATURATION,
     EXCEPTION_DUMP,
     EXCEPTION_DIR,
+    EXCEPTION_BASE,
     SESSION_ID,
     PRECISION_REWRITE,
     PRECISION_RULES,
