@@ -129,3 +129,12 @@ def test_make_secret_on_the_command_line(tmp_path, capsys):
     assert path.stat().st_mode & 0o777 == 0o600
     assert cli.main(["--make-secret", str(path)]) == cli.EXIT_USAGE
     assert "error: cannot create the job secret" in capsys.readouterr().err
+
+
+def test_a_directory_or_a_fifo_as_the_secret_is_refused_by_name(tmp_path):
+    with pytest.raises(LaunchError, match=f"the job secret {tmp_path} is not a regular file"):
+        job_secret.load(str(tmp_path))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(LaunchError, match="is not a regular file"):
+        job_secret.load(str(fifo))  # opened without blocking: no writer needed

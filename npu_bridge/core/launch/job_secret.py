@@ -53,7 +53,7 @@ def load(path):
         raise LaunchError(
             f"cannot read the job secret {path}: {e.strerror}{hint if e.errno == errno.ENOENT else ''}"
         ) from None
-    with os.fdopen(fd, "rb") as f:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise LaunchError(f"the job secret {path} is not a regular file")
@@ -62,7 +62,11 @@ def load(path):
                 f"the job secret {path} must belong to this user and be readable by nobody else (it is owned by "
                 f"user id {info.st_uid} with mode {stat.S_IMODE(info.st_mode):04o}): chmod 600 {path}"
             )
-        secret = f.read(_MAX_FILE_BYTES + 1).strip()
+        secret = os.read(fd, _MAX_FILE_BYTES + 1).strip()
+    except OSError as e:
+        raise LaunchError(f"cannot read the job secret {path}: {e.strerror}") from None
+    finally:
+        os.close(fd)
     if len(secret) < SECRET_BYTES or len(secret) > _MAX_FILE_BYTES:
         raise LaunchError(
             f"the job secret {path} must hold {SECRET_BYTES} to {_MAX_FILE_BYTES} bytes of random text "
