@@ -130,10 +130,10 @@ NATIVE_SOURCES = sorted(
 
 def _runtime_requirements():
     """The installed metadata's pins: exactly the TensorFlow this build compiles against (the library loads with
-    no other), tf-keras of its minor version, numpy."""
+    no other), tf-keras of its minor version, numpy, and tf-slim (the TF1 mode's tf.contrib.slim / layers)."""
     tf_version = _import_tensorflow().__version__
     minor = ".".join(tf_version.split(".")[:2])
-    return [f"tensorflow=={tf_version}", f"tf-keras~={minor}.0", "numpy>=1.26,<3"]
+    return [f"tensorflow=={tf_version}", f"tf-keras~={minor}.0", "numpy>=1.26,<3", "tf-slim==1.1.0"]
 
 
 # Metadata, scripts and packages are in pyproject.toml; this file adds the C++ library and the pins.

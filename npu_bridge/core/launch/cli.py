@@ -29,6 +29,7 @@ from npu_bridge.core.collectives import exposure
 from npu_bridge.core.launch import job_network, job_secret, plan, supervisor
 from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
+from npu_bridge.core.tf1 import environment as tf1_environment
 
 EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
@@ -103,6 +104,12 @@ def _parser():
         "accepts only connections that prove it (default: $%s)" % JOB_SECRET_VARIABLE,
     )
     parser.add_argument(
+        "--tf1",
+        action="store_true",
+        help="run every Python the command starts in the TF1 mode (TensorFlow 1.x for user code; also through "
+        "shell wrappers: see docs/tf1_mode.md)",
+    )
+    parser.add_argument(
         "--make-secret",
         metavar="FILE",
         help="write a new job secret to FILE (mode 0600) and exit; copy it to every machine",
@@ -175,8 +182,11 @@ def main(argv=None):
         return EXIT_CANNOT_START
     if network.warning:
         _report(f"warning: {network.warning}")
-    variable = {exposure.NETWORK_VARIABLE: network.kind}
-    job = dataclasses.replace(job, ranks=tuple(dataclasses.replace(r, env=dict(r.env, **variable)) for r in job.ranks))
+    ranks = []
+    for rank in job.ranks:
+        env = dict(rank.env, **{exposure.NETWORK_VARIABLE: network.kind})
+        ranks.append(dataclasses.replace(rank, env=tf1_environment.for_children(env) if args.tf1 else env))
+    job = dataclasses.replace(job, ranks=tuple(ranks))
     first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
     server = f" of server {job.server_id!r} ({_FOUND_BY[job.server_found]})" if job.server_id is not None else ""
     where = _NETWORK_WORDS.get(network.kind, "")

@@ -1,0 +1,61 @@
+"""Names TensorFlow 2.21 moved, added back where TF1-era code (and tf_slim) looks for them.
+
+Add-only: a name is set only where it is missing, so nothing that exists is replaced.
+
+- ``tensorflow.python.framework.ops.Tensor`` / ``IndexedSlices`` (now in ``framework.tensor`` and
+  ``framework.indexed_slices``): tf_slim's layers test ``isinstance(x, ops.Tensor)``.
+- ``tf_keras.legacy_tf_layers.<module>`` (tf_keras 2.21 has them under ``tf_keras.src.legacy_tf_layers``):
+  TensorFlow's ``tensorflow/python/layers/normalization.py`` imports the former lazily, so every
+  ``slim.batch_norm`` / ``tf.layers.batch_normalization`` would fail without it.
+- TensorFlow-internal functions TF1-era scripts import from their old modules (``MOVED``):
+  ``from tensorflow.python.ops.control_flow_ops import cond``, ``graph_util.convert_variables_to_constants``, ...
+"""
+
+import importlib
+import sys
+
+# (old module, name) -> (module it lives in now, its name there)
+MOVED = {
+    ("tensorflow.python.ops.control_flow_ops", "cond"): ("tensorflow.python.ops.cond", "cond"),
+    ("tensorflow.python.ops.control_flow_ops", "while_loop"): ("tensorflow.python.ops.while_loop", "while_loop"),
+    ("tensorflow.python.ops.control_flow_ops", "Assert"): ("tensorflow.python.ops.control_flow_assert", "Assert"),
+    ("tensorflow.python.ops.array_ops", "stack"): ("tensorflow.python.ops.array_ops_stack", "stack"),
+    ("tensorflow.python.ops.array_ops", "unstack"): ("tensorflow.python.ops.array_ops_stack", "unstack"),
+    ("tensorflow.python.framework.graph_util", "convert_variables_to_constants"): (
+        "tensorflow.python.framework.convert_to_constants",
+        "convert_variables_to_constants",
+    ),
+    ("tensorflow.python.util.nest", "is_sequence"): ("tensorflow.python.util.nest", "is_nested"),
+    ("tensorflow.python.pywrap_tensorflow", "NewCheckpointReader"): (
+        "tensorflow.python.training.py_checkpoint_reader",
+        "NewCheckpointReader",
+    ),
+}
+_LEGACY_LAYERS = ("base", "convolutional", "core", "normalization", "pooling", "variable_scope_shim")
+
+
+def add():
+    """Adds the names (idempotent); a piece whose package is not installed is skipped."""
+    from tensorflow.python.framework import indexed_slices, ops, tensor  # noqa: PLC0415 - only with TensorFlow
+
+    for name, value in (("Tensor", tensor.Tensor), ("IndexedSlices", indexed_slices.IndexedSlices)):
+        if not hasattr(ops, name):
+            setattr(ops, name, value)
+    for (old, name), (new, new_name) in MOVED.items():
+        try:
+            module, home = importlib.import_module(old), importlib.import_module(new)
+        except ImportError:
+            continue
+        if not hasattr(module, name) and hasattr(home, new_name):
+            setattr(module, name, getattr(home, new_name))
+    try:
+        package = importlib.import_module("tf_keras.src.legacy_tf_layers")
+    except ImportError:
+        return
+    sys.modules.setdefault("tf_keras.legacy_tf_layers", package)
+    for name in _LEGACY_LAYERS:
+        try:
+            module = importlib.import_module(f"tf_keras.src.legacy_tf_layers.{name}")
+        except ImportError:
+            continue
+        sys.modules.setdefault(f"tf_keras.legacy_tf_layers.{name}", module)

@@ -1,0 +1,169 @@
+"""``tensorflow.contrib`` for user code in the TF1 mode: lazy modules over TensorFlow 2.21, tf_slim and npu_bridge.
+
+Each contrib submodule is a ``ContribModule`` with an ordered list of places to look a name up (``ROUTES``), a
+table of renames, and extra names that live elsewhere. Nothing is imported until a name is used, so a script that
+imports ``tensorflow.contrib.tpu`` in a branch it never takes runs. A name no route provides raises
+``NotProvidedError`` (an ``AttributeError``) when it is looked up, naming it. Upstream's deep paths
+(``contrib.layers.python.layers.utils``, ``contrib.framework.python.ops.arg_scope``) lose their ``python.<x>``
+segments. Aliases whose behaviour differs from TensorFlow 1.15 say so once, when first used (``DIFFERENCES``).
+
+A place is ``"tf:<attribute path>"`` (below the real ``tensorflow`` module) or an importable module path.
+"""
+
+import importlib
+import types
+
+from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NotProvidedError
+
+
+class Route:
+    """Where the names of one contrib submodule come from.
+
+    Args:
+      places: where to look names up, in order.
+      renames: {contrib name: name in the places}.
+      extras: {contrib name: a place of its own} (``"tf:compat.v1.variable_scope"``, ``"a.module"``).
+    """
+
+    def __init__(self, places=(), renames=None, extras=None):
+        self.places = tuple(places)
+        self.renames = dict(renames or {})
+        self.extras = dict(extras or {})
+
+
+ROUTES = {
+    "slim": Route(["tf_slim"], extras={"variable_scope": "tf:compat.v1.variable_scope"}),
+    "layers": Route(["tf_slim.layers", "tf_slim", "tf:compat.v1.layers"]),
+    "framework": Route(
+        ["tf_slim", "tf_slim.ops.variables", "tf_slim.ops.arg_scope", "tf:compat.v1.train", "tf:compat.v1"],
+        extras={"nest": "tensorflow.python.util.nest"},
+    ),
+    "rnn": Route(
+        ["tf:compat.v1.nn.rnn_cell", "tf:compat.v1.nn"],
+        renames={"LSTMBlockCell": "LSTMCell", "GRUBlockCell": "GRUCell", "GRUBlockCellV2": "GRUCell"},
+    ),
+    "data": Route(["tf:compat.v1.data.experimental", "tf:compat.v1.data"]),
+    "training": Route(["tf:compat.v1.train", "tf_slim.training.evaluation"]),
+    "metrics": Route(["tf_slim.metrics", "tf:compat.v1.metrics"]),
+    "losses": Route(["tf_slim.losses", "tf:compat.v1.losses"]),
+    "summary": Route(
+        ["tf:summary", "tf:compat.v1.summary"], extras={"all_summary_ops": "tf:compat.v1.summary.all_v2_summary_ops"}
+    ),
+    "lookup": Route(["tf:compat.v1.lookup"], renames={"HashTable": "StaticHashTable"}),
+    "distribute": Route(["tf:distribute"]),
+    "cluster_resolver": Route(["tf:distribute.cluster_resolver"]),
+    "keras": Route(["tf:compat.v1.keras"]),
+    "saved_model": Route(["tf:compat.v1.saved_model"]),
+    "staging": Route(extras={"StagingArea": "tensorflow.python.ops.data_flow_ops.StagingArea"}),
+    "util": Route(["tf:compat.v1"]),
+}
+
+# contrib submodules of TensorFlow 1.15 the mode has no route for: importing them works, using a name raises.
+UNROUTED = (
+    "bayesflow checkpoint cloud coder compiler constrained_optimization copy_graph crf cudnn_rnn deprecated "
+    "distributions eager estimator factorization feature_column ffmpeg gan graph_editor grid_rnn image "
+    "input_pipeline integrate kernel_methods labeled_tensor learn legacy_seq2seq linear_optimizer memory_stats "
+    "mixed_precision model_pruning nccl nn opt optimizer_v2 periodic_resample predictor proto quantization quantize "
+    "rate receptive_field recurrent reduce_slice_ops remote_fused_graph resampler rpc seq2seq signal solvers "
+    "sparsemax specs stat_summarizer stateless tensor_forest tensorboard testing text tfprof timeseries tpu"
+).split()
+
+DIFFERENCES = {
+    "rnn.LSTMBlockCell": "is tf.nn.rnn_cell.LSTMCell here: the same computation, other variable names (checkpoints "
+    "written by TF 1.15's LSTMBlockCell do not load)",
+    "rnn.GRUBlockCell": "is tf.nn.rnn_cell.GRUCell here: the same computation, other variable names",
+    "rnn.GRUBlockCellV2": "is tf.nn.rnn_cell.GRUCell here: the same computation, other variable names",
+}
+
+_MISSING = object()
+_told = set()
+
+
+class ContribModule(types.ModuleType):
+    """One ``tensorflow.contrib.<path>`` module.
+
+    Args:
+      path: e.g. "layers" ("" for ``tensorflow.contrib`` itself).
+      route: its ``Route`` (None: nothing is provided).
+      real: the real ``tensorflow`` module.
+    """
+
+    def __init__(self, path, route, real):
+        super().__init__(f"tensorflow.contrib{'.' + path if path else ''}")
+        self.__dict__["_npu"] = (path, route, real)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        path, route, real = self.__dict__["_npu"]
+        if name == "python" and path:
+            value = _SkippedSegment(self)
+        elif not path and name in ROUTES:
+            value = ContribModule(name, ROUTES[name], real)
+        elif not path and name in UNROUTED:
+            value = ContribModule(name, None, real)
+        else:
+            value = _lookup(route, name, real) if route else _MISSING
+            if value is _MISSING:
+                raise NotProvidedError(
+                    f"tf.{self.__name__[len('tensorflow.') :]}.{name} is not provided by npu_bridge's TF1 mode "
+                    "(TensorFlow 2.21 has no such name and the mode does not emulate it); see docs/tf1_mode.md for "
+                    "what is provided and what to use instead"
+                )
+            difference = DIFFERENCES.get(f"{path}.{name}")
+            if difference and f"{path}.{name}" not in _told:
+                _told.add(f"{path}.{name}")
+                log.logger.warning("tf.contrib.%s.%s %s", path, name, difference)
+        self.__dict__[name] = value
+        return value
+
+
+class _SkippedSegment:
+    """``contrib.layers.python``: any attribute of it is its contrib module again (``python.layers.utils`` ->
+    ``contrib.layers.utils``), as the deep paths of TensorFlow 1.x's sources mean the same names."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        return self._module
+
+
+def _lookup(route, name, real):
+    if name in route.extras:
+        return _resolve_place(route.extras[name], real)
+    wanted = route.renames.get(name, name)
+    for place in route.places:
+        module = _resolve_place(place, real)
+        if module is _MISSING:
+            continue
+        value = getattr(module, wanted, _MISSING)
+        if value is _MISSING and not place.startswith("tf:"):
+            value = _import(f"{place}.{wanted}")
+        if value is not _MISSING:
+            return value
+    return _MISSING
+
+
+def _resolve_place(place, real):
+    if place.startswith("tf:"):
+        value = real
+        for part in place[3:].split("."):
+            value = getattr(value, part, _MISSING)
+            if value is _MISSING:
+                return _MISSING
+        return value
+    module = _import(place)
+    if module is _MISSING and "." in place:
+        parent, _, attribute = place.rpartition(".")
+        module = _import(parent)
+        return _MISSING if module is _MISSING else getattr(module, attribute, _MISSING)
+    return module
+
+
+def _import(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return _MISSING

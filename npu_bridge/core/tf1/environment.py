@@ -1,0 +1,38 @@
+"""The variables that turn the TF1 mode on, in this process and in every Python process it starts.
+
+``NPU_BRIDGE_TF1=1`` asks for the mode; a directory holding a ``sitecustomize.py`` (``SITE_DIRECTORY``) put first
+on ``PYTHONPATH`` makes every child Python (a shell wrapper's ``python3 train.py``, a multiprocessing child)
+install it before its script runs. This module imports no TensorFlow (the launcher uses it).
+"""
+
+import os
+
+MODE_VARIABLE = "NPU_BRIDGE_TF1"
+QUIET_VARIABLE = "NPU_BRIDGE_TF1_QUIET"
+PATH_VARIABLE = "NPU_BRIDGE_TF1_PATH"
+SITE_DIRECTORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "site")
+
+
+def requested(environ=None):
+    """True when ``NPU_BRIDGE_TF1`` is ``1``."""
+    return (os.environ if environ is None else environ).get(MODE_VARIABLE, "").strip() == "1"
+
+
+def quiet(environ=None):
+    """True when ``NPU_BRIDGE_TF1_QUIET`` is ``1`` (the mode's start line is not shown)."""
+    return (os.environ if environ is None else environ).get(QUIET_VARIABLE, "").strip() == "1"
+
+
+def for_children(environ):
+    """Returns a copy of ``environ`` in which Python processes start in the TF1 mode.
+
+    Args:
+      environ: an environment (a mapping).
+    Returns:
+      The new environment: ``NPU_BRIDGE_TF1=1`` and ``SITE_DIRECTORY`` first on ``PYTHONPATH``.
+    """
+    result = dict(environ)
+    result[MODE_VARIABLE] = "1"
+    paths = [p for p in result.get("PYTHONPATH", "").split(os.pathsep) if p and p != SITE_DIRECTORY]
+    result["PYTHONPATH"] = os.pathsep.join([SITE_DIRECTORY, *paths])
+    return result

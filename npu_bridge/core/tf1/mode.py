@@ -1,0 +1,125 @@
+"""Installs the TF1 mode in this process, and runs a script or module in it (``python -m npu_bridge.tf1``).
+
+Installing sets ``TF_USE_LEGACY_KERAS=1`` (unless set), makes child Pythons start in the mode
+(``environment.for_children``) and wraps ``__import__`` (``import_hook``). TensorFlow itself is imported at the
+first ``import tensorflow`` of user code, which then also turns v2 behaviour off (graph mode, as TF 1.x
+started), switches npu_bridge on and adds the moved names (``aliases``).
+"""
+
+import os
+import runpy
+import sys
+import types
+
+from npu_bridge.core.tf1 import aliases, contrib, environment, facade, import_hook, mnist, scope
+
+USAGE = "usage: python -m npu_bridge.tf1 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
+
+_user = None
+_tensorflow1 = None
+
+
+def install(script_directory=None):
+    """Installs the mode (once per process).
+
+    Args:
+      script_directory: the directory of the script about to run (None: ``sys.path[0]`` when first needed).
+    Returns:
+      The line that says what the mode does, or None when it was already installed.
+    """
+    global _user
+    if import_hook.installed():
+        return None
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    os.environ.update(environment.for_children(os.environ))
+    _user = scope.UserCode(script_directory)
+    import_hook.install(_is_user, _resolve)
+    return (
+        "npu_bridge TF1 mode: `import tensorflow` in user code gives TensorFlow 1.x (tensorflow.compat.v1, v2 "
+        "behaviour off, legacy Keras, tf.contrib); installed packages keep TensorFlow 2 (docs/tf1_mode.md)"
+    )
+
+
+def install_if_requested():
+    """Installs the mode when ``NPU_BRIDGE_TF1=1`` (sitecustomize, ``import npu_bridge``); says so on stderr once
+    unless ``NPU_BRIDGE_TF1_QUIET=1``."""
+    if environment.requested():
+        _say(install())
+
+
+def main(argv=None):
+    """``python -m npu_bridge.tf1 SCRIPT [ARGS]`` / ``-m MODULE [ARGS]``: runs it as ``__main__`` in the mode.
+
+    Returns:
+      2 for bad arguments; otherwise the script's own exit (``SystemExit``) or exception propagates.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
+        sys.stderr.write(USAGE + "\n")
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    if argv[0] == "-m":
+        module, arguments = argv[1], argv[2:]
+        sys.argv = [module, *arguments]
+        sys.path[0] = os.getcwd()
+        _say(install(os.getcwd()))
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return 0
+    script, arguments = argv[0], argv[1:]
+    if not os.path.isfile(script):
+        sys.stderr.write(f"npu_bridge.tf1: cannot run {script!r}: no such file\n{USAGE}\n")
+        return 2
+    directory = os.path.dirname(os.path.abspath(script))
+    sys.argv = [script, *arguments]
+    sys.path[0] = directory
+    _say(install(directory))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+def _say(line):
+    if line and not environment.quiet():
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def _is_user(module_globals):
+    return module_globals.get("__name__") == "__main__" or _user.contains(module_globals.get("__file__"))
+
+
+def _resolve(name, module_globals, module_locals, fromlist, original):
+    tensorflow1 = _facade(original)
+    rest = name.partition(".")[2]
+    if rest.partition(".")[0] in ("contrib", "examples"):
+        module = tensorflow1
+        for part in rest.split("."):
+            try:
+                module = getattr(module, part)
+            except AttributeError as e:
+                raise ModuleNotFoundError(f"No module named {name!r} in the TF1 mode: {e}", name=name) from None
+        return module if fromlist else tensorflow1
+    module = original(name, module_globals, module_locals, fromlist, 0)
+    return module if fromlist and rest else tensorflow1
+
+
+def _facade(original):
+    global _tensorflow1
+    if _tensorflow1 is None:
+        real = original("tensorflow", None, None, (), 0)
+        real.compat.v1.disable_v2_behavior()
+        original("npu_bridge", None, None, (), 0)
+        aliases.add()
+        contrib_root = contrib.ContribModule("", None, real)
+        if not hasattr(real.compat.v1, "contrib"):
+            real.compat.v1.contrib = contrib_root  # import tensorflow.compat.v1 as tf; tf.contrib.slim
+        # tf.compat is TensorFlow's own (its v1 carries contrib), not tf.compat.v1.compat
+        extras = {"contrib": contrib_root, "examples": _examples(), "compat": real.compat}
+        _tensorflow1 = facade.TensorFlow1(real, extras)
+    return _tensorflow1
+
+
+def _examples():
+    """``tensorflow.examples.tutorials.mnist.input_data``."""
+    names = ("tensorflow.examples", "tensorflow.examples.tutorials", "tensorflow.examples.tutorials.mnist")
+    examples, tutorials, mnist_package = (types.ModuleType(n) for n in names)
+    examples.tutorials, tutorials.mnist, mnist_package.input_data = tutorials, mnist_package, mnist
+    return examples
