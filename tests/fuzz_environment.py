@@ -322,6 +322,11 @@ ENV_SPECS = {
     "NPU_RUN_NETWORK": EnvSpec(_env_any, drivers=("import",), samples=("private",), extra=("shared",), few=True),
     # npu-run's default for --job-secret (fuzzed through that flag by fuzz_cli); nothing in a rank reads it.
     "NPU_RUN_JOB_SECRET": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/secret",), few=True),
+    # The TF1 mode (npu_bridge.core.tf1.environment): only "1" turns it on, at import; its tests run it (the fuzz
+    # worker must keep TensorFlow 2), so here every other value must be harmless.
+    "NPU_BRIDGE_TF1": EnvSpec(_env_any, drivers=("import",), samples=("0",), extra=("yes", "2", "1 0"), few=True),
+    "NPU_BRIDGE_TF1_QUIET": EnvSpec(_env_any, drivers=("import",), samples=("1",), few=True),
+    "NPU_BRIDGE_TF1_PATH": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent",), few=True),
     # npu-run's stop file (npu_bridge.core.launch.interrupt): read at import; no file there means "not stopping".
     "NPU_RUN_STOP_FILE": EnvSpec(
         _env_any, drivers=("import",), samples=("/nonexistent/stop",), extra=("/dev/null",), few=True

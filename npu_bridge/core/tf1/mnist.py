@@ -10,12 +10,13 @@ epoch (``shuffle=True``) and fills a batch that crosses the end of an epoch from
 """
 
 import collections
+import errno
 import gzip
 import os
 
 import numpy as np
 
-from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.runtime.errors import FileReadError, NpuArgumentError
 
 FILES = {
     "train_images": "train-images-idx3-ubyte.gz",
@@ -35,11 +36,13 @@ def _read_idx(path, magic, dimensions):
         data = f.read()
     header = np.frombuffer(data[: 4 * (1 + dimensions)], dtype=">u4")
     if header.size != 1 + dimensions or header[0] != magic:
-        raise ValueError(f"{path} is not an MNIST file (magic number {header[:1].tolist()}, expected {magic})")
+        raise FileReadError(
+            errno.EINVAL, f"it is not an MNIST file (magic number {header[:1].tolist()}, not {magic})", path
+        )
     shape = tuple(int(n) for n in header[1:])
     values = np.frombuffer(data, dtype=np.uint8, offset=4 * (1 + dimensions))
     if values.size != int(np.prod(shape)):
-        raise ValueError(f"{path} holds {values.size} values, its header says {shape}")
+        raise FileReadError(errno.EINVAL, f"it holds {values.size} values, its header says {shape}", path)
     return values.reshape(shape)
 
 
@@ -115,7 +118,7 @@ def read_data_sets(
     Raises:
       FileNotFoundError: a file is missing (the message names it and the directory).
       NpuArgumentError: ``fake_data``, a bad ``dtype`` or ``validation_size``.
-      ValueError: a file is not an MNIST file.
+      FileReadError: a file is not an MNIST file.
     """
     if fake_data:
         raise NpuArgumentError("read_data_sets(fake_data=True) is not provided: give the directory of the MNIST files")

@@ -1,11 +1,11 @@
 """Which files are user code, the code that gets TensorFlow 1.x in the TF1 mode.
 
 A file is user code when it lies under a user root and not under an installed-package directory. The user roots
-are the script's directory (``sys.path[0]`` once the script runs), the working directory, the ``PYTHONPATH``
-entries and the ``NPU_BRIDGE_TF1_PATH`` entries; installed packages are every ``site-packages`` /
-``dist-packages`` directory, the standard library and npu_bridge itself. The ``__main__`` module is always user
-code. So a training script and the local modules it imports (``models/resnet.py``) get TensorFlow 1.x, while
-tf_keras, tf_slim, tensorflow_hub and npu_bridge keep TensorFlow 2.
+are the script's directory (``sys.path[0]`` once the script runs), the working directory, the other ``sys.path``
+entries (``PYTHONPATH``'s among them) and the ``NPU_BRIDGE_TF1_PATH`` entries; installed packages are every
+``site-packages`` / ``dist-packages`` directory, the standard library and npu_bridge itself. The ``__main__``
+module is always user code. So a training script and the local modules it imports (``models/resnet.py``) get
+TensorFlow 1.x, while tf_keras, tf_slim, tensorflow_hub and npu_bridge keep TensorFlow 2.
 """
 
 import os
@@ -23,7 +23,7 @@ class UserCode:
 
     Args:
       script_directory: the directory of the script run (None: ``sys.path[0]``, read at the first question).
-      environ: the environment to read ``PYTHONPATH`` and ``NPU_BRIDGE_TF1_PATH`` from.
+      environ: the environment to read ``NPU_BRIDGE_TF1_PATH`` from.
     """
 
     def __init__(self, script_directory=None, environ=None):
@@ -37,15 +37,15 @@ class UserCode:
         """The user roots (real paths), in order."""
         if self._roots is None:
             script = self._script_directory if self._script_directory is not None else (sys.path[0] or os.getcwd())
-            given = [script, os.getcwd()]
-            for variable in ("PYTHONPATH", environment.PATH_VARIABLE):
-                given += [p for p in self._environ.get(variable, "").split(os.pathsep) if p]
-            roots = [os.path.realpath(p) for p in given if not _is_package_directory(p)]
-            self._roots = tuple(r for r in dict.fromkeys(roots) if r != environment.SITE_DIRECTORY)
+            given = [script, os.getcwd(), *(p for p in sys.path if p)]
+            given += [p for p in self._environ.get(environment.PATH_VARIABLE, "").split(os.pathsep) if p]
             paths = sysconfig.get_paths()
             self._excluded = tuple(
                 os.path.realpath(p) for p in {paths["stdlib"], paths["platstdlib"], _NPU_BRIDGE} if p
             )
+            roots = [os.path.realpath(p) for p in given if not _is_package_directory(p)]
+            roots = [r for r in roots if not any(_below(r, e) for e in self._excluded)]
+            self._roots = tuple(r for r in dict.fromkeys(roots) if r != environment.SITE_DIRECTORY)
         return self._roots
 
     def contains(self, filename):
