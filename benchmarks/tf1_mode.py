@@ -20,7 +20,11 @@ import tempfile
 import time
 
 IMPORT_ONLY_TF1 = "import tensorflow as tf\ntf.Session().run(tf.constant(1.0))\n"
-IMPORT_ONLY_MIGRATED = "import npu_bridge\nimport tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\ntf.Session().run(tf.constant(1.0))\n"
+IMPORT_ONLY_MIGRATED = """import npu_bridge
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+tf.Session().run(tf.constant(1.0))
+"""
 TRAINING = """
 import sys, time
 import numpy as np
