@@ -61,6 +61,19 @@ def feed(x, y, step=0):
     return {x: rng.uniform(-1, 1, (4, 3)).astype(np.float32), y: rng.uniform(-1, 1, (4, 2)).astype(np.float32)}
 
 
+def train(config, steps=2, graph_parts=None):
+    """Runs ``steps`` training steps of ``mlp_graph()`` (or ``graph_parts``) in a session with ``config``, then
+    waits for the dump writer; returns the losses."""
+    graph, x, y, parts = graph_parts or mlp_graph()
+    losses = []
+    with tf.compat.v1.Session(graph=graph, config=config) as sess:
+        sess.run(parts["init"])
+        for step in range(steps):
+            losses.append(sess.run([parts["loss"], parts["train"]], feed(x, y, step))[0])
+    dump.flush()
+    return losses
+
+
 def artifacts(root, kind="dump"):
     """The artifacts of one kind under ``root`` (after waiting for the writer)."""
     dump.flush()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import run_python
-from dump_helpers import dump_config, feed, mlp_graph
+from dump_helpers import dump_config, feed, mlp_graph, train
 from test_overflow_detection import debug_config, exploding_graph
 
 from npu_bridge.core import dump
@@ -51,17 +51,6 @@ def fill(disk):
         except OSError as e:
             assert e.errno == errno.ENOSPC
     return path
-
-
-def train(config, steps, graph_parts=None):
-    graph, x, y, parts = graph_parts or mlp_graph()
-    losses = []
-    with v1.Session(graph=graph, config=config) as sess:
-        sess.run(parts["init"])
-        for step in range(steps):
-            losses.append(sess.run([parts["loss"], parts["train"]], feed(x, y, step))[0])
-    dump.flush()
-    return losses
 
 
 def root_of(dump_path):

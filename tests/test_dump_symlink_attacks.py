@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import npu_config
-from dump_helpers import dump_config, feed, mlp_graph
+from dump_helpers import dump_config, feed, mlp_graph, train
 from test_exception_dump import lookup_graph
 from test_overflow_detection import debug_config, exploding_graph
 
@@ -69,17 +69,6 @@ def snapshot(directory):
             content = open(path, "rb").read() if stat.S_ISREG(info.st_mode) else None
             found[os.path.relpath(path, directory)] = (info.st_mode, info.st_uid, content)
     return found
-
-
-def train(config, steps=2):
-    graph, x, y, parts = mlp_graph()
-    losses = []
-    with v1.Session(graph=graph, config=config) as sess:
-        sess.run(parts["init"])
-        for step in range(steps):
-            losses.append(sess.run([parts["loss"], parts["train"]], feed(x, y, step))[0])
-    dump.flush()
-    return losses
 
 
 @pytest.fixture(name="umask_022")
