@@ -244,7 +244,7 @@ def test_other_missing_names_raise_the_same_error_and_probing_stays_sane():
     with pytest.raises(NotProvidedError, match=r"tf\.estimator\.inputs\.pandas_input_fn .*from_tensor_slices"):
         tf.estimator.inputs.pandas_input_fn  # noqa: B018
     with pytest.raises(NotProvidedError, match=r"provides ClassificationOutput, .* in tf\.estimator\.export"):
-        tf.estimator.export.TensorServingInputReceiver  # noqa: B018
+        tf.estimator.export.EvalOutput  # noqa: B018
     assert not hasattr(tf.estimator, "DNNRegressor")
     assert getattr(tf.compat.v1.estimator, "LinearRegressor", None) is None
     assert hasattr(tf.estimator, "Estimator") and hasattr(tf.estimator.inputs, "numpy_input_fn")

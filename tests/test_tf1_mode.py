@@ -300,3 +300,38 @@ def test_the_mnist_reader_never_downloads_and_names_what_is_missing(mnist_dir, t
         mnist.read_data_sets(str(mnist_dir))
     with pytest.raises(NpuArgumentError, match=r"batch_size 3: must be in \[1, 2\]"):
         mnist.DataSet(np.zeros((2, 28, 28), np.uint8), np.zeros(2)).next_batch(3)
+
+
+def test_hparams_parse_and_set_keep_each_hyperparameter_s_type():
+    import tensorflow as tf  # noqa: PLC0415
+
+    hparams_class = contrib.ContribModule("", None, tf).training.HParams
+    hparams = hparams_class(learning_rate=0.1, layers=[64, 32], name="small", dropout=True, steps=10)
+    assert (hparams.learning_rate, hparams.layers, hparams.name) == (0.1, [64, 32], "small")
+    hparams.parse("learning_rate=3, layers=[128,64,32],name=big,dropout=false")
+    assert hparams.values() == {
+        "learning_rate": 3.0,
+        "layers": [128, 64, 32],
+        "name": "big",
+        "dropout": False,
+        "steps": 10,
+    }
+    assert isinstance(hparams.learning_rate, float)  # an int becomes a float parameter's float
+    hparams.set_hparam("steps", 20)
+    hparams.override_from_dict({"learning_rate": 0.5})
+    hparams.add_hparam("warmup", 0.1)
+    assert hparams.parse_json(hparams.to_json()).values() == hparams.values()
+    assert "warmup" in hparams and hparams.get("missing", 7) == 7
+    hparams.del_hparam("warmup")
+    assert "warmup" not in hparams and not hasattr(hparams, "warmup")
+    for action, match in (
+        (lambda: hparams.parse("steps=1.5"), "'steps' is a int; cannot parse '1.5'"),
+        (lambda: hparams.set_hparam("steps", 2.5), "'steps' is a int .* cannot set it to 2.5"),
+        (lambda: hparams.set_hparam("dropout", 1), "'dropout' is a bool"),
+        (lambda: hparams.parse("unknown=1"), "unknown hyperparameter 'unknown'"),
+        (lambda: hparams.parse("layers=3"), "'layers' is a list"),
+        (lambda: hparams.add_hparam("steps", 1), "'steps' is already used"),
+        (lambda: hparams.add_hparam("values", 1), "'values' is already used"),
+    ):
+        with pytest.raises(NpuArgumentError, match=match):
+            action()

@@ -102,6 +102,29 @@ def test_export_saved_model_serves_the_predictions(tmp_path):
     np.testing.assert_allclose(served, X[:3] @ estimator.get_variable_value("kernel"), rtol=1e-5)
 
 
+def test_a_tensor_serving_input_receiver_hands_model_fn_its_tensor(tmp_path):
+    def tensor_model_fn(features, labels, mode, params):
+        assert isinstance(features, tf.Tensor)  # TF 1.x's TensorServingInputReceiver: the tensor itself
+        return model_fn({"x": features}, labels, mode, params)
+
+    estimator = make_estimator(tmp_path / "model")
+    estimator.train(input_fn, steps=4)
+    serving = tf.estimator.Estimator(tensor_model_fn, model_dir=estimator.model_dir, params={"lr": 0.1})
+
+    def receiver_fn():
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        return tf.estimator.export.TensorServingInputReceiver(x, {"x": x})
+
+    export_dir = serving.export_saved_model(str(tmp_path / "export"), receiver_fn).decode()
+    with tf.Graph().as_default(), v1.Session() as sess:
+        signature = v1.saved_model.load(sess, [tf.saved_model.SERVING], export_dir).signature_def["serving_default"]
+        served = sess.run(signature.outputs["y"].name, {signature.inputs["x"].name: X[:3]})
+    np.testing.assert_allclose(served, X[:3] @ estimator.get_variable_value("kernel"), rtol=1e-5)
+    with pytest.raises(ValueError, match="features must be one Tensor or SparseTensor, given {'x'"):
+        with tf.Graph().as_default():
+            tf.estimator.export.TensorServingInputReceiver({"x": v1.placeholder(tf.float32)}, {})
+
+
 def test_train_and_evaluate_evaluates_and_exports(tmp_path):
     estimator = make_estimator(tmp_path, save_checkpoints_steps=10)
     receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": v1.placeholder(tf.float32, [None, 4])})

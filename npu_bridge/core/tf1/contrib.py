@@ -44,7 +44,10 @@ ROUTES = {
         renames={"LSTMBlockCell": "LSTMCell", "GRUBlockCell": "GRUCell", "GRUBlockCellV2": "GRUCell"},
     ),
     "data": Route(["tf:compat.v1.data.experimental", "tf:compat.v1.data"]),
-    "training": Route(["tf:compat.v1.train", "tf_slim.training.evaluation"]),
+    "training": Route(
+        ["tf:compat.v1.train", "tf_slim.training.evaluation"],
+        extras={"HParams": "npu_bridge.core.tf1.hparams.HParams"},
+    ),
     "metrics": Route(["tf_slim.metrics", "tf:compat.v1.metrics"]),
     "losses": Route(["tf_slim.losses", "tf:compat.v1.losses"]),
     "summary": Route(

@@ -54,6 +54,32 @@ class ServingInputReceiver(
         )
 
 
+class TensorServingInputReceiver(
+    collections.namedtuple(
+        "TensorServingInputReceiver", ["features", "receiver_tensors", "receiver_tensors_alternatives"]
+    )
+):
+    """A serving input receiver whose features are one Tensor, passed to model_fn as it is (not in a dict).
+
+    Args:
+      features: a Tensor or SparseTensor.
+      receiver_tensors: a Tensor (named "input") or dict of the tensors the SavedModel signature feeds.
+      receiver_tensors_alternatives: not supported here (must be None).
+    Raises:
+      ValueError: ``features`` is not one Tensor, the receiver tensors are not Tensors, or alternatives were given.
+    """
+
+    def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
+        if receiver_tensors_alternatives:
+            raise NpuArgumentError("receiver_tensors_alternatives are not supported by npu_bridge's Estimator export")
+        if not isinstance(features, (tf.Tensor, tf.SparseTensor)):
+            raise NpuArgumentError(
+                f"TensorServingInputReceiver features must be one Tensor or SparseTensor, given {features!r} "
+                "(use ServingInputReceiver for a dict of features)"
+            )
+        return super().__new__(cls, features, _as_tensor_dict(receiver_tensors, "input", "receiver_tensors"), None)
+
+
 def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
     """Returns a serving_input_receiver_fn that feeds each feature through a placeholder of its shape.
 
@@ -218,6 +244,7 @@ __all__ = [
     "PredictOutput",
     "RegressionOutput",
     "ServingInputReceiver",
+    "TensorServingInputReceiver",
     "build_parsing_serving_input_receiver_fn",
     "build_raw_serving_input_receiver_fn",
 ]
