@@ -222,10 +222,10 @@ def test_every_zoo_name_resolves_for_user_code_except_the_listed_gaps(tmp_path):
 
 
 def test_usage_errors_exit_with_2(tmp_path):
-    for argv in ([], ["-m"], ["missing.py"]):
+    for argv in ([], ["-m"], ["missing.py"], ["--py-compat"]):
         result = _run([sys.executable, "-m", "npu_bridge.tf1", *argv], tmp_path, timeout=60)
         assert result.returncode == 2, (argv, result.stderr)
-        assert "usage: python -m npu_bridge.tf1 SCRIPT" in result.stderr
+        assert "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT" in result.stderr
 
 
 def test_contrib_routes_lead_to_tf_slim_and_tensorflow_and_name_what_they_lack(caplog):
@@ -335,3 +335,52 @@ def test_hparams_parse_and_set_keep_each_hyperparameter_s_type():
     ):
         with pytest.raises(NpuArgumentError, match=match):
             action()
+
+
+PY2_ERA = """
+import collections, inspect, time, json
+import numpy as np
+import tensorflow as tf
+
+start = time.clock()
+
+
+def f(a, b=2, *rest, **kw):
+    pass
+
+
+spec = inspect.getargspec(f)
+print("RESULT " + json.dumps({"name": "compat", "value": {
+    "int": np.int is int, "float": np.float(3) == 3.0, "object": np.object is object,
+    "asscalar": np.asscalar(np.array([5])), "nan": bool(np.isnan(np.NaN)), "inf": np.Inf == float("inf"),
+    "product": int(np.product([2, 3])), "iterable": isinstance([], collections.Iterable),
+    "argspec": [spec.args, spec.varargs, spec.keywords, list(spec.defaults)], "clock": isinstance(start, float),
+    "again": np.int is int}}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_py_compat_gives_back_removed_python_and_numpy_names_and_says_so_once(tmp_path):
+    (tmp_path / "old.py").write_text(PY2_ERA)
+    plain = _run([sys.executable, "-m", "npu_bridge.tf1", "old.py"], tmp_path)
+    assert plain.returncode != 0 and "module 'time' has no attribute 'clock'" in plain.stderr
+    result = _run([sys.executable, "-m", "npu_bridge.tf1", "--py-compat", "old.py"], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    compat = parse_results("\n".join(f"[rank 0] {line}" for line in result.stdout.splitlines()))[0]["compat"]
+    assert compat == {
+        "int": True,
+        "float": True,
+        "object": True,
+        "asscalar": 5,
+        "nan": True,
+        "inf": True,
+        "product": 6,
+        "iterable": True,
+        "argspec": [["a", "b"], "rest", "kw", [2]],
+        "clock": True,
+        "again": True,
+    }
+    assert "Python-level compatibility on" in result.stderr
+    assert result.stderr.count("numpy.int no longer exists; --py-compat provides it (write int instead)") == 1
+    assert "time.clock no longer exists" in result.stderr and "collections.Iterable no longer exists" in result.stderr

@@ -10,6 +10,7 @@ import os
 MODE_VARIABLE = "NPU_BRIDGE_TF1"
 QUIET_VARIABLE = "NPU_BRIDGE_TF1_QUIET"
 PATH_VARIABLE = "NPU_BRIDGE_TF1_PATH"
+PY_COMPAT_VARIABLE = "NPU_BRIDGE_TF1_PY_COMPAT"
 SITE_DIRECTORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "site")
 
 
@@ -21,6 +22,11 @@ def requested(environ=None):
 def quiet(environ=None):
     """True when ``NPU_BRIDGE_TF1_QUIET`` is ``1`` (the mode's start line is not shown)."""
     return (os.environ if environ is None else environ).get(QUIET_VARIABLE, "").strip() == "1"
+
+
+def py_compat(environ=None):
+    """True when ``NPU_BRIDGE_TF1_PY_COMPAT`` is ``1`` (the Python-level compatibility patches are wanted)."""
+    return (os.environ if environ is None else environ).get(PY_COMPAT_VARIABLE, "").strip() == "1"
 
 
 def for_children(environ):

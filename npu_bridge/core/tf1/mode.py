@@ -11,9 +11,9 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.tf1 import aliases, contrib, environment, facade, import_hook, mnist, scope
+from npu_bridge.core.tf1 import aliases, contrib, environment, facade, import_hook, mnist, py_compat, scope
 
-USAGE = "usage: python -m npu_bridge.tf1 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
+USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 
 _user = None
 _tensorflow1 = None
@@ -34,9 +34,13 @@ def install(script_directory=None):
     os.environ.update(environment.for_children(os.environ))
     _user = scope.UserCode(script_directory)
     import_hook.install(_is_user, _resolve)
+    compat = ""
+    if environment.py_compat():
+        py_compat.install()
+        compat = "; Python-level compatibility on (time.clock, NumPy 1.x aliases, collections ABCs, getargspec)"
     return (
         "npu_bridge TF1 mode: `import tensorflow` in user code gives TensorFlow 1.x (tensorflow.compat.v1, v2 "
-        "behaviour off, legacy Keras, tf.contrib); installed packages keep TensorFlow 2 (docs/tf1_mode.md)"
+        f"behaviour off, legacy Keras, tf.contrib); installed packages keep TensorFlow 2{compat} (docs/tf1_mode.md)"
     )
 
 
@@ -54,6 +58,9 @@ def main(argv=None):
       2 for bad arguments; otherwise the script's own exit (``SystemExit``) or exception propagates.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--py-compat"]:
+        os.environ[environment.PY_COMPAT_VARIABLE] = "1"  # here and in every child Python
+        argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
         sys.stderr.write(USAGE + "\n")
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2

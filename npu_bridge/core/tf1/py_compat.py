@@ -1,0 +1,124 @@
+"""Python-level compatibility for TF1-era scripts, opt in (``--py-compat``, ``NPU_BRIDGE_TF1_PY_COMPAT=1``).
+
+Names the model zoo's scripts use that Python 3.11 and NumPy 2 removed, each given back where it was, and each
+logged once when a script first uses it (they change modules every library in the process shares, which is why the
+patches are opt-in):
+
+- ``time.clock`` -> ``time.perf_counter``;
+- NumPy 1.x aliases (``np.int``, ``np.float``, ``np.object``, ``np.asscalar``, ``np.NaN``, ``np.Inf``,
+  ``np.float_``, ``np.product``, ``np.in1d``, ...; ``NUMPY``);
+- ``collections.Iterable`` and the other ABCs, from ``collections.abc``;
+- ``inspect.getargspec`` (``args, varargs, keywords, defaults`` from ``inspect.getfullargspec``).
+
+Nothing that exists is replaced: a name NumPy still has is left alone.
+"""
+
+import collections
+import collections.abc
+import inspect
+import time
+
+import numpy as np
+
+from npu_bridge.core.runtime import log
+
+# name -> (its value, what to write instead)
+NUMPY = {
+    "int": (int, "int"),
+    "float": (float, "float"),
+    "complex": (complex, "complex"),
+    "object": (object, "object"),
+    "str": (str, "str"),
+    "unicode": (str, "str"),
+    "asscalar": (lambda a: np.asarray(a).item(), "a.item()"),
+    "NaN": (np.nan, "np.nan"),
+    "NAN": (np.nan, "np.nan"),
+    "Inf": (np.inf, "np.inf"),
+    "Infinity": (np.inf, "np.inf"),
+    "PINF": (np.inf, "np.inf"),
+    "NINF": (-np.inf, "-np.inf"),
+    "float_": (np.float64, "np.float64"),
+    "complex_": (np.complex128, "np.complex128"),
+    "int0": (np.intp, "np.intp"),
+    "uint0": (np.uintp, "np.uintp"),
+    "bool8": (np.bool_, "np.bool_"),
+    "product": (np.prod, "np.prod"),
+    "cumproduct": (np.cumprod, "np.cumprod"),
+    "sometrue": (np.any, "np.any"),
+    "alltrue": (np.all, "np.all"),
+    "round_": (np.round, "np.round"),
+    "in1d": (lambda a, b, *args, **kwargs: np.isin(np.asarray(a).ravel(), b, *args, **kwargs), "np.isin"),
+    "trapz": (getattr(np, "trapezoid", None), "np.trapezoid"),
+}
+ABCS = (
+    "Iterable",
+    "Iterator",
+    "Mapping",
+    "MutableMapping",
+    "Sequence",
+    "MutableSequence",
+    "Set",
+    "MutableSet",
+    "Callable",
+    "Hashable",
+    "Sized",
+    "Container",
+    "Generator",
+    "Awaitable",
+    "Coroutine",
+    "KeysView",
+    "ItemsView",
+    "ValuesView",
+    "MappingView",
+)
+ArgSpec = collections.namedtuple("ArgSpec", ["args", "varargs", "keywords", "defaults"])
+
+_told = set()
+_installed = []
+
+
+def _tell(name, replacement):
+    if name not in _told:
+        _told.add(name)
+        log.logger.warning("%s no longer exists; --py-compat provides it (write %s instead)", name, replacement)
+
+
+def _getargspec(function):
+    spec = inspect.getfullargspec(function)
+    return ArgSpec(spec.args, spec.varargs, spec.varkw, spec.defaults)
+
+
+def _clock():
+    _tell("time.clock", "time.perf_counter")
+    return time.perf_counter()
+
+
+def _module_getattr(module, aliases):
+    """Makes ``module.<name>`` resolve through ``aliases`` ({name: (value, replacement)}) after the module's own
+    ``__getattr__`` (if any) is asked only for other names."""
+    previous = module.__dict__.get("__getattr__")
+
+    def __getattr__(name):  # noqa: N807 - a module's __getattr__ (PEP 562)
+        if name in aliases and aliases[name][0] is not None:
+            value, replacement = aliases[name]
+            _tell(f"{module.__name__}.{name}", replacement)
+            return value
+        if previous is not None:
+            return previous(name)
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+
+    module.__getattr__ = __getattr__
+
+
+def install():
+    """Adds the names (once per process)."""
+    if _installed:
+        return
+    _installed.append(True)
+    if not hasattr(time, "clock"):
+        time.clock = _clock
+    _module_getattr(np, {name: alias for name, alias in NUMPY.items() if name not in np.__dict__})
+    abcs = {n: (getattr(collections.abc, n), f"collections.abc.{n}") for n in ABCS if n not in collections.__dict__}
+    _module_getattr(collections, abcs)
+    if not hasattr(inspect, "getargspec"):
+        _module_getattr(inspect, {"getargspec": (_getargspec, "inspect.getfullargspec")})
