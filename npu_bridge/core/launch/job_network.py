@@ -11,12 +11,12 @@ The warnings' texts and the value npu-run gives its ranks in ``NPU_RUN_NETWORK``
 """
 
 import dataclasses
-import ipaddress
 from typing import Optional
 
 from npu_bridge.core.collectives import exposure
 from npu_bridge.core.launch import job_secret, private_network, relay
 from npu_bridge.core.runtime.errors import LaunchError
+from npu_bridge.core.world import rank_table
 
 
 @dataclasses.dataclass
@@ -60,7 +60,7 @@ def choose(job, share, secret_path, report):
         return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=False))
     if share:
         return Network(exposure.SHARED, exposure.exposed_text(who, ports, "--share-network was given.", one_host=True))
-    names = [h for h in job.hosts if not _is_ip_address(h)]
+    names = [h for h in job.hosts if not rank_table.is_ip(h)]
     if names:
         reason = (
             f"The rank table names its server by the host name {names[0]!r}, which ranks in a private network "
@@ -76,7 +76,7 @@ def choose(job, share, secret_path, report):
 
 def _authenticated(job, secret, report):
     key = job_secret.job_key(secret, job.job_id)
-    names = sorted({h for _, h in job.rank_hosts if not _is_ip_address(h)})
+    names = sorted({h for _, h in job.rank_hosts if not rank_table.is_ip(h)})
     if names:
         raise LaunchError(
             f"with --job-secret every server of the rank table needs an IP address (host_ip or server_id); "
@@ -104,11 +104,3 @@ def _authenticated(job, secret, report):
         gate.stop()
         raise
     return Network(exposure.AUTHENTICATED, gate=gate)
-
-
-def _is_ip_address(host):
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True

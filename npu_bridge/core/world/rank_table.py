@@ -225,7 +225,7 @@ class _Parser:
         value = obj.get(key, "")
         if value == "":
             return None
-        if not isinstance(value, str) or not _is_ip(value):
+        if not isinstance(value, str) or not is_ip(value):
             raise self.error(
                 f"{_join(location, key)} has invalid value {_short(value)}: must be an IPv4 or IPv6 "
                 f'address such as "192.168.1.8"'
@@ -402,7 +402,7 @@ class _Parser:
         for server_id, d in servers.items():
             if d.host_ip:
                 hosts[server_id] = d.host_ip
-            elif _is_ip(server_id) or _resolvable(server_id):
+            elif is_ip(server_id) or _resolvable(server_id):
                 hosts[server_id] = server_id
             else:
                 raise self.error(
@@ -444,7 +444,8 @@ def _warn_atlas_topology(path, devices):
         )
 
 
-def _is_ip(text):
+def is_ip(text):
+    """True when ``text`` is an IPv4 or IPv6 address (not a host name)."""
     try:
         ipaddress.ip_address(text)
     except ValueError:
