@@ -232,6 +232,17 @@ def test_summary_refuses_an_incomplete_export_and_ignores_files_it_does_not_name
     assert f"redo it with `npu-prof export {profile}`" in err
 
 
+def test_a_step_trace_cut_short_is_a_clear_error_for_summary_and_report(profile, capsys):
+    step_trace = os.path.join(profile, layout.read_info(profile)["exported"]["step_trace"])
+    with open(step_trace, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    with open(step_trace, "w", encoding="utf-8") as f:  # the last row cut before its Iteration ID
+        f.write("\n".join(lines[:-1] + [lines[-1].split(",")[0]]) + "\n")
+    for command in (["summary", profile], ["report", profile, "-o", os.path.join(profile, "r.html")]):
+        assert main(command) == 2
+        assert f"npu-prof: {step_trace}: a row has no 'Iteration ID' (the file is cut short" in capsys.readouterr().err
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
 def test_special_files_are_refused_without_blocking(special, profile, capsys):

@@ -161,12 +161,14 @@ def _rows(path):
         raise ProfileDataError(f"{path} cannot be read: {e}") from None
 
 
-def _number(row, column, path, cast=float):
+def _number(row, column, path, cast=float, required=False):
     try:
         text = row[column]
     except KeyError:
         raise ProfileDataError(f"{path} lacks the column {column!r}") from None
     if text in (None, "", "N/A"):
+        if required:  # a row cut short (a truncated file) has no value where every row has one
+            raise ProfileDataError(f"{path}: a row has no {column!r} (the file is cut short or damaged)")
         return None
     try:
         return cast(text)
@@ -180,7 +182,7 @@ def _iterations(path):
     return [
         IterationRow(
             _number(r, "Model ID", path, int) or 0,
-            _number(r, "Iteration ID", path, int),
+            _number(r, "Iteration ID", path, int, required=True),
             _number(r, "Iteration Time(us)", path),
             _number(r, "FP to BP Time(us)", path),
             _number(r, "Iteration Refresh(us)", path),
