@@ -17,7 +17,7 @@ import pytest
 from collective_helpers import REPO_ROOT, TESTS_DIR, WORKERS, parse_results
 
 from npu_bridge.core.runtime.errors import NotProvidedError, NpuArgumentError
-from npu_bridge.core.tf1 import contrib, environment, mnist, scope
+from npu_bridge.core.tf1 import contrib, environment, facade, mnist, scope
 
 DATA = os.path.join(TESTS_DIR, "data", "tf1")
 
@@ -177,6 +177,29 @@ HAS_PLACEHOLDER = hasattr(tf, "placeholder")
 """
 
 
+HAND_MIGRATED_SLIM = """
+import npu_bridge
+import tensorflow.compat.v1 as tf
+import tf_slim as slim
+
+tf.disable_v2_behavior()
+images = tf.placeholder(tf.float32, [None, 8, 8, 3])
+with slim.arg_scope([slim.conv2d], normalizer_fn=slim.batch_norm, normalizer_params={"is_training": True}):
+    net = slim.conv2d(images, 4, [3, 3], scope="conv1")
+print("SHAPE", net.shape.as_list(), len(tf.get_collection(tf.GraphKeys.UPDATE_OPS)))
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_hand_migrated_tf_slim_script_builds_batch_norm_with_npu_bridge_imported(tmp_path):
+    # tf_slim 1.1.0 on TensorFlow 2.21 needs ops.Tensor and tf_keras.legacy_tf_layers: npu_bridge adds them when it
+    # switches on, without the TF1 mode.
+    (tmp_path / "migrated.py").write_text(HAND_MIGRATED_SLIM)
+    result = _run([sys.executable, "migrated.py"], tmp_path, timeout=110)
+    assert result.returncode == 0, result.stderr
+    assert "SHAPE [None, 8, 8, 4] 2" in result.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_user_code_gets_tensorflow_1_and_installed_packages_keep_tensorflow_2(tmp_path):
@@ -241,12 +264,36 @@ def test_contrib_routes_lead_to_tf_slim_and_tensorflow_and_name_what_they_lack(c
     assert root.lookup.HashTable is tf.compat.v1.lookup.StaticHashTable
     assert root.rnn.LSTMBlockCell is tf.compat.v1.nn.rnn_cell.LSTMCell
     assert "LSTMBlockCell is tf.nn.rnn_cell.LSTMCell here" in caplog.text
-    tpu = root.tpu  # importing a contrib module the mode has no route for works ...
-    with pytest.raises(NotProvidedError, match=r"tf\.contrib\.tpu\.TPUEstimator is not provided by npu_bridge"):
-        tpu.TPUEstimator  # noqa: B018 - ... using a name raises, naming it
+    assert root.tpu.TPUEstimator is tf.compat.v1.estimator.tpu.TPUEstimator
+    assert root.tpu.python.tpu.tpu_config.InputPipelineConfig.PER_HOST_V2 == 3
+    assert root.tpu.python.tpu.tpu_function.get_tpu_context().number_of_shards is None
+    assert root.tpu.bfloat16_scope is tf.compat.v1.tpu.bfloat16_scope  # TensorFlow's own, which works here
+    assert root.learn.ModeKeys.INFER == "infer"
+    assert root.learn.python.learn.datasets.mnist.read_data_sets is mnist.read_data_sets
+    assert root.learn.python.learn.monitored_session.MonitoredSession is tf.compat.v1.train.MonitoredSession
+    from tensorflow.python.ops import summary_ops_v2  # noqa: PLC0415
+
+    assert root.summary.scalar is summary_ops_v2.scalar  # TF 1.15's contrib.summary: (name, tensor, family, step)
+    editor = root.graph_editor  # importing a contrib module the mode has no route for works ...
+    with pytest.raises(NotProvidedError, match=r"tf\.contrib\.graph_editor\.reroute_ts is not provided by npu_bridge"):
+        editor.reroute_ts  # noqa: B018 - ... using a name raises, naming it
     with pytest.raises(NotProvidedError, match=r"tf\.contrib\.layers\.no_such_layer is not provided"):
         root.layers.no_such_layer  # noqa: B018
     assert not hasattr(root, "no_such_module")
+
+
+def test_tensorflow_2_names_compat_v1_lacks_come_from_tensorflow_2_and_say_so_once(caplog):
+    import tensorflow as tf  # noqa: PLC0415 - the real module, as the mode wraps it
+
+    tensorflow1 = facade.TensorFlow1(tf, {})
+    assert tensorflow1.summary.scalar is tf.compat.v1.summary.scalar  # compat.v1 first
+    assert tensorflow1.summary.create_file_writer is tf.summary.create_file_writer  # then TensorFlow 2
+    assert tensorflow1.summary.create_file_writer is tensorflow1.summary.create_file_writer
+    assert tensorflow1.nn.gelu is tf.nn.gelu and tensorflow1.nn.relu is tf.compat.v1.nn.relu
+    assert tensorflow1.io.gfile.exists is tf.io.gfile.exists
+    assert caplog.text.count("tf.summary.create_file_writer is a TensorFlow 2 name") == 1
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        tensorflow1.nn.no_such_name  # noqa: B018
 
 
 def test_user_code_is_the_script_directory_and_not_installed_packages(tmp_path):

@@ -15,6 +15,9 @@ imported first, otherwise right after TensorFlow's own import finishes (a meta-p
   * wraps ``BaseSession.__init__`` so every session passes through the session bridge
     (``npu_bridge.core.session.bridge``);
   * provides ``tf.estimator`` when TensorFlow ships none (``npu_bridge.core.tf_estimator``);
+  * adds back the names TensorFlow 2.21 moved that TF1-era code and tf_slim look for (``ops.Tensor``,
+    ``tf_keras.legacy_tf_layers``, ...: ``npu_bridge.core.tf1.aliases``), so a script migrated by hand that uses
+    tf_slim works as it does in the TF1 mode;
   * registers ``npu_close`` to run at interpreter exit.
 
 When npu_bridge was imported first, TensorFlow's import itself runs with its C++ start-up lines hidden (oneDNN,
@@ -61,12 +64,14 @@ def activate():
             keras_selection.select()
             log.configure()
             from npu_bridge.core.runtime import native_library  # pylint: disable=import-outside-toplevel
+            from npu_bridge.core.tf1 import aliases  # pylint: disable=import-outside-toplevel
             from npu_bridge.core.tf_estimator import install  # pylint: disable=import-outside-toplevel
 
             native_library.load()
             _query_gpus_without_driver()
             _wrap_session_init()
             install.install()
+            aliases.add()
             atexit.register(_close_at_exit)
         except BaseException as e:
             _state["error"] = e

@@ -6,4 +6,9 @@ User code gets a TensorFlow 1.x ``tensorflow`` (``tensorflow.compat.v1`` names, 
 (which files are user code), ``import_hook`` (the ``__import__`` wrapper), ``facade`` (the ``tensorflow`` user
 code sees), ``contrib`` (the lazy ``tensorflow.contrib`` shim), ``aliases`` (add-only names TensorFlow 2.21 moved),
 ``mnist`` (the tutorials' MNIST reader) and ``mode`` (installs them; ``main`` runs a script).
+
+What contrib routes to, written here: ``optimizers`` (``contrib.opt``), ``image_transforms`` (``contrib.image``),
+``rnn_cells`` and ``rnn_linear`` (``contrib.rnn``'s extra cells), ``tpu`` (``contrib.tpu`` beyond the Estimator,
+which is ``npu_bridge.core.tf_estimator.tpu``), ``hparams`` (``contrib.training.HParams``). ``py_compat`` and
+``scipy_misc`` are the opt-in Python-level names.
 """

@@ -30,6 +30,8 @@ MOVED = {
         "tensorflow.python.training.py_checkpoint_reader",
         "NewCheckpointReader",
     ),
+    # TensorFlow 2.21 dropped this helper of TF1-era custom cells; npu_bridge provides it
+    ("tensorflow.python.ops.rnn_cell_impl", "_Linear"): ("npu_bridge.core.tf1.rnn_linear", "_Linear"),
 }
 _LEGACY_LAYERS = ("base", "convolutional", "core", "normalization", "pooling", "variable_scope_shim")
 

@@ -40,8 +40,17 @@ ROUTES = {
         extras={"nest": "tensorflow.python.util.nest"},
     ),
     "rnn": Route(
-        ["tf:compat.v1.nn.rnn_cell", "tf:compat.v1.nn"],
+        ["tf:compat.v1.nn.rnn_cell", "tf:compat.v1.nn", "npu_bridge.core.tf1.rnn_cells"],
         renames={"LSTMBlockCell": "LSTMCell", "GRUBlockCell": "GRUCell", "GRUBlockCellV2": "GRUCell"},
+        # upstream's python.ops.{rnn_cell,core_rnn_cell,rnn} hold contrib's own cells; ops.gen_lstm_ops is in rnn_cells
+        extras={
+            **dict.fromkeys(("rnn_cell", "core_rnn_cell", "rnn"), "npu_bridge.core.tf1.rnn_cells"),
+            "gen_lstm_ops": "tensorflow.python.ops.gen_rnn_ops",
+        },
+    ),
+    # python.ops.image_ops is the module itself; ops.gen_image_ops is an attribute of it
+    "image": Route(
+        ["npu_bridge.core.tf1.image_transforms"], extras={"image_ops": "npu_bridge.core.tf1.image_transforms"}
     ),
     "data": Route(["tf:compat.v1.data.experimental", "tf:compat.v1.data"]),
     "training": Route(
@@ -50,8 +59,11 @@ ROUTES = {
     ),
     "metrics": Route(["tf_slim.metrics", "tf:compat.v1.metrics"]),
     "losses": Route(["tf_slim.losses", "tf:compat.v1.losses"]),
+    # tf.contrib.summary of TensorFlow 1.15 lives on as summary_ops_v2 (scalar(name, tensor, family, step), ...)
     "summary": Route(
-        ["tf:summary", "tf:compat.v1.summary"], extras={"all_summary_ops": "tf:compat.v1.summary.all_v2_summary_ops"}
+        ["tensorflow.python.ops.summary_ops_v2", "tf:summary", "tf:compat.v1.summary"],
+        renames={"flush": "legacy_raw_flush"},  # TF 1.15's flush took the writer's resource tensor too
+        extras={"all_summary_ops": "tf:compat.v1.summary.all_v2_summary_ops"},
     ),
     "lookup": Route(["tf:compat.v1.lookup"], renames={"HashTable": "StaticHashTable"}),
     "distribute": Route(["tf:distribute"]),
@@ -59,17 +71,29 @@ ROUTES = {
     "keras": Route(["tf:compat.v1.keras"]),
     "saved_model": Route(["tf:compat.v1.saved_model"]),
     "staging": Route(extras={"StagingArea": "tensorflow.python.ops.data_flow_ops.StagingArea"}),
+    "opt": Route(["npu_bridge.core.tf1.optimizers"]),
+    "crf": Route(["npu_bridge.core.tf1.crf"]),
+    "learn": Route(["npu_bridge.core.tf1.learn"]),
     "util": Route(["tf:compat.v1"]),
+    "tpu": Route(
+        ["npu_bridge.core.tf1.tpu", "npu_bridge.core.tf_estimator.tpu", "tf:compat.v1.tpu"],
+        extras={
+            **dict.fromkeys(("tpu_config", "tpu_estimator", "tpu"), "npu_bridge.core.tf_estimator.tpu"),
+            **dict.fromkeys(("tpu_optimizer", "tpu_ops", "async_checkpoint"), "npu_bridge.core.tf1.tpu"),
+            "tpu_function": "tensorflow.python.tpu.tpu_function",
+            "datasets": "tensorflow.python.tpu.datasets",
+        },
+    ),
 }
 
 # contrib submodules of TensorFlow 1.15 the mode has no route for: importing them works, using a name raises.
 UNROUTED = (
-    "bayesflow checkpoint cloud coder compiler constrained_optimization copy_graph crf cudnn_rnn deprecated "
-    "distributions eager estimator factorization feature_column ffmpeg gan graph_editor grid_rnn image "
-    "input_pipeline integrate kernel_methods labeled_tensor learn legacy_seq2seq linear_optimizer memory_stats "
-    "mixed_precision model_pruning nccl nn opt optimizer_v2 periodic_resample predictor proto quantization quantize "
+    "bayesflow checkpoint cloud coder compiler constrained_optimization copy_graph cudnn_rnn deprecated "
+    "distributions eager estimator factorization feature_column ffmpeg gan graph_editor grid_rnn "
+    "input_pipeline integrate kernel_methods labeled_tensor legacy_seq2seq linear_optimizer memory_stats "
+    "mixed_precision model_pruning nccl nn optimizer_v2 periodic_resample predictor proto quantization quantize "
     "rate receptive_field recurrent reduce_slice_ops remote_fused_graph resampler rpc seq2seq signal solvers "
-    "sparsemax specs stat_summarizer stateless tensor_forest tensorboard testing text tfprof timeseries tpu"
+    "sparsemax specs stat_summarizer stateless tensor_forest tensorboard testing text tfprof timeseries"
 ).split()
 
 DIFFERENCES = {

@@ -145,3 +145,14 @@ def read_data_sets(
         validation=DataSet(train_images[:validation_size], train_labels[:validation_size], **options),
         test=DataSet(test_images, test_labels, **options),
     )
+
+
+def load_mnist(train_dir="MNIST-data"):
+    """``read_data_sets(train_dir)`` (``tf.contrib.learn.datasets.mnist.load_mnist``).
+
+    Returns:
+      ``Datasets(train, validation, test)``.
+    Raises:
+      FileNotFoundError, NpuArgumentError, FileReadError: as ``read_data_sets``.
+    """
+    return read_data_sets(train_dir)

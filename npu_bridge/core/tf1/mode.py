@@ -11,7 +11,7 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.tf1 import aliases, contrib, environment, facade, import_hook, mnist, py_compat, scope
+from npu_bridge.core.tf1 import contrib, environment, facade, import_hook, mnist, py_compat, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 
@@ -37,7 +37,8 @@ def install(script_directory=None):
     compat = ""
     if environment.py_compat():
         py_compat.install()
-        compat = "; Python-level compatibility on (time.clock, NumPy 1.x aliases, collections ABCs, getargspec)"
+        compat = "; Python-level compatibility on (time.clock, NumPy 1.x aliases, collections ABCs, "
+        compat += "getargspec, scipy.misc)"
     return (
         "npu_bridge TF1 mode: `import tensorflow` in user code gives TensorFlow 1.x (tensorflow.compat.v1, v2 "
         f"behaviour off, legacy Keras, tf.contrib); installed packages keep TensorFlow 2{compat} (docs/tf1_mode.md)"
@@ -113,8 +114,7 @@ def _facade(original):
     if _tensorflow1 is None:
         real = original("tensorflow", None, None, (), 0)
         real.compat.v1.disable_v2_behavior()
-        original("npu_bridge", None, None, (), 0)
-        aliases.add()
+        original("npu_bridge", None, None, (), 0)  # switches npu_bridge on, which adds the moved names (aliases)
         contrib_root = contrib.ContribModule("", None, real)
         if not hasattr(real.compat.v1, "contrib"):
             real.compat.v1.contrib = contrib_root  # import tensorflow.compat.v1 as tf; tf.contrib.slim

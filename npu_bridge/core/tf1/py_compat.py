@@ -8,7 +8,9 @@ patches are opt-in):
 - NumPy 1.x aliases (``np.int``, ``np.float``, ``np.object``, ``np.asscalar``, ``np.NaN``, ``np.Inf``,
   ``np.float_``, ``np.product``, ``np.in1d``, ...; ``NUMPY``);
 - ``collections.Iterable`` and the other ABCs, from ``collections.abc``;
-- ``inspect.getargspec`` (``args, varargs, keywords, defaults`` from ``inspect.getfullargspec``).
+- ``inspect.getargspec`` (``args, varargs, keywords, defaults`` from ``inspect.getfullargspec``);
+- ``scipy.misc.imread`` / ``imsave`` / ``imresize`` / ``imrotate`` on Pillow (``scipy_misc``), when SciPy is
+  installed.
 
 Nothing that exists is replaced: a name NumPy still has is left alone.
 """
@@ -21,6 +23,7 @@ import time
 import numpy as np
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.tf1 import scipy_misc
 
 # name -> (its value, what to write instead)
 NUMPY = {
@@ -122,3 +125,9 @@ def install():
     _module_getattr(collections, abcs)
     if not hasattr(inspect, "getargspec"):
         _module_getattr(inspect, {"getargspec": (_getargspec, "inspect.getfullargspec")})
+    scipy_misc.install(_add_scipy_misc)
+
+
+def _add_scipy_misc(module):
+    missing = {n: (f, "imageio / PIL.Image") for n, f in scipy_misc.FUNCTIONS.items() if n not in module.__dict__}
+    _module_getattr(module, missing)

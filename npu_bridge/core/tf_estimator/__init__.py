@@ -10,7 +10,7 @@ what to write instead (see ``missing.py``).
 
 import tensorflow as _tf
 
-from npu_bridge.core.tf_estimator import export, inputs, missing
+from npu_bridge.core.tf_estimator import export, inputs, missing, tpu
 from npu_bridge.core.tf_estimator.estimator import Estimator
 from npu_bridge.core.tf_estimator.export import Exporter, FinalExporter, LatestExporter
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
@@ -70,6 +70,7 @@ __all__ = [
     "WarmStartSettings",
     "export",
     "inputs",
+    "tpu",
     "train_and_evaluate",
 ]
 __getattr__ = missing.module_getattr("tf.estimator", __all__)

@@ -55,9 +55,11 @@ def verify_model_fn_args(model_fn, params):
         )
 
 
-def call_model_fn(model_fn, features, labels, mode, params, config):
+def call_model_fn(model_fn, features, labels, mode, params, config, as_spec=None):
     """Calls ``model_fn`` with the arguments it takes and checks that it returned an ``EstimatorSpec``.
 
+    Args:
+      as_spec: converts what ``model_fn`` returned before the check (None: nothing to convert).
     Raises:
       ValueError: ``model_fn`` takes no labels but ``input_fn`` produced some, or it did not return an
         ``EstimatorSpec``.
@@ -72,6 +74,8 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
         if name in args:
             kwargs[name] = value
     spec = model_fn(features=features, **kwargs)
+    if as_spec is not None:
+        spec = as_spec(spec)
     if not isinstance(spec, EstimatorSpec):
         raise NpuArgumentError(f"model_fn should return an EstimatorSpec, given: {type(spec).__name__}")
     return spec

@@ -238,7 +238,7 @@ class Estimator:
         with tf.Graph().as_default():
             self._set_random_seed()
             global_step = v1.train.get_or_create_global_step()
-            features, labels, input_hooks = calling.call_input_fn(input_fn, ModeKeys.EVAL, self.params, self.config)
+            features, labels, input_hooks = self._call_input_fn(input_fn, ModeKeys.EVAL)
             spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
             metrics = dict(spec.eval_metric_ops)
             if "loss" not in metrics:
@@ -286,7 +286,7 @@ class Estimator:
         with tf.Graph().as_default():
             self._set_random_seed()
             v1.train.get_or_create_global_step()
-            features, _, input_hooks = calling.call_input_fn(input_fn, ModeKeys.PREDICT, self.params, self.config)
+            features, _, input_hooks = self._call_input_fn(input_fn, ModeKeys.PREDICT)
             spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
             predictions = _selected_predictions(spec.predictions, predict_keys)
             self._ensure_saver(spec.scaffold)
@@ -381,9 +381,22 @@ class Estimator:
                 "npu_bridge; run one process per rank with RANK_SIZE/RANK_ID (or npu-run) instead"
             )
 
+    def _params_for(self, mode):  # noqa: ARG002 - subclasses add per-mode entries (TPUEstimator's batch_size)
+        """The params ``input_fn`` and ``model_fn`` get in ``mode``: a copy of ``params``."""
+        return self.params
+
+    def _as_estimator_spec(self, returned):
+        """What ``model_fn`` returned, as an ``EstimatorSpec`` (subclasses convert their own spec types)."""
+        return returned
+
+    def _call_input_fn(self, input_fn, mode):
+        return calling.call_input_fn(input_fn, mode, self._params_for(mode), self.config)
+
     def _call_model_fn(self, features, labels, mode):
         run_log.info("Calling model_fn.")
-        spec = calling.call_model_fn(self._model_fn, features, labels, mode, self.params, self.config)
+        spec = calling.call_model_fn(
+            self._model_fn, features, labels, mode, self._params_for(mode), self.config, self._as_estimator_spec
+        )
         run_log.info("Done calling model_fn.")
         return spec
 
@@ -422,7 +435,7 @@ class Estimator:
         with tf.Graph().as_default() as graph:
             self._set_random_seed()
             global_step = v1.train.get_or_create_global_step(graph)
-            features, labels, input_hooks = calling.call_input_fn(input_fn, ModeKeys.TRAIN, self.params, self.config)
+            features, labels, input_hooks = self._call_input_fn(input_fn, ModeKeys.TRAIN)
             # The step read by hooks happens before the train op changes it (TensorFlow's Estimator does the same).
             with tf.control_dependencies([training_util._get_or_create_global_step_read()]):  # pylint: disable=protected-access
                 spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
