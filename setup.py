@@ -28,7 +28,7 @@ MAX_COMPILE_JOBS = 2  # one TF translation unit needs ~0.6 GB and two cores are 
 def _import_tensorflow():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
     except ImportError as e:
         sys.exit(
             "npu_bridge: the build needs TensorFlow. A plain `pip install .` installs the pinned one for the "

@@ -123,12 +123,12 @@ def _retained_kb_per_run(sess, op):
 
 
 def run_rank(blocks):
-    import numpy as np  # pylint: disable=import-outside-toplevel
-    from bench_util import interleaved_times  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
+    import numpy as np
+    from bench_util import interleaved_times  # imports TensorFlow
 
-    from npu_bridge.core.collectives import keys  # pylint: disable=import-outside-toplevel
-    from npu_bridge.core.world import groups  # pylint: disable=import-outside-toplevel
-    from npu_bridge.npu_init import get_rank_id, get_rank_size, hccl_ops, npu_allreduce, npu_config_proto, npu_ops, tf  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.collectives import keys
+    from npu_bridge.core.world import groups
+    from npu_bridge.npu_init import get_rank_id, get_rank_size, hccl_ops, npu_allreduce, npu_config_proto, npu_ops, tf
 
     init = tf.Session(config=npu_config_proto())
     init.run(npu_ops.initialize_system())

@@ -161,7 +161,7 @@ class Ranks:
 
     def wait(self, ranks, timeout):
         """Waits until ``ranks`` have exited; returns {rank: (exit code, monotonic time of exit)}."""
-        import time  # pylint: disable=import-outside-toplevel
+        import time
 
         deadline = time.monotonic() + timeout
         ended = {}

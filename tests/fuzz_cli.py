@@ -84,8 +84,8 @@ class CliCommand:
 
 def discover_cli():
     """Every tool's commands, read from the parser its main() builds (parse_args is intercepted)."""
-    import argparse  # pylint: disable=import-outside-toplevel
-    import importlib  # pylint: disable=import-outside-toplevel
+    import argparse
+    import importlib
 
     class CapturedError(Exception):
         pass
@@ -333,7 +333,7 @@ def number_values(action):
     for text in ("abc", "", " ", "٣", "１", "1_0", "0x10", "1e3", "nan", "inf", "-inf", "-1", "0", "9" * 30, "1e309"):
         try:
             number = convert(text)
-        except Exception:  # pylint: disable=broad-except  (what argparse turns into a usage error)
+        except Exception:  # what argparse turns into a usage error
             values.append((text, "usage"))
             continue
         values.append((text, number))

@@ -102,7 +102,7 @@ def _env_bool_text(text):
 
 
 def _env_ip(text):
-    import ipaddress  # pylint: disable=import-outside-toplevel
+    import ipaddress
 
     if text != text.strip():
         return EITHER

@@ -53,7 +53,7 @@ def build_cnn(batch=4, allreduce=False, conv_bias=False):
         optimizer = v1.train.GradientDescentOptimizer(0.1)
         grads = optimizer.compute_gradients(loss)
         if allreduce:
-            from tensorflow.python.ops import collective_ops  # pylint: disable=import-outside-toplevel
+            from tensorflow.python.ops import collective_ops
 
             grads = [
                 (collective_ops.all_reduce_v2(g, group_size=1, group_key=1, instance_key=i + 1), v)

@@ -71,7 +71,7 @@ def test_missing_and_binary_files_say_why(tmp_path):
 @pytest.mark.timeout(60)
 def test_a_fifo_with_a_writer_is_still_refused_without_blocking(fifo):
     # Even a FIFO that would deliver data is not a file; the reader must not wait for the writer either.
-    writer = threading.Thread(target=lambda: open(fifo, "w").close(), daemon=True)  # noqa: SIM115
+    writer = threading.Thread(target=lambda: open(fifo, "w").close(), daemon=True)
     writer.start()
     with pytest.raises(FileReadError, match="FIFO"):
         bounded_files.read_text(fifo)

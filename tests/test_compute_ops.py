@@ -368,7 +368,7 @@ def test_adam_apply_one_assign_updates_the_variables(decay):
 
 
 def test_npu_convert_dropout_makes_keras_dropout_use_npu_dropout():
-    import tf_keras  # pylint: disable=import-outside-toplevel
+    import tf_keras
 
     from npu_bridge.estimator.npu import npu_convert_dropout  # noqa: F401  (patches Keras at import)
 

@@ -85,7 +85,7 @@ def test_dump_directories_another_user_pre_created_are_refused_not_followed(plan
     shared = shared_directory(tmp_path)
     victim_dir, secret = victim(tmp_path)
     # The {time} of this process's dumps is the second its first dumping session is created: the next one here.
-    monkeypatch.setitem(dump_session._state, "time", None)  # pylint: disable=protected-access
+    monkeypatch.setitem(dump_session._state, "time", None)
     now = time.time()
     planted = {}
     for second in range(-1, SECONDS_PLANTED):

@@ -164,7 +164,7 @@ def two_ranks(monkeypatch):
 
 
 def _bad_rank_table(tmp_path):
-    from npu_bridge.core.world import rank_table  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.world import rank_table
 
     path = tmp_path / "table.json"
     path.write_text("{")
@@ -172,38 +172,38 @@ def _bad_rank_table(tmp_path):
 
 
 def _bad_run_config(**kwargs):
-    from npu_bridge.estimator.npu.npu_config import NPURunConfig  # pylint: disable=import-outside-toplevel
+    from npu_bridge.estimator.npu.npu_config import NPURunConfig
 
     NPURunConfig(**kwargs)
 
 
 def _bad_option():
-    from npu_bridge.core.options import parse  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.options import parse
 
     parse.parse_values({"graph_run_mode": 5}, "test")
 
 
 def _hccl_op(*args, **kwargs):
-    from npu_bridge.hccl import hccl_ops  # pylint: disable=import-outside-toplevel
+    from npu_bridge.hccl import hccl_ops
 
     with tf.Graph().as_default():
         hccl_ops.allreduce(*args, **kwargs)
 
 
 def _stopped_profiler():
-    from npu_bridge.core.profiling.profiler_scope import Profiler  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.profiling.profiler_scope import Profiler
 
     Profiler().stop()
 
 
 def _launch(tmp_path):
-    from npu_bridge.core.launch import plan  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.launch import plan
 
     plan.plan_local(0, str(tmp_path), {})
 
 
 def _dump_file(tmp_path):
-    from npu_bridge.core.dump import dump_file  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.dump import dump_file
 
     path = tmp_path / "Add.a.1.2.3"
     path.write_bytes(b"x")
@@ -211,7 +211,7 @@ def _dump_file(tmp_path):
 
 
 def _dump_tree(tmp_path):
-    from npu_bridge.core.dump import dump_tree  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.dump import dump_tree
 
     dump_tree.scan(str(tmp_path / "missing"))
 

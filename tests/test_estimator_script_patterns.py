@@ -253,4 +253,4 @@ def test_other_missing_names_raise_the_same_error_and_probing_stays_sane():
             getattr(tf.estimator, private)
         assert type(raised.value) is AttributeError
     with pytest.raises(ImportError, match="cannot import name 'DNNClassifier'"):
-        from tensorflow.estimator import DNNClassifier  # noqa: F401  pylint: disable=import-outside-toplevel
+        from tensorflow.estimator import DNNClassifier  # noqa: F401

@@ -117,10 +117,10 @@ def test_sharding_balances_bytes_and_needs_enough_variables(two_ranks):
 
 
 def test_keras_distribute_optimizer_needs_a_legacy_optimizer():
-    from npu_bridge.estimator.npu.npu_optimizer import KerasDistributeOptimizer  # pylint: disable=import-outside-toplevel
+    from npu_bridge.estimator.npu.npu_optimizer import KerasDistributeOptimizer
 
     with pytest.raises(TypeError, match="optimizer must be a tf.keras.optimizers.legacy optimizer"):
         KerasDistributeOptimizer(tf.keras.optimizers.SGD())
     wrapped = KerasDistributeOptimizer(tf.keras.optimizers.legacy.SGD(0.5))
     assert wrapped.get_config()["learning_rate"] == 0.5
-    assert wrapped.lr is wrapped._optimizer.lr  # pylint: disable=protected-access
+    assert wrapped.lr is wrapped._optimizer.lr

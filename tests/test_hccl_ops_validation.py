@@ -103,7 +103,7 @@ def test_user_groups_need_initialization_and_membership(two_ranks):
         with pytest.raises(NotInitializedError, match=r"allreduce \(group 'pair'\): the NPU system is not initialized"):
             hccl_ops.allreduce(X, "sum", group="pair")
         system.initialize({}, "resource_init", is_global=True)
-        from hccl.manage.api import create_group  # pylint: disable=import-outside-toplevel
+        from hccl.manage.api import create_group
 
         create_group("other", 1, [1])
         with pytest.raises(

@@ -168,7 +168,7 @@ def test_a_private_network_has_only_loopback(tmp_path):
 
 
 def test_the_warnings_link_to_sections_that_exist():
-    from test_docs_layout import anchors  # noqa: PLC0415 - a test helper, only for this test
+    from test_docs_layout import anchors  # a test helper, only for this test
 
     for link in (exposure.DOCS_ONE_HOST, exposure.DOCS_MULTI_HOST):
         page, _, anchor = link.partition("#")

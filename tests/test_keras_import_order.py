@@ -151,8 +151,8 @@ def test_keras_3_chosen_by_the_user_is_kept():
 
 
 def test_only_clear_values_of_tf_use_legacy_keras_are_accepted():
-    from npu_bridge.core.runtime import keras_selection  # pylint: disable=import-outside-toplevel
-    from npu_bridge.core.runtime.errors import EnvironmentVariableError  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime import keras_selection
+    from npu_bridge.core.runtime.errors import EnvironmentVariableError
 
     for value in ("1", "true", "True", "0", "false", "False"):
         assert keras_selection.choice({"TF_USE_LEGACY_KERAS": value}) == value

@@ -69,4 +69,4 @@ def test_unreadable_build_record_is_reported(monkeypatch, tmp_path):
     monkeypatch.setattr(native_library, "library_path", lambda: str(tmp_path / native_library.LIBRARY_NAME))
     (tmp_path / native_library.LIBRARY_NAME).write_bytes(b"")
     with pytest.raises(NativeLibraryError, match="cannot read the build record"):
-        native_library._check_build_info(tf.__version__)  # pylint: disable=protected-access
+        native_library._check_build_info(tf.__version__)

@@ -189,7 +189,7 @@ def test_several_ranks_prepend_the_broadcast_hook(tmp_path, monkeypatch):
 
 def test_subclasses_may_override_members(tmp_path):
     class MyEstimator(NPUEstimator):
-        def train(self, *args, **kwargs):  # pylint: disable=arguments-differ
+        def train(self, *args, **kwargs):
             return super().train(*args, **kwargs)
 
     assert MyEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path)), params=NPU_PARAMS).model_dir

@@ -132,13 +132,13 @@ def test_infeed_outfeed_hook_reports_failing_host_ops():
 
 
 def test_npu_hooks_append_reads_rank_id_as_the_world_does(monkeypatch):
-    from npu_bridge.core.runtime.errors import RankTableError  # pylint: disable=import-outside-toplevel
-    from npu_bridge.npu_init import npu_hooks_append  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime.errors import RankTableError
+    from npu_bridge.npu_init import npu_hooks_append
 
     monkeypatch.setenv("RANK_SIZE", "4")
     monkeypatch.setenv("RANK_ID", "3")
     (hook,) = npu_hooks_append()
-    assert hook._index == 3  # pylint: disable=protected-access
+    assert hook._index == 3
     for bad in ("١", "abc", "4"):  # int() would read "١" as 1; 4 is not a rank of 4
         monkeypatch.setenv("RANK_ID", bad)
         with pytest.raises(RankTableError, match=f"RANK_ID.*'{bad}'"):

@@ -127,7 +127,7 @@ def test_set_npu_default_config_makes_every_later_session_an_npu_session():
 
 
 def test_scoped_graph_manager_is_a_scope_with_no_effect_here(npu_log):
-    from npu_bridge.scoped_graph_manager.scoped_graph_manager import ScopedGraphManager  # pylint: disable=import-outside-toplevel
+    from npu_bridge.scoped_graph_manager.scoped_graph_manager import ScopedGraphManager
 
     logger = logging.getLogger("npu_bridge")
     saved_level = logger.level

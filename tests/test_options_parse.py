@@ -355,7 +355,7 @@ def test_ambiguous_field_raises(key, field, value, detail):
 def test_key_without_value_is_the_kinds_zero_and_logged(npu_log):
     config = config_pb2.ConfigProto()
     entry = _entry(config)
-    entry.parameter_map["hcom_parallel"]  # present, no field set  pylint: disable=pointless-statement
+    entry.parameter_map["hcom_parallel"]  # present, no field set
     options = parse_config(config)
     assert options.get("hcom_parallel") is False
     assert any("hcom_parallel is present but has no value" in m for m in _messages(npu_log, logging.WARNING))

@@ -145,7 +145,7 @@ def test_a_plan_value_of_the_wrong_type_and_a_key_of_the_wrong_kind_are_errors()
 
 
 def _bridged_entry(sess):
-    config = sess._config  # pylint: disable=protected-access
+    config = sess._config
     entries = [e for e in config.graph_options.rewrite_options.custom_optimizers if e.name == "NpuOptimizer"]
     assert len(entries) == 1
     return entries[0]
@@ -166,7 +166,7 @@ def test_a_bridged_session_carries_exactly_the_contract_keys_with_structured_val
     )
     with v1.Session(graph=tf.Graph(), config=config) as sess:
         entry = _bridged_entry(sess)
-        options = sess._npu_bridge_options  # pylint: disable=protected-access
+        options = sess._npu_bridge_options
     assert {key for key in entry.parameter_map if key.startswith("_npu_")} == {k.name for k in pass_contract.KEYS}
     values = pass_contract.read(entry)
     root = values.pop("_npu_dump_root")

@@ -190,7 +190,7 @@ def test_roofline_time_bound_and_precision():
 
 def test_raw_trace_round_trip_limit_and_damage(tmp_path):
     path = str(tmp_path / "raw")
-    header = raw_trace._HEADER.size  # pylint: disable=protected-access
+    header = raw_trace._HEADER.size
     writer = raw_trace.RawTraceWriter(path, limit_bytes=len(raw_trace.MAGIC) + 2 * (header + 100) + 4)
     assert writer.write(0, 0, 10, 20, b"x" * 100) and writer.write(0, 1, 30, 40, b"y" * 100, "f|g")
     assert not writer.write(1, 0, 50, 60, b"z")  # beyond the limit: dropped and counted

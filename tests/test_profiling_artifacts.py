@@ -280,7 +280,7 @@ def test_nice_scales():
 
 
 def test_render_tool_explains_a_missing_browser(tmp_path, capsys):
-    import importlib.util  # pylint: disable=import-outside-toplevel
+    import importlib.util
 
     spec = importlib.util.spec_from_file_location(
         "render_report", os.path.join(os.path.dirname(__file__), "..", "tools", "render_report.py")

@@ -13,7 +13,7 @@ from profiling_helpers import end_profiles, profiled_config, the_profile, train
 from npu_bridge.core.profiling import export, layout, raw_trace, timeline
 from npu_bridge.core.profiling.cli import main
 
-_HEADER = raw_trace._HEADER  # pylint: disable=protected-access
+_HEADER = raw_trace._HEADER
 
 
 @pytest.fixture(autouse=True)

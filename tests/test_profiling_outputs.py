@@ -477,10 +477,10 @@ def test_hardware_counters_are_accepted_and_reported(tmp_path, npu_log):
 
 
 def test_npu_estimator_profiles_with_a_profiling_config(tmp_path, monkeypatch):
-    from estimator_helpers import input_fn, model_fn  # pylint: disable=import-outside-toplevel
+    from estimator_helpers import input_fn, model_fn
 
-    from npu_bridge.estimator.npu.npu_config import NPURunConfig, ProfilingConfig  # pylint: disable=import-outside-toplevel
-    from npu_bridge.estimator.npu.npu_estimator import NPUEstimator, NPUEstimatorSpec  # pylint: disable=import-outside-toplevel
+    from npu_bridge.estimator.npu.npu_config import NPURunConfig, ProfilingConfig
+    from npu_bridge.estimator.npu.npu_estimator import NPUEstimator, NPUEstimatorSpec
 
     monkeypatch.setenv("JOB_ID", "10086")
     profiling = ProfilingConfig(
@@ -502,7 +502,7 @@ def test_npu_estimator_profiles_with_a_profiling_config(tmp_path, monkeypatch):
 
 
 def test_runs_with_other_settings_join_the_profile_being_recorded(tmp_path, npu_log):
-    from npu_bridge.core.profiling import recorder, settings  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.profiling import recorder, settings
 
     context = {
         "rank_id": 0,

@@ -74,7 +74,7 @@ def _same(a, b):
 def fetch_handlers(monkeypatch):
     """Counts TensorFlow's per-run fetch mapping (``_FetchHandler``), which the repeated runs skip."""
     made = []
-    original = tf_session._FetchHandler  # pylint: disable=protected-access
+    original = tf_session._FetchHandler
 
     class Counting(original):
         def __init__(self, *args, **kwargs):

@@ -58,7 +58,7 @@ def test_session_without_npu_optimizer_is_untouched():
     with v1.Session(graph=graph, config=config) as sess:
         sess.run(out, {a: [1.0, 1.0]})
         assert getattr(sess, session_bridge.OPTIONS_ATTRIBUTE) is None
-        assert sess._config == config  # pylint: disable=protected-access
+        assert sess._config == config
     assert pass_stats()["optimize_calls"] == before["optimize_calls"]
 
 
@@ -71,7 +71,7 @@ def test_user_config_is_not_modified_and_entries_are_merged():
     original.CopyFrom(config)
     graph, _, _ = small_graph()
     with v1.Session(graph=graph, config=config) as sess:
-        used = sess._config  # pylint: disable=protected-access
+        used = sess._config
         options = getattr(sess, session_bridge.OPTIONS_ATTRIBUTE)
     assert config == original
     entries = [c for c in used.graph_options.rewrite_options.custom_optimizers if c.name == "NpuOptimizer"]
@@ -117,7 +117,7 @@ def test_monitored_training_session_is_bridged(tmp_path):
         ) as sess:
             for _ in range(3):
                 sess.run(train)
-            raw = sess._tf_sess()  # pylint: disable=protected-access
+            raw = sess._tf_sess()
             assert getattr(raw, session_bridge.OPTIONS_ATTRIBUTE) is not None
     assert pass_stats()["optimize_calls"] > before["optimize_calls"]
 
@@ -127,7 +127,7 @@ def test_npu_init_style_injection_bridges_sessions_without_config():
     session_bridge.inject_npu_config(True)
     with v1.Session(graph=graph) as sess:
         assert getattr(sess, session_bridge.OPTIONS_ATTRIBUTE) is not None
-        assert sess._config.allow_soft_placement  # pylint: disable=protected-access
+        assert sess._config.allow_soft_placement
         sess.run(out, {a: [1.0, 1.0]})
 
 

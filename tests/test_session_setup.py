@@ -13,7 +13,7 @@ v1 = tf.compat.v1
 @pytest.fixture
 def private_steps(monkeypatch):
     session_setup.load_capabilities()
-    monkeypatch.setattr(session_setup, "_steps", list(session_setup._steps))  # pylint: disable=protected-access
+    monkeypatch.setattr(session_setup, "_steps", list(session_setup._steps))
 
 
 class Recorder(session_setup.RunHook):
@@ -32,7 +32,7 @@ class Recorder(session_setup.RunHook):
         self.events.append(("end",))
 
 
-def test_steps_edit_the_plan_and_hooks_see_every_run(private_steps):  # pylint: disable=unused-argument
+def test_steps_edit_the_plan_and_hooks_see_every_run(private_steps):
     recorder = Recorder()
     seen_options = []
 
@@ -47,7 +47,7 @@ def test_steps_edit_the_plan_and_hooks_see_every_run(private_steps):  # pylint: 
         value = tf.constant(2.0) * 3.0
     sess = v1.Session(graph=graph, config=npu_config(precision_mode="force_fp32"))
     with sess:
-        assert sess._config.intra_op_parallelism_threads == 1  # pylint: disable=protected-access
+        assert sess._config.intra_op_parallelism_threads == 1
         assert sess.run(value) == 6.0
         assert sess.run(value) == 6.0
     sess.close()

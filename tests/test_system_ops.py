@@ -46,7 +46,7 @@ def test_initialization_is_idempotent_and_first_init_options_win(npu_log):
     with graph.as_default():
         tf.constant(1.0)
     sess = v1.Session(graph=graph, config=npu_config(precision_mode="allow_mix_precision"))
-    assert sess._npu_bridge_options.get("precision_mode") == "force_fp32"  # pylint: disable=protected-access
+    assert sess._npu_bridge_options.get("precision_mode") == "force_fp32"
     sess.close()
     assert any("precision_mode" in m and "init option" in m for m in npu_log)
 

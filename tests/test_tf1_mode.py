@@ -252,8 +252,8 @@ def test_usage_errors_exit_with_2(tmp_path):
 
 
 def test_contrib_routes_lead_to_tf_slim_and_tensorflow_and_name_what_they_lack(caplog):
-    import tensorflow as tf  # noqa: PLC0415 - the real module, as the mode hands it to the shim
-    import tf_slim  # noqa: PLC0415
+    import tensorflow as tf  # the real module, as the mode hands it to the shim
+    import tf_slim
 
     root = contrib.ContribModule("", None, tf)
     assert root.slim.conv2d is tf_slim.conv2d
@@ -271,7 +271,7 @@ def test_contrib_routes_lead_to_tf_slim_and_tensorflow_and_name_what_they_lack(c
     assert root.learn.ModeKeys.INFER == "infer"
     assert root.learn.python.learn.datasets.mnist.read_data_sets is mnist.read_data_sets
     assert root.learn.python.learn.monitored_session.MonitoredSession is tf.compat.v1.train.MonitoredSession
-    from tensorflow.python.ops import summary_ops_v2  # noqa: PLC0415
+    from tensorflow.python.ops import summary_ops_v2
 
     assert root.summary.scalar is summary_ops_v2.scalar  # TF 1.15's contrib.summary: (name, tensor, family, step)
     editor = root.graph_editor  # importing a contrib module the mode has no route for works ...
@@ -283,7 +283,7 @@ def test_contrib_routes_lead_to_tf_slim_and_tensorflow_and_name_what_they_lack(c
 
 
 def test_tensorflow_2_names_compat_v1_lacks_come_from_tensorflow_2_and_say_so_once(caplog):
-    import tensorflow as tf  # noqa: PLC0415 - the real module, as the mode wraps it
+    import tensorflow as tf  # the real module, as the mode wraps it
 
     tensorflow1 = facade.TensorFlow1(tf, {})
     assert tensorflow1.summary.scalar is tf.compat.v1.summary.scalar  # compat.v1 first
@@ -350,7 +350,7 @@ def test_the_mnist_reader_never_downloads_and_names_what_is_missing(mnist_dir, t
 
 
 def test_hparams_parse_and_set_keep_each_hyperparameter_s_type():
-    import tensorflow as tf  # noqa: PLC0415
+    import tensorflow as tf
 
     hparams_class = contrib.ContribModule("", None, tf).training.HParams
     hparams = hparams_class(learning_rate=0.1, layers=[64, 32], name="small", dropout=True, steps=10)

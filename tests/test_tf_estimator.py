@@ -25,7 +25,7 @@ def make_estimator(model_dir, lr=0.1, **config):
 def test_tf_estimator_is_installed_under_every_name():
     assert tf.estimator is npu_bridge.core.tf_estimator
     assert tf.compat.v1.estimator is npu_bridge.core.tf_estimator
-    from tensorflow.estimator import Estimator  # pylint: disable=import-outside-toplevel
+    from tensorflow.estimator import Estimator
 
     assert Estimator is npu_bridge.core.tf_estimator.Estimator
     assert tf.estimator.ModeKeys.PREDICT == "infer"
@@ -239,12 +239,12 @@ def test_run_config_defaults_and_validation(tmp_path):
 
 def test_subclasses_cannot_override_public_methods_unless_allowed(tmp_path):
     class Custom(tf.estimator.Estimator):
-        def train(self, *args, **kwargs):  # pylint: disable=arguments-differ
+        def train(self, *args, **kwargs):
             return super().train(*args, **kwargs)
 
     with pytest.raises(ValueError, match="cannot override members of Estimator.*\\['train'\\]"):
         Custom(model_fn, model_dir=str(tmp_path), params={})
-    from npu_bridge.estimator.npu.npu_estimator import no_check_override  # pylint: disable=import-outside-toplevel
+    from npu_bridge.estimator.npu.npu_estimator import no_check_override
 
     with no_check_override():
         assert Custom(model_fn, model_dir=str(tmp_path), params={}).model_dir == str(tmp_path)

@@ -43,7 +43,7 @@ def report_file(path):
         return path
     html_path = os.path.join(path, "report.html")
     if os.path.isdir(path) and not os.path.isfile(html_path):
-        from npu_bridge.core.profiling import cli  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
+        from npu_bridge.core.profiling import cli  # imports TensorFlow
 
         if cli.main(["report", path, "-o", html_path]) != 0:
             return None
@@ -71,7 +71,7 @@ def browser_command(browser, html_path, screenshot, user_data_dir, width=1200, h
 
 def render(html_path, png_path, browser, width=1200, height=2400, no_sandbox=False):
     """Screenshots ``html_path`` into ``png_path`` with headless ``browser``; raises RuntimeError when it fails."""
-    from npu_bridge.core.runtime import safe_paths  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime import safe_paths
 
     with tempfile.TemporaryDirectory(prefix="render-report-") as private:
         screenshot = os.path.join(private, "report.png")

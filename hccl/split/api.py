@@ -11,7 +11,7 @@ from npu_bridge.core.world import groups, split_strategy
 __all__ = ["set_split_strategy_by_idx", "set_split_strategy_by_size"]
 
 
-def set_split_strategy_by_idx(idxList, group=groups.WORLD_GROUP):  # pylint: disable=invalid-name
+def set_split_strategy_by_idx(idxList, group=groups.WORLD_GROUP):
     """Splits ``group``'s fused gradient all-reduce after the given gradient indices.
 
     Args:
@@ -24,7 +24,7 @@ def set_split_strategy_by_idx(idxList, group=groups.WORLD_GROUP):  # pylint: dis
     split_strategy.set_split_strategy_by_idx(idxList, group)
 
 
-def set_split_strategy_by_size(dataSizeList, group=groups.WORLD_GROUP):  # pylint: disable=invalid-name
+def set_split_strategy_by_size(dataSizeList, group=groups.WORLD_GROUP):
     """Splits ``group``'s fused gradient all-reduce by percentages of the gradient bytes.
 
     Takes precedence over ``set_split_strategy_by_idx``.

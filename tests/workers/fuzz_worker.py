@@ -34,7 +34,7 @@ def _report(record):
 
 
 def _exception_record(e):
-    from npu_bridge.core.runtime.errors import NpuBridgeError  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime.errors import NpuBridgeError
 
     message = str(e)
     return {
@@ -57,7 +57,7 @@ def _bytes(encoded):
 
 def set_attr(attr, field, value):
     """Writes one encoded value (see fuzz_helpers.encode_attr) into an AttrValue."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     if field == "s":
         attr.s = _bytes(value)
@@ -87,7 +87,7 @@ def set_attr(attr, field, value):
 
 def npu_config(options):
     """A ConfigProto with one NpuOptimizer entry holding ``options`` ({key: [field, encoded value]})."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     config = tf.compat.v1.ConfigProto()
     entry = config.graph_options.rewrite_options.custom_optimizers.add()
@@ -103,11 +103,11 @@ _graphs = {}  # (system, failing) -> (graph, ops): one graph per kind of case, r
 def _trivial_session(config, system=False, failing=False):
     """Creates a session with ``config`` and runs a trivial op (and, with ``system``, initializes the NPU system
     and asks its rank size; with ``failing``, runs an op that fails)."""
-    import numpy as np  # pylint: disable=import-outside-toplevel
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import numpy as np
+    import tensorflow as tf
 
-    from npu_bridge.estimator import npu_ops  # pylint: disable=import-outside-toplevel
-    from npu_bridge.hccl import hccl_ops  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+    from npu_bridge.estimator import npu_ops
+    from npu_bridge.hccl import hccl_ops  # noqa: F401
 
     if (system, failing) not in _graphs:
         graph = tf.Graph()
@@ -124,7 +124,7 @@ def _trivial_session(config, system=False, failing=False):
     init, shutdown, broken = ops.get("init"), ops.get("shutdown"), ops.get("broken")
     with tf.compat.v1.Session(graph=graph, config=config) as sess:
         if system:
-            from hccl.manage.api import get_rank_size  # pylint: disable=import-outside-toplevel
+            from hccl.manage.api import get_rank_size
 
             sess.run(init)
             get_rank_size()
@@ -143,7 +143,7 @@ def _trivial_session(config, system=False, failing=False):
 
 def _reset():
     """Puts the process back into the state the next case expects."""
-    from npu_bridge.core.runtime import system  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime import system
 
     system.shutdown(force=True)
 
@@ -181,10 +181,10 @@ def _environment(changes):
 
 
 def _driver_estimator():
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
-    from npu_bridge.estimator.npu.npu_config import NPURunConfig  # pylint: disable=import-outside-toplevel
-    from npu_bridge.estimator.npu.npu_estimator import NPUEstimator  # pylint: disable=import-outside-toplevel
+    from npu_bridge.estimator.npu.npu_config import NPURunConfig
+    from npu_bridge.estimator.npu.npu_estimator import NPUEstimator
 
     def model_fn(features, labels, mode):
         loss = tf.reduce_sum(features)
@@ -194,7 +194,7 @@ def _driver_estimator():
 
 
 def _driver_run_config():
-    from npu_bridge.estimator.npu.npu_config import NPURunConfig  # pylint: disable=import-outside-toplevel
+    from npu_bridge.estimator.npu.npu_config import NPURunConfig
 
     config = NPURunConfig()
     config.parameter_map_values()
@@ -205,7 +205,7 @@ def _driver_run_config():
 
 
 def _driver_hooks():
-    from npu_bridge.npu_init import npu_hooks_append  # pylint: disable=import-outside-toplevel
+    from npu_bridge.npu_init import npu_hooks_append
 
     npu_hooks_append()
 
@@ -215,7 +215,7 @@ _CHILD_ERROR = "NPU_BRIDGE_ERROR "
 
 def _driver_import(case):
     """A fresh interpreter imports npu_bridge and runs a session (for variables read at import)."""
-    import subprocess  # pylint: disable=import-outside-toplevel
+    import subprocess
 
     code = (
         "import json\n"
@@ -232,7 +232,7 @@ def _driver_import(case):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     for line in result.stdout.splitlines():
         if line.startswith(_CHILD_ERROR):  # the project's error in the child: judged as if raised here
-            from npu_bridge.core.runtime import errors  # pylint: disable=import-outside-toplevel
+            from npu_bridge.core.runtime import errors
 
             name, message = json.loads(line[len(_CHILD_ERROR) :])
             error_class = getattr(errors, name)
@@ -255,7 +255,7 @@ def run_env(case):
         elif driver == "hooks":
             _driver_hooks()
         else:
-            from npu_bridge.core.runtime import log  # pylint: disable=import-outside-toplevel
+            from npu_bridge.core.runtime import log
 
             log.configure()
             config = npu_config(case.get("options", {}))
@@ -299,7 +299,7 @@ _CLI_MODULES = {
 
 def run_cli(case):
     """Runs one tool's main() as its console script does (``sys.exit(main())``); returns what a shell sees."""
-    import importlib  # pylint: disable=import-outside-toplevel
+    import importlib
 
     main = importlib.import_module(_CLI_MODULES[case["tool"]]).main
     argv = [os.fsdecode(_bytes(arg)) for arg in case["argv"]]
@@ -312,7 +312,7 @@ def run_cli(case):
             code = main(argv)
         except SystemExit as e:
             code = e.code
-        except BaseException as e:  # pylint: disable=broad-except  (what escapes main is a traceback)
+        except BaseException as e:  # what escapes main is a traceback
             escaped = "".join(traceback.format_exception(type(e), e, e.__traceback__))
             code = None
         finally:
@@ -327,11 +327,11 @@ def run_cli(case):
 
 def run_seed_trees(case):
     """Writes a dump tree (dump files, golden .npy, Opdebug overflow records) and a finished profile."""
-    import numpy as np  # pylint: disable=import-outside-toplevel
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import numpy as np
+    import tensorflow as tf
 
-    from npu_bridge.core import dump  # pylint: disable=import-outside-toplevel
-    from npu_bridge.estimator import npu_ops  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core import dump
+    from npu_bridge.estimator import npu_ops
 
     root = case["root"]
     dump_dir = os.path.join(root, "dump")
@@ -368,7 +368,7 @@ def run_seed_trees(case):
                 sess.run(out, {x: np.full(4, 2.0 + step, np.float16)})
             sess.run(shutdown)  # ends the profile
     dump.flush()
-    from npu_bridge.core.profiling import recorder  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.profiling import recorder
 
     recorder.finish()
     for name, value in (("scaled", 1.0), ("overflowing", 2.0)):
@@ -380,9 +380,9 @@ def main():
     scenario, cases_path, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with open(cases_path, encoding="utf-8") as f:
         cases = json.load(f)
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
-    import npu_bridge  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+    import npu_bridge  # noqa: F401
 
     tf.compat.v1.disable_eager_execution()
     handlers = {"option": run_option, "env": run_env, "cli": run_cli, "seed_trees": run_seed_trees}
@@ -391,7 +391,7 @@ def main():
         started = time.monotonic()
         try:
             record = handlers[scenario](case) or {"result": "ok"}
-        except Exception as e:  # pylint: disable=broad-except  (every outcome is reported)
+        except Exception as e:  # every outcome is reported
             record = _exception_record(e)
         record["i"] = index
         record["seconds"] = round(time.monotonic() - started, 4)

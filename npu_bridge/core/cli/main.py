@@ -17,9 +17,9 @@ from npu_bridge.core.runtime.errors import NpuBridgeError
 def _info(_args):
     tf = log.import_tensorflow_quietly()
 
-    import npu_bridge  # pylint: disable=import-outside-toplevel
-    from npu_bridge.core.runtime import native_library  # pylint: disable=import-outside-toplevel
-    from npu_bridge.core.world import world  # pylint: disable=import-outside-toplevel
+    import npu_bridge
+    from npu_bridge.core.runtime import native_library
+    from npu_bridge.core.world import world
 
     print(f"npu_bridge {npu_bridge.__version__}")
     print(f"TensorFlow {tf.__version__}")
@@ -33,8 +33,8 @@ def _info(_args):
 
 
 def _options(args):
-    from npu_bridge.core.options import docs, table  # pylint: disable=import-outside-toplevel
-    from npu_bridge.core.options.spec import STATUS_TEXT  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.options import docs, table
+    from npu_bridge.core.options.spec import STATUS_TEXT
 
     if not args.key:
         print(docs.render_markdown() if args.markdown else docs.render_terminal())
@@ -78,7 +78,7 @@ def main(argv=None):
     except NpuBridgeError as e:  # a bad environment or rank table: the input's fault, named in the message
         print(f"npu-bridge: {e}", file=sys.stderr)
         return 2
-    except Exception as e:  # pylint: disable=broad-except  (a CLI reports errors, it does not trace back)
+    except Exception as e:  # a CLI reports errors, it does not trace back
         print(f"npu-bridge: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
 

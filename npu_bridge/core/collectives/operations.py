@@ -201,7 +201,7 @@ def broadcast(tensor, root_rank, fusion=2, fusion_id=0, group=WORLD_GROUP):
     return variable_write_back.tie(results, assigns, write=members.rank != root)
 
 
-def reduce(tensor, reduction, root_rank, fusion=0, fusion_id=-1, group=WORLD_GROUP):  # pylint: disable=redefined-builtin
+def reduce(tensor, reduction, root_rank, fusion=0, fusion_id=-1, group=WORLD_GROUP):
     """Reduces ``tensor`` over ``group`` for ``root_rank``; here every rank receives the result.
 
     Args and raises as ``allreduce``, plus ``root_rank`` (a group rank).

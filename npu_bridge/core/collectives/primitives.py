@@ -36,7 +36,7 @@ def _timeout_bound():
 
 
 def _register(tensor, kind, members, key, needs_graph_key=False):
-    tensor.op._set_attr(COLLECTIVE_GROUP_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))  # pylint: disable=protected-access
+    tensor.op._set_attr(COLLECTIVE_GROUP_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))
     registry.record(tensor.op, registry.CollectiveInfo(kind, members.group, members.ranks, key, needs_graph_key))
     return tensor
 

@@ -90,7 +90,7 @@ def info(op):
 
 
 def _in_while_loop(op):
-    context = op._control_flow_context  # pylint: disable=protected-access
+    context = op._control_flow_context
     return context is not None and context.GetWhileContext() is not None
 
 

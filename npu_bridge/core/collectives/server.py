@@ -120,7 +120,7 @@ def _warn_if_exposed(current_world, addresses):
 
 
 def _start_server(rank, addresses):
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     config = tf.compat.v1.ConfigProto()
     config.experimental.collective_group_leader = LEADER_DEVICE

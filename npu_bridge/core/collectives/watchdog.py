@@ -73,7 +73,7 @@ def abort(message):
             pass
     for handler in log.logger.handlers:
         handler.flush()
-    os._exit(EXIT_CODE)  # pylint: disable=protected-access
+    os._exit(EXIT_CODE)
 
 
 class _Run:

@@ -35,7 +35,7 @@ def _s(value):
 
 @contextlib.contextmanager
 def _attr_scope(attrs):
-    with tf.compat.v1.get_default_graph()._attr_scope(attrs):  # pylint: disable=protected-access
+    with tf.compat.v1.get_default_graph()._attr_scope(attrs):
         yield
 
 

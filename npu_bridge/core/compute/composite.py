@@ -56,7 +56,7 @@ def call(op_type, fn, inputs):
         )
         return tuple(outputs)
     # tf.function accepts only its own attributes; the node attributes are set on the built call.
-    stamp = calls[0]._set_attr  # pylint: disable=protected-access
+    stamp = calls[0]._set_attr
     stamp(COMPOSED_OP_ATTR, tf.compat.v1.AttrValue(s=op_type.encode()))
     stamp(COMPOSED_OUTPUTS_ATTR, tf.compat.v1.AttrValue(i=len(calls[0].outputs)))
     return tuple(outputs)

@@ -14,7 +14,7 @@ def _npu_dropout_call(original_call):
     def call(self, inputs, training=None):
         if self.noise_shape is not None or not 0 < self.rate < 1:
             return original_call(self, inputs, training=training)
-        from tf_keras import backend  # pylint: disable=import-outside-toplevel
+        from tf_keras import backend
 
         if training is None:
             training = backend.learning_phase()
@@ -24,14 +24,14 @@ def _npu_dropout_call(original_call):
             training=training,
         )
 
-    call._npu_bridge_original = original_call  # pylint: disable=protected-access
+    call._npu_bridge_original = original_call
     call.__doc__ = original_call.__doc__
     return call
 
 
 def install():
     """Makes Keras Dropout layers use NPU dropout (once)."""
-    from tf_keras.layers import Dropout  # pylint: disable=import-outside-toplevel
+    from tf_keras.layers import Dropout
 
     if not hasattr(Dropout.call, "_npu_bridge_original"):
         Dropout.call = _npu_dropout_call(Dropout.call)

@@ -21,7 +21,7 @@ def _marked_rsqrt(value, op_name):
         IMPL_OP_ATTR: tf.compat.v1.AttrValue(s=b"LayerNorm"),
         IMPL_NAME_ATTR: tf.compat.v1.AttrValue(s=op_name.encode("utf-8")),
     }
-    with tf.compat.v1.get_default_graph()._attr_scope(attrs):  # pylint: disable=protected-access
+    with tf.compat.v1.get_default_graph()._attr_scope(attrs):
         return tf.math.rsqrt(value)
 
 

@@ -33,7 +33,7 @@ def _ops_of(fetch, graph=None):
 
 
 def _set(op, name, **value):
-    op._set_attr(name, attr_value_pb2.AttrValue(**value))  # pylint: disable=protected-access
+    op._set_attr(name, attr_value_pb2.AttrValue(**value))
 
 
 def set_graph_exec_config(

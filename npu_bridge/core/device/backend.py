@@ -22,7 +22,7 @@ def configure(plan):
     Raises:
       NpuOptionError: the backend is gpu but TensorFlow sees no GPU.
     """
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     target = plan.backend
     has_gpu = bool(tf.config.list_physical_devices("GPU"))

@@ -54,7 +54,7 @@ def resolve(options=None, environ=None):
     target = requested(options, environ)
     if target != "auto":
         return target
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     return "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
 
@@ -70,7 +70,7 @@ def process_target(environ=None):
     Returns:
       "cpu", "gpu" or "ascend".
     """
-    from npu_bridge.core.runtime import system  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime import system
 
     state = system.state()
     if state.initialized and state.init_options.get("device_target") not in (None, "auto"):

@@ -524,7 +524,7 @@ def creation_site(op_name):
 def _with_note(error, note):
     """Returns ``error`` with ``note`` appended to its message (an OpError of the same class), or None after
     attaching the note to ``error`` itself when it cannot be rebuilt."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     if isinstance(error, tf.errors.OpError):
         try:

@@ -97,7 +97,7 @@ class NPUEstimatorSpec(EstimatorSpec):
             evaluation_hooks=evaluation_hooks,
             prediction_hooks=prediction_hooks,
         )
-        spec._host_call = _checked_host_call(host_call)  # pylint: disable=protected-access
+        spec._host_call = _checked_host_call(host_call)
         return spec
 
     host_call = property(lambda self: self._host_call)
@@ -185,7 +185,7 @@ class NPUEstimator(Estimator):
         train_op = spec.train_op
         rank_size = self._job_info.rank_size
         if rank_size > 1 and not self._config.horovod_mode:
-            from npu_bridge.core.training.distributed import variable_broadcast  # pylint: disable=import-outside-toplevel
+            from npu_bridge.core.training.distributed import variable_broadcast
 
             training_hooks.insert(
                 0,
@@ -231,7 +231,7 @@ class NPUEstimator(Estimator):
             scaffold=scaffold,
             listeners=listeners,
         )
-        hook._set_steps_per_run(self._steps_per_run)  # pylint: disable=protected-access
+        hook._set_steps_per_run(self._steps_per_run)
         return hook
 
 

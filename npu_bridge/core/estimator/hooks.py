@@ -162,7 +162,7 @@ class NPUInfeedOutfeedSessionHook(v1.train.SessionRunHook):
                 self._handle(session.run(self._dequeue_ops))
             except (tf.errors.OutOfRangeError, tf.errors.CancelledError):
                 return
-            except Exception as e:  # pylint: disable=broad-except  # reported by end()
+            except Exception as e:  # reported by end()
                 self._error = e
                 return
 

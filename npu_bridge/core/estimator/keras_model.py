@@ -59,7 +59,6 @@ def _metric_fn(metric, loss, output):
 
 def _compiled_metrics(keras_model):
     """The ``metrics`` argument the model was compiled with (graph-mode and eager-mode Keras keep it apart)."""
-    # pylint: disable=protected-access
     if getattr(keras_model, "_compile_metrics", None) is not None:
         return keras_model._compile_metrics
     container = getattr(keras_model, "compiled_metrics", None)

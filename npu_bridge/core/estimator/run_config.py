@@ -181,7 +181,7 @@ class NPURunConfig(RunConfig):
         op_wait_timeout=None,
         op_execute_timeout=None,
         HCCL_algorithm=None,
-        customize_dtypes=None,  # pylint: disable=invalid-name
+        customize_dtypes=None,
         op_debug_config=None,
         memory_config=None,
         experimental_config=None,

@@ -100,7 +100,7 @@ def install(environ=None):
         _state["previous_hook"] = sys.excepthook
         sys.excepthook = _excepthook
     if stop_reason(environ) is not None:
-        exit_interrupted(where(frame=sys._getframe()), run_atexit=True)  # pylint: disable=protected-access
+        exit_interrupted(where(frame=sys._getframe()), run_atexit=True)
     return True
 
 
@@ -147,8 +147,8 @@ def exit_interrupted(place="", run_atexit=False):
     _write_line(interrupted_line(stop_reason(), place))
     if run_atexit:
         try:
-            atexit._run_exitfuncs()  # pylint: disable=protected-access  (what a normal exit would run)
-        except BaseException:  # pylint: disable=broad-except  (the process ends either way)
+            atexit._run_exitfuncs()  # what a normal exit would run
+        except BaseException:  # the process ends either way
             pass
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -163,7 +163,7 @@ def exit_interrupted(place="", run_atexit=False):
             os.kill(os.getpid(), signal.SIGINT)
         except (OSError, ValueError):
             pass
-    os._exit(EXIT_CODE)  # pylint: disable=protected-access
+    os._exit(EXIT_CODE)
 
 
 def interrupted_line(reason, place=""):
@@ -233,7 +233,7 @@ def place_of(frames):
 
 def where_main_thread():
     """``where`` for the main thread's current frame (called from another thread)."""
-    return where(frame=sys._current_frames().get(threading.main_thread().ident))  # pylint: disable=protected-access
+    return where(frame=sys._current_frames().get(threading.main_thread().ident))
 
 
 def _library_dirs():

@@ -118,7 +118,7 @@ class Gate:
             try:
                 mine.close()
                 self._gate_main(theirs, launcher)
-            except BaseException:  # noqa: BLE001 - a forked child must never return into the launcher's code
+            except BaseException:  # a forked child must never return into the launcher's code
                 code = 1
             finally:
                 os._exit(code)

@@ -36,7 +36,7 @@ def _warn(message):
 
 
 def _export(profile_dir, fp_point=None, bp_point=None):
-    from npu_bridge.core.profiling import export  # pylint: disable=import-outside-toplevel  (imports TensorFlow)
+    from npu_bridge.core.profiling import export  # imports TensorFlow
 
     print(f"npu-prof: exporting {profile_dir}", file=sys.stderr, flush=True)
     try:
@@ -122,7 +122,7 @@ def main(argv=None):
     except (ProfileDataError, OSError) as e:
         print(f"npu-prof: {e}", file=sys.stderr)
         return 2
-    except Exception as e:  # pylint: disable=broad-except  (a CLI reports errors, it does not trace back)
+    except Exception as e:  # a CLI reports errors, it does not trace back
         print(f"npu-prof: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
 

@@ -184,7 +184,7 @@ def publish(directory, runs):
         loaded = summary.load(directory)
         report.write_report([loaded], report.report_path(directory))
         _announce("%s", summary.format_text(loaded))
-    except Exception:  # pylint: disable=broad-except  (the raw data stays; npu-prof export can retry)
+    except Exception:  # the raw data stays; npu-prof export can retry
         log.logger.exception(
             "profiling: exporting %s failed; the raw data is kept, retry with `npu-prof export %s`",
             directory,

@@ -63,9 +63,9 @@ def activate():
         try:
             keras_selection.select()
             log.configure()
-            from npu_bridge.core.runtime import native_library  # pylint: disable=import-outside-toplevel
-            from npu_bridge.core.tf1 import aliases  # pylint: disable=import-outside-toplevel
-            from npu_bridge.core.tf_estimator import install  # pylint: disable=import-outside-toplevel
+            from npu_bridge.core.runtime import native_library
+            from npu_bridge.core.tf1 import aliases
+            from npu_bridge.core.tf_estimator import install
 
             native_library.load()
             _query_gpus_without_driver()
@@ -91,12 +91,12 @@ def _query_gpus_without_driver():
     building a function"). With a driver nothing happens here: the query initializes CUDA, which must see the
     script's CUDA_VISIBLE_DEVICES, and a failure then is a real error.
     """
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     try:
         if not tf.sysconfig.get_build_info().get("is_cuda_build"):
             return
-    except Exception:  # pylint: disable=broad-except  # an unusual build: leave the query to TensorFlow
+    except Exception:  # an unusual build: leave the query to TensorFlow
         return
     try:
         ctypes.CDLL("libcuda.so.1")
@@ -105,33 +105,33 @@ def _query_gpus_without_driver():
         pass
     with log.hidden_tensorflow_startup():
         try:
-            from tensorflow.python import pywrap_tfe  # pylint: disable=import-outside-toplevel
+            from tensorflow.python import pywrap_tfe
 
             pywrap_tfe.TF_ListPhysicalDevices()
-        except Exception:  # pylint: disable=broad-except  # TensorFlow's own first query reports it again
+        except Exception:  # TensorFlow's own first query reports it again
             pass
 
 
 def _wrap_session_init():
-    from tensorflow.python.client import session as tf_session  # pylint: disable=import-outside-toplevel
+    from tensorflow.python.client import session as tf_session
 
     original_init = tf_session.BaseSession.__init__
     if getattr(original_init, "_npu_bridge_wrapped", False):
         return
 
     def __init__(self, target="", graph=None, config=None):  # noqa: N807 (it replaces a class's __init__)
-        from npu_bridge.core.session import bridge  # pylint: disable=import-outside-toplevel
+        from npu_bridge.core.session import bridge
 
         bridge.create_session(original_init, self, target, graph, config)
 
     __init__.__doc__ = original_init.__doc__
-    __init__._npu_bridge_wrapped = True  # pylint: disable=protected-access
+    __init__._npu_bridge_wrapped = True
     __init__.__wrapped__ = original_init
     tf_session.BaseSession.__init__ = __init__
 
 
 def _close_at_exit():
-    from npu_bridge.core.runtime import resource  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime import resource
 
     resource.npu_close()
 
@@ -139,7 +139,7 @@ def _close_at_exit():
 class _TensorFlowImportHook(importlib.abc.MetaPathFinder):
     """Finds the module ``tensorflow`` as usual and switches npu_bridge on once its import has finished."""
 
-    def find_spec(self, fullname, path=None, target=None):  # noqa: ARG002 (the finder protocol)
+    def find_spec(self, fullname, path=None, target=None):  # the finder protocol
         if fullname != "tensorflow":
             return None
         _remove_hook()

@@ -191,7 +191,7 @@ def hidden_tensorflow_startup():
 
 def _end_capture(saved, replaced, python_stderr):
     """Gives file descriptor 2 and ``sys.stderr`` back (idempotent)."""
-    if python_stderr is not None and python_stderr._direct is not None:  # pylint: disable=protected-access
+    if python_stderr is not None and python_stderr._direct is not None:
         python_stderr.end()
         if sys.stderr is python_stderr:
             sys.stderr = replaced
@@ -214,6 +214,6 @@ def import_tensorflow_quietly():
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     with hidden_tensorflow_startup():
-        import tensorflow  # pylint: disable=import-outside-toplevel
+        import tensorflow
 
     return tensorflow

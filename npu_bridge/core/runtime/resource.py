@@ -109,7 +109,7 @@ def npu_close():
     for callback in callbacks:
         try:
             callback()
-        except Exception:  # pylint: disable=broad-except
+        except Exception:
             log.logger.exception("npu_close: clean-up step %r failed", callback)
     system.shutdown(force=True)
 
@@ -122,7 +122,7 @@ def init_resource(config=None):
     Returns:
       ``(session, shutdown_op)``: keep the session, later pass both to ``shutdown_resource``.
     """
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     config = config_proto.npu_config_proto(config)
     job_values.global_dict_init()

@@ -36,7 +36,7 @@ def unsupported(qualname, reason, register=True):
     not_supported.__name__ = short
     not_supported.__qualname__ = short
     not_supported.__doc__ = f"Not supported off the NPU: {reason}"
-    not_supported._npu_bridge_unsupported = reason  # pylint: disable=protected-access
+    not_supported._npu_bridge_unsupported = reason
     return not_supported
 
 
@@ -74,7 +74,7 @@ def registry():
 
 def render_markdown():
     """Imports every upstream module path and renders the "not supported off the NPU" list as markdown."""
-    from npu_bridge.core.runtime import api_surface  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core.runtime import api_surface
 
     api_surface.import_all()
     return "".join(f"- `{name}`: {reason}\n" for name, reason in sorted(_registry.items()))
@@ -82,7 +82,7 @@ def render_markdown():
 
 if __name__ == "__main__":
     # Run as a script this file is `__main__`, whose registry the facades never fill: use the real module.
-    from npu_bridge.core.runtime import unsupported as _module  # pylint: disable=import-self
+    from npu_bridge.core.runtime import unsupported as _module
 
     if sys.argv[1:] == ["--write-docs"]:
         doc_blocks.write_block(DOCS_BLOCK, _module.render_markdown(), DOCS_PAGE)

@@ -9,7 +9,7 @@ def version_text(prog):
     Args:
       prog: the tool's name.
     """
-    import npu_bridge  # pylint: disable=import-outside-toplevel  (the package root holds __version__)
+    import npu_bridge  # the package root holds __version__
 
     try:
         built = f"C++ library built for TensorFlow {native_library.read_build_info().get('tensorflow_version', '?')}"

@@ -52,7 +52,7 @@ def create_session(original_init, session, target, graph, config):
     try:
         plan = bridge_config(target, config)
     except Exception:
-        session._session = None  # pylint: disable=protected-access  # BaseSession.__del__ reads it
+        session._session = None  # BaseSession.__del__ reads it
         raise
     original_init(session, plan.target, graph, plan.config)
     setattr(session, OPTIONS_ATTRIBUTE, plan.options)

@@ -10,7 +10,7 @@ from npu_bridge.core.session.setup_steps import setup_step
 def enable_op_determinism(plan):
     """Turns TensorFlow op determinism on when the session asks for ``deterministic=1``."""
     if plan.options.get("deterministic") == 1:
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         tf.config.experimental.enable_op_determinism()
         log.once(

@@ -4,7 +4,7 @@ from npu_bridge.core.session import config_proto
 
 
 def _keras_backend():
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     return tf.compat.v1.keras.backend
 
@@ -17,7 +17,7 @@ def set_keras_session_npu_config(config=None):
     Returns:
       The new session.
     """
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     sess = tf.compat.v1.Session(config=config_proto.npu_config_proto(config))
     _keras_backend().set_session(sess)
@@ -30,7 +30,7 @@ def npu_clear_session(config=None):
     Args:
       config: a ConfigProto to start from (edited by ``npu_config_proto``), or None.
     """
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     backend = _keras_backend()
     backend.clear_session()

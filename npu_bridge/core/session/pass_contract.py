@@ -333,7 +333,7 @@ def read(entry) -> Dict[str, Any]:
 
 
 def _encode(key, value):
-    from tensorflow.core.framework import attr_value_pb2  # pylint: disable=import-outside-toplevel
+    from tensorflow.core.framework import attr_value_pb2
 
     attr = attr_value_pb2.AttrValue
     try:
@@ -367,7 +367,7 @@ def _typed(value, python_type, key):
 
 
 def _scalar(key, name, value):
-    from tensorflow.core.framework import attr_value_pb2  # pylint: disable=import-outside-toplevel
+    from tensorflow.core.framework import attr_value_pb2
 
     if isinstance(value, bool):
         return attr_value_pb2.AttrValue(b=value)
@@ -379,7 +379,7 @@ def _scalar(key, name, value):
 
 
 def _record(key, record: Mapping[str, Any]):
-    from tensorflow.core.framework import attr_value_pb2, types_pb2  # pylint: disable=import-outside-toplevel
+    from tensorflow.core.framework import attr_value_pb2, types_pb2
 
     attr = attr_value_pb2.AttrValue
     encoded = {}
@@ -440,7 +440,7 @@ def _only_list(values, kind):
 
 
 def _decode_record(key, record):
-    from tensorflow.core.framework import types_pb2  # pylint: disable=import-outside-toplevel
+    from tensorflow.core.framework import types_pb2
 
     decoded = {}
     for field in _fields_of(key.name):

@@ -77,7 +77,7 @@ def _runner_at_second_run(session, fetches, feed_dict, key, runners, seen, lock)
             return None
         try:
             runner = _make_runner(session, fetches, tuple(feed_dict or ()))
-        except Exception:  # pylint: disable=broad-except  # e.g. a bad fetch or feed key: session.run raises it
+        except Exception:  # e.g. a bad fetch or feed key: session.run raises it
             seen.discard(key)
             return None
         runners[key] = runner
@@ -94,10 +94,10 @@ def _make_runner(session, fetches, feed_keys):
       What TensorFlow raises for a fetch or feed key it cannot take.
     """
     graph = session.graph
-    session._extend_graph()  # pylint: disable=protected-access  # as session.run does before a run
+    session._extend_graph()  # as session.run does before a run
     fed = [graph.as_graph_element(key, allow_tensor=True, allow_operation=False) for key in feed_keys]
     fed_refs = {t.ref() for t in fed}
-    handler = tf_session._FetchHandler(graph, fetches, {})  # pylint: disable=protected-access
+    handler = tf_session._FetchHandler(graph, fetches, {})
     if any(not graph.is_feedable(t) for t in fed) or len(fed_refs) < len(fed):
         return None  # session.run raises its error, or takes the last value of a tensor fed twice
     if any(t.ref() in fed_refs for t in handler.fetches()) or not (handler.fetches() or handler.targets()):
@@ -111,9 +111,9 @@ class _Runner:
     def __init__(self, handler, fed, kept):
         self._kept = kept  # no identity in the structure key is reused while the runner exists
         self._handler = handler
-        self._fed = [(t._as_tf_output(), t.dtype.as_numpy_dtype, t.get_shape()) for t in fed]  # pylint: disable=protected-access
-        self._fetch_list = [t._as_tf_output() for t in handler.fetches()]  # pylint: disable=protected-access
-        self._target_list = [op._c_op for op in handler.targets()]  # pylint: disable=protected-access
+        self._fed = [(t._as_tf_output(), t.dtype.as_numpy_dtype, t.get_shape()) for t in fed]
+        self._fetch_list = [t._as_tf_output() for t in handler.fetches()]
+        self._target_list = [op._c_op for op in handler.targets()]
 
     def feeds(self, feed_dict):
         """{fed output: array} converted as ``session.run`` converts the values, or None when ``session.run``
@@ -123,13 +123,13 @@ class _Runner:
             for (output, dtype, shape), value in zip(self._fed, (feed_dict or {}).values()):
                 if isinstance(value, _SPECIAL_FEED_VALUES):
                     return None
-                if isinstance(value, int) and tf_session._convert_to_numpy_obj(dtype, value) != value:  # pylint: disable=protected-access
+                if isinstance(value, int) and tf_session._convert_to_numpy_obj(dtype, value) != value:
                     return None
                 array = numpy_compat.np_asarray(value, dtype)
                 if not shape.is_compatible_with(array.shape):
                     return None
                 feeds[output] = array
-        except Exception:  # pylint: disable=broad-except  # session.run converts again and raises the error
+        except Exception:  # session.run converts again and raises the error
             return None
         return feeds
 
@@ -140,8 +140,8 @@ class _Runner:
         )
         metadata_buffer = pywrap_tf_session.TF_NewBuffer() if run_metadata else None
         try:
-            results = session._do_call(  # pylint: disable=protected-access
-                session._call_tf_sessionrun,  # pylint: disable=protected-access
+            results = session._do_call(
+                session._call_tf_sessionrun,
                 options_buffer,
                 feeds,
                 self._fetch_list,

@@ -186,7 +186,7 @@ def attach_run_hooks(session, hooks):
     if not hooks:
         return
     original_run, original_close = session.run, session.close
-    original_make_callable = session._make_callable_from_options  # pylint: disable=protected-access
+    original_make_callable = session._make_callable_from_options
     state = {"steps": 0, "ended": False}
 
     def observed(fetches, feed_dict, options, run_metadata, call):
@@ -199,7 +199,7 @@ def attach_run_hooks(session, hooks):
         except KeyboardInterrupt as interrupt:
             _interrupted(hooks, context, interrupt)
             raise
-        except Exception as error:  # pylint: disable=broad-except  (hooks may explain it; it is re-raised)
+        except Exception as error:  # hooks may explain it; it is re-raised
             if launch_interrupt.is_hidden_interrupt(error):
                 # SIGINT arrived while TensorFlow raised the run's error: pybind11 gives a RuntimeError
                 # ("MISMATCH ... REPLACED BY KeyboardInterrupt"); raise what it hides, so that Ctrl-C is one.
@@ -259,7 +259,7 @@ def attach_run_hooks(session, hooks):
 
     run.__doc__, close.__doc__ = original_run.__doc__, original_close.__doc__
     session.run, session.close = run, close
-    session._make_callable_from_options = make_callable_from_options  # pylint: disable=protected-access
+    session._make_callable_from_options = make_callable_from_options
 
 
 def _interrupted(hooks, context, interrupt):

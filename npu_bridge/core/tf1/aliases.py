@@ -38,7 +38,7 @@ _LEGACY_LAYERS = ("base", "convolutional", "core", "normalization", "pooling", "
 
 def add():
     """Adds the names (idempotent); a piece whose package is not installed is skipped."""
-    from tensorflow.python.framework import indexed_slices, ops, tensor  # noqa: PLC0415 - only with TensorFlow
+    from tensorflow.python.framework import indexed_slices, ops, tensor  # only with TensorFlow
 
     for name, value in (("Tensor", tensor.Tensor), ("IndexedSlices", indexed_slices.IndexedSlices)):
         if not hasattr(ops, name):

@@ -34,7 +34,7 @@ def installed():
     return builtins.__import__ is _import
 
 
-def _import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002 - __import__'s own signature
+def _import(name, globals=None, locals=None, fromlist=(), level=0):  # __import__'s own signature
     if level == 0 and name.partition(".")[0] == "tensorflow" and globals and _is_user(globals):
         return _resolve(name, globals, locals, fromlist, _original)
     return _original(name, globals, locals, fromlist, level)

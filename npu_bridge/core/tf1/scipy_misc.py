@@ -24,7 +24,7 @@ _INTERPOLATIONS = {"nearest": 0, "lanczos": 1, "bilinear": 2, "bicubic": 3, "cub
 
 def _pil():
     try:
-        from PIL import Image  # noqa: PLC0415 - optional: only these functions need Pillow
+        from PIL import Image  # optional: only these functions need Pillow
     except ImportError:
         raise NpuUsageError(
             "scipy.misc's image functions (given back by --py-compat) need Pillow: pip install Pillow"
@@ -81,7 +81,7 @@ def imread(name, flatten=False, mode=None):
         return np.array(image)
 
 
-def imsave(name, arr, format=None):  # noqa: A002 - SciPy's argument name
+def imsave(name, arr, format=None):  # SciPy's argument name
     """Writes an array as an image file (byte-scaled unless ``uint8``; ``format`` from the name by default).
 
     Raises:

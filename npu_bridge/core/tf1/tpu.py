@@ -61,7 +61,7 @@ class CrossShardOptimizer(WrappedOptimizer):
         return self._optimizer.apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
 
-def cross_replica_sum(x, group_assignment=None, name=None):  # noqa: ARG001 - one group of one replica
+def cross_replica_sum(x, group_assignment=None, name=None):  # one group of one replica
     """The sum of ``x`` over the replicas: ``x`` itself, as there is one.
 
     Args:

@@ -369,7 +369,7 @@ class Estimator:
             listeners=listeners,
             save_graph_def=config.checkpoint_save_graph_def,
         )
-        hook._set_steps_per_run(self._steps_per_run)  # pylint: disable=protected-access
+        hook._set_steps_per_run(self._steps_per_run)
         return hook
 
     # ---- internals -----------------------------------------------------------------------------------
@@ -381,7 +381,7 @@ class Estimator:
                 "npu_bridge; run one process per rank with RANK_SIZE/RANK_ID (or npu-run) instead"
             )
 
-    def _params_for(self, mode):  # noqa: ARG002 - subclasses add per-mode entries (TPUEstimator's batch_size)
+    def _params_for(self, mode):  # subclasses add per-mode entries (TPUEstimator's batch_size)
         """The params ``input_fn`` and ``model_fn`` get in ``mode``: a copy of ``params``."""
         return self.params
 
@@ -437,7 +437,7 @@ class Estimator:
             global_step = v1.train.get_or_create_global_step(graph)
             features, labels, input_hooks = self._call_input_fn(input_fn, ModeKeys.TRAIN)
             # The step read by hooks happens before the train op changes it (TensorFlow's Estimator does the same).
-            with tf.control_dependencies([training_util._get_or_create_global_step_read()]):  # pylint: disable=protected-access
+            with tf.control_dependencies([training_util._get_or_create_global_step_read()]):
                 spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
             return self._train_with_spec(spec, global_step, input_hooks + hooks, saving_listeners)
 
@@ -453,7 +453,7 @@ class Estimator:
                 v1.train.LoggingTensorHook({"loss": spec.loss, "step": global_step}, every_n_iter=every_n_runs)
             )
             counter = v1.train.StepCounterHook(every_n_steps=config.log_step_count_steps, output_dir=self._model_dir)
-            counter._set_steps_per_run(self._steps_per_run)  # pylint: disable=protected-access
+            counter._set_steps_per_run(self._steps_per_run)
             chief_hooks.append(counter)
         if config.save_summary_steps:
             chief_hooks.append(
@@ -463,7 +463,7 @@ class Estimator:
             )
         existing = _find_hook(hooks + chief_hooks, v1.train.CheckpointSaverHook)
         if existing is not None:
-            existing._listeners.extend(saving_listeners)  # pylint: disable=protected-access
+            existing._listeners.extend(saving_listeners)
         else:
             saver_hook = self._checkpoint_saver_hook(spec.scaffold, saving_listeners)
             if saver_hook is None and saving_listeners:

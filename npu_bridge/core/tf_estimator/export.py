@@ -152,13 +152,13 @@ def export_saved_model(
     with tf.Graph().as_default():
         v1.train.get_or_create_global_step()
         receiver = serving_input_receiver_fn()
-        spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)  # pylint: disable=protected-access
+        spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
         signatures = {
             key: output.as_signature_def(receiver.receiver_tensors) for key, output in _export_outputs(spec).items()
         }
-        saver = spec.scaffold.saver or estimator._create_saver()  # pylint: disable=protected-access
+        saver = spec.scaffold.saver or estimator._create_saver()
         saver.build()
-        with v1.Session(config=estimator._session_config) as session:  # pylint: disable=protected-access
+        with v1.Session(config=estimator._session_config) as session:
             saver.restore(session, checkpoint_path)
             builder = v1.saved_model.Builder(temp_dir)
             builder.add_meta_graph_and_variables(

@@ -10,11 +10,11 @@ _ALIASES = ("tensorflow.estimator", "tensorflow.compat.v1.estimator", "tensorflo
 
 def tensorflow_has_estimator():
     """True when the installed TensorFlow provides a working ``tf.compat.v1.estimator.Estimator``."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     try:
         return hasattr(tf.compat.v1.estimator, "Estimator")
-    except Exception:  # pylint: disable=broad-except  # a missing or broken tensorflow_estimator
+    except Exception:  # a missing or broken tensorflow_estimator
         return False
 
 
@@ -24,9 +24,9 @@ def install():
     Returns:
       True when it installed the Estimator (now or earlier), False when TensorFlow's own is in place.
     """
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
-    from npu_bridge.core import tf_estimator  # pylint: disable=import-outside-toplevel
+    from npu_bridge.core import tf_estimator
 
     if getattr(tf, "estimator", None) is tf_estimator:
         return True

@@ -23,7 +23,7 @@ GENERIC_ADVICE = (
 
 
 def _tensorflow_version():
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     return ".".join(tf.__version__.split(".")[:2])
 

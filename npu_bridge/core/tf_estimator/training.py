@@ -154,7 +154,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     estimator.train(
         train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps, saving_listeners=listeners
     )
-    final_step = estimator._checkpoint_global_step()  # pylint: disable=protected-access
+    final_step = estimator._checkpoint_global_step()
     if evaluator.result is None or evaluator.last_step != final_step:
         evaluator.evaluate(is_final=True)
     elif eval_spec.exporters:

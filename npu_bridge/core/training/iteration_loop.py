@@ -145,8 +145,8 @@ class IterationPerLoop:
             guard = native_library.ops().npu_iterations_loop_guard(
                 message=_GUARD_MESSAGE.format(name=iteration_op.name), name=f"{iteration_op.name}Guard"
             )
-        iteration_op._add_control_input(guard)  # pylint: disable=protected-access
-        iteration_op._set_attr(ITERATION_OP_ATTR, attr_value_pb2.AttrValue(b=True))  # pylint: disable=protected-access
+        iteration_op._add_control_input(guard)
+        iteration_op._set_attr(ITERATION_OP_ATTR, attr_value_pb2.AttrValue(b=True))
         return iteration_op
 
     def load_iteration_per_loop_var(self, sess, iterations_per_loop=1):

@@ -58,7 +58,7 @@ class SplitStrategy:
 DEFAULT = SplitStrategy(BY_SIZE, (96.54, 3.46), is_default=True)
 
 
-def check_idx_list(idxList):  # pylint: disable=invalid-name  (upstream's argument name)
+def check_idx_list(idxList):  # upstream's argument name
     """Validates a split-by-index list.
 
     Args:
@@ -87,7 +87,7 @@ def check_idx_list(idxList):  # pylint: disable=invalid-name  (upstream's argume
     return tuple(idxList)
 
 
-def check_size_list(dataSizeList):  # pylint: disable=invalid-name  (upstream's argument name)
+def check_size_list(dataSizeList):  # upstream's argument name
     """Validates a split-by-size list.
 
     Args:
@@ -120,7 +120,7 @@ def check_size_list(dataSizeList):  # pylint: disable=invalid-name  (upstream's 
     return tuple(dataSizeList)
 
 
-def set_split_strategy_by_idx(idxList, group=groups.WORLD_GROUP):  # pylint: disable=invalid-name
+def set_split_strategy_by_idx(idxList, group=groups.WORLD_GROUP):
     """Sets the split points of ``group``'s gradient fusion by gradient index.
 
     Before the NPU system is initialized the setting is kept for the world group of the next initialization.
@@ -134,7 +134,7 @@ def set_split_strategy_by_idx(idxList, group=groups.WORLD_GROUP):  # pylint: dis
     _set(group, BY_INDEX, check_idx_list(idxList))
 
 
-def set_split_strategy_by_size(dataSizeList, group=groups.WORLD_GROUP):  # pylint: disable=invalid-name
+def set_split_strategy_by_size(dataSizeList, group=groups.WORLD_GROUP):
     """Sets the split points of ``group``'s gradient fusion by percentage of gradient bytes.
 
     Before the NPU system is initialized the setting is kept for the world group of the next initialization.

@@ -12,7 +12,7 @@ def _chain():
         if entry and os.path.abspath(entry) != here:
             candidate = os.path.join(entry, "sitecustomize.py")
             if os.path.isfile(candidate):
-                import runpy  # noqa: PLC0415
+                import runpy
 
                 runpy.run_path(candidate, run_name="sitecustomize")
                 return

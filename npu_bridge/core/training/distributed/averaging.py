@@ -82,7 +82,7 @@ def _divide(value, size):
     return value // size
 
 
-def npu_allreduce(values, reduction="mean", fusion=1, fusion_id=-1, group=WORLD_GROUP):  # pylint: disable=redefined-outer-name
+def npu_allreduce(values, reduction="mean", fusion=1, fusion_id=-1, group=WORLD_GROUP):
     """Upstream's ``npu_allreduce``: allreduces a tensor or a list of tensors.
 
     Args:
@@ -105,7 +105,7 @@ def allreduce(tensor, average=True):
     return allreduce_many([tensor], "mean" if average else "sum", fuse=False)[0]
 
 
-def reduce(tensor, root_rank, average=True, fusion=0, fusion_id=-1):  # pylint: disable=redefined-builtin,redefined-outer-name
+def reduce(tensor, root_rank, average=True, fusion=0, fusion_id=-1):
     """Upstream's module-level ``npu_optimizer.reduce``: sum for ``root_rank`` (here every rank gets it),
     divided by the world size if ``average``."""
     reduced = operations.reduce(tensor, "sum", root_rank, fusion, fusion_id)

@@ -118,7 +118,7 @@ def _averaging(method, average):
         return average(method(*args, **kwargs))
 
     wrapped.__doc__ = method.__doc__
-    wrapped._npu_bridge_averaged = True  # pylint: disable=protected-access
+    wrapped._npu_bridge_averaged = True
     return wrapped
 
 
@@ -149,11 +149,7 @@ class KerasDistributeOptimizer(tf.keras.optimizers.legacy.Optimizer):
         return _average(self._optimizer.get_gradients(loss, params))
 
     def _compute_gradients(self, loss, var_list, grad_loss=None, tape=None):
-        return _average_pairs(
-            self._optimizer._compute_gradients(  # pylint: disable=protected-access
-                loss, var_list, grad_loss=grad_loss, tape=tape
-            )
-        )
+        return _average_pairs(self._optimizer._compute_gradients(loss, var_list, grad_loss=grad_loss, tape=tape))
 
     def get_updates(self, loss, params):
         """Averaged gradients applied by the wrapped optimizer."""

@@ -28,7 +28,7 @@ def broadcast_variables(variables, root_rank):
     )
 
 
-def broadcast_global_variables(root_rank, index=None):  # pylint: disable=unused-argument  (upstream's signature)
+def broadcast_global_variables(root_rank, index=None):  # upstream's signature
     """Returns an op that broadcasts the trainable variables of the default graph from ``root_rank``."""
     return broadcast_variables(tf.compat.v1.trainable_variables(), root_rank)
 

@@ -78,7 +78,7 @@ class NPUOptimizer(WrappedOptimizer):
         )
         if self._is_distributed and world.load_world().rank_size > 1:
             # The averaging collective of the distributed optimizers.
-            from npu_bridge.core.training.distributed import averaging  # pylint: disable=import-outside-toplevel
+            from npu_bridge.core.training.distributed import averaging
 
             grads_and_vars = [
                 (None if grad is None else averaging.allreduce(grad, average=True), var) for grad, var in grads_and_vars

@@ -42,7 +42,7 @@ def status_is_clear(grads, is_distributed):
     with tf.control_dependencies([status]):
         cleared = float_status.npu_clear_float_status_v2()
     if is_distributed:
-        from npu_bridge.core.collectives import operations  # pylint: disable=import-outside-toplevel
+        from npu_bridge.core.collectives import operations
 
         status = operations.allreduce(status, "sum")
     with tf.control_dependencies([cleared]):
