@@ -106,11 +106,22 @@ def test_every_class_in_errors_py_derives_from_npu_bridge_error_and_a_builtin_wh
         assert issubclass(getattr(errors, name), builtin), name
 
 
+def test_npu_bridge_errors_is_the_public_home_of_every_error_class():
+    import npu_bridge  # the package root, as scripts import it
+    import npu_bridge.errors
+
+    defined = {n for n, v in vars(errors).items() if isinstance(v, type) and issubclass(v, BaseException)}
+    assert sorted(npu_bridge.errors.__all__) == sorted(defined)
+    assert all(getattr(npu_bridge.errors, name) is getattr(errors, name) for name in defined)
+    assert npu_bridge.NpuBridgeError is NpuBridgeError
+
+
 @pytest.mark.slow
 def test_errors_py_imports_without_tensorflow():
     result = run_python("""
         import sys
         from npu_bridge.core.runtime import errors
+        from npu_bridge.errors import NpuBridgeError, CollectiveError
         from npu_bridge.core.launch import cli
         print("tensorflow" in sys.modules)
     """)
