@@ -11,6 +11,7 @@ import concurrent.futures
 import glob
 import json
 import os
+import runpy
 import subprocess
 import sys
 import time
@@ -53,6 +54,10 @@ class BuildNativeLibrary(build_ext):
             self.copy_file(os.path.join(self.build_lib, *package, BUILD_INFO), os.path.join(HERE, *package))
 
     def build_extension(self, ext):
+        # The C++ side of the pass contract is generated from its one declaration (contract_table.py), loaded by
+        # path: importing npu_bridge here would switch it on without its library.
+        generator = runpy.run_path(os.path.join(HERE, "npu_bridge", "core", "session", "contract_header.py"))
+        print(f"npu_bridge: pass contract header {os.path.relpath(generator['write'](HERE), HERE)}", flush=True)
         tf = _import_tensorflow()
         compile_flags = tf.sysconfig.get_compile_flags() + EXTRA_COMPILE_FLAGS + [f"-I{HERE}"]
         link_flags = tf.sysconfig.get_link_flags()

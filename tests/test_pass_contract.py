@@ -1,131 +1,53 @@
-"""The pass-parameter contract: optimizers/pass_contract.h and npu_bridge/core/session/pass_contract.py declare
-the same keys, record fields and node attributes; a bridged session's parameter_map carries exactly those keys
-with structured values; hostile option values fail at session creation; and the C++ NpuOptimizer rejects a
-contract key of the wrong kind with an error naming it (no crash)."""
+"""The pass-parameter contract: declared once (contract_table.py), the C++ header generated from it is current;
+a bridged session's parameter_map carries exactly those keys with structured values; hostile option values fail at
+session creation; and the C++ NpuOptimizer rejects a contract key of the wrong kind with an error naming it (no
+crash)."""
 
+import dataclasses
 import os
 import pathlib
-import re
 
 import pytest
 import tensorflow as tf
 from conftest import REPO_ROOT, npu_config, run_python
 
 from npu_bridge.core.runtime.errors import NpuOptionError, PassContractError
-from npu_bridge.core.session import pass_contract
+from npu_bridge.core.session import contract_header, contract_table, pass_contract
 
 v1 = tf.compat.v1
-HEADER = pathlib.Path(REPO_ROOT, "optimizers", "pass_contract.h")
-_KEY_KINDS = {
-    "BoolKey": "b",
-    "IntKey": "i",
-    "StringKey": "s",
-    "IntListKey": "list.i",
-    "StringListKey": "list.s",
-    "RecordListKey": "list.func",
-    "RecordKey": "func",
-}
-_FIELD_KINDS = {
-    "kBool": "b",
-    "kInt": "i",
-    "kString": "s",
-    "kIntList": "list.i",
-    "kStringList": "list.s",
-    "kTypeList": "list.type",
-    "kRecordList": "list.func",
-    "kRecord": "func",
-}
-_SCALAR_KEY = re.compile(r"constexpr (BoolKey|IntKey|StringKey) (k\w+)\{\"([^\"]+)\", ([^}]+)\};")
-_LIST_KEY = re.compile(r"constexpr (IntListKey|StringListKey|RecordListKey|RecordKey) (k\w+)\{\"([^\"]+)\"\};")
-_FIELD = re.compile(r"constexpr RecordField k\w+\{\"([^\"]+)\", \"([^\"]+)\", Kind::(k\w+)\};")
-_NODE_ATTR = re.compile(r"constexpr NodeAttr k\w+\{\"([^\"]+)\"\};")
-_ALL_KEYS = re.compile(r"kAllKeys\[\] = \{(.*?)\};", re.S)
-_EMPTY = "empty"
+GENERATED = pathlib.Path(REPO_ROOT, contract_header.HEADER)
 
 
-def _default(text):
-    text = text.strip()
-    if text in ("true", "false"):
-        return text == "true"
-    if text.startswith('"'):
-        return text[1:-1]
-    return int(text)
+def test_the_generated_header_is_what_the_table_renders():
+    assert GENERATED.read_text() == contract_header.render(contract_table), (
+        f"{contract_header.HEADER} is stale: run `python npu_bridge/core/session/contract_header.py .` (the build "
+        "does it too)"
+    )
 
 
-def parse_header(text):
-    """Reads the contract from pass_contract.h text: ({key: (kind, default)}, {(key, field): kind}, node attrs,
-    names of the keys listed in kAllKeys)."""
-    constants, keys = {}, {}
-    for cpp_type, constant, name, default in _SCALAR_KEY.findall(text):
-        constants[constant] = name
-        keys[name] = (_KEY_KINDS[cpp_type], _default(default))
-    for cpp_type, constant, name in _LIST_KEY.findall(text):
-        constants[constant] = name
-        keys[name] = (_KEY_KINDS[cpp_type], _EMPTY)
-    fields = {(key, name): _FIELD_KINDS[kind] for key, name, kind in _FIELD.findall(text)}
-    listed = _ALL_KEYS.search(text)
-    all_keys = {constants.get(c, c) for c in re.findall(r"Spec\((k\w+)\)", listed.group(1))} if listed else set()
-    return keys, fields, set(_NODE_ATTR.findall(text)), all_keys
+def test_the_header_declares_every_key_field_and_attribute_of_the_table_and_can_fail():
+    text = contract_header.render(contract_table)
+    for key in pass_contract.KEYS:
+        assert f'{contract_header.key_constant(key.name, pass_contract.KEY_PREFIX)}{{"{key.name}"' in text
+        assert f"Spec({contract_header.key_constant(key.name, pass_contract.KEY_PREFIX)})," in text
+    for field in pass_contract.RECORD_FIELDS:
+        assert f'{{"{field.key}", "{field.name}", Kind::' in text
+    for attribute in pass_contract.NODE_ATTRS:
+        assert f'{{"{attribute}"}};' in text
+    assert 'constexpr BoolKey kDumpOutputs{"_npu_dump_outputs", true};' in text
+    assert 'constexpr IntKey kIterationsPerLoop{"_npu_iterations_per_loop", 1};' in text
+    changed = dict(vars(contract_table), KEYS=contract_table.KEYS[:-1])  # one key less: the header differs
+    assert contract_header.render(changed) != text
 
 
-def contract_differences(header_text):
-    """Everything in which pass_contract.h (as ``header_text``) and the Python table disagree; [] when equal."""
-    keys, fields, node_attrs, all_keys = parse_header(header_text)
-    python_keys = {
-        k.name: (k.kind, _EMPTY if k.kind.startswith("list") or k.kind == "func" else k.default)
-        for k in pass_contract.KEYS
-    }
-    problems = []
-    for name in sorted(set(keys) | set(python_keys)):
-        if name not in keys:
-            problems.append(f"{name}: in the Python table, not in the header")
-        elif name not in python_keys:
-            problems.append(f"{name}: in the header, not in the Python table")
-        elif keys[name] != python_keys[name]:
-            problems.append(f"{name}: header (kind, default) {keys[name]} != Python {python_keys[name]}")
-        if name in keys and name not in all_keys:
-            problems.append(f"{name}: declared in the header but missing from kAllKeys")
-    problems += [f"{name}: listed in kAllKeys but not declared" for name in sorted(all_keys - set(keys))]
-    problems += [
-        f"{name}: does not start with {pass_contract.KEY_PREFIX}"
-        for name in sorted(python_keys)
-        if not name.startswith(pass_contract.KEY_PREFIX)
-    ]
-    python_fields = {(f.key, f.name): f.kind for f in pass_contract.RECORD_FIELDS}
-    for field in sorted(set(fields) | set(python_fields)):
-        if fields.get(field) != python_fields.get(field):
-            problems.append(
-                f"{field[0]} record field {field[1]}: header {fields.get(field)} != Python {python_fields.get(field)}"
-            )
-    for attr in sorted(node_attrs ^ set(pass_contract.NODE_ATTRS)):
-        problems.append(f"node attribute {attr}: only in the {'header' if attr in node_attrs else 'Python table'}")
-    return problems
-
-
-def test_the_header_and_the_python_table_agree():
-    keys, fields, node_attrs, _ = parse_header(HEADER.read_text())
-    assert len(keys) == len(pass_contract.KEYS) and len(fields) == len(pass_contract.RECORD_FIELDS)
-    assert len(node_attrs) == len(pass_contract.NODE_ATTRS)
-    assert contract_differences(HEADER.read_text()) == []
-
-
-@pytest.mark.parametrize(
-    "old, new, named",
-    [
-        ('kDumpSteps{"_npu_dump_steps"}', 'kDumpSteps{"_npu_dump_step"}', "_npu_dump_steps"),
-        ('kDumpOutputs{"_npu_dump_outputs", true}', 'kDumpOutputs{"_npu_dump_outputs", false}', "_npu_dump_outputs"),
-        ("constexpr IntKey kSessionId", "constexpr BoolKey kSessionId", "_npu_session_id"),
-        ("constexpr StringListKey kDumpLayers", "constexpr IntListKey kDumpLayers", "_npu_dump_layers"),
-        ('"input_dtypes", Kind::kTypeList', '"input_dtypes", Kind::kStringList', "input_dtypes"),
-        ('constexpr NodeAttr kKeepDtypeAttr{"_keep_dtype"};', "", "_keep_dtype"),
-        ("Spec(kCollectiveTimeout),", "", "_npu_collective_timeout"),
-    ],
-)
-def test_a_header_that_disagrees_is_caught(old, new, named):
-    text = HEADER.read_text()
-    assert text.count(old) == 1
-    problems = contract_differences(text.replace(old, new))
-    assert any(named in problem for problem in problems), problems
+def test_the_table_is_well_formed():
+    names = [k.name for k in pass_contract.KEYS]
+    assert len(set(names)) == len(names) and all(n.startswith(pass_contract.KEY_PREFIX) for n in names)
+    assert {k.kind for k in pass_contract.KEYS} <= set(pass_contract.KINDS)
+    assert {f.kind for f in pass_contract.RECORD_FIELDS} <= set(pass_contract.FIELD_KINDS)
+    assert {k.name for k in pass_contract.KEYS if k.kind in ("list.func", "func")} == set(contract_table.RECORDS)
+    assert [f.name for f in dataclasses.fields(pass_contract.PassPlan)] == [k.field for k in pass_contract.KEYS]
+    assert pass_contract.KEEP_DTYPE_ATTR == "_keep_dtype" and len(pass_contract.NODE_ATTRS) == 7
 
 
 def test_an_empty_plan_writes_the_defaults():
@@ -139,7 +61,7 @@ def test_a_plan_value_of_the_wrong_type_and_a_key_of_the_wrong_kind_are_errors()
     entry = v1.ConfigProto().graph_options.rewrite_options.custom_optimizers.add()
     with pytest.raises(PassContractError, match="_npu_dump_steps"):
         pass_contract.write(entry, pass_contract.PassPlan(dump_steps=((0, 2**64),)))
-    entry.parameter_map[pass_contract.DUMP_STEPS.name].s = b"0|5"
+    entry.parameter_map[pass_contract.KEY_BY_FIELD["dump_steps"].name].s = b"0|5"
     with pytest.raises(PassContractError, match="_npu_dump_steps holds .*declares list.i"):
         pass_contract.read(entry)
 

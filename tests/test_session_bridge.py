@@ -77,7 +77,7 @@ def test_user_config_is_not_modified_and_entries_are_merged():
     entries = [c for c in used.graph_options.rewrite_options.custom_optimizers if c.name == "NpuOptimizer"]
     assert len(entries) == 1
     assert entries[0].parameter_map["precision_mode"].s == b"must_keep_origin_dtype"
-    assert entries[0].parameter_map[pass_contract.VALIDATED.name].b
+    assert entries[0].parameter_map[pass_contract.KEY_BY_FIELD["validated"].name].b
     assert used.graph_options.rewrite_options.min_graph_nodes == -1
     assert options.get("precision_mode") == "must_keep_origin_dtype"
 

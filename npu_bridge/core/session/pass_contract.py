@@ -1,9 +1,9 @@
 """The pass-parameter contract: what the C++ NpuOptimizer passes read, and the one place that writes it.
 
-``KEYS`` lists every parameter_map key the passes read (name, kind, default, the ``PassPlan`` field it comes
-from), ``RECORD_FIELDS`` the fields of the records of list.func keys, and ``NODE_ATTRS`` the node attributes
-Python stamps on ops of the user's graph for the passes. ``optimizers/pass_contract.h`` declares the same;
-``tests/test_pass_contract.py`` keeps the two equal.
+The contract is declared once, in ``contract_table.py`` (keys with kinds, defaults and meanings, record fields, node
+attributes); ``optimizers/pass_contract_keys.h`` is generated from it (``contract_header.py``). This module builds
+from the table ``PassPlan`` (one field per key), ``KEYS``, ``RECORD_FIELDS``, ``NODE_ATTRS`` and the node attribute
+constants (``KEEP_DTYPE_ATTR``, ...), and encodes and decodes the values.
 
 A bridged session's setup steps fill one ``PassPlan`` (``npu_bridge.core.session.setup_steps``) and ``write``
 puts all of it into the session's NpuOptimizer entry once, at the end of the plan. Values go down validated,
@@ -18,6 +18,7 @@ import dataclasses
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from npu_bridge.core.runtime.errors import PassContractError
+from npu_bridge.core.session import contract_table
 
 KINDS = ("b", "i", "s", "list.i", "list.s", "list.func", "func")
 FIELD_KINDS = ("s", "list.i", "list.type")
@@ -88,72 +89,6 @@ def _check_selector(selector, target, what):
         )
 
 
-@dataclasses.dataclass
-class PassPlan:
-    """What the passes of one bridged session do; the setup steps fill it, ``write`` hands it down.
-
-    Attributes:
-      validated: the session bridge validated the options (always True for a bridged session).
-      init_options: the session's init-stage options, name -> normalized value.
-      dump_enabled: dump op inputs / outputs (enable_dump).
-      dump_root: {dump_path}/{time}/{device id}; dumps and overflow records go below it.
-      dump_base: dump_path as the user gave it; the dump writer creates the directories below it, or refuses
-        those that are symlinks or another user's.
-      dump_inputs, dump_outputs: what is dumped (dump_mode).
-      dump_stats: statistic.csv instead of tensors (dump_data=stats).
-      dump_golden: golden .npy files next to dumped outputs.
-      dump_steps: (first, last) step ranges to dump (dump_step); empty dumps every step.
-      dump_layers: op names to dump (dump_layer); empty dumps every op.
-      overflow_check: check and report every floating-point output (enable_dump_debug).
-      overflow_fp16_saturation: overflow reports count fp16 saturation (the simulated Ascend backend).
-      exception_dump: capture the inputs of ops that fail (enable_exception_dump=1).
-      exception_dir: where exception dumps go.
-      exception_base: the directory ``exception_dir`` is {base}/extra-info/data-dump/{device id} of; as
-        ``dump_base``.
-      session_id: names the session's exception-capture slots.
-      precision_rewrite: run the precision pass (its rules may be empty: kept ops in a mixed region).
-      precision_rules: the ``PrecisionRule``s.
-      mixed_dtype: a mixed mode's reduced precision, "float16" or "bfloat16"; "" outside mixed modes.
-      mixed_convert: the mixed region really computes in ``mixed_dtype`` (GPU); else it is emulated by rounding.
-      mixed_white, mixed_black: the mixed-precision white and black lists (``npu_bridge.core.precision.mixlist``).
-      ascend_fp16: the simulated Ascend backend's saturating fp16 conversions.
-      impl_modes: the ``ImplModeRule``s (simulated Ascend backend).
-      iterations_per_loop: training steps per run of an IterationOp.
-      collective_timeout: seconds every collective of the session may wait (0 leaves the ops' own timeout).
-      collective_run_bound: the session's run hook bounds every run with collectives by the timeout, so the
-        collectives outside loops drop their own (whose timer TensorFlow keeps alive per execution).
-    """
-
-    validated: bool = False
-    init_options: Dict[str, InitValue] = dataclasses.field(default_factory=dict)
-    dump_enabled: bool = False
-    dump_root: str = ""
-    dump_base: str = ""
-    dump_inputs: bool = False
-    dump_outputs: bool = True
-    dump_stats: bool = False
-    dump_golden: bool = False
-    dump_steps: Tuple[Tuple[int, int], ...] = ()
-    dump_layers: Tuple[str, ...] = ()
-    overflow_check: bool = False
-    overflow_fp16_saturation: bool = False
-    exception_dump: bool = False
-    exception_dir: str = ""
-    exception_base: str = ""
-    session_id: int = 0
-    precision_rewrite: bool = False
-    precision_rules: Tuple[PrecisionRule, ...] = ()
-    mixed_dtype: str = ""
-    mixed_convert: bool = False
-    mixed_white: Tuple[str, ...] = ()
-    mixed_black: Tuple[str, ...] = ()
-    ascend_fp16: bool = False
-    impl_modes: Tuple[ImplModeRule, ...] = ()
-    iterations_per_loop: int = 1
-    collective_timeout: int = 0
-    collective_run_bound: bool = False
-
-
 @dataclasses.dataclass(frozen=True)
 class ContractKey:
     """One parameter_map key of the contract.
@@ -163,6 +98,7 @@ class ContractKey:
       kind: one of ``KINDS``.
       default: the value C++ assumes when the key is absent, in ``read``'s form (list and record kinds: empty).
       field: the ``PassPlan`` attribute the value comes from.
+      meaning: what it says (the table's text, also the header's comment).
       to_wire: turns the attribute into ``read``'s form (None: it already is).
     """
 
@@ -170,6 +106,7 @@ class ContractKey:
     kind: str
     default: Any
     field: str
+    meaning: str
     to_wire: Optional[Callable[[Any], Any]] = None
 
 
@@ -204,102 +141,52 @@ def _impl_records(modes):
     return [{"selector": m.selector, "target": m.target, "mode": m.mode} for m in modes]
 
 
-VALIDATED = ContractKey("_npu_bridge_validated", "b", False, "validated")
-INIT_OPTIONS = ContractKey("_npu_bridge_init_options", "func", {}, "init_options", dict)
-DUMP_ENABLED = ContractKey("_npu_dump_enabled", "b", False, "dump_enabled")
-DUMP_ROOT = ContractKey("_npu_dump_root", "s", "", "dump_root")
-DUMP_BASE = ContractKey("_npu_dump_base", "s", "", "dump_base")
-DUMP_INPUTS = ContractKey("_npu_dump_inputs", "b", False, "dump_inputs")
-DUMP_OUTPUTS = ContractKey("_npu_dump_outputs", "b", True, "dump_outputs")
-DUMP_STATS = ContractKey("_npu_dump_stats", "b", False, "dump_stats")
-DUMP_GOLDEN = ContractKey("_npu_dump_golden", "b", False, "dump_golden")
-DUMP_STEPS = ContractKey("_npu_dump_steps", "list.i", (), "dump_steps", _flat_pairs)
-DUMP_LAYERS = ContractKey("_npu_dump_layers", "list.s", (), "dump_layers", list)
-OVERFLOW_CHECK = ContractKey("_npu_overflow_check", "b", False, "overflow_check")
-OVERFLOW_FP16_SATURATION = ContractKey("_npu_overflow_fp16_saturation", "b", False, "overflow_fp16_saturation")
-EXCEPTION_DUMP = ContractKey("_npu_exception_dump", "b", False, "exception_dump")
-EXCEPTION_DIR = ContractKey("_npu_exception_dir", "s", "", "exception_dir")
-EXCEPTION_BASE = ContractKey("_npu_exception_base", "s", "", "exception_base")
-SESSION_ID = ContractKey("_npu_session_id", "i", 0, "session_id")
-PRECISION_REWRITE = ContractKey("_npu_precision_rewrite", "b", False, "precision_rewrite")
-PRECISION_RULES = ContractKey("_npu_precision_rules", "list.func", (), "precision_rules", _rule_records)
-PRECISION_MIXED_DTYPE = ContractKey("_npu_precision_mixed_dtype", "s", "", "mixed_dtype")
-PRECISION_MIXED_CONVERT = ContractKey("_npu_precision_mixed_convert", "b", False, "mixed_convert")
-PRECISION_MIXED_WHITE = ContractKey("_npu_precision_mixed_white", "list.s", (), "mixed_white", list)
-PRECISION_MIXED_BLACK = ContractKey("_npu_precision_mixed_black", "list.s", (), "mixed_black", list)
-PRECISION_ASCEND_FP16 = ContractKey("_npu_precision_ascend_fp16", "b", False, "ascend_fp16")
-PRECISION_IMPL_MODES = ContractKey("_npu_precision_impl_modes", "list.func", (), "impl_modes", _impl_records)
-ITERATIONS_PER_LOOP = ContractKey("_npu_iterations_per_loop", "i", 1, "iterations_per_loop")
-COLLECTIVE_TIMEOUT = ContractKey("_npu_collective_timeout", "i", 0, "collective_timeout")
-COLLECTIVE_RUN_BOUND = ContractKey("_npu_collective_run_bound", "b", False, "collective_run_bound")
-
-KEYS = (
-    VALIDATED,
-    INIT_OPTIONS,
-    DUMP_ENABLED,
-    DUMP_ROOT,
-    DUMP_BASE,
-    DUMP_INPUTS,
-    DUMP_OUTPUTS,
-    DUMP_STATS,
-    DUMP_GOLDEN,
-    DUMP_STEPS,
-    DUMP_LAYERS,
-    OVERFLOW_CHECK,
-    OVERFLOW_FP16_SATURATION,
-    EXCEPTION_DUMP,
-    EXCEPTION_DIR,
-    EXCEPTION_BASE,
-    SESSION_ID,
-    PRECISION_REWRITE,
-    PRECISION_RULES,
-    PRECISION_MIXED_DTYPE,
-    PRECISION_MIXED_CONVERT,
-    PRECISION_MIXED_WHITE,
-    PRECISION_MIXED_BLACK,
-    PRECISION_ASCEND_FP16,
-    PRECISION_IMPL_MODES,
-    ITERATIONS_PER_LOOP,
-    COLLECTIVE_TIMEOUT,
-    COLLECTIVE_RUN_BOUND,
-)
-
-RECORD_FIELDS = (
-    RecordField(PRECISION_RULES.name, "selector", "s"),
-    RecordField(PRECISION_RULES.name, "target", "s"),
-    RecordField(PRECISION_RULES.name, "input_slots", "list.i"),
-    RecordField(PRECISION_RULES.name, "input_dtypes", "list.type"),
-    RecordField(PRECISION_RULES.name, "output_slots", "list.i"),
-    RecordField(PRECISION_RULES.name, "output_dtypes", "list.type"),
-    RecordField(PRECISION_IMPL_MODES.name, "selector", "s"),
-    RecordField(PRECISION_IMPL_MODES.name, "target", "s"),
-    RecordField(PRECISION_IMPL_MODES.name, "mode", "s"),
-)
-
-# Node attributes Python stamps on ops of the user's graph for the passes.
-KEEP_DTYPE_ATTR = "_keep_dtype"  # i (or b) != 0: the precision passes leave the op's dtypes
-ITERATION_OP_ATTR = "_npu_iteration_op"  # b: the IterationOp of iterations_per_loop
-COLLECTIVE_GROUP_ATTR = "_npu_hccl_group"  # s: a collective npu_bridge built (the group name)
-IMPL_OP_ATTR = "_npu_impl_op"  # s: the Ascend op a composed op implements (a LayerNorm's Rsqrt)
-IMPL_NAME_ATTR = "_npu_impl_name"  # s: the name the user gave that op
-COMPOSED_OP_ATTR = "_npu_op_type"  # s: a function call that is one Ascend op (core/compute/composite.py)
-COMPOSED_OUTPUTS_ATTR = "_npu_op_outputs"  # i: how many of that call's outputs are the op's
-NODE_ATTRS = (
-    KEEP_DTYPE_ATTR,
-    ITERATION_OP_ATTR,
-    COLLECTIVE_GROUP_ATTR,
-    IMPL_OP_ATTR,
-    IMPL_NAME_ATTR,
-    COMPOSED_OP_ATTR,
-    COMPOSED_OUTPUTS_ATTR,
-)
-
-KEY_PREFIX = "_npu_"  # every key starts with it; C++ rejects any other key with it
-_RECORD_NAMES = {
-    PRECISION_RULES.name: "precision_rule",
-    PRECISION_IMPL_MODES.name: "impl_mode",
-    INIT_OPTIONS.name: "init_options",
+# How a PassPlan value becomes its wire form, by kind (list.i: (first, last) pairs) or by record.
+_TO_WIRE = {"list.i": _flat_pairs, "list.s": list, "func": dict}
+_RECORDS_TO_WIRE = {"precision_rule": _rule_records, "impl_mode": _impl_records}
+_PLAN_TYPES = {
+    "b": bool,
+    "i": int,
+    "s": str,
+    "list.i": Tuple[Tuple[int, int], ...],
+    "list.s": Tuple[str, ...],
+    "list.func": tuple,
+    "func": Dict[str, InitValue],
 }
+
+
+def _contract_key(field, name, kind, default, meaning):
+    record = contract_table.RECORDS.get(name, (None,))[0]
+    to_wire = _RECORDS_TO_WIRE[record] if kind == "list.func" else _TO_WIRE.get(kind)
+    return ContractKey(name, kind, default, field, meaning, to_wire)
+
+
+KEYS = tuple(_contract_key(*entry) for entry in contract_table.KEYS if not isinstance(entry, str))
+KEY_BY_FIELD = {key.field: key for key in KEYS}
+RECORD_FIELDS = tuple(
+    RecordField(key, field, kind) for key, (_, _, fields) in contract_table.RECORDS.items() for field, kind, _ in fields
+)
+_RECORD_NAMES = {key: record for key, (record, _, _) in contract_table.RECORDS.items()}
+KEY_PREFIX = contract_table.KEY_PREFIX
+
+
+def _plan_field(key):
+    if isinstance(key.default, dict):
+        return (key.field, _PLAN_TYPES[key.kind], dataclasses.field(default_factory=dict))
+    return (key.field, _PLAN_TYPES[key.kind], dataclasses.field(default=key.default))
+
+
+PassPlan = dataclasses.make_dataclass("PassPlan", [_plan_field(key) for key in KEYS])
+PassPlan.__module__ = __name__
+PassPlan.__doc__ = "What the passes of one bridged session do; the setup steps fill it, ``write`` hands it down.\n\n"
+PassPlan.__doc__ += "Attributes (one per contract key, from contract_table.KEYS):\n" + "".join(
+    f"  {key.field}: {key.meaning}\n" for key in KEYS
+)
+
+# Node attributes Python stamps on ops of the user's graph for the passes: KEEP_DTYPE_ATTR, ITERATION_OP_ATTR,
+# COLLECTIVE_GROUP_ATTR, IMPL_OP_ATTR, IMPL_NAME_ATTR, COMPOSED_OP_ATTR, COMPOSED_OUTPUTS_ATTR (contract_table).
+NODE_ATTRS = tuple(attribute for _, attribute, _ in contract_table.NODE_ATTRS)
+globals().update({constant: attribute for constant, attribute, _ in contract_table.NODE_ATTRS})
 
 
 def write(entry, plan: PassPlan) -> None:
