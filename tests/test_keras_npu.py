@@ -7,7 +7,15 @@ import tensorflow as tf
 from npu_bridge.core.session import bridge as session_bridge
 from npu_bridge.estimator.npu import keras_to_npu
 from npu_bridge.estimator.npu.npu_config import NPURunConfig
-from npu_bridge.npu_init import npu_clear_session, set_keras_session_npu_config
+from npu_bridge.npu_init import (
+    ExponentialUpdateLossScaleManager,
+    FixedLossScaleManager,
+    NPUDistributedOptimizer,
+    NPULossScaleOptimizer,
+    NPUOptimizer,
+    npu_clear_session,
+    set_keras_session_npu_config,
+)
 
 keras = tf.compat.v1.keras  # what TF1 scripts use (legacy optimizers, graph-mode training)
 X = np.random.RandomState(1).rand(64, 3).astype(np.float32)
@@ -83,3 +91,38 @@ def test_model_to_npu_estimator_errors(tmp_path):
     model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")  # a TF2 optimizer: no graph-mode updates
     with pytest.raises(ValueError, match="needs a legacy Keras optimizer"):
         keras_to_npu.model_to_npu_estimator(keras_model=model, model_dir=str(tmp_path))
+
+
+@pytest.mark.parametrize("fixed", [False, True], ids=["exponential", "fixed"])
+def test_keras_fit_initializes_the_loss_scale_managers_variables(fixed):
+    # tf_keras initializes only the variables it tracks and the TF optimizer's variables(), not all globals.
+    if fixed:
+        manager = FixedLossScaleManager(2**10)
+    else:
+        manager = ExponentialUpdateLossScaleManager(init_loss_scale=2**10, incr_every_n_steps=1)
+    optimizer = NPULossScaleOptimizer(NPUDistributedOptimizer(tf.compat.v1.train.AdamOptimizer(0.01)), manager)
+    model = keras.Sequential([keras.layers.Dense(4, activation="relu", input_shape=(3,)), keras.layers.Dense(1)])
+    model.compile(optimizer=optimizer, loss="mse")
+    history = model.fit(X[:8], Y[:8], batch_size=4, epochs=1, verbose=0)  # 2 steps
+    assert np.isfinite(history.history["loss"]).all()
+    scale = keras.backend.get_session().run(manager.get_loss_scale())
+    assert scale == (2**10 if fixed else 2**12)  # grown once per finite step
+
+
+def test_loss_scale_optimizer_variables_include_the_managers_once():
+    with tf.Graph().as_default():
+        manager = ExponentialUpdateLossScaleManager(init_loss_scale=2**10, incr_every_n_steps=1)
+        var = tf.compat.v1.Variable(1.0)
+        adam = tf.compat.v1.train.AdamOptimizer(0.01)
+        adam.minimize(var * var)
+        state = manager.variables()
+        assert [v.name for v in state] == ["loss_scale:0", "good_steps:0", "bad_steps:0"]
+        expected = [v.name for v in adam.variables() + state]
+        wrapped = NPULossScaleOptimizer(NPUDistributedOptimizer(adam), manager)
+        assert [v.name for v in wrapped.variables()] == expected
+        twice = NPUOptimizer(wrapped, loss_scale_manager=manager, is_loss_scale=True)
+        assert [v.name for v in twice.variables()] == expected  # no duplicates
+        fixed = NPULossScaleOptimizer(adam, FixedLossScaleManager(2**10))
+        assert [v.name for v in fixed.variables()] == [v.name for v in adam.variables()]
+    with tf.Graph().as_default():
+        assert wrapped.variables() == []  # like Optimizer.variables(): only the current graph's

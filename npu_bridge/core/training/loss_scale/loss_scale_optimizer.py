@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from npu_bridge.core.device import device_mode
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.training.loss_scale import overflow, scaling
+from npu_bridge.core.training.loss_scale import managers, overflow, scaling
 from npu_bridge.core.training.loss_scale.managers import FixedLossScaleManager
 from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
 
@@ -37,6 +37,10 @@ class NPULossScaleOptimizer(WrappedOptimizer):
         super().__init__(opt, "NPULossScaleOptimizer")
         self._loss_scale_manager = loss_scale_manager
         self._is_distributed = is_distributed
+
+    def _own_variables(self):
+        # The manager's state (loss_scale, good_steps, bad_steps): tf_keras initializes only what variables() lists.
+        return managers.manager_variables(self._loss_scale_manager)
 
     def compute_gradients(
         self,

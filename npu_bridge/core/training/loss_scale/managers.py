@@ -32,6 +32,32 @@ class LossScaleManager:
         """
         raise NotImplementedError
 
+    def variables(self):
+        """Returns the variables the manager keeps its state in (none for a fixed scale).
+
+        Optimizers that wrap the manager list them in their ``variables()``, so tf_keras initializes them.
+        """
+        return _attribute_variables(self)
+
+
+def _attribute_variables(obj):
+    return [value for value in getattr(obj, "__dict__", {}).values() if isinstance(value, tf.Variable)]
+
+
+def manager_variables(manager):
+    """The variables of a loss-scale manager.
+
+    Args:
+      manager: a manager, or None. One that does not derive from ``LossScaleManager`` (a script's own class)
+        and has no ``variables()`` gives the variables among its attributes.
+    Returns:
+      A list of variables.
+    """
+    if manager is None:
+        return []
+    own = getattr(manager, "variables", None)
+    return list(own()) if callable(own) else _attribute_variables(manager)
+
 
 def _number(name, value, minimum, integer=False):
     valid = isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= minimum
