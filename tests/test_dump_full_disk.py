@@ -4,6 +4,7 @@ reported, and nothing partial is presented as complete. The disks are small tmpf
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -76,6 +77,7 @@ def test_a_disk_that_fills_up_loses_files_not_training_and_says_how_much(small_d
     lost_lines = [m for m in npu_log if "could not be written" in m]
     assert len(lost_lines) == 2, lost_lines
     assert f"the dump in {root} is incomplete: {status['files_lost']} files could not be written" in lost_lines[1]
+    assert named_lost_steps(lost_lines[1]) == (min(lost_steps), sorted(lost_steps)[:5], max(0, len(lost_steps) - 5))
     # What is on disk is whole: every file decodes, no temporary file is left.
     for artifact in dump_tree.scan(root):
         dump_file.load(artifact.path)
@@ -89,6 +91,41 @@ def test_a_disk_that_fills_up_loses_files_not_training_and_says_how_much(small_d
     assert all("files could not be written" in line for line in flagged)
     assert 0 not in lost_steps  # the first step fit: it is listed, not flagged
     assert [line for line in out.splitlines() if ", step 0:" in line and "INCOMPLETE" not in line]
+
+
+def named_lost_steps(message):
+    """(first lost step, the steps the directories named in an incomplete-dump message end in, the "N more")."""
+    match = re.search(r"step directories, the first lost step is (\d+): (.*?)(?: and (\d+) more)?\)", message)
+    assert match, message
+    named = [int(os.path.basename(directory)) for directory in match.group(2).split(", ")]
+    return int(match.group(1)), named, int(match.group(3) or 0)
+
+
+def test_the_incomplete_dump_message_names_the_lost_steps_in_step_order(tmp_path, npu_log):
+    root = str(tmp_path / "20240101000000" / "0")
+    report = dump_session._Report(root, str(tmp_path))
+    steps = [100, 11, 5, 10, *range(200, 296)]
+    status = {
+        "lost_dirs": {os.path.join(root, "ge_default", "1", str(step)): 2 for step in steps},
+        "unwritten_files": [],
+        "lost_dirs_dropped": 0,
+        "errors": ["No space left on device"],
+        "last_error": "No space left on device",
+    }
+    report.finish(status, exiting=True)
+    (message,) = [m for m in npu_log if "is incomplete" in m]
+    assert (
+        "200 files could not be written (in 100 step directories, the first lost step is 5: "
+        "ge_default/1/5, ge_default/1/10, ge_default/1/11, ge_default/1/100, ge_default/1/200 and 95 more); "
+    ) in message
+
+    npu_log.clear()
+    report = dump_session._Report(root, str(tmp_path))
+    status["lost_dirs"] = {os.path.join(root, "ge_default", "1", name): 1 for name in ("5", "10", "11", "100", "x")}
+    report.finish(status, exiting=True)
+    (message,) = [m for m in npu_log if "is incomplete" in m]
+    assert "the first lost step is 5: ge_default/1/5, ge_default/1/10, ge_default/1/11, ge_default/1/100, " in message
+    assert "ge_default/1/x)" in message and " more" not in message  # a name that is not a step comes last
 
 
 def test_the_overflow_signal_survives_a_full_disk(small_disk, npu_log):

@@ -48,7 +48,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 from npu_bridge.core.dump import dump_status, dump_writer, overflow_records
 from npu_bridge.core.options import checks as option_checks
 from npu_bridge.core.runtime import log, resource, safe_paths
-from npu_bridge.core.runtime.errors import NpuOptionError, shortened, shortened_text
+from npu_bridge.core.runtime.errors import NpuOptionError, shortened_text
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
 GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
@@ -379,6 +379,33 @@ def _finish(exiting=False):
         _state["errors_logged_at"] = 0.0
 
 
+STEPS_NAMED = 5  # lost step directories an incomplete-dump message names; the rest are counted
+
+
+def _step_order(directory):
+    # Step directories end in the step number ({model}/{model id}/{step}): 5 before 10, then the other names.
+    step = os.path.basename(directory)
+    return (0, int(step), directory) if step.isdigit() else (1, 0, directory)
+
+
+def lost_steps_summary(directories, named=STEPS_NAMED):
+    """Names the step directories that lost files, for a message.
+
+    Args:
+      directories: step directories relative to the dump root ({model}/{model id}/{step}), in any order.
+      named: how many to name; the rest are counted.
+    Returns:
+      In step order, e.g. "the first lost step is 5: m/1/5, m/1/10, m/1/11, m/1/100, m/1/101 and 95 more"
+      (without the first step when no directory is a step number).
+    """
+    ordered = sorted(directories, key=_step_order)
+    text = ", ".join(ordered[:named])
+    if len(ordered) > named:
+        text += f" and {len(ordered) - named} more"
+    first = os.path.basename(ordered[0]) if ordered else ""
+    return f"the first lost step is {first}: {text}" if first.isdigit() else text
+
+
 class _Report:
     """The overflow report of one dump root, kept from the writer's overflow events (no directory scans)."""
 
@@ -432,14 +459,14 @@ class _Report:
         if not incomplete or (files_lost, len(unwritten)) == self.lost_logged:
             return
         self.lost_logged = (files_lost, len(unwritten))
-        steps = sorted(os.path.relpath(d, self.root) for d in lost)
+        steps = [os.path.relpath(d, self.root) for d in lost]
         log.logger.error(
-            "dump: the dump in %s is incomplete: %d files could not be written (in %d step directories: %s)%s; "
+            "dump: the dump in %s is incomplete: %d files could not be written (in %d step directories%s)%s; "
             "%s lists them and `npu-dump info` flags those steps. The latest error: %s",
             self.root,
             files_lost,
             len(steps),
-            shortened(", ".join(steps)) if steps else "-",
+            f", {lost_steps_summary(steps)}" if steps else "",
             f", and {len(unwritten)} statistic.csv / mapping.csv files are missing rows" if unwritten else "",
             dump_status.STATUS_FILE,
             status["last_error"],
