@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NATIVE_SOURCE_DIRS = ("ops", "optimizers")
 EXTRA_COMPILE_FLAGS = ["-O2", "-fPIC", "-Wno-deprecated-declarations", "-Wno-interference-size"]
 BUILD_INFO = "_build_info.json"  # read by npu_bridge/core/runtime/native_library.py: which TensorFlow this build is for
+GENERATED_HEADERS = ("npu_bridge/core/plan/contract_header.py", "npu_bridge/core/runtime/c_header.py")
 MAX_COMPILE_JOBS = 2  # one TF translation unit needs ~0.6 GB and two cores are the norm here
 
 
@@ -54,10 +55,11 @@ class BuildNativeLibrary(build_ext):
             self.copy_file(os.path.join(self.build_lib, *package, BUILD_INFO), os.path.join(HERE, *package))
 
     def build_extension(self, ext):
-        # The C++ side of the pass contract is generated from its one declaration (contract_table.py), loaded by
-        # path: importing npu_bridge here would switch it on without its library.
-        generator = runpy.run_path(os.path.join(HERE, "npu_bridge", "core", "session", "contract_header.py"))
-        print(f"npu_bridge: pass contract header {os.path.relpath(generator['write'](HERE), HERE)}", flush=True)
+        # The C++ declarations of the pass contract and of the C functions are generated from their one declaration
+        # in Python, loaded by path: importing npu_bridge here would switch it on without its library.
+        for generator in GENERATED_HEADERS:
+            header = runpy.run_path(os.path.join(HERE, generator))["write"](HERE)
+            print(f"npu_bridge: generated {os.path.relpath(header, HERE)}", flush=True)
         tf = _import_tensorflow()
         compile_flags = tf.sysconfig.get_compile_flags() + EXTRA_COMPILE_FLAGS + [f"-I{HERE}"]
         link_flags = tf.sysconfig.get_link_flags()

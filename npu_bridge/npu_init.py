@@ -26,15 +26,6 @@ from hccl.manage.api import (
     get_world_rank_from_group_rank,
 )
 from hccl.split.api import set_split_strategy_by_idx, set_split_strategy_by_size
-from npu_bridge.core.runtime.resource import (
-    close_session,
-    get_npu_local_rank_id,
-    get_npu_local_rank_size,
-    get_npu_rank_id,
-    get_npu_rank_size,
-    init_resource,
-    shutdown_resource,
-)
 from npu_bridge.core.session import bridge as session_bridge
 from npu_bridge.core.session.config_proto import (
     npu_config_proto,
@@ -43,6 +34,15 @@ from npu_bridge.core.session.config_proto import (
     npu_session_config_init,
 )
 from npu_bridge.core.session.keras_session import npu_clear_session, set_keras_session_npu_config
+from npu_bridge.core.session.resource import (
+    close_session,
+    get_npu_local_rank_id,
+    get_npu_local_rank_size,
+    get_npu_rank_id,
+    get_npu_rank_size,
+    init_resource,
+    shutdown_resource,
+)
 from npu_bridge.core.session.script_helpers import (
     NpuEmptyHook,
     npu_callbacks_append,

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "ops/runtime/c_api.h"
 #include "ops/runtime/json_text.h"
 #include "ops/runtime/no_throw.h"
 

@@ -328,7 +328,7 @@ ENV_SPECS = {
     "NPU_BRIDGE_TF1_QUIET": EnvSpec(_env_any, drivers=("import",), samples=("1",), few=True),
     "NPU_BRIDGE_TF1_PATH": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent",), few=True),
     "NPU_BRIDGE_TF1_PY_COMPAT": EnvSpec(_env_any, drivers=("import",), samples=("1",), few=True),
-    # npu-run's stop file (npu_bridge.core.launch.interrupt): read at import; no file there means "not stopping".
+    # npu-run's stop file (npu_bridge.core.runtime.interrupt): read at import; no file there means "not stopping".
     "NPU_RUN_STOP_FILE": EnvSpec(
         _env_any, drivers=("import",), samples=("/nonexistent/stop",), extra=("/dev/null",), few=True
     ),

@@ -178,7 +178,7 @@ def test_an_unclear_tf_use_legacy_keras_refuses_npu_bridge_in_either_order():
             print("FIRST", type(e).__name__, str(e).split(":")[0])
         import tensorflow as tf  # TensorFlow itself imports; npu_bridge stays off
         try:
-            from npu_bridge.core.runtime import activation
+            from npu_bridge.core import activation
             activation.activate()
         except Exception as e:
             print("AGAIN", type(e).__name__)

@@ -20,8 +20,8 @@ import time
 import pytest
 from collective_helpers import REPO_ROOT, TESTS_DIR, WORKERS
 
-from npu_bridge.core.launch import interrupt
 from npu_bridge.core.launch.stop_output import RankStderr
+from npu_bridge.core.runtime import interrupt
 from npu_bridge.core.session import setup_steps
 
 LINE = re.compile(
@@ -229,7 +229,7 @@ def _rank_python(code, tmp_path, stopping=None):
     if stopping is not None:
         interrupt.announce(str(stop_file), stopping)
     prelude = (
-        "import atexit, signal\nfrom npu_bridge.core.launch import interrupt\n"
+        "import atexit, signal\nfrom npu_bridge.core.runtime import interrupt\n"
         f"stop = lambda: interrupt.announce({str(stop_file)!r}, signal.SIGINT)\n"
         "atexit.register(print, 'atexit ran', flush=True)\n"
     )

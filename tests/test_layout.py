@@ -1,6 +1,6 @@
 """The layout keeps its promises: upstream paths are thin facades over ``npu_bridge.core``, core never imports a
-facade, there are no import cycles, the launcher imports no TensorFlow, and the C++ tree keeps op
-registration, kernels, runtime services and rewrite passes apart."""
+facade, imports go down the layers of ``npu_bridge.core.LAYERS``, there are no import cycles, the launcher imports
+no TensorFlow, and the C++ tree keeps op registration, kernels, runtime services and rewrite passes apart."""
 
 import ast
 import importlib
@@ -10,6 +10,7 @@ import re
 import pytest
 from conftest import REPO_ROOT, python_files, run_python
 
+from npu_bridge import core
 from npu_bridge.core.runtime import api_surface
 
 ROOT = pathlib.Path(REPO_ROOT)
@@ -132,6 +133,75 @@ def import_graph():
         name: set(imported_modules(ast.parse(path.read_text()), files, module_level_only=True)) - {name}
         for name, path in files.items()
     }
+
+
+_CORE_STRING = re.compile(r"[\"'](npu_bridge\.core\.[A-Za-z0-9_.]+)")
+
+
+def core_imports(path):
+    """Every ``npu_bridge.core`` module ``path`` imports: at module level, inside functions, through strings."""
+    source = path.read_text()
+    targets = set(_CORE_STRING.findall(source))
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets |= {alias.name for alias in node.names if alias.name.startswith("npu_bridge.core.")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("npu_bridge.core"):
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+            targets |= set(names) if node.module in ("npu_bridge.core",) else {node.module}
+    return targets
+
+
+def registers_a_setup_step(path):
+    return re.search(r"\bsetup_step\(", path.read_text()) is not None and "session/setup_steps.py" not in str(path)
+
+
+def layer_violations(paths, layers):
+    """[(importer, imported)] against ``layers``: an import of a higher layer, or of another folder on the same
+    layer (the session layer, which holds the modules that register setup steps, excepted)."""
+    rank = {folder: index for index, folders in enumerate(layers) for folder in folders}
+    session = rank["session"]
+    step_modules = {module_name(p) for p in paths if registers_a_setup_step(p)}
+
+    def layer(module):
+        parts = module.split(".")
+        if module in step_modules:
+            return session
+        return rank.get(parts[2]) if len(parts) > 2 else None
+
+    violations = []
+    for path in paths:
+        importer = module_name(path)
+        for imported in sorted(core_imports(path)):
+            if imported.split(".")[:3] == importer.split(".")[:3] or layer(imported) is None:
+                continue
+            low, high = layer(imported), layer(importer)
+            if low > high or (low == high and high != session):
+                violations.append((importer, imported))
+    return violations
+
+
+def core_files():
+    return [p for p in python_files("npu_bridge") if "core" in p.relative_to(ROOT).parts]
+
+
+def test_every_core_folder_has_a_layer():
+    layered = {folder for folders in core.LAYERS for folder in folders}
+    folders = {p.relative_to(ROOT / "npu_bridge" / "core").parts[0].removesuffix(".py") for p in core_files()}
+    assert folders - {"__init__"} == layered
+
+
+def test_imports_go_down_the_layers():
+    assert layer_violations(core_files(), core.LAYERS) == []
+
+
+def test_the_layer_check_finds_an_import_upwards_and_across():
+    paths = core_files()
+    swapped = list(core.LAYERS)
+    runtime, plan = swapped.index(("runtime",)), swapped.index(("plan",))
+    swapped[runtime], swapped[plan] = swapped[plan], swapped[runtime]  # runtime above plan: plan imports upwards
+    assert any(importer.startswith("npu_bridge.core.plan.") for importer, _ in layer_violations(paths, swapped))
+    merged = [("runtime", "plan")] + [layer for layer in core.LAYERS if layer not in (("runtime",), ("plan",))]
+    assert any(importer.startswith("npu_bridge.core.plan.") for importer, _ in layer_violations(paths, merged))
 
 
 def test_no_module_level_import_cycles():

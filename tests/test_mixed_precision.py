@@ -10,10 +10,10 @@ from conftest import npu_config
 from precision_helpers import bf16, casts_to, fp16, rounds_through, run_executed, saturating
 from tensorflow.python.grappler import tf_optimizer
 
+from npu_bridge.core.plan import pass_contract
 from npu_bridge.core.precision import mixlist
 from npu_bridge.core.runtime import doc_blocks, system
 from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.core.session import pass_contract
 
 v1 = tf.compat.v1
 RNG = np.random.RandomState(1)

@@ -11,8 +11,8 @@ import pytest
 import tensorflow as tf
 from conftest import REPO_ROOT, npu_config, run_python
 
+from npu_bridge.core.plan import contract_header, contract_table, pass_contract
 from npu_bridge.core.runtime.errors import NpuOptionError, PassContractError
-from npu_bridge.core.session import contract_header, contract_table, pass_contract
 
 v1 = tf.compat.v1
 GENERATED = pathlib.Path(REPO_ROOT, contract_header.HEADER)
@@ -20,7 +20,7 @@ GENERATED = pathlib.Path(REPO_ROOT, contract_header.HEADER)
 
 def test_the_generated_header_is_what_the_table_renders():
     assert GENERATED.read_text() == contract_header.render(contract_table), (
-        f"{contract_header.HEADER} is stale: run `python npu_bridge/core/session/contract_header.py .` (the build "
+        f"{contract_header.HEADER} is stale: run `python npu_bridge/core/plan/contract_header.py .` (the build "
         "does it too)"
     )
 

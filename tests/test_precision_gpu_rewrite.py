@@ -19,8 +19,9 @@ from tensorflow.core.protobuf import device_properties_pb2
 from tensorflow.python.grappler import cluster as grappler_cluster
 from tensorflow.python.grappler import tf_optimizer
 
+from npu_bridge.core.plan import pass_contract
 from npu_bridge.core.session import bridge as session_bridge
-from npu_bridge.core.session import config_proto, pass_contract
+from npu_bridge.core.session import config_proto
 
 v1 = tf.compat.v1
 FLOAT = tf.float32.as_datatype_enum

@@ -138,7 +138,7 @@ def test_a_bad_switch_fails_the_tensorflow_import_and_npu_bridge_stays_off():
             import tensorflow
         except ValueError as e:
             print("refused:", e)
-        from npu_bridge.core.runtime import activation
+        from npu_bridge.core import activation
         try:
             activation.activate()
         except ValueError:

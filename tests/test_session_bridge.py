@@ -8,10 +8,10 @@ import tensorflow as tf
 from conftest import npu_config
 from tensorflow.python.framework import config as tf_config
 
+from npu_bridge.core.plan import pass_contract
 from npu_bridge.core.runtime import native_library
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.core.session import bridge as session_bridge
-from npu_bridge.core.session import pass_contract
 
 v1 = tf.compat.v1
 

@@ -130,9 +130,9 @@ def test_system_ops_raise_in_eager_mode():
 def test_clean_up_at_exit_runs_npu_close():
     result = run_python("""
         import npu_bridge
-        from npu_bridge.core.runtime import resource
+        from npu_bridge.core.runtime import close_callbacks
         from npu_bridge.estimator.npu import npu_plugin
-        resource.register_close_callback(lambda: print("closed at exit"))
+        close_callbacks.register(lambda: print("closed at exit"))
         npu_plugin.npu_resource_init()
     """)
     assert result.returncode == 0, result.stderr

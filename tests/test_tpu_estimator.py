@@ -115,7 +115,10 @@ def test_host_call_summaries_are_written_and_flushed(tmp_path):
     def model(features, labels, mode, params):
         kernel = v1.get_variable("kernel", [4, 1], initializer=v1.zeros_initializer())
         loss = v1.losses.mean_squared_error(labels, tf.matmul(features["x"], kernel))
-        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=v1.train.get_global_step())
+        # The step is read before the train op moves it (without the dependency the read races the update).
+        step = tf.reshape(tf.identity(v1.train.get_global_step()), [1])
+        with tf.control_dependencies([step]):
+            train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=v1.train.get_global_step())
 
         def host_call_fn(step, loss):
             contrib_summary = contrib.ContribModule("", None, tf).summary  # tf.contrib.summary in the TF1 mode
@@ -124,7 +127,6 @@ def test_host_call_summaries_are_written_and_flushed(tmp_path):
                     contrib_summary.scalar("host_loss", loss[0], step=step[0])
                     return contrib_summary.all_summary_ops()
 
-        step = tf.reshape(v1.train.get_global_step(), [1])
         return tpu.TPUEstimatorSpec(
             mode, loss=loss, train_op=train_op, host_call=(host_call_fn, [step, tf.reshape(loss, [1])])
         )

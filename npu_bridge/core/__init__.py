@@ -1,21 +1,50 @@
-"""The implementation of npu_bridge, one folder per domain.
+"""The implementation of npu_bridge, one folder per domain, in layers.
 
 Upstream's import paths (``npu_bridge.npu_init``, ``npu_bridge.estimator...``, ``npu_bridge.hccl...``, ...)
 are thin facades over these folders; nothing here imports a facade.
 
-  runtime       the C++ library, activation, errors, logging, system state, process resources
-  session       the session bridge, setup steps and the pass-parameter contract with the C++ passes
-  options       the NpuOptimizer option table: parsing, validation, documentation
+Imports go one way: a module imports only its own folder and the folders of lower layers (``LAYERS``, lowest
+first; folders on one layer do not import each other), at module level, inside functions and through
+``importlib`` strings alike. A module that registers a session setup step (``setup_steps.setup_step``) belongs to
+the session layer wherever it sits. ``tests/test_layout.py`` checks all of it.
+
+  runtime       the ground floor: the C++ library and its C functions, errors, logging, files, system state,
+                Ctrl-C in ranks, clean-up at exit
+  plan          the pass contract with the C++ passes, declared once
   device        which backend (cpu, gpu, simulated ascend) and device id a session uses
-  precision     precision modes, mixed precision lists, implementation modes, float status
   world         ranks, rank tables, groups, split strategies
+  precision     precision modes, mixed precision lists, implementation modes, float status
   collectives   HCCL collectives on TensorFlow's collective ops and gRPC runtime
-  training      optimizer wrappers, iterations_per_loop, outfeed, distributed training, loss scaling
-  estimator     NPUEstimator / NPURunConfig and their hooks
-  tf_estimator  ``tf.estimator`` for TensorFlow releases that no longer ship it
+  options       the NpuOptimizer option table: parsing, validation, documentation, config objects
+  compute       NPU compute ops (dropout, RNN, activations, ...) and attribute scopes
   dump          data dump, overflow records, exception dump, ``npu-dump``
   profiling     profiling sessions, artifacts, ``npu-prof``
-  compute       NPU compute ops (dropout, RNN, activations, ...) and attribute scopes
+  training      optimizer wrappers, iterations_per_loop, outfeed, distributed training, loss scaling
+  tf_estimator  ``tf.estimator`` for TensorFlow releases that no longer ship it
+  session       orchestration: the session bridge, setup steps, process resources (npu_resource_init, npu_close)
+  estimator     NPUEstimator / NPURunConfig and their hooks
+  tf1           the TF1 mode (``python -m npu_bridge.tf1``)
+  activation    switching npu_bridge on once TensorFlow is in the process (one module)
   launch        ``npu-run``; imports no TensorFlow
   cli           ``npu-bridge``
 """
+
+LAYERS = (
+    ("runtime",),
+    ("plan",),
+    ("device",),
+    ("world",),
+    ("precision",),
+    ("collectives",),
+    ("options",),
+    ("compute",),
+    ("dump", "profiling"),
+    ("training",),
+    ("tf_estimator",),
+    ("session",),
+    ("estimator",),
+    ("tf1",),
+    ("activation",),
+    ("launch",),
+    ("cli",),
+)

@@ -6,8 +6,8 @@ from npu_bridge.core.compute.indexing import k_means_centroids, scatter_elements
 from npu_bridge.core.compute.lars import lars as LARS  # noqa: N812  (upstream's name)
 from npu_bridge.core.compute.lars import lars_v2 as LARSV2  # noqa: N812
 from npu_bridge.core.compute.lstm_cell import basic_lstm_cell
-from npu_bridge.core.runtime.system_ops import initialize_system, shutdown_system
 from npu_bridge.core.runtime.unsupported import unsupported
+from npu_bridge.core.session.system_ops import initialize_system, shutdown_system
 from npu_bridge.core.training.outfeed import (
     channel_get_next,
     outfeed_dequeue_op,

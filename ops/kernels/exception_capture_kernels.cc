@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/runtime/c_api.h"
 #include "ops/runtime/dump_format.h"
 #include "ops/runtime/dump_writer.h"
 #include "ops/runtime/json_text.h"

@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "ops/runtime/c_api.h"
+
 namespace npu_bridge {
 namespace {
 

@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "ops/runtime/c_api.h"
 #include "ops/runtime/json_text.h"
 #include "ops/runtime/no_throw.h"
 #include "ops/runtime/tensor_stats.h"

@@ -1,5 +1,6 @@
 #include "ops/runtime/system_state.h"
 
+#include "ops/runtime/c_api.h"
 #include "ops/runtime/json_text.h"
 #include "ops/runtime/no_throw.h"
 #include "tensorflow/core/platform/logging.h"

@@ -14,7 +14,7 @@ import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
 from npu_bridge.core.collectives import keys, registry, settings
-from npu_bridge.core.session.pass_contract import COLLECTIVE_GROUP_ATTR
+from npu_bridge.core.plan.pass_contract import COLLECTIVE_GROUP_ATTR
 
 DEVICE = "/device:CPU:0"
 REDUCE_DTYPES = (tf.bfloat16, tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)

@@ -21,8 +21,7 @@ import re
 import tensorflow as tf
 
 from npu_bridge.core.collectives import registry, server, settings
-from npu_bridge.core.launch import interrupt as launch_interrupt
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import interrupt, log
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
@@ -126,7 +125,7 @@ class CollectiveRunHook(RunHook):
         if not (deadline_hit or _is_collective_failure(error)):
             return None
         # --- npu-run is stopping the job (Ctrl-C): the peers left because of that, not by failing ---
-        reason = launch_interrupt.stop_reason()
+        reason = interrupt.stop_reason()
         if reason is not None:
             return KeyboardInterrupt(f"npu-run is stopping the job ({reason}); {run.describe()} could not finish")
         # ---

@@ -24,8 +24,7 @@ import threading
 import time
 
 from npu_bridge.core.collectives import exposure
-from npu_bridge.core.launch import interrupt
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import interrupt, log
 
 EXIT_CODE = 70
 PROBE_AFTER = 1.0
@@ -58,7 +57,7 @@ def abort(message):
     """Reports ``message`` and ends the process with ``EXIT_CODE`` (default action of the watchdog).
 
     While npu-run stops the job (Ctrl-C), the rank waited for is gone because of that: the process ends as
-    interrupted instead, with one line and exit code 130 (``npu_bridge.core.launch.interrupt``).
+    interrupted instead, with one line and exit code 130 (``npu_bridge.core.runtime.interrupt``).
     """
     if interrupt.stop_reason() is not None:
         interrupt.exit_interrupted(interrupt.where_main_thread())

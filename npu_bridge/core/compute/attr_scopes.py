@@ -14,9 +14,9 @@ import contextlib
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from npu_bridge.core.estimator.config_objects import NpuExecutePlacement
+from npu_bridge.core.options.config_objects import NpuExecutePlacement
+from npu_bridge.core.plan.pass_contract import KEEP_DTYPE_ATTR
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.session.pass_contract import KEEP_DTYPE_ATTR
 
 WITHOUT_NPU_COMPILE_ATTR = "_without_npu_compile"
 

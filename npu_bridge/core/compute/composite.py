@@ -16,8 +16,8 @@ backward call, ``gradients/<call>_grad/PartitionedCall``, which artifacts show a
 
 import tensorflow as tf
 
+from npu_bridge.core.plan.pass_contract import COMPOSED_OP_ATTR, COMPOSED_OUTPUTS_ATTR
 from npu_bridge.core.runtime import log
-from npu_bridge.core.session.pass_contract import COMPOSED_OP_ATTR, COMPOSED_OUTPUTS_ATTR
 
 _SCOPE_PREFIX = "npu_op."
 _CALL_TYPES = ("PartitionedCall", "StatefulPartitionedCall")

@@ -3,8 +3,8 @@
 import tensorflow as tf
 
 from npu_bridge.core.compute.tensors import as_dtype
+from npu_bridge.core.plan.pass_contract import IMPL_NAME_ATTR, IMPL_OP_ATTR  # read by the impl_mode pass
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.session.pass_contract import IMPL_NAME_ATTR, IMPL_OP_ATTR  # read by the impl_mode pass
 
 
 def _axes(rank, begin, what):

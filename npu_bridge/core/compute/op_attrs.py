@@ -10,9 +10,9 @@ runs any shape).
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from npu_bridge.core.estimator.config_objects import ExperimentalConfig
+from npu_bridge.core.options.config_objects import ExperimentalConfig
+from npu_bridge.core.plan.pass_contract import KEEP_DTYPE_ATTR
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.session.pass_contract import KEEP_DTYPE_ATTR
 
 _EXECUTE_MODES = ("lazy_recompile", "dynamic_execute")
 

@@ -8,10 +8,10 @@ which means GPU when TensorFlow sees one and CPU otherwise. The option is an ini
 
 import os
 
-from npu_bridge.core.options.table import DEVICE_TARGETS
 from npu_bridge.core.runtime.errors import NpuOptionError
 
 ENV_VARIABLE = "NPU_BRIDGE_DEVICE_TARGET"
+DEVICE_TARGETS = ("auto", "cpu", "gpu", "ascend")  # the values of the device_target option (options/table.py)
 
 
 def requested(options=None, environ=None):

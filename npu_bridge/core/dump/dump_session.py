@@ -47,7 +47,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 
 from npu_bridge.core.dump import dump_status, dump_writer, overflow_records
 from npu_bridge.core.options import checks as option_checks
-from npu_bridge.core.runtime import log, resource, safe_paths
+from npu_bridge.core.runtime import close_callbacks, log, safe_paths
 from npu_bridge.core.runtime.errors import NpuOptionError, shortened_text
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
@@ -566,7 +566,7 @@ def _register_exit():
     with _lock:
         if not _state["exit_registered"]:
             _state["exit_registered"] = True
-            resource.register_close_callback(_at_exit)
+            close_callbacks.register(_at_exit)
 
 
 def _at_exit():

@@ -14,7 +14,6 @@ import ctypes
 import json
 import os
 import re
-import threading
 
 from npu_bridge.core.runtime import native_library, safe_paths
 from npu_bridge.core.runtime.errors import NpuOptionError
@@ -28,54 +27,28 @@ MAX_THREADS = 16
 _DIGITS = re.compile(r"[0-9]+")
 _RESULT_BUFFER = 1 << 16
 
-_lock = threading.Lock()
-_declared = False
-
-
-def _library():
-    global _declared
-    lib = native_library.c_api()
-    with _lock:
-        if not _declared:
-            lib.npu_bridge_dump_flush.argtypes = []
-            lib.npu_bridge_dump_flush.restype = None
-            lib.npu_bridge_dump_configure.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-            lib.npu_bridge_dump_configure.restype = None
-            lib.npu_bridge_dump_changes.argtypes = []
-            lib.npu_bridge_dump_changes.restype = ctypes.c_uint64
-            lib.npu_bridge_dump_status_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-            lib.npu_bridge_dump_status_json.restype = ctypes.c_size_t
-            for name in ("npu_bridge_dump_overflow_events_json", "npu_bridge_exception_dump_json"):
-                function = getattr(lib, name)
-                function.restype = ctypes.c_size_t
-            lib.npu_bridge_dump_overflow_events_json.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_size_t]
-            lib.npu_bridge_exception_dump_json.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
-            _declared = True
-    return lib
-
 
 def flush():
     """Waits until every dump record queued so far is written (the GIL is released while waiting)."""
-    _library().npu_bridge_dump_flush()
+    native_library.c_api().npu_bridge_dump_flush()
 
 
 def changes():
     """A counter that moves whenever an overflow record is queued or written, or a write fails (cheap to poll)."""
-    return int(_library().npu_bridge_dump_changes())
+    return int(native_library.c_api().npu_bridge_dump_changes())
 
 
 def status():
     """Returns the writer's counters: files_written, bytes_written, files_lost, lost_dirs ({step directory:
     files lost}), lost_dirs_dropped, unwritten_files (statistic.csv / mapping.csv files missing rows),
     queued_bytes, error_count, errors (the first 20), last_error, overflow_events, ..."""
-    _library()
     return native_library.read_json("npu_bridge_dump_status_json")
 
 
 def overflow_events(start=0):
     """Returns the overflow records written so far, from index ``start`` (dicts: opdebug, dump, dir, op_name,
     op_type, model_id, step, task_id, status, timestamp)."""
-    function = _library().npu_bridge_dump_overflow_events_json
+    function = native_library.c_api().npu_bridge_dump_overflow_events_json
     size = _RESULT_BUFFER
     while True:
         buffer = ctypes.create_string_buffer(size)
@@ -94,7 +67,7 @@ def exception_dump(slot):
       {"path", "op_name", "op_type", "inputs"} on success, {"error": text} otherwise.
     """
     buffer = ctypes.create_string_buffer(_RESULT_BUFFER)
-    needed = _library().npu_bridge_exception_dump_json(slot.encode("utf-8"), buffer, _RESULT_BUFFER)
+    needed = native_library.c_api().npu_bridge_exception_dump_json(slot.encode("utf-8"), buffer, _RESULT_BUFFER)
     if needed >= _RESULT_BUFFER:
         return {"error": f"the result for {slot} is too long to read"}
     return json.loads(buffer.value.decode("utf-8"))
@@ -113,7 +86,9 @@ def configure_from_environment(environ=None):
     queue_mb = _positive(environ, QUEUE_VARIABLE, _DEFAULT_QUEUE_MB, MAX_QUEUE_MB)
     threads = _positive(environ, THREADS_VARIABLE, _DEFAULT_THREADS, MAX_THREADS)
     file_mode = safe_paths.data_mode(environ)
-    _library().npu_bridge_dump_configure(queue_mb << 20, threads, file_mode, safe_paths.directory_mode(file_mode))
+    native_library.c_api().npu_bridge_dump_configure(
+        queue_mb << 20, threads, file_mode, safe_paths.directory_mode(file_mode)
+    )
     return file_mode
 
 

@@ -10,8 +10,9 @@ import threading
 
 import tensorflow as tf
 
-from npu_bridge.core.runtime import arg_checks, log, system_ops
+from npu_bridge.core.runtime import arg_checks, log
 from npu_bridge.core.runtime.errors import NpuArgumentError, OutfeedError
+from npu_bridge.core.session import system_ops
 from npu_bridge.core.training import iteration_loop, outfeed
 
 v1 = tf.compat.v1

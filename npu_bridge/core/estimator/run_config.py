@@ -14,7 +14,7 @@ import os
 
 import tensorflow as tf
 
-from npu_bridge.core.estimator import config_objects
+from npu_bridge.core.options import config_objects
 from npu_bridge.core.options import parse as option_parse
 from npu_bridge.core.runtime import arg_checks, log
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError

@@ -12,7 +12,7 @@ Until the launcher stops the job every line is passed on as it comes. From then 
 
 import re
 
-from npu_bridge.core.launch import interrupt
+from npu_bridge.core.runtime import interrupt
 
 # absl's format: "E0000 00:00:1795404316.569011   12771 ring_alg.cc:291] ...", and the line absl writes first.
 _TF_LOG = re.compile(

@@ -26,7 +26,8 @@ import sys
 import threading
 import time
 
-from npu_bridge.core.launch import interrupt, rank_guard, stop_output
+from npu_bridge.core.launch import rank_guard, stop_output
+from npu_bridge.core.runtime import interrupt
 
 _POLL = 0.05
 _PUMP_JOIN = 5.0  # seconds to wait for a rank's output after it ended (a grandchild may hold the pipe)

@@ -17,6 +17,7 @@ from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
 
 NPU_OPTIMIZER = "NpuOptimizer"
+SESSION_ATTRIBUTE = "_npu_bridge_options"  # every bridged session instance keeps its NpuOptions here
 
 _ZERO = {"b": False, "i": 0, "s": ""}
 _FIELD_TEXT = {"b": "bool (.b)", "i": "int (.i)", "s": "string (.s)"}

@@ -15,6 +15,7 @@ import difflib
 import itertools
 
 from npu_bridge.core.collectives import settings as collective_settings
+from npu_bridge.core.device.device_target import DEVICE_TARGETS
 from npu_bridge.core.options import checks
 from npu_bridge.core.options.spec import OptionSpec
 from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
@@ -42,7 +43,6 @@ PRECISION_MODES_V2 = (
 MIXED_PRECISION_MODES = ("allow_mix_precision", "allow_mix_precision_fp16", "allow_mix_precision_bf16")
 MIXED_PRECISION_MODES_V2 = ("mixed_float16", "mixed_bfloat16", "mixed_hif8")
 IMPL_MODES = ("high_precision", "high_performance", "high_precision_for_all", "high_performance_for_all")
-DEVICE_TARGETS = ("auto", "cpu", "gpu", "ascend")
 MAX_INPUT_FUSION_SIZE = 32 * 1024 * 1024
 MAX_HCCL_TIMEOUT = collective_settings.MAX_SECONDS  # seconds, HCCL_EXEC_TIMEOUT's cap
 

@@ -3,5 +3,5 @@
 ``modes`` says what each precision_mode / precision_mode_v2 value means here, ``mixlist``,
 ``customize_dtypes`` and ``impl_mode`` read the files and options that refine it, and ``session_step`` does
 all of it for every bridged session, handing the result to the C++ rewrite passes through the session's pass
-plan (``npu_bridge.core.session.pass_contract``).
+plan (``npu_bridge.core.plan.pass_contract``).
 """

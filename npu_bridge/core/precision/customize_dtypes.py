@@ -9,10 +9,10 @@ precision region); dtypes of other slots (integer inputs, ...) are left as the g
 
 import re
 
+from npu_bridge.core.plan.pass_contract import PrecisionRule
 from npu_bridge.core.precision.op_types import tf_op_type
 from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import OptionValueError
-from npu_bridge.core.session.pass_contract import PrecisionRule
 
 # Dtype names Ascend's files use; the float ones change the computation here.
 ROUNDING_DTYPES = ("float16", "bfloat16", "float32")

@@ -11,9 +11,9 @@ op_precision_mode names an .ini file with ``[ByOpType]`` and ``[ByNodeName]`` se
 
 import configparser
 
+from npu_bridge.core.plan.pass_contract import ImplModeRule
 from npu_bridge.core.runtime import bounded_files
 from npu_bridge.core.runtime.errors import OptionValueError
-from npu_bridge.core.session.pass_contract import ImplModeRule
 
 HIGH_PRECISION = "high_precision"
 HIGH_PERFORMANCE = "high_performance"

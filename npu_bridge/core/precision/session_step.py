@@ -13,9 +13,9 @@ Sessions whose precision does not change are left as they are.
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 from npu_bridge.core.device import backend
+from npu_bridge.core.plan.pass_contract import EVERY_SLOT, PrecisionRule
 from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
 from npu_bridge.core.runtime import log
-from npu_bridge.core.session.pass_contract import EVERY_SLOT, PrecisionRule
 from npu_bridge.core.session.setup_steps import setup_step
 
 _OFF = rewriter_config_pb2.RewriterConfig.OFF

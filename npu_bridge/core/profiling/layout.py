@@ -17,7 +17,7 @@ import io
 import json
 import os
 
-from npu_bridge.core.options.table import DEVICE_TARGETS
+from npu_bridge.core.device.device_target import DEVICE_TARGETS
 from npu_bridge.core.profiling import raw_trace
 from npu_bridge.core.runtime import atomic_write, bounded_files, safe_paths
 from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError, shortened

@@ -26,7 +26,7 @@ LOOP_PREFIX = "npu_iterations_loop/"
 LOOP_BODY_PREFIX = "npu_iterations_loop/body/"
 LOOP_STEP_END = "npu_iterations_loop/counter/next"
 # What the instrumenting passes append to an op they replace by name (optimizers/graph/instrumentation.h).
-_FORWARDED_SOURCE = re.compile(r"(/npu_(dump|overflow)_source(_\d+)?)+$")
+_FORWARDED_SOURCE = re.compile(r"(/npu_(dump|overflow|exception)_source(_\d+)?)+$")
 
 _PLUMBING_TYPES = frozenset(
     (
@@ -97,8 +97,9 @@ _DATA_INPUT_WORDS = ("IteratorGetNext", "Dequeue", "Reader")
 
 
 def display_name(node_name):
-    """The node's name in the user's graph: a node moved into the iterations loop keeps its name, and an op the dump
-    or overflow-check pass renamed (``X/npu_dump_source``, a node named X forwards its outputs) is X."""
+    """The node's name in the user's graph: a node moved into the iterations loop keeps its name, and an op the dump,
+    overflow-check or exception-capture pass renamed (``X/npu_dump_source``, a node named X forwards its outputs)
+    is X."""
     if node_name.startswith(LOOP_BODY_PREFIX):
         node_name = node_name[len(LOOP_BODY_PREFIX) :]
     return _FORWARDED_SOURCE.sub("", node_name)

@@ -21,7 +21,7 @@ import threading
 import time
 
 from npu_bridge.core.profiling import export, layout, raw_trace, report, roofline, summary
-from npu_bridge.core.runtime import log, resource, safe_paths
+from npu_bridge.core.runtime import close_callbacks, log, safe_paths
 from npu_bridge.core.runtime.errors import NpuUsageError
 
 # The summary is what the user asked for by turning profiling on: it is shown at INFO unless the npu_bridge
@@ -214,4 +214,4 @@ def _announce(message, *args):
         _announcer.info(message, *args)
 
 
-resource.register_close_callback(finish)
+close_callbacks.register(finish)

@@ -1,15 +1,15 @@
 """What every other part stands on.
 
-activation      switching npu_bridge on once TensorFlow is in the process
 keras_selection  legacy Keras (tf_keras) for TF1 code, whichever of TensorFlow and npu_bridge is imported first
 native_library  loading the C++ library and checking which TensorFlow it was built for
 errors          every exception class npu_bridge raises
 bounded_files   reading the small files users name: regular files only, bounded size, never blocking
 version         the --version line of the command-line tools
 log             the ``npu_bridge`` logger (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT)
-system          process-wide NPU system state; system_ops: the initialize/shutdown graph ops
+system          process-wide NPU system state
 executed_op_types  the user's op types behind the op types TensorFlow executed (oneDNN kernels, fusions)
-resource        npu_resource_init / npu_close and their siblings
+close_callbacks  clean-up steps npu_close runs; interrupt: Ctrl-C in a rank ends it with one line
+c_functions     the C functions of the library (declared once); c_header renders ops/runtime/c_api.h
 job_values      upstream's process-wide value store (``util.global_dict_*``)
 arg_checks      argument checks with upstream's messages
 unsupported     upstream names that cannot work off the NPU

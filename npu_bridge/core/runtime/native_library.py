@@ -11,6 +11,7 @@ import os
 import pathlib
 import threading
 
+from npu_bridge.core.runtime import c_functions
 from npu_bridge.core.runtime.errors import NativeLibraryError
 
 LIBRARY_NAME = "libnpu_bridge.so"
@@ -98,15 +99,23 @@ def load():
     return _ops_module
 
 
+_C_TYPES = {
+    "void": None,
+    "int": ctypes.c_int,
+    "size_t": ctypes.c_size_t,
+    "int64_t": ctypes.c_int64,
+    "uint64_t": ctypes.c_uint64,
+    "const char*": ctypes.c_char_p,
+    "char*": ctypes.c_char_p,
+}
+
+
 def _declare_c_api(cdll):
-    cdll.npu_bridge_system_initialize.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
-    cdll.npu_bridge_system_initialize.restype = ctypes.c_int
-    cdll.npu_bridge_system_shutdown.argtypes = [ctypes.c_int]
-    cdll.npu_bridge_system_shutdown.restype = ctypes.c_int
-    for name in ("npu_bridge_system_state_json", "npu_bridge_pass_stats_json", "npu_bridge_op_classes_json"):
-        fn = getattr(cdll, name)
-        fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-        fn.restype = ctypes.c_size_t
+    """Gives every function of ``c_functions.FUNCTIONS`` its ctypes signature (the one binding of the C ABI)."""
+    for name, returns, parameters, _ in c_functions.FUNCTIONS:
+        function = getattr(cdll, name)
+        function.restype = _C_TYPES[returns]
+        function.argtypes = [_C_TYPES[c_type] for c_type, _ in parameters]
 
 
 def is_loaded():

@@ -1,6 +1,6 @@
 """The session bridge: how a TF1 session with an ``NpuOptimizer`` config becomes an npu_bridge session.
 
-Once npu_bridge is switched on (``npu_bridge.core.runtime.activation``), ``BaseSession.__init__`` -- the
+Once npu_bridge is switched on (``npu_bridge.core.activation``), ``BaseSession.__init__`` -- the
 constructor that ``tf.compat.v1.Session`` and ``InteractiveSession`` both call (upstream patches those two
 subclasses) -- calls ``create_session``. Every session created afterwards -- directly, by
 ``MonitoredTrainingSession`` or by Keras -- passes through ``bridge_config``. Sessions whose config has no
@@ -18,7 +18,7 @@ For a bridged session the bridge:
   4. plans the session (``npu_bridge.core.session.setup_steps``): resolves the collective world (device id,
      rank table -- a malformed rank table fails here) and the backend once, runs the capabilities' setup
      steps, which map options onto TensorFlow's own machinery, may redirect the target and may attach run
-     hooks, and writes the pass plan for the C++ passes (``npu_bridge.core.session.pass_contract``);
+     hooks, and writes the pass plan for the C++ passes (``npu_bridge.core.plan.pass_contract``);
   5. makes repeated runs of the same fetches and feed keys skip TensorFlow's per-run Python work
      (``npu_bridge.core.session.repeated_runs``).
 The user's ConfigProto is never modified: the session gets a copy.
@@ -27,12 +27,12 @@ The user's ConfigProto is never modified: the session gets a copy.
 from tensorflow.core.protobuf import config_pb2
 
 from npu_bridge.core.options import parse as option_parse
-from npu_bridge.core.runtime import activation, log, native_library, system
+from npu_bridge.core.runtime import log, native_library, system
 from npu_bridge.core.runtime.errors import NpuUsageError
 from npu_bridge.core.session import config_proto, repeated_runs
 from npu_bridge.core.session import setup_steps as session_setup
 
-OPTIONS_ATTRIBUTE = "_npu_bridge_options"  # set on every bridged session instance
+OPTIONS_ATTRIBUTE = option_parse.SESSION_ATTRIBUTE  # set on every bridged session instance
 PLAN_ATTRIBUTE = "_npu_bridge_plan"  # the SessionPlan of every bridged session instance
 
 _inject_all = False
@@ -41,7 +41,7 @@ _inject_all = False
 def create_session(original_init, session, target, graph, config):
     """Creates ``session`` through TensorFlow's ``BaseSession.__init__`` as a bridged session.
 
-    ``npu_bridge.core.runtime.activation`` wraps ``BaseSession.__init__`` so that it calls this.
+    ``npu_bridge.core.activation`` wraps ``BaseSession.__init__`` so that it calls this.
 
     Args:
       original_init: TensorFlow's ``BaseSession.__init__``.
@@ -70,16 +70,6 @@ def inject_npu_config(enabled=True):
     """
     global _inject_all
     _inject_all = bool(enabled)
-
-
-def set_npu_default_config():
-    """Makes every session created from now on an NPU session, as ``from npu_bridge.npu_init import *`` does.
-
-    Upstream's name for patching the session classes with ``decorator_tf_session``: sessions created without
-    an ``NpuOptimizer`` entry get ``npu_config_proto``'s default one. Safe to call more than once.
-    """
-    activation.activate()
-    inject_npu_config(True)
 
 
 def bridge_config(target, config):

@@ -5,16 +5,15 @@ every bridged session the session bridge builds a ``SessionPlan`` -- the validat
 the ConfigProto, the target, and the collective world, device id and backend, resolved here once -- and calls
 the steps in order. A step may edit ``plan.config``, change ``plan.target``, add ``RunHook``s and fill
 ``plan.pass_plan``, which ``plan_session`` then hands to the C++ passes in one go
-(``npu_bridge.core.session.pass_contract``). After the session exists, ``attach_run_hooks`` wraps that one
+(``npu_bridge.core.plan.pass_contract``). After the session exists, ``attach_run_hooks`` wraps that one
 session's ``run`` and ``close`` -- only when some step asked for hooks, so other sessions pay nothing for them.
 
-Steps live in the modules listed in ``CAPABILITY_MODULES``, imported at the first bridged session (keeping
-``import npu_bridge`` fast). Orders (lower runs first): 100 system/world, 200 precision, 300 collectives,
+Steps live in the modules ``load_capabilities`` imports at the first bridged session (keeping ``import
+npu_bridge`` fast). Orders (lower runs first): 100 system/world, 200 precision, 300 collectives,
 400 dump, 500 profiling, 600 iteration loops.
 """
 
 import dataclasses
-import importlib
 import threading
 import weakref
 from typing import Any, Callable, List, Optional
@@ -22,17 +21,10 @@ from typing import Any, Callable, List, Optional
 from tensorflow.core.protobuf import config_pb2
 
 from npu_bridge.core.device import device_target
-from npu_bridge.core.launch import interrupt as launch_interrupt
-from npu_bridge.core.session import config_proto, pass_contract
+from npu_bridge.core.plan import pass_contract
+from npu_bridge.core.runtime import interrupt
+from npu_bridge.core.session import config_proto
 from npu_bridge.core.world import world as collective_world
-
-CAPABILITY_MODULES = (
-    "npu_bridge.core.session.determinism",
-    "npu_bridge.core.precision.session_step",
-    "npu_bridge.core.collectives.session_step",
-    "npu_bridge.core.dump.dump_session",
-    "npu_bridge.core.profiling.session_hook",
-)
 
 _lock = threading.Lock()
 _steps = []  # (order, name, function)
@@ -125,11 +117,20 @@ def setup_step(order, name):
 
 
 def load_capabilities():
-    """Imports the capability modules (once), which registers their setup steps."""
+    """Imports the capability modules (once), which registers their setup steps.
+
+    Imported here, at the first bridged session, to keep ``import npu_bridge`` fast. A module that registers a setup
+    step belongs to the session layer (``npu_bridge.core.LAYERS``), whichever domain folder it sits in.
+    """
     global _imported
     if not _imported:
-        for module in CAPABILITY_MODULES:
-            importlib.import_module(module)
+        # Imported for the steps they register.
+        import npu_bridge.core.collectives.session_step  # noqa: F401
+        import npu_bridge.core.dump.dump_session  # noqa: F401
+        import npu_bridge.core.precision.session_step  # noqa: F401
+        import npu_bridge.core.profiling.session_hook  # noqa: F401
+        import npu_bridge.core.session.determinism  # noqa: F401
+
         _imported = True
 
 
@@ -196,16 +197,16 @@ def attach_run_hooks(session, hooks):
             hook.before_run(context)
         try:
             results = call(context)
-        except KeyboardInterrupt as interrupt:
-            _interrupted(hooks, context, interrupt)
+        except KeyboardInterrupt as ctrl_c:
+            _interrupted(hooks, context, ctrl_c)
             raise
         except Exception as error:  # hooks may explain it; it is re-raised
-            if launch_interrupt.is_hidden_interrupt(error):
+            if interrupt.is_hidden_interrupt(error):
                 # SIGINT arrived while TensorFlow raised the run's error: pybind11 gives a RuntimeError
                 # ("MISMATCH ... REPLACED BY KeyboardInterrupt"); raise what it hides, so that Ctrl-C is one.
-                interrupt = KeyboardInterrupt()
-                _interrupted(hooks, context, interrupt)
-                raise interrupt from None
+                ctrl_c = KeyboardInterrupt()
+                _interrupted(hooks, context, ctrl_c)
+                raise ctrl_c from None
             raised = error
             for hook in reversed(hooks):
                 raised = hook.run_failed(context, raised) or raised

@@ -18,10 +18,10 @@ which must equal the loaded value (checked when loading).
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
+from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.plan.pass_contract import ITERATION_OP_ATTR
 from npu_bridge.core.runtime import arg_checks, native_library
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
-from npu_bridge.core.session import bridge as session_bridge
-from npu_bridge.core.session.pass_contract import ITERATION_OP_ATTR
 
 ITERATION_OP_NAME = "IterationOp"
 VARIABLE_SCOPE = "npu_runconfig"
@@ -81,7 +81,7 @@ def _session_options(sess):
     """The validated NpuOptions of ``sess`` (unwrapping MonitoredSession layers); None if not bridged."""
     seen = 0
     while sess is not None and seen < 10:
-        options = getattr(sess, session_bridge.OPTIONS_ATTRIBUTE, None)
+        options = getattr(sess, option_parse.SESSION_ATTRIBUTE, None)
         if options is not None:
             return options
         sess = getattr(sess, "_sess", None)

@@ -9,7 +9,7 @@ from npu_bridge.core.collectives.remote_memory import (
     rdma_remote_register,
 )
 from npu_bridge.core.device.device_mode import is_inf_nan_enabled, set_device_sat_mode
-from npu_bridge.core.runtime.resource import npu_close, npu_resource_init, npu_resource_shutdown
+from npu_bridge.core.session.resource import npu_close, npu_resource_init, npu_resource_shutdown
 
 __all__ = [
     "get_rdma_cache",

@@ -16,7 +16,7 @@ from npu_bridge.core.compute.attr_scopes import (
     subgraph_multi_dims_scope,
     without_npu_compile_scope,
 )
-from npu_bridge.core.estimator.config_objects import NpuExecutePlacement
+from npu_bridge.core.options.config_objects import NpuExecutePlacement
 
 __all__ = [
     "without_npu_compile_scope",

@@ -17,8 +17,8 @@ NameAttrList). ``read`` gives back what ``write`` wrote, in the same Python form
 import dataclasses
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
+from npu_bridge.core.plan import contract_table
 from npu_bridge.core.runtime.errors import PassContractError
-from npu_bridge.core.session import contract_table
 
 KINDS = ("b", "i", "s", "list.i", "list.s", "list.func", "func")
 FIELD_KINDS = ("s", "list.i", "list.type")

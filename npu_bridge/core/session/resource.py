@@ -1,16 +1,11 @@
 """Process-level resources: ``npu_resource_init`` / ``npu_resource_shutdown`` / ``npu_close`` and the
 ``init_resource`` / ``shutdown_resource`` / ``close_session`` helpers of ``npu_init``."""
 
-import threading
-
 from npu_bridge.core.options import parse as option_parse
-from npu_bridge.core.runtime import job_values, log, system, system_ops
+from npu_bridge.core.runtime import close_callbacks, job_values, log, system
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.session import config_proto
+from npu_bridge.core.session import config_proto, system_ops
 from npu_bridge.core.world import world
-
-_close_callbacks = []
-_close_lock = threading.Lock()
 
 
 def npu_resource_init(
@@ -92,25 +87,9 @@ def npu_resource_shutdown():
     system.shutdown(force=True)
 
 
-def register_close_callback(callback):
-    """Registers ``callback()`` to run in ``npu_close`` (at interpreter exit), before the system shuts down.
-
-    Capabilities that hold process resources (writers, servers) register their clean-up here.
-    """
-    with _close_lock:
-        _close_callbacks.append(callback)
-
-
 def npu_close():
-    """Releases every npu_bridge resource; registered with ``atexit`` by ``import npu_bridge``."""
-    with _close_lock:
-        callbacks = list(reversed(_close_callbacks))
-        _close_callbacks.clear()
-    for callback in callbacks:
-        try:
-            callback()
-        except Exception:
-            log.logger.exception("npu_close: clean-up step %r failed", callback)
+    """Releases every npu_bridge resource; registered with ``atexit`` when npu_bridge switches on."""
+    close_callbacks.run_all()
     system.shutdown(force=True)
 
 

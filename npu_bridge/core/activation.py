@@ -78,6 +78,19 @@ def activate():
             raise
 
 
+def set_npu_default_config():
+    """Makes every session created from now on an NPU session, as ``from npu_bridge.npu_init import *`` does.
+
+    Upstream's name for patching the session classes with ``decorator_tf_session``: switches npu_bridge on, then
+    sessions created without an ``NpuOptimizer`` entry get ``npu_config_proto``'s default one. Safe to call more
+    than once.
+    """
+    activate()
+    from npu_bridge.core.session import bridge
+
+    bridge.inject_npu_config(True)
+
+
 def _query_gpus_without_driver():
     """Makes TensorFlow's first GPU query now, with its output hidden, when there is no CUDA driver to find.
 
@@ -131,7 +144,7 @@ def _wrap_session_init():
 
 
 def _close_at_exit():
-    from npu_bridge.core.runtime import resource
+    from npu_bridge.core.session import resource
 
     resource.npu_close()
 
