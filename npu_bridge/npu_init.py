@@ -26,7 +26,7 @@ from hccl.manage.api import (
     get_world_rank_from_group_rank,
 )
 from hccl.split.api import set_split_strategy_by_idx, set_split_strategy_by_size
-from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.session import bridge
 from npu_bridge.core.session.config_proto import (
     npu_config_proto,
     npu_graph_options,
@@ -98,7 +98,7 @@ experimental_options = {
     "layout_optimizer": True,
 }
 
-session_bridge.inject_npu_config(True)
+bridge.inject_npu_config(True)
 _tensorflow.compat.v1.disable_eager_execution()
 
 __all__ = [

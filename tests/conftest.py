@@ -53,8 +53,7 @@ import tensorflow as tf  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 from npu_bridge.core.runtime import system  # noqa: E402
-from npu_bridge.core.session import bridge as session_bridge  # noqa: E402
-from npu_bridge.core.session import config_proto  # noqa: E402
+from npu_bridge.core.session import bridge, config_proto  # noqa: E402
 from npu_bridge.core.world import pending_split  # noqa: E402
 
 # TF1-style tests: graph mode, as after `from npu_bridge.npu_init import *`.
@@ -66,7 +65,7 @@ def _reset_process_state():
     """Each test starts with the NPU system down, no split strategy waiting for it, and without npu_init's
     session injection."""
     yield
-    session_bridge.inject_npu_config(False)
+    bridge.inject_npu_config(False)
     system.shutdown(force=True)
     pending_split.take()
 

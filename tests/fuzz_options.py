@@ -1,6 +1,6 @@
 """The oracle and the cases of the option category of the fuzz test: what each parameter_map key accepts, read
-from what the option table documents (kind, allowed text, the switches a check waits for) and from the formats the
-reference describes, independently of ``npu_bridge.core.options.checks``."""
+from what the option table documents (kind, allowed text, the switches a check waits for) and from the formats
+upstream documents, independently of ``npu_bridge.core.options.checks``."""
 
 import base64
 import json
@@ -204,7 +204,7 @@ _PROFILING_KEYS = set(_PROFILING_CHOICES) | {
 
 
 def profiling_options_verdict(text):
-    """ACCEPT / REJECT / EITHER of a profiling_options value, by the forms the reference describes."""
+    """ACCEPT / REJECT / EITHER of a profiling_options value, by the forms upstream documents."""
     text = text.strip()
     if not text:
         return ACCEPT
@@ -256,7 +256,7 @@ def profiling_options_verdict(text):
 # Valid values that work only where the machine has something (a GPU): either outcome is right.
 ENVIRONMENTAL = {"device_target": ("gpu",)}
 
-# Options whose allowed text states a format rather than values: how the reference describes each.
+# Options whose allowed text states a format rather than values: how upstream documents each.
 FORMATS = {
     "dump_step": FormatDomain(
         _dump_step,

@@ -20,7 +20,7 @@ from test_exception_dump import lookup_graph
 from test_overflow_detection import debug_config, exploding_graph
 
 from npu_bridge.core import dump
-from npu_bridge.core.dump import dump_session, dump_status, dump_writer, overflow_records
+from npu_bridge.core.dump import dump_status, dump_writer, overflow_records, session_step
 from npu_bridge.core.runtime import safe_paths
 from npu_bridge.core.runtime.errors import EnvironmentVariableError
 
@@ -85,7 +85,7 @@ def test_dump_directories_another_user_pre_created_are_refused_not_followed(plan
     shared = shared_directory(tmp_path)
     victim_dir, secret = victim(tmp_path)
     # The {time} of this process's dumps is the second its first dumping session is created: the next one here.
-    monkeypatch.setitem(dump_session._state, "time", None)
+    monkeypatch.setitem(session_step._state, "time", None)
     now = time.time()
     planted = {}
     for second in range(-1, SECONDS_PLANTED):
@@ -112,7 +112,7 @@ def test_dump_directories_another_user_pre_created_are_refused_not_followed(plan
     losses = train(dump_config(shared, dump_mode="all"))
 
     assert len(losses) == 2 and np.all(np.isfinite(losses))  # training is not stopped
-    time_dir = os.path.join(os.path.realpath(shared), dump_session.process_time())
+    time_dir = os.path.join(os.path.realpath(shared), session_step.process_time())
     assert time_dir in planted, "the session's {time} directory was not one the attacker planted"
     assert snapshot(victim_dir) == victim_before and secret.read_bytes() == SECRET
     assert {path: snapshot(path) for path in planted} == planted  # nothing written into the attacker's tree

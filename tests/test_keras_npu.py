@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.session import bridge
 from npu_bridge.estimator.npu import keras_to_npu
 from npu_bridge.estimator.npu.npu_config import NPURunConfig
 from npu_bridge.npu_init import (
@@ -41,7 +41,7 @@ def test_keras_fit_runs_in_a_bridged_session():
     config.graph_options.rewrite_options.custom_optimizers[0].parameter_map["hcom_parallel"].b = False
     sess = set_keras_session_npu_config(config)
     assert keras.backend.get_session() is sess
-    assert getattr(sess, session_bridge.OPTIONS_ATTRIBUTE).get("hcom_parallel") is False
+    assert getattr(sess, bridge.OPTIONS_ATTRIBUTE).get("hcom_parallel") is False
     model = compiled_model()
     history = model.fit(X, Y, epochs=4, batch_size=16, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
@@ -49,7 +49,7 @@ def test_keras_fit_runs_in_a_bridged_session():
 
     npu_clear_session()
     fresh = keras.backend.get_session()
-    assert fresh is not sess and getattr(fresh, session_bridge.OPTIONS_ATTRIBUTE) is not None
+    assert fresh is not sess and getattr(fresh, bridge.OPTIONS_ATTRIBUTE) is not None
 
 
 def test_model_to_npu_estimator_warm_starts_from_the_keras_weights_and_trains(tmp_path, monkeypatch):

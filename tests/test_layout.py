@@ -15,7 +15,7 @@ from npu_bridge.core.runtime import api_surface
 
 ROOT = pathlib.Path(REPO_ROOT)
 # Facade modules that define functions of their own: upstream's signatures with an argument check or a
-# one-line delegation (DESIGN.md, section 2).
+# one-line delegation.
 FACADES_WITH_FUNCTIONS = {
     "hccl/manage/api.py",
     "hccl/split/api.py",

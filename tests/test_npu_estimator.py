@@ -12,7 +12,7 @@ import tensorflow as tf
 from estimator_helpers import X, Y, eval_input_fn, input_fn, model_fn, numpy_training
 
 from npu_bridge.core.runtime import log
-from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.session import bridge
 from npu_bridge.core.training.distributed import variable_broadcast
 from npu_bridge.estimator.npu.npu_config import NPURunConfig
 from npu_bridge.estimator.npu.npu_estimator import NPUEstimator, NPUEstimatorSpec
@@ -33,7 +33,7 @@ class SessionOptions(tf.estimator.SessionRunHook):
         self.options = []
 
     def after_create_session(self, session, coord):
-        self.options.append(getattr(session, session_bridge.OPTIONS_ATTRIBUTE))
+        self.options.append(getattr(session, bridge.OPTIONS_ATTRIBUTE))
 
 
 def test_training_with_iterations_per_loop_matches_step_by_step_and_resumes(tmp_path, npu_log):

@@ -9,7 +9,7 @@ from conftest import run_python
 
 from npu_bridge.core.runtime import api_surface
 
-# Reference section 1.2: everything upstream's npu_init exports, plus npu_session_config_init (2021).
+# Everything upstream's npu_init exports, plus npu_session_config_init (2021).
 NPU_INIT_NAMES = """
 NPURunConfig ProfilingConfig MemoryConfig DumpConfig DynamicInputConfig decorator_tf_session NPUEstimator
 NPUEstimatorSpec NPUCheckpointSaverHook NPUOutputTensorHook NPUBroadcastGlobalVariablesHook SetIterationsVarHook

@@ -1,10 +1,13 @@
 """npu_scope attribute scopes, util helpers, NPUStrategy and job information."""
 
+import os
+
 import pytest
 import tensorflow as tf
 from conftest import npu_config
 from tensorflow.core.framework import attr_value_pb2
 
+from npu_bridge.core.world import world
 from npu_bridge.estimator.npu import npu_common, npu_scope, npu_strategy, util
 from npu_bridge.estimator.npu.npu_config import ExperimentalConfig, GraphMemoryOptimizeConfig, NpuExecutePlacement
 
@@ -139,8 +142,11 @@ def test_small_util_helpers(monkeypatch):
     monkeypatch.setenv("RANK_SIZE", "4")
     assert util.get_ranksize() == "4"
     monkeypatch.setenv("CM_WORKER_SIZE", "4")
-    with pytest.raises(ValueError, match="RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time"):
+    with pytest.raises(ValueError, match="RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time") as e:
         util.get_ranksize()
+    with pytest.raises(ValueError) as from_world:  # one check, one message, whoever asks
+        world.load_world(dict(os.environ, CM_CHIEF_IP="127.0.0.1", CM_CHIEF_PORT="6000", CM_CHIEF_DEVICE="0"))
+    assert str(e.value) == str(from_world.value)
     assert util.check_profiling_options(["training_trace", "op_trace"]) == "training_trace:op_trace"
     with pytest.raises(ValueError, match="profiling options must be in"):
         util.check_profiling_options(["task_trace"])

@@ -37,7 +37,7 @@ def _enumerable(spec):
 
 
 # Unchecked options whose allowed text only describes the value (a unit, a name, an example, an output path
-# the Ascend software creates) and where the reference gives no range: nothing to enforce.
+# the Ascend software creates) and where upstream documents no range: nothing to enforce.
 FREE_FORM = {
     "job",
     "soc_config",

@@ -8,7 +8,7 @@ from tensorflow.core.protobuf import config_pb2
 from npu_bridge.core.options import OPTIONS, checks, parse_config, parse_values
 from npu_bridge.core.runtime.errors import NpuOptionError
 
-# Every parameter_map key upstream's adapter reads today (reference artifacts_and_peers.md §4.4), with
+# Every parameter_map key upstream's adapter reads today, with
 # "experimental_*", "in_out_pair(_flag)" and "op_compiler_cache_dir/mode" spelled out.
 UPSTREAM_KEYS = """
 HCCL_algorithm ac_parallel_enable aicore_num all_tensor_not_empty aoe_config_file aoe_mode atomic_clean_policy

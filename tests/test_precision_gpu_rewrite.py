@@ -20,8 +20,7 @@ from tensorflow.python.grappler import cluster as grappler_cluster
 from tensorflow.python.grappler import tf_optimizer
 
 from npu_bridge.core.plan import pass_contract
-from npu_bridge.core.session import bridge as session_bridge
-from npu_bridge.core.session import config_proto
+from npu_bridge.core.session import bridge, config_proto
 
 v1 = tf.compat.v1
 FLOAT = tf.float32.as_datatype_enum
@@ -61,7 +60,7 @@ def session_plan(monkeypatch, mode, gpu):
     monkeypatch.setattr(tf.config, "list_physical_devices", list_physical_devices)
     config = v1.ConfigProto()
     config_proto.append_npu_optimizer(config, {"precision_mode": mode})
-    return session_bridge.bridge_config("", config)
+    return bridge.bridge_config("", config)
 
 
 def model(device):

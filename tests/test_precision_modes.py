@@ -11,7 +11,7 @@ from npu_bridge.core.options import parse_config
 from npu_bridge.core.options.table import PRECISION_MODES, PRECISION_MODES_V2
 from npu_bridge.core.precision import modes
 from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.session import bridge
 
 v1 = tf.compat.v1
 RNG = np.random.RandomState(0)
@@ -215,7 +215,7 @@ def test_every_upstream_mode_has_a_meaning_here():
 
 
 def test_rules_turn_the_remapper_off_and_the_user_graph_stays_unchanged():
-    plan = session_bridge.bridge_config("", npu_config(precision_mode="allow_fp32_to_fp16"))
+    plan = bridge.bridge_config("", npu_config(precision_mode="allow_fp32_to_fp16"))
     assert plan.config.graph_options.rewrite_options.remapping == rewriter_config_pb2.RewriterConfig.OFF
     graph, product, feed = matmul_graph()
     run_executed(graph, product, feed, precision_mode="allow_fp32_to_fp16")

@@ -9,7 +9,7 @@ import tensorflow as tf
 from profiling_helpers import end_profiles, npu_config
 
 from npu_bridge.core.options import parse_values
-from npu_bridge.core.options import profiling_options as options_format
+from npu_bridge.core.options import profiling_options as profiling_options_format
 from npu_bridge.core.profiling import settings as profiling_settings
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu.npu_config import NPURunConfig, ProfilingConfig
@@ -29,14 +29,14 @@ def settings_of(environ=None, **options):
 
 
 def test_empty_options_are_upstreams_defaults():
-    assert options_format.parse("") == options_format.DEFAULT_OPTIONS
+    assert profiling_options_format.parse("") == profiling_options_format.DEFAULT_OPTIONS
     settings = settings_of(profiling_mode=True, profiling_options="")
     assert settings.training_trace and settings.task_level == "l1" and settings.hccl
     assert settings.output == os.getcwd() and settings.fp_point == settings.bp_point == ""
 
 
 def test_json_form_is_normalized():
-    parsed = options_format.parse(
+    parsed = profiling_options_format.parse(
         '{"output": "./prof", "training_trace": "on", "task_trace": "l0", '
         '"fp_point": "conv1", "bp_point": "", "aic_metrics": "Memory"}'
     )
@@ -129,7 +129,7 @@ def test_bad_options_pass_while_profiling_is_off():
 
 
 def test_unknown_json_keys_are_warned_with_a_suggestion(npu_log):
-    assert options_format.parse('{"trainig_trace": "on"}') == {}
+    assert profiling_options_format.parse('{"trainig_trace": "on"}') == {}
     assert any("'trainig_trace' is not known" in m and "did you mean 'training_trace'" in m for m in npu_log)
 
 

@@ -11,7 +11,7 @@ from tensorflow.python.framework import config as tf_config
 from npu_bridge.core.plan import pass_contract
 from npu_bridge.core.runtime import native_library
 from npu_bridge.core.runtime.errors import NpuOptionError
-from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.session import bridge
 
 v1 = tf.compat.v1
 
@@ -57,7 +57,7 @@ def test_session_without_npu_optimizer_is_untouched():
     before = pass_stats()
     with v1.Session(graph=graph, config=config) as sess:
         sess.run(out, {a: [1.0, 1.0]})
-        assert getattr(sess, session_bridge.OPTIONS_ATTRIBUTE) is None
+        assert getattr(sess, bridge.OPTIONS_ATTRIBUTE) is None
         assert sess._config == config
     assert pass_stats()["optimize_calls"] == before["optimize_calls"]
 
@@ -72,7 +72,7 @@ def test_user_config_is_not_modified_and_entries_are_merged():
     graph, _, _ = small_graph()
     with v1.Session(graph=graph, config=config) as sess:
         used = sess._config
-        options = getattr(sess, session_bridge.OPTIONS_ATTRIBUTE)
+        options = getattr(sess, bridge.OPTIONS_ATTRIBUTE)
     assert config == original
     entries = [c for c in used.graph_options.rewrite_options.custom_optimizers if c.name == "NpuOptimizer"]
     assert len(entries) == 1
@@ -95,7 +95,7 @@ def test_interactive_session_is_bridged():
     before = pass_stats()
     sess = v1.InteractiveSession(graph=graph, config=npu_config())
     try:
-        assert getattr(sess, session_bridge.OPTIONS_ATTRIBUTE) is not None
+        assert getattr(sess, bridge.OPTIONS_ATTRIBUTE) is not None
         sess.run(out, {a: [1.0, 1.0]})
     finally:
         sess.close()
@@ -118,15 +118,15 @@ def test_monitored_training_session_is_bridged(tmp_path):
             for _ in range(3):
                 sess.run(train)
             raw = sess._tf_sess()
-            assert getattr(raw, session_bridge.OPTIONS_ATTRIBUTE) is not None
+            assert getattr(raw, bridge.OPTIONS_ATTRIBUTE) is not None
     assert pass_stats()["optimize_calls"] > before["optimize_calls"]
 
 
 def test_npu_init_style_injection_bridges_sessions_without_config():
     graph, a, out = small_graph()
-    session_bridge.inject_npu_config(True)
+    bridge.inject_npu_config(True)
     with v1.Session(graph=graph) as sess:
-        assert getattr(sess, session_bridge.OPTIONS_ATTRIBUTE) is not None
+        assert getattr(sess, bridge.OPTIONS_ATTRIBUTE) is not None
         assert sess._config.allow_soft_placement
         sess.run(out, {a: [1.0, 1.0]})
 
@@ -141,7 +141,7 @@ def test_session_fails_loudly_when_library_is_not_loaded(monkeypatch):
 def test_unknown_key_is_logged_and_ignored(npu_log):
     graph, a, out = small_graph()
     with v1.Session(graph=graph, config=npu_config(precission_mode="force_fp32")) as sess:
-        options = getattr(sess, session_bridge.OPTIONS_ATTRIBUTE)
+        options = getattr(sess, bridge.OPTIONS_ATTRIBUTE)
         sess.run(out, {a: [1.0, 1.0]})
     assert "precission_mode" in options.unknown
     assert any("precission_mode" in m and "precision_mode" in m for m in npu_log)

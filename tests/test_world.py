@@ -2,12 +2,13 @@
 
 import json
 import os
+import pathlib
 
 import pytest
 
 from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import DeviceIdError, NotAvailableError, NotInitializedError, RankTableError
-from npu_bridge.core.world import world
+from npu_bridge.core.world import groups, world
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "rank_tables")
 TWO_SERVERS = os.path.join(DATA, "template1_2servers.json")
@@ -255,9 +256,8 @@ def test_cm_ipv6_chief_address():
     [
         (
             dict(CM, RANK_SIZE="4"),
-            "RANK_SIZE='4' and CM_WORKER_SIZE='4' cannot be configured at the same time; in CM mode the number of "
-            "ranks "
-            "is CM_WORKER_SIZE, so unset RANK_SIZE",
+            "RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time (RANK_SIZE='4', CM_WORKER_SIZE='4'); "
+            "in CM mode the number of ranks is CM_WORKER_SIZE, so unset RANK_SIZE",
         ),
         (
             dict(CM, RANK_TABLE_FILE=TWO_SERVERS),
@@ -319,12 +319,43 @@ def test_device_id_errors_surface():
     assert world_error({"ASCEND_DEVICE_ID": "x"}, DeviceIdError).startswith("ASCEND_DEVICE_ID is invalid")
 
 
-def test_validate_environment_needs_no_initialization():
+def test_environment_world_needs_no_initialization():
     assert not system.is_initialized()
-    w = world.validate_environment({"RANK_SIZE": "2", "RANK_ID": "0"}, session_device_id=1)
+    w = world.environment_world(session_device_id=1, environ={"RANK_SIZE": "2", "RANK_ID": "0"})
     assert (w.rank_size, w.device_id) == (2, 1)
     with pytest.raises(RankTableError):
-        world.validate_environment({"RANK_TABLE_FILE": "/nonexistent/hccl.json", "RANK_ID": "0"})
+        world.environment_world(environ={"RANK_TABLE_FILE": "/nonexistent/hccl.json", "RANK_ID": "0"})
+
+
+def test_environment_world_is_read_once_for_each_environment(tmp_path, monkeypatch):
+    loads = []
+    real_load = world.load_world
+    monkeypatch.setattr(world, "load_world", lambda *args: loads.append(args) or real_load(*args))
+    table = tmp_path / "hccl.json"
+    table.write_text(pathlib.Path(SINGLE_SERVER).read_text())
+    environ = {"RANK_TABLE_FILE": str(table), "RANK_ID": "1"}
+    first = world.environment_world(environ=environ)
+    assert all(world.environment_world(environ=dict(environ)) is first for _ in range(50))
+    assert len(loads) == 1  # fifty more questions, one read of the environment and the rank table
+    assert world.environment_world(session_device_id=3, environ=environ).device_id == 3  # another option: read
+    assert world.environment_world(environ=dict(environ, RANK_ID="0")).rank_id == 0  # another variable: read
+    table.write_text(table.read_text().replace('"rank_id": "1"', '"rank_id": "9"'))  # the table changed: read
+    with pytest.raises(RankTableError):
+        world.environment_world(environ=environ)
+    assert len(loads) == 4
+
+
+def test_a_collective_before_initialization_reads_the_world_once(monkeypatch):
+    from npu_bridge.core.collectives import membership  # imports TensorFlow
+
+    loads = []
+    real_load = world.load_world
+    monkeypatch.setattr(world, "load_world", lambda *args: loads.append(args) or real_load(*args))
+    monkeypatch.setenv("RANK_SIZE", "1")
+    assert not system.is_initialized()
+    members = [membership.resolve(groups.WORLD_GROUP, "allreduce") for _ in range(20)]
+    assert {(m.ranks, m.rank) for m in members} == {((0,), 0)}
+    assert len(loads) <= 1
 
 
 # current_world: once per initialization of the NPU system

@@ -1,8 +1,9 @@
 // NpuDump: the data-dump kernel the dump rewrite pass (optimizers/passes/dump_pass.cc) puts after every dumped op.
-// It takes the op's outputs (and, for dump_mode input/all, its inputs) and usually *replaces* the op by
-// name -- the op is renamed and NpuDump forwards its outputs without copying -- so it runs whenever the op's
-// results are used or fetched. In a step that dump_step selects it hands the tensors to the dump writer;
-// in other steps it only forwards. Inside an iterations_per_loop loop every iteration is a step of its own.
+// It takes the op's outputs (and, for dump_mode input/all, its inputs) and usually forwards the outputs without
+// copying: the op's readers, and the forwarder of an op a run fetches, read them from the NpuDump
+// (optimizers/graph/instrumentation.h, FollowOps), so it runs whenever the op's results are used or fetched. In a step
+// that dump_step selects it hands the tensors to the dump writer; in other steps it only forwards. Inside an
+// iterations_per_loop loop every iteration is a step of its own.
 #include <set>
 #include <string>
 #include <vector>

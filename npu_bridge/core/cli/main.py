@@ -24,7 +24,7 @@ def _info(_args):
     print(f"npu_bridge {npu_bridge.__version__}")
     print(f"TensorFlow {tf.__version__}")
     print(f"C++ library {native_library.library_path()} (loaded: {native_library.is_loaded()})")
-    current = world.validate_environment()
+    current = world.environment_world()
     print(
         f"world: rank {current.rank_id} of {current.rank_size} (source: {current.source}, "
         f"device id {current.device_id})"

@@ -1,7 +1,6 @@
 """Resolves a group name to the ranks a collective runs among and this process's place in them."""
 
 import dataclasses
-import os
 
 from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import NpuArgumentError
@@ -55,7 +54,7 @@ def resolve(group, api_name):
         return Members(group, found.ranks, found.key, _my_rank(found, registry.world.rank_id, api_name))
     if group != groups.WORLD_GROUP:
         system.require_initialized(f"{api_name} (group {group!r})")
-    current = world.load_world(os.environ)
+    current = world.environment_world()
     ranks = tuple(range(current.rank_size))
     return Members(group, ranks, groups.group_key(group, ranks), current.rank_id)
 

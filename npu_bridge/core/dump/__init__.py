@@ -1,7 +1,7 @@
 """Data dump, overflow detection and exception dump in Ascend's formats, and the tools that read them.
 
 Sessions dump through NpuOptimizer options (``enable_dump``, ``enable_dump_debug``, ``enable_exception_dump``;
-see ``dump_session``). The tools -- also the ``npu-dump`` command -- read dumps written here and by Ascend's
+see ``session_step``). The tools -- also the ``npu-dump`` command -- read dumps written here and by Ascend's
 runtime:
 
   load(path)                       one dump file, Opdebug record or .npy tensor (``dump_file.DumpFile``)

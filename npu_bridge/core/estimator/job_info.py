@@ -24,12 +24,8 @@ def get_ranksize():
     Raises:
       ValueError: both RANK_SIZE and CM_WORKER_SIZE are set.
     """
+    world.check_size_variables(os.environ)
     rank_size, worker_size = os.environ.get("RANK_SIZE"), os.environ.get("CM_WORKER_SIZE")
-    if rank_size is not None and worker_size is not None:
-        raise RankTableError(
-            "RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time, got "
-            f"RANK_SIZE={shortened(rank_size)} and CM_WORKER_SIZE={shortened(worker_size)}"
-        )
     return rank_size if rank_size is not None else (worker_size if worker_size is not None else "1")
 
 

@@ -1,7 +1,7 @@
 """``NPURunConfig``: a ``tf.estimator.RunConfig`` that also carries the NpuOptimizer options of the run.
 
-Every keyword argument maps onto the parameter_map as upstream's NPUEstimator writes it (reference:
-npu_bridge_api.md section 2.4): ``parameter_map_values()`` returns that mapping, ``session_config()`` a copy of
+Every keyword argument maps onto the parameter_map as upstream's NPUEstimator writes it (the keys:
+docs/options.md): ``parameter_map_values()`` returns that mapping, ``session_config()`` a copy of
 the session config with one more NpuOptimizer entry holding it. Upstream's Python checks raise their
 TypeError / ValueError messages; every value is also validated by the option table when the config is
 created, so a bad option fails here and not at the first training step.
@@ -240,7 +240,7 @@ class NPURunConfig(RunConfig):
     horovod_mode = property(lambda self: self._npu_arguments["horovod_mode"])
 
     def parameter_map_values(self):
-        """Returns {parameter_map key: value} as upstream's NPUEstimator writes this config (section 2.4)."""
+        """Returns {parameter_map key: value} as upstream's NPUEstimator writes this config."""
         args = self._npu_arguments
         values = {"use_off_line": True, "min_group_size": True}  # upstream writes min_group_size as .b = 1
         values.update({name: args[name] for name in ALWAYS_WRITTEN})

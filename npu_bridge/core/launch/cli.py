@@ -29,7 +29,7 @@ from npu_bridge.core.collectives import exposure
 from npu_bridge.core.launch import job_network, job_secret, plan, supervisor
 from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
-from npu_bridge.core.tf1 import environment as tf1_environment
+from npu_bridge.core.tf1 import environment
 
 EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
@@ -185,7 +185,7 @@ def main(argv=None):
     ranks = []
     for rank in job.ranks:
         env = dict(rank.env, **{exposure.NETWORK_VARIABLE: network.kind})
-        ranks.append(dataclasses.replace(rank, env=tf1_environment.for_children(env) if args.tf1 else env))
+        ranks.append(dataclasses.replace(rank, env=environment.for_children(env) if args.tf1 else env))
     job = dataclasses.replace(job, ranks=tuple(ranks))
     first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
     server = f" of server {job.server_id!r} ({_FOUND_BY[job.server_found]})" if job.server_id is not None else ""

@@ -4,7 +4,7 @@ DynamicInputConfig.
 
 Every config object that ``NPURunConfig`` accepts (these, and DumpConfig / ProfilingConfig) implements one
 method, ``parameter_map_values()``, returning the NpuOptimizer options it contributes as
-{parameter_map key: value}, following upstream's mapping (reference: npu_bridge_api.md section 2.4).
+{parameter_map key: value}, as upstream's NPURunConfig writes them (the keys: docs/options.md).
 """
 
 import enum

@@ -1,6 +1,6 @@
 """The ``profiling_options`` value: its forms, the keys Ascend knows, what each accepts and means here.
 
-Forms (reference: npu_bridge_api.md section 2.3):
+Forms (as upstream accepts them; docs/profiling.md):
   * a JSON object, as the ``PROFILING_OPTIONS`` environment variable holds it, e.g.
     ``{"output": "./prof", "training_trace": "on", "task_trace": "on", "fp_point": "", "bp_point": ""}``;
   * the legacy colon list of adapters up to 2020: ``training_trace``, ``task_trace`` joined by ``:``, or

@@ -14,7 +14,7 @@ upstream writes but never reads (enable_reduce_precision, min_group_size) are "s
 import difflib
 import itertools
 
-from npu_bridge.core.collectives import settings as collective_settings
+from npu_bridge.core.collectives import settings
 from npu_bridge.core.device.device_target import DEVICE_TARGETS
 from npu_bridge.core.options import checks
 from npu_bridge.core.options.spec import OptionSpec
@@ -44,7 +44,7 @@ MIXED_PRECISION_MODES = ("allow_mix_precision", "allow_mix_precision_fp16", "all
 MIXED_PRECISION_MODES_V2 = ("mixed_float16", "mixed_bfloat16", "mixed_hif8")
 IMPL_MODES = ("high_precision", "high_performance", "high_precision_for_all", "high_performance_for_all")
 MAX_INPUT_FUSION_SIZE = 32 * 1024 * 1024
-MAX_HCCL_TIMEOUT = collective_settings.MAX_SECONDS  # seconds, HCCL_EXEC_TIMEOUT's cap
+MAX_HCCL_TIMEOUT = settings.MAX_SECONDS  # seconds, HCCL_EXEC_TIMEOUT's cap
 
 WORKS, EMULATED, NO_EFFECT = "works", "emulated", "no_effect"
 

@@ -1,7 +1,7 @@
 """Profiling: Ascend-style profiles of TF1 training built on TensorFlow's own step stats.
 
 settings        what a profile collects (profiling_mode / profiling_options / env / Profiler)
-session_hook    the run hook every bridged session carries; traced runs ask TensorFlow for step stats
+session_step    the setup step and the run hook of profiled sessions; traced runs ask TensorFlow for step stats
 recorder        the profile being recorded in this process; raw data (raw_trace) and lifecycle
 export          raw data -> op_summary / op_statistic / step_trace CSVs and the timeline (msprof JSON)
 summary, report the headline numbers, the console summary and the HTML report

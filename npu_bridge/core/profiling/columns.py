@@ -1,4 +1,4 @@
-"""Column names of the exported CSVs: upstream's (msprof export, reference artifacts_and_peers.md section 2.2),
+"""Column names of the exported CSVs: upstream's (those of msprof's export; docs/profiling.md lists them),
 the "Estimated ..." columns npu_bridge adds on the simulated Ascend backend, and the TensorFlow op type npu_bridge
 adds as op_summary's last column."""
 

@@ -329,7 +329,7 @@ class _Exporter:
         pairs = max((len(row.reduces) for row in rows), default=0)
         with layout.new_text_file(self.paths["step_trace"]) as f:
             writer = csv.writer(f)
-            writer.writerow(step_trace.columns(rows, with_estimate))
+            writer.writerow(step_trace.header(rows, with_estimate))
             for row in rows:
                 writer.writerow(step_trace.csv_row(row, self._device, pairs, with_estimate))
         timeline.write_step_trace_json(self.paths["step_trace_json"], rows, self._device, self._timeline.epoch_ns)

@@ -1,6 +1,6 @@
 """``Profiler``: profile a block of code, whatever the sessions' options say (upstream's scoped profiler)."""
 
-from npu_bridge.core.profiling import recorder, session_hook
+from npu_bridge.core.profiling import recorder, session_step
 from npu_bridge.core.profiling import settings as profiling_settings
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuUsageError
@@ -34,7 +34,7 @@ class Profiler:
         """
         recorder.start_scope(self._settings)
         self._started = True
-        session_hook.hook_open_sessions()
+        session_step.hook_open_sessions()
 
     def stop(self):
         """Stops profiling and publishes the profile.

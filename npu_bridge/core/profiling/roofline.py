@@ -12,7 +12,7 @@
   ``force_fp16`` / ``fp16``. Unset is Ascend 910's training default, ``allow_fp32_to_fp16``.
 * Not modelled: task launch overhead, pipelining between ops, data layout conversions, collectives.
 
-Constants (``ASCEND_910``) -- none of them is in the project's reference documents:
+Constants (``ASCEND_910``) -- none of them comes from upstream's documentation:
   * cube fp16 peak 256 TFLOPS: Huawei's published Ascend 910 figure.
   * cube fp32: the 910's cube unit has no fp32 mode; fp32 matrix work is modelled at the vector fp32 rate
     (assumption).

@@ -11,7 +11,7 @@ import dataclasses
 import os
 from typing import Optional
 
-from npu_bridge.core.options import profiling_options as options_format
+from npu_bridge.core.options import profiling_options as profiling_options_format
 from npu_bridge.core.options.table import OPTIONS
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
 
@@ -73,7 +73,7 @@ def from_session_options(options, environ=None):
         text, origin = environ["PROFILING_OPTIONS"], "the environment variable PROFILING_OPTIONS"
     text = text or ""
     try:
-        parsed = options_format.parse(text)
+        parsed = profiling_options_format.parse(text)
     except ValueError as e:  # the option table checks the option only when profiling_mode is set
         raise NpuOptionError(
             "profiling_options", text, OPTIONS["profiling_options"].allowed, f"{e} (from {origin})"
@@ -101,7 +101,7 @@ def for_profiler(level, aic_metrics, output_path):
         options["aic_metrics"] = aic_metrics
     text = " ".join(f"{k}={v}" for k, v in options.items())
     try:
-        checked = {key: options_format.check_value(key, value) for key, value in options.items()}
+        checked = {key: profiling_options_format.check_value(key, value) for key, value in options.items()}
     except ValueError as e:
         raise NpuArgumentError(f"Profiler: {e}") from None
     return _settings(checked, {}, "Profiler", text)
@@ -110,14 +110,14 @@ def for_profiler(level, aic_metrics, output_path):
 def _settings(parsed, legacy_points, source, text):
     storage = parsed.get("storage_limit")
     return ProfilingSettings(
-        output=os.path.abspath(parsed.get("output", options_format.DEFAULT_OPTIONS["output"])),
+        output=os.path.abspath(parsed.get("output", profiling_options_format.DEFAULT_OPTIONS["output"])),
         training_trace=parsed.get("training_trace", "off") == "on",
         task_level=_TASK_LEVEL[parsed.get("task_time", "on")],
         hccl=parsed.get("hccl", "on") == "on",
         fp_point=parsed.get("fp_point", legacy_points.get("fp_point", "")),
         bp_point=parsed.get("bp_point", legacy_points.get("bp_point", "")),
         storage_limit_mb=int(storage[:-2]) if storage else None,
-        hardware_only=options_format.hardware_only_settings(parsed),
+        hardware_only=profiling_options_format.hardware_only_settings(parsed),
         source=source,
         options_text=text,
     )

@@ -15,8 +15,7 @@ Rows cover the training models (those with backward ops); when no model trains, 
 import dataclasses
 from typing import List, Optional, Tuple
 
-from npu_bridge.core.profiling import columns as column_names
-from npu_bridge.core.profiling import op_classes
+from npu_bridge.core.profiling import columns, op_classes
 
 NA = "N/A"
 
@@ -102,14 +101,14 @@ class StepTrace:
         return kept
 
 
-def columns(rows, with_estimate):
+def header(rows, with_estimate):
     """The step trace CSV header for ``rows``."""
     pairs = max((len(row.reduces) for row in rows), default=0)
-    names = list(column_names.STEP_TRACE)
+    names = list(columns.STEP_TRACE)
     for k in range(1, pairs + 1):
         suffix = "" if k == 1 else f" {k}"
         names += [f"Reduce Start{suffix}(us)", f"Reduce Duration{suffix}(us)"]
-    return names + [column_names.STEP_TRACE_ESTIMATE] if with_estimate else names
+    return names + [columns.STEP_TRACE_ESTIMATE] if with_estimate else names
 
 
 def csv_row(row, device_id, pairs, with_estimate):

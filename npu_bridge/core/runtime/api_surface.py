@@ -1,4 +1,4 @@
-"""The upstream module paths users import (reference: npu_bridge_api.md section 1.1).
+"""The upstream module paths users import (their status: docs/fidelity.md).
 
 Every one of them must import. Tests import them all; ``unsupported.render_markdown`` uses the list too.
 """

@@ -71,7 +71,7 @@ def npu_resource_init(
         "optimization_switch": optimization_switch,
     }
     options = option_parse.parse_values({k: v for k, v in values.items() if v is not None}, source="npu_resource_init")
-    world.validate_environment()
+    world.environment_world()
     initialized = system.initialize(options.by_stage("init"), "resource_init", is_global=True)
     if not initialized:
         log.warn_once(

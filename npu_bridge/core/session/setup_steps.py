@@ -9,8 +9,9 @@ the steps in order. A step may edit ``plan.config``, change ``plan.target``, add
 session's ``run`` and ``close`` -- only when some step asked for hooks, so other sessions pay nothing for them.
 
 Steps live in the modules ``load_capabilities`` imports at the first bridged session (keeping ``import
-npu_bridge`` fast). Orders (lower runs first): 100 system/world, 200 precision, 300 collectives,
-400 dump, 500 profiling, 600 iteration loops.
+npu_bridge`` fast). Orders (lower runs first): 100 deterministic (``npu_bridge.core.session.determinism``),
+200 precision, 300 collectives, 400 dump, 500 profiling. The world, device id, backend and iterations_per_loop are
+not steps: ``plan_session`` resolves them before the first step runs.
 """
 
 import dataclasses
@@ -126,9 +127,9 @@ def load_capabilities():
     if not _imported:
         # Imported for the steps they register.
         import npu_bridge.core.collectives.session_step  # noqa: F401
-        import npu_bridge.core.dump.dump_session  # noqa: F401
+        import npu_bridge.core.dump.session_step  # noqa: F401
         import npu_bridge.core.precision.session_step  # noqa: F401
-        import npu_bridge.core.profiling.session_hook  # noqa: F401
+        import npu_bridge.core.profiling.session_step  # noqa: F401
         import npu_bridge.core.session.determinism  # noqa: F401
 
         _imported = True
@@ -149,7 +150,7 @@ def plan_session(options, config, target) -> SessionPlan:
       NpuOptionError: NPU_BRIDGE_DEVICE_TARGET is invalid, or a setup step rejects the options.
     """
     load_capabilities()
-    current = collective_world.validate_environment(session_device_id=options.get("session_device_id"))
+    current = collective_world.environment_world(session_device_id=options.get("session_device_id"))
     plan = SessionPlan(
         options=options,
         config=config,

@@ -27,7 +27,7 @@ def initialize_system(name=None):
       RankTableError, DeviceIdError: the rank table or device id environment is malformed.
     """
     _require_graph_mode("NPUInit")
-    world.validate_environment()
+    world.environment_world()
     return native_library.ops().npu_init(name=name)
 
 

@@ -15,7 +15,7 @@ class NPUExtended(one_device_strategy.OneDeviceExtended):
 
     def __init__(self, container_strategy, device):
         super().__init__(container_strategy, device)
-        current = world.load_world()
+        current = world.environment_world()
         self._rank_size, self._rank_id = current.rank_size, current.rank_id
 
     @property

@@ -1,6 +1,6 @@
 """Reads and validates a rank table file (``RANK_TABLE_FILE``, Ascend's "hccl.json").
 
-Two layouts exist (see the project's API reference, section 4):
+Two layouts exist (docs/multi_host.md shows both):
 
 Template 1, server based (version "1.0"; "1.2" adds ``host_ip``, ``super_device_id``, ``super_pod_list``
 and more, which are accepted and ignored unless named below)::

@@ -52,7 +52,7 @@ import os
 import threading
 from typing import Optional
 
-from npu_bridge.core.device import device_id as device_id_lib
+from npu_bridge.core.device import device_id
 from npu_bridge.core.runtime import log, system
 from npu_bridge.core.runtime.errors import NotAvailableError, RankTableError, shortened, shortened_text
 from npu_bridge.core.world import rank_table
@@ -123,7 +123,7 @@ def load_world(environ=os.environ, session_device_id=None):
             f"RANK_TABLE_FILE={shortened(table_path)} and {_assignments(env, cm_set)} both describe the world; "
             "set only one of them (CM_* is upstream's rank-table-free setup)"
         )
-    device, device_source = device_id_lib.resolve_with_source(session_device_id, env)
+    device, device_source = device_id.resolve_with_source(session_device_id, env)
     if table_path is not None:
         world = _rank_table_world(env, table_path, device, device_source)
     elif cm_set:
@@ -136,21 +136,45 @@ def load_world(environ=os.environ, session_device_id=None):
     return world
 
 
-def validate_environment(environ=os.environ, session_device_id=None):
-    """Checks the world description without needing an initialized system.
+_cache_lock = threading.Lock()
+_cache = {}
 
-    The session bridge calls this when a session is created, so a bad rank table fails then rather than at
-    the first HCCL query.
+
+def environment_world(session_device_id=None, environ=None):
+    """The world the environment describes, read and validated once for each environment.
+
+    The session bridge calls it when a session is created (so a bad rank table fails then rather than at the first
+    HCCL query), ``npu_resource_init`` and ``initialize_system`` before they start the system, and the collectives
+    before initialization; it reads the environment and the rank table again only when a variable, the
+    ``session_device_id`` or the rank table file changed.
 
     Args:
-      environ: mapping of environment variables to read.
-      session_device_id: the ``session_device_id`` option of the session (None or -1: not set).
+      session_device_id: the ``session_device_id`` option (None or -1: not set).
+      environ: mapping of environment variables to read (default: ``os.environ``).
     Returns:
       The ``World`` the environment describes.
     Raises:
       RankTableError, DeviceIdError, NotAvailableError: as ``load_world``.
     """
-    return load_world(environ, session_device_id)
+    environ = os.environ if environ is None else environ
+    key = (tuple(sorted(environ.items())), session_device_id, _file_stamp(environ.get("RANK_TABLE_FILE")))
+    with _cache_lock:
+        if _cache.get("key") == key:
+            return _cache["world"]
+    world = load_world(environ, session_device_id)
+    with _cache_lock:
+        _cache.update(key=key, world=world)
+    return world
+
+
+def _file_stamp(path):
+    if not path:
+        return None
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None  # load_world reports it
+    return (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 def rank_id_from_environment(environ=os.environ):
@@ -219,7 +243,7 @@ def current_world():
       NotInitializedError: the system is not initialized.
       RankTableError, DeviceIdError, NotAvailableError: as ``load_world``.
     """
-    return load_world(os.environ, system.state().init_options.get("session_device_id"))
+    return environment_world(system.state().init_options.get("session_device_id"))
 
 
 def _rank_table_world(env, path, device, device_source):
@@ -235,7 +259,7 @@ def _rank_table_world(env, path, device, device_source):
             )
     rank = _rank_in_table(env, table, device, device_source)
     me = table.ranks[rank]
-    if device_source == device_id_lib.DEFAULT:
+    if device_source == device_id.DEFAULT:
         device = me.device_id
     return _world(table.ranks, rank, device, "rank_table", env, rank_table_path=path, pod_name=me.pod_name)
 
@@ -258,7 +282,7 @@ def _rank_in_table(env, table, device, device_source):
                 f"belongs to pod {shortened(table.ranks[rank].pod_name)}"
             )
         return rank
-    explicit = device_source != device_id_lib.DEFAULT
+    explicit = device_source != device_id.DEFAULT
     if pod is not None and pods_known:
         in_pod = [r for r in table.ranks if r.pod_name == pod]
         if not in_pod:
@@ -295,13 +319,25 @@ def _rank_in_table(env, table, device, device_source):
     )
 
 
-def _cm_world(env, cm_set, device, device_source):
-    if "RANK_SIZE" in env and "CM_WORKER_SIZE" in env:
+def check_size_variables(environ):
+    """Refuses ``RANK_SIZE`` together with ``CM_WORKER_SIZE`` (both give the number of ranks).
+
+    Args:
+      environ: mapping of environment variables (empty values count as unset).
+    Raises:
+      RankTableError: both are set; the message keeps upstream's words.
+    """
+    rank_size, worker_size = environ.get("RANK_SIZE") or None, environ.get("CM_WORKER_SIZE") or None
+    if rank_size is not None and worker_size is not None:
         raise RankTableError(
-            f"RANK_SIZE={shortened(env['RANK_SIZE'])} and CM_WORKER_SIZE={shortened(env['CM_WORKER_SIZE'])} "
-            "cannot be configured "
-            "at the same time; in CM mode the number of ranks is CM_WORKER_SIZE, so unset RANK_SIZE"
+            f"RANK_SIZE and CM_WORK_SIZE cannot be configured at the same time (RANK_SIZE={shortened(rank_size)}, "
+            f"CM_WORKER_SIZE={shortened(worker_size)}); in CM mode the number of ranks is CM_WORKER_SIZE, so unset "
+            "RANK_SIZE"
         )
+
+
+def _cm_world(env, cm_set, device, device_source):
+    check_size_variables(env)
     missing = [name for name in CM_REQUIRED if name not in env]
     if missing:
         raise RankTableError(
@@ -319,7 +355,7 @@ def _cm_world(env, cm_set, device, device_source):
             "workers run. Describe a multi-machine job with a rank table (RANK_TABLE_FILE), or set "
             "CM_WORKER_IP equal to CM_CHIEF_IP when all workers run on the chief's machine"
         )
-    explicit = device_source != device_id_lib.DEFAULT
+    explicit = device_source != device_id.DEFAULT
     on_chief_device = explicit and device == chief_device
     if "RANK_ID" in env:
         rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
@@ -369,7 +405,7 @@ def _env_world(env, device, device_source):
             f"RANK_SIZE={shortened(env['RANK_SIZE'])} but RANK_ID is not set; set RANK_ID to this process's rank, "
             f"0..{size - 1}"
         )
-    if device_source == device_id_lib.DEFAULT and size > 1:
+    if device_source == device_id.DEFAULT and size > 1:
         device = rank
         log.warn_once(
             ("world_default_device", rank),
@@ -404,7 +440,7 @@ def _world(ranks, rank, device, source, env, rank_table_path=None, pod_name=None
 
 
 def _env_int(env, name, low, high):
-    value = device_id_lib.parse_int(env[name])
+    value = device_id.parse_int(env[name])
     if value is None or value < low or (high is not None and value > high):
         allowed = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
         raise RankTableError(f"{name} has invalid value {shortened(env[name])}: must be {allowed}")

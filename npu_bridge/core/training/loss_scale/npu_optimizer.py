@@ -80,7 +80,7 @@ class NPUOptimizer(WrappedOptimizer):
             colocate_gradients_with_ops=colocate_gradients_with_ops,
             grad_loss=grad_loss,
         )
-        if self._is_distributed and world.load_world().rank_size > 1:
+        if self._is_distributed and world.environment_world().rank_size > 1:
             # The averaging collective of the distributed optimizers.
             from npu_bridge.core.training.distributed import averaging
 

@@ -46,7 +46,7 @@ import weakref
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 from npu_bridge.core.dump import dump_status, dump_writer, overflow_records
-from npu_bridge.core.options import checks as option_checks
+from npu_bridge.core.options import checks
 from npu_bridge.core.runtime import close_callbacks, log, safe_paths
 from npu_bridge.core.runtime.errors import NpuOptionError, shortened_text
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
@@ -109,7 +109,7 @@ def plan_dump(plan):
         pass_plan.dump_stats = options.get("dump_data") == "stats"
         pass_plan.dump_golden = golden and not pass_plan.dump_stats
         step = options.get("dump_step")
-        pass_plan.dump_steps = option_checks.dump_step_ranges(step) if step is not None else ()
+        pass_plan.dump_steps = checks.dump_step_ranges(step) if step is not None else ()
         pass_plan.dump_layers = tuple((options.get("dump_layer") or "").split())
     if capturing:
         pass_plan.exception_dump = True

@@ -22,7 +22,7 @@ from tensorflow.core.protobuf import config_pb2
 from npu_bridge.core.profiling import recorder
 from npu_bridge.core.profiling import settings as profiling_settings
 from npu_bridge.core.runtime import system
-from npu_bridge.core.session import bridge as session_bridge
+from npu_bridge.core.session import bridge
 from npu_bridge.core.session import setup_steps as session_setup
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
@@ -100,7 +100,7 @@ def hook_open_sessions():
     """Attaches a profiling hook to every open bridged session that has none (a ``Profiler`` scope starts)."""
     hooked = {id(hook.options) for hook in list(_hooks)}
     for session in session_setup.open_sessions():
-        plan = getattr(session, session_bridge.PLAN_ATTRIBUTE, None)
+        plan = getattr(session, bridge.PLAN_ATTRIBUTE, None)
         if plan is not None and plan.options is not None and id(plan.options) not in hooked:
             session_setup.attach_run_hooks(session, [ProfilingHook(None, plan)])
 
