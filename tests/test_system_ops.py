@@ -137,3 +137,18 @@ def test_clean_up_at_exit_runs_npu_close():
     """)
     assert result.returncode == 0, result.stderr
     assert "closed at exit" in result.stdout
+
+
+def test_npu_resource_init_takes_init_options_with_the_table_s_defaults():
+    import inspect
+
+    from npu_bridge.core.options.table import OPTIONS
+    from npu_bridge.core.session import resource
+
+    parameters = inspect.signature(resource.npu_resource_init).parameters.values()
+    for parameter in parameters:
+        option = OPTIONS[resource.ARGUMENT_OPTIONS.get(parameter.name, parameter.name)]
+        assert option.stage == "init", parameter.name
+        # upstream's signature writes op_debug_level's documented default out; the table leaves it unset
+        if parameter.default is not None and parameter.name != "op_debug_level":
+            assert parameter.default == option.default, parameter.name

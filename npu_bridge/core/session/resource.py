@@ -7,6 +7,8 @@ from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.session import config_proto, system_ops
 from npu_bridge.core.world import world
 
+ARGUMENT_OPTIONS = {"enable_profiling": "profiling_mode"}  # npu_resource_init's argument names that are not the option's
+
 
 def npu_resource_init(
     graph_run_mode=1,
@@ -44,32 +46,10 @@ def npu_resource_init(
       NpuOptionError: an argument has a bad value.
       ValueError: ``enable_profiling`` without ``profiling_options`` (as upstream).
     """
+    arguments = dict(locals())  # every argument is the init option of its name (ARGUMENT_OPTIONS: upstream's others)
     if enable_profiling and profiling_options is None:
         raise NpuArgumentError("profiling_options must be set when use profiling")
-    values = {
-        "graph_run_mode": graph_run_mode,
-        "op_debug_level": op_debug_level,
-        "profiling_mode": enable_profiling,
-        "profiling_options": profiling_options,
-        "precision_mode": precision_mode,
-        "enable_scope_fusion_passes": enable_scope_fusion_passes,
-        "enable_exception_dump": enable_exception_dump,
-        "aoe_mode": aoe_mode,
-        "work_path": work_path,
-        "op_compiler_cache_mode": op_compiler_cache_mode,
-        "op_compiler_cache_dir": op_compiler_cache_dir,
-        "debug_dir": debug_dir,
-        "hcom_multi_mode": hcom_multi_mode,
-        "distribute_config": distribute_config,
-        "aoe_config_file": aoe_config_file,
-        "precision_mode_v2": precision_mode_v2,
-        "export_compile_stat": export_compile_stat,
-        "aicore_num": aicore_num,
-        "oo_constant_folding": oo_constant_folding,
-        "input_batch_cpy": input_batch_cpy,
-        "oo_level": oo_level,
-        "optimization_switch": optimization_switch,
-    }
+    values = {ARGUMENT_OPTIONS.get(name, name): value for name, value in arguments.items()}
     options = option_parse.parse_values({k: v for k, v in values.items() if v is not None}, source="npu_resource_init")
     world.environment_world()
     initialized = system.initialize(options.by_stage("init"), "resource_init", is_global=True)
