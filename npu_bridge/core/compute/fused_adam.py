@@ -8,10 +8,15 @@ mul0_x / mul1_x = beta1 / (1 - beta1), mul2_x / mul3_x = beta2 / (1 - beta2), ad
   update  = output1 / (sqrt(output0) + add2_y)  [+ mul4_x * input3]
   output2 = input3 - input4 * update                                  (new weight)
 The "assign" ops also store output0..2 into input1..3 when those are variables.
+
+Ascend's kernels for these are on the mixed-precision black list: they compute in float32 whatever precision mode
+the session has. Here they are compositions of TensorFlow ops, built in ``keep_dtype_scope`` so the precision pass
+leaves all of them in float32 too (docs/precision.md, "Optimizer math written by hand").
 """
 
 import tensorflow as tf
 
+from npu_bridge.core.compute.attr_scopes import keep_dtype_scope
 from npu_bridge.core.compute.tensors import as_dtype
 
 
@@ -36,7 +41,7 @@ def _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2
 
 def adam_apply_one_assign(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y, name=None):
     """One fused Adam step (see the module docstring); returns (new v, new m, new weight)."""
-    with tf.name_scope(name or "AdamApplyOneAssign"):
+    with tf.name_scope(name or "AdamApplyOneAssign"), keep_dtype_scope():
         return _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y, None)
 
 
@@ -44,5 +49,5 @@ def adam_apply_one_with_decay_assign(
     input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, mul4_x, add2_y, name=None
 ):
     """One fused AdamW step with weight decay ``mul4_x``; returns (new v, new m, new weight)."""
-    with tf.name_scope(name or "AdamApplyOneWithDecayAssign"):
+    with tf.name_scope(name or "AdamApplyOneWithDecayAssign"), keep_dtype_scope():
         return _adam_apply_one(input0, input1, input2, input3, input4, mul0_x, mul1_x, mul2_x, mul3_x, add2_y, mul4_x)

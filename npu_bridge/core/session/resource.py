@@ -7,7 +7,8 @@ from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.session import config_proto, system_ops
 from npu_bridge.core.world import world
 
-ARGUMENT_OPTIONS = {"enable_profiling": "profiling_mode"}  # npu_resource_init's argument names that are not the option's
+# npu_resource_init's argument names that are not the name of their option
+ARGUMENT_OPTIONS = {"enable_profiling": "profiling_mode"}
 
 
 def npu_resource_init(
