@@ -48,7 +48,9 @@ DumpModel FindOrCreateModel(const tensorflow::GraphDef& graph, const std::string
   char time_text[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(time_text, sizeof(time_text), "%Y%m%d%H%M%S", std::localtime(&now));
-  model.dir = root + "/ge_default_" + time_text + "_" + std::to_string(model.id) + "/" + std::to_string(model.id);
+  if (!root.empty()) {
+    model.dir = root + "/ge_default_" + time_text + "_" + std::to_string(model.id) + "/" + std::to_string(model.id);
+  }
   return model;
 }
 
@@ -60,6 +62,26 @@ std::string CpuDevice(const std::string& device) {
   parsed.has_id = true;
   parsed.id = 0;
   return tensorflow::DeviceNameUtils::ParsedNameToString(parsed);
+}
+
+bool IsFloatStatusOp(const std::string& op) {
+  static const auto* ops = new std::set<std::string>{"NpuAllocFloatStatus", "NpuGetFloatStatus", "NpuClearFloatStatus",
+                                                     "NpuGetFloatStatusV2", "NpuClearFloatStatusV2"};
+  return ops->count(op) > 0;
+}
+
+bool Watches(Watcher watcher, const tensorflow::NodeDef& node, const std::set<std::string>& fed) {
+  if (!ComputesFromInputs(node) || fed.count(node.name())) return false;
+  tensorflow::DataTypeVector inputs, outputs;
+  if (!NodeTypes(node, &inputs, &outputs)) return false;
+  switch (watcher) {
+    case Watcher::kOverflowCheck:  // structural ops too, not the register's ops (instrumentation.h)
+      return !IsFloatStatusOp(node.op());
+    case Watcher::kDump:
+    case Watcher::kExceptionCapture:
+      return !IsStructuralOp(node.op()) || IsComposedOp(node);
+  }
+  return false;
 }
 
 bool ForwardsInput(const std::string& op) {
@@ -172,16 +194,55 @@ std::string NameSet::Fresh(const std::string& base) {
   return name;
 }
 
-std::string RenameForForwarding(tensorflow::GraphDef* graph, int index, const std::string& suffix, NameSet* names) {
-  tensorflow::NodeDef* node = graph->mutable_node(index);
-  RememberOriginalName(node);
-  const std::string renamed = names->Fresh(node->name() + "/" + suffix);
-  node->set_name(renamed);
-  return renamed;
+std::string NameInModel(const std::string& base, const DumpModel& model, NameSet* names) {
+  return names->Fresh(model.id > 0 ? base + "_m" + std::to_string(model.id) : base);
+}
+
+namespace {
+
+// Appends `controls` ("^node") to `node`, except those it has and one on itself.
+void AddControls(tensorflow::NodeDef* node, const std::set<std::string>& controls) {
+  std::set<std::string> extra = controls;
+  extra.erase("^" + node->name());
+  for (const std::string& input : node->input()) extra.erase(input);
+  for (const std::string& control : extra) node->add_input(control);
+}
+
+// True when TensorFlow shares the node's kernel among the graphs of a session (OpSegment::ShouldOwnKernel):
+// stateful ops other than function calls.
+bool HasSharedKernel(const tensorflow::NodeDef& node) {
+  const tensorflow::OpDef* op_def = nullptr;
+  if (!tensorflow::OpRegistry::Global()->LookUpOpDef(node.op(), &op_def).ok()) return false;
+  return op_def->is_stateful() && node.op() != "PartitionedCall" && node.op() != "StatefulPartitionedCall";
+}
+
+// The forwarder that takes the name of `node`, which now runs as `source`.
+tensorflow::NodeDef Forwarder(const tensorflow::NodeDef& node, const std::string& name, const std::string& source,
+                              const Followers& follow) {
+  tensorflow::NodeDef forwarder;
+  forwarder.set_name(name);
+  forwarder.set_device(node.device());
+  tensorflow::DataTypeVector input_types, output_types;
+  NodeTypes(node, &input_types, &output_types);
+  if (output_types.empty()) {
+    forwarder.set_op("NoOp");
+    forwarder.add_input("^" + source);
+  } else {
+    forwarder.set_op("IdentityN");
+    auto* types = (*forwarder.mutable_attr())["T"].mutable_list();
+    for (int i = 0; i < static_cast<int>(output_types.size()); ++i) {
+      auto replacement = follow.replacements.find(i);
+      forwarder.add_input(replacement != follow.replacements.end() ? replacement->second : TensorName(source, i));
+      types->add_type(tensorflow::BaseType(output_types[i]));
+    }
+  }
+  std::set<std::string> controls;
+  for (const std::string& wait : follow.waits) controls.insert("^" + wait);
+  AddControls(&forwarder, controls);
+  return forwarder;
 }
 
 void RedirectColocation(tensorflow::GraphDef* graph, const std::map<std::string, std::string>& renamed) {
-  if (renamed.empty()) return;
   for (auto& node : *graph->mutable_node()) {
     auto it = node.mutable_attr()->find("_class");
     if (it == node.mutable_attr()->end()) continue;
@@ -193,17 +254,63 @@ void RedirectColocation(tensorflow::GraphDef* graph, const std::map<std::string,
   }
 }
 
-void AddControlToReaders(tensorflow::GraphDef* graph, const std::map<std::string, std::string>& dependency_of) {
-  if (dependency_of.empty()) return;
-  for (auto& node : *graph->mutable_node()) {
-    std::set<std::string> extra;
-    for (const std::string& input : node.input()) {
-      auto it = dependency_of.find(ParseInput(input).first);
-      if (it != dependency_of.end() && it->second != node.name()) extra.insert("^" + it->second);
-    }
-    for (const std::string& input : node.input()) extra.erase(input);
-    for (const std::string& control : extra) node.add_input(control);
+}  // namespace
+
+std::map<std::string, std::string> FollowOps(tensorflow::GraphDef* graph,
+                                             const std::map<std::string, Followers>& followers, bool forward_fetches,
+                                             const std::set<std::string>& fetched, const std::string& suffix,
+                                             NameSet* names) {
+  std::map<std::string, std::string> renamed;
+  if (followers.empty()) return renamed;
+  std::set<std::string> observers;  // not rewired: they are what the readers wait for
+  for (const auto& [op, follow] : followers) {
+    for (const auto& replacement : follow.replacements) observers.insert(ParseInput(replacement.second).first);
+    observers.insert(follow.waits.begin(), follow.waits.end());
   }
+  // Readers: data readers read the replacements, and everything that reads or waits for an op waits for it.
+  for (auto& node : *graph->mutable_node()) {
+    if (observers.count(node.name())) continue;
+    std::set<std::string> controls;
+    for (auto& input : *node.mutable_input()) {
+      const auto parsed = ParseInput(input);
+      auto follow = followers.find(parsed.first);
+      if (follow == followers.end()) continue;
+      for (const std::string& wait : follow->second.waits) controls.insert("^" + wait);
+      if (parsed.second < 0) {
+        for (const auto& replacement : follow->second.replacements) {
+          controls.insert("^" + ParseInput(replacement.second).first);
+        }
+        continue;
+      }
+      auto replacement = follow->second.replacements.find(parsed.second);
+      if (replacement != follow->second.replacements.end()) input = replacement->second;
+    }
+    AddControls(&node, controls);
+  }
+  if (!forward_fetches) return renamed;
+  // Fetched ops (and ops with a shared kernel) are renamed, and a forwarder takes their name.
+  std::vector<tensorflow::NodeDef> forwarders;
+  for (auto& node : *graph->mutable_node()) {
+    auto follow = followers.find(node.name());
+    if (follow == followers.end() || !(fetched.count(node.name()) || HasSharedKernel(node))) continue;
+    const std::string name = node.name();
+    RememberOriginalName(&node);
+    node.set_name(names->Fresh(name + "/" + suffix));
+    renamed[name] = node.name();
+    forwarders.push_back(Forwarder(node, name, node.name(), follow->second));
+  }
+  if (renamed.empty()) return renamed;
+  for (auto& node : *graph->mutable_node()) {  // every reference follows the rename
+    for (auto& input : *node.mutable_input()) {
+      const auto parsed = ParseInput(input);
+      auto it = renamed.find(parsed.first);
+      if (it == renamed.end()) continue;
+      input = parsed.second < 0 ? "^" + it->second : TensorName(it->second, parsed.second);
+    }
+  }
+  for (auto& forwarder : forwarders) *graph->add_node() = std::move(forwarder);
+  RedirectColocation(graph, renamed);
+  return renamed;
 }
 
 }  // namespace npu_bridge

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ops/runtime/c_api.h"
 #include "ops/runtime/json_text.h"
 #include "ops/runtime/no_throw.h"
 
@@ -135,11 +136,12 @@ bool IsStructuralOp(const std::string& op) {
   return ops->count(op) > 0;
 }
 
+bool ComputesFromInputs(const tensorflow::NodeDef& node) {
+  return node.input_size() > 0 && !MovesValues(node.op()) && !IsInstrumentationOp(node.op());
+}
+
 bool IsComputingNode(const tensorflow::NodeDef& node, const tensorflow::DataTypeVector& input_types) {
-  if (node.input_size() == 0 || MovesValues(node.op()) || IsInstrumentationOp(node.op()) || node.op() == "Cast" ||
-      node.op() == kRoundOp) {
-    return false;
-  }
+  if (!ComputesFromInputs(node) || node.op() == "Cast" || node.op() == kRoundOp) return false;
   for (tensorflow::DataType type : input_types) {
     if (type == tensorflow::DT_RESOURCE || tensorflow::IsRefType(type)) return false;
   }

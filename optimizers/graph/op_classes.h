@@ -24,8 +24,14 @@ bool IsInstrumentationOp(const std::string& op);
 // LoopCond, whose output the executor's loop machinery must receive directly.
 bool IsStructuralOp(const std::string& op);
 
-// True for ops that compute floating-point results from their inputs, in the precision passes' sense: not
-// the above, not casts, and not ops that read or write variables through resource or reference inputs
+// True for ops that compute from inputs: ops with inputs (data or control; an op without any is a source) that
+// neither move, hold or describe values (MovesValues) nor belong to this project's instrumentation. The base of
+// IsComputingNode (precision) and of Watches (instrumentation.h: which ops overflow checks, dumps and exception
+// capture watch).
+bool ComputesFromInputs(const tensorflow::NodeDef& node);
+
+// True for ops that compute floating-point results from their inputs, in the precision passes' sense:
+// ComputesFromInputs, not casts, and not ops that read or write variables through resource or reference inputs
 // (optimizer updates): variables keep their dtype.
 bool IsComputingNode(const tensorflow::NodeDef& node, const tensorflow::DataTypeVector& input_types);
 

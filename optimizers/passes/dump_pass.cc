@@ -1,10 +1,14 @@
 // Data dump (enable_dump): puts an NpuDump (ops/kernels/dump_kernels.cc) after every computing op of the graph a
 // session runs, or only after the ops named in dump_layer (plus the Data inputs of those, as upstream dumps them).
 //
-// The NpuDump takes the op's name and forwards its outputs (see instrumentation.h), so it runs exactly when
-// the op's results are used, fetched or waited for. Ops with reference outputs (TF1 ref-variable updates)
-// cannot be forwarded: they get a sink NpuDump that everything reading the op also waits for, and so do
-// composed ops (instrumentation.h), whose calls also output intermediates for their backward call.
+// Which ops: Watches(Watcher::kDump, ...) (instrumentation.h). The NpuDump follows the op (FollowOps,
+// instrumentation.h): it forwards the op's outputs and the op's readers read them, so it runs exactly when the
+// op's results are used or waited for, and an op the run fetches is replaced by name with a forwarder of the
+// NpuDump's outputs. Ops with reference outputs (TF1 ref-variable updates) cannot be forwarded, and composed ops
+// (instrumentation.h) are not, since their calls also output intermediates for their backward call: their
+// NpuDump is a sink that everything reading, waiting for or fetching the op also waits for. The NpuDump's name
+// carries the model id (NameInModel): TensorFlow would otherwise give the NpuDumps of one op in two graphs of a
+// session one kernel, with the model, steps and task id of the first.
 // Artifacts name ops and tensors as Ascend does: ArtifactOpType, and float32 tensors that hold reduced-precision
 // values (LowPrecisionTensors) are written in that type.
 #include <map>
@@ -75,20 +79,20 @@ class DumpPass : public RewritePass {
     StampComposedGradients(graph);
 
     const std::set<std::string> fed = FedNodes(item);
+    const std::set<std::string> fetched = FetchedNodes(item);
     std::map<std::string, int> index_of;
     for (int i = 0; i < graph->node_size(); ++i) index_of[graph->node(i).name()] = i;
     NameSet names(*graph);
-    std::map<std::string, std::string> renamed;         // op -> its renamed source
-    std::map<std::string, std::string> readers_wait;    // op with reference outputs -> its sink dump
+    std::map<std::string, Followers> followers;         // op -> its dump
     std::vector<std::pair<int, std::string>> op_waits;  // (op index, sink dump of one of its Data inputs)
     std::set<std::string> data_dumped;
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
-      if (!Dumpable(node) || fed.count(node.name())) continue;
+      if (!Watches(Watcher::kDump, node, fed) || node.attr().count(kDumpedAttr)) continue;
       if (!settings.layer.empty() && !settings.layer.count(OriginalName(node))) continue;
       tensorflow::DataTypeVector input_types, output_types;
-      if (!NodeTypes(node, &input_types, &output_types)) continue;  // a function call
+      NodeTypes(node, &input_types, &output_types);
       const std::vector<std::string> inputs = DataInputs(node);
       const bool dumps_outputs = settings.dump_outputs && !output_types.empty();
       const bool dumps_inputs = settings.dump_inputs && !inputs.empty();
@@ -104,41 +108,34 @@ class DumpPass : public RewritePass {
         }
       }
       const std::string& name = node.name();
-      // A composed op's call also outputs the intermediates its backward call reads: dumped from a sink.
-      bool sink = IsComposedOp(node);
-      for (tensorflow::DataType type : output_types) sink |= tensorflow::IsRefType(type);
       (*graph->mutable_node(n)->mutable_attr())[kDumpedAttr].set_b(true);
       tensorflow::NodeDef dump =
           MakeDump(*graph, n, TaskIdOf(graph->mutable_node(n)), settings, index_of, dumps_inputs);
-      if (sink) {
-        dump.set_name(names.Fresh(name + "/npu_dump"));
-        for (int i = 0; i < ArtifactOutputCount(node, output_types.size()); ++i) {
-          dump.set_input(i, TensorName(name, i));
-        }
-        readers_wait[name] = dump.name();
-      } else {
-        const std::string source = RenameForForwarding(graph, n, kSourceSuffix, &names);
-        renamed[name] = source;
-        dump.set_name(name);
+      dump.set_name(NameInModel(name + "/npu_dump", settings.model, &names));
+      const int shown = ArtifactOutputCount(node, output_types.size());
+      for (int i = 0; i < shown; ++i) dump.set_input(i, TensorName(name, i));
+      if (shown == 0) dump.add_input("^" + name);  // an op without outputs still runs first
+      // The NpuDump forwards the op's outputs, which its readers then read. Not those of a composed op's call (it
+      // also outputs the intermediates its backward call reads, which the dump does not show), nor reference
+      // outputs: whatever reads or waits for such an op, or an op without outputs, waits for the dump instead.
+      bool forwards = !IsComposedOp(node) && shown > 0;
+      for (tensorflow::DataType type : output_types) forwards &= !tensorflow::IsRefType(type);
+      Followers& follow = followers[name];
+      if (forwards) {
         SetTypes(&dump, "Tfwd", output_types);
-        for (int i = 0; i < static_cast<int>(output_types.size()); ++i) dump.set_input(i, TensorName(source, i));
-        dump.add_input("^" + source);  // an op without outputs still runs first
+        for (int i = 0; i < shown; ++i) follow.replacements[i] = TensorName(dump.name(), i);
+      } else {
+        follow.waits.push_back(dump.name());
       }
       *graph->add_node() = dump;
       *changed = true;
     }
-    AddControlToReaders(graph, readers_wait);
     for (const auto& wait : op_waits) graph->mutable_node(wait.first)->add_input("^" + wait.second);
-    RedirectColocation(graph, renamed);
+    FollowOps(graph, followers, true, fetched, kSourceSuffix, &names);
     return absl::OkStatus();
   }
 
  private:
-  static bool Dumpable(const tensorflow::NodeDef& node) {
-    return !MovesValues(node.op()) && !IsInstrumentationOp(node.op()) &&
-           (!IsStructuralOp(node.op()) || IsComposedOp(node)) && !node.attr().count(kDumpedAttr);
-  }
-
   // An NpuDump of graph.node(n) whose first inputs are placeholders for the op's outputs (the caller sets
   // them), followed by the op's data inputs when `dumps_inputs`.
   static tensorflow::NodeDef MakeDump(const tensorflow::GraphDef& graph, int n, int64_t task_id,
@@ -208,7 +205,7 @@ class DumpPass : public RewritePass {
     (*graph->mutable_node(n)->mutable_attr())[kDumpedAttr].set_b(true);
     tensorflow::NodeDef dump = MakeDump(*graph, n, TaskIdOf(graph->mutable_node(n)), outputs_only, {}, false);
     const std::string name = graph->node(n).name();
-    dump.set_name(names->Fresh(name + "/npu_dump"));
+    dump.set_name(NameInModel(name + "/npu_dump", settings.model, names));
     for (int i = 0; i < dump.input_size(); ++i) dump.set_input(i, TensorName(name, i));
     *graph->add_node() = dump;
     return dump.name();

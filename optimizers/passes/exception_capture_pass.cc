@@ -1,6 +1,12 @@
-// Exception dump (enable_exception_dump=1): brackets every computing op of the graph a session runs with
-// NpuExceptionCapture (holds the op's inputs; the op waits for it) and NpuExceptionRelease (drops them once
-// the op has run; whatever reads the op waits for it). See ops/kernels/exception_capture_kernels.cc.
+// Exception dump (enable_exception_dump=1): every op of the graph a session runs that it watches
+// (Watches(Watcher::kExceptionCapture, ...), instrumentation.h) and that has data inputs is bracketed with
+// NpuExceptionCapture (holds the op's inputs; the op waits for it) and NpuExceptionRelease (drops them once the op
+// has run). The release follows the op
+// (FollowOps): whatever reads or waits for the op waits for it, and an op the run fetches (or a stateful op, see
+// instrumentation.h) runs as "{name}/npu_exception_source" behind a forwarder that waits for it. Its slot,
+// "{session id}/{node name}", names the node as it runs, which is the name TensorFlow's error gives; the capture
+// and release carry the graph's model id in their names (NameInModel), so that the graphs of a session do not
+// share their kernels, which hold the slot. See ops/kernels/exception_capture_kernels.cc.
 #include <map>
 #include <set>
 #include <string>
@@ -25,28 +31,27 @@ class ExceptionCapturePass : public RewritePass {
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
                    tensorflow::GraphDef* graph, bool* changed) override {
     const std::set<std::string> fed = FedNodes(item);  // a fed op does not run
+    const std::set<std::string> fetched = FetchedNodes(item);
     const std::string slot_prefix = std::to_string(options.Get(contract::kSessionId)) + "/";
     const std::string dir = options.Get(contract::kExceptionDir);
     const std::string base = options.Get(contract::kExceptionBase);
     StampComposedGradients(graph);
+    const DumpModel model = FindOrCreateModel(*graph, "");  // the graph's id, for the names of the nodes
     NameSet names(*graph);
-    std::map<std::string, std::string> release_of;
+    std::map<std::string, Followers> releases;
+    std::map<std::string, std::vector<int>> brackets;  // op -> its capture and release (node indices)
     const int original_size = graph->node_size();
     for (int n = 0; n < original_size; ++n) {
       const tensorflow::NodeDef node = graph->node(n);  // copy: adding nodes may reallocate
-      if (MovesValues(node.op()) || IsInstrumentationOp(node.op()) ||
-          (IsStructuralOp(node.op()) && !IsComposedOp(node)) || fed.count(node.name())) {
-        continue;
-      }
+      if (!Watches(Watcher::kExceptionCapture, node, fed)) continue;
       const std::vector<std::string> inputs = DataInputs(node);
-      const std::string capture_name = node.name() + "/npu_exception_capture";
       if (inputs.empty()) continue;  // nothing to hold
       tensorflow::DataTypeVector input_types, output_types;
-      if (!NodeTypes(node, &input_types, &output_types)) continue;  // a function call
+      NodeTypes(node, &input_types, &output_types);
       const std::string slot = slot_prefix + node.name();
 
       tensorflow::NodeDef* capture = graph->add_node();
-      capture->set_name(names.Fresh(capture_name));
+      capture->set_name(NameInModel(node.name() + "/npu_exception_capture", model, &names));
       capture->set_op("NpuExceptionCapture");
       capture->set_device(CpuDevice(node.device()));
       auto& attrs = *capture->mutable_attr();
@@ -67,17 +72,20 @@ class ExceptionCapturePass : public RewritePass {
       const std::string capture_ref = "^" + capture->name();
 
       tensorflow::NodeDef* release = graph->add_node();
-      release->set_name(names.Fresh(node.name() + "/npu_exception_release"));
+      release->set_name(NameInModel(node.name() + "/npu_exception_release", model, &names));
       release->set_op("NpuExceptionRelease");
       release->set_device(CpuDevice(node.device()));
       release->add_input("^" + node.name());
       (*release->mutable_attr())["slot"].set_s(slot);
-      release_of[node.name()] = release->name();
+      releases[node.name()].waits.push_back(release->name());
+      brackets[node.name()] = {graph->node_size() - 2, graph->node_size() - 1};
 
       graph->mutable_node(n)->add_input(capture_ref);
       *changed = true;
     }
-    AddControlToReaders(graph, release_of);
+    for (const auto& [op, runs_as] : FollowOps(graph, releases, true, fetched, "npu_exception_source", &names)) {
+      for (int index : brackets[op]) (*graph->mutable_node(index)->mutable_attr())["slot"].set_s(slot_prefix + runs_as);
+    }
     return absl::OkStatus();
   }
 };
