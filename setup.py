@@ -58,8 +58,7 @@ class BuildNativeLibrary(build_ext):
         # The C++ declarations of the pass contract and of the C functions are generated from their one declaration
         # in Python, loaded by path: importing npu_bridge here would switch it on without its library.
         for generator in GENERATED_HEADERS:
-            header = runpy.run_path(os.path.join(HERE, generator))["write"](HERE)
-            print(f"npu_bridge: generated {os.path.relpath(header, HERE)}", flush=True)
+            print(f"npu_bridge: generated {_write_generated_header(generator)}", flush=True)
         tf = _import_tensorflow()
         compile_flags = tf.sysconfig.get_compile_flags() + EXTRA_COMPILE_FLAGS + [f"-I{HERE}"]
         link_flags = tf.sysconfig.get_link_flags()
@@ -112,6 +111,22 @@ class BuildNativeLibrary(build_ext):
                 f,
                 indent=1,
             )
+
+
+def _write_generated_header(generator):
+    """Renders a generator's header from its table (both loaded by path) and writes it when its text changed."""
+    module = runpy.run_path(os.path.join(HERE, generator))
+    text = module["render"](runpy.run_path(os.path.join(HERE, module["TABLE"])))
+    path = os.path.join(HERE, module["HEADER"])
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return module["HEADER"]  # unchanged: keep its time, so nothing recompiles for it
+    except FileNotFoundError:
+        pass
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return module["HEADER"]
 
 
 def _read_json(path):

@@ -20,8 +20,8 @@ GENERATED = pathlib.Path(REPO_ROOT, contract_header.HEADER)
 
 def test_the_generated_header_is_what_the_table_renders():
     assert GENERATED.read_text() == contract_header.render(contract_table), (
-        f"{contract_header.HEADER} is stale: run `python npu_bridge/core/plan/contract_header.py .` (the build "
-        "does it too)"
+        f"{contract_header.HEADER} is stale: the build regenerates it "
+        "(python3 -m pip install --no-build-isolation -e .)"
     )
 
 

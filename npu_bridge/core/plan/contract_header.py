@@ -6,10 +6,9 @@ npu_bridge: the build loads it and the table by path.
 """
 
 import os
-import runpy
-import sys
 import textwrap
 
+TABLE = os.path.join("npu_bridge", "core", "plan", "contract_table.py")  # the declaration, relative to the source tree
 HEADER = os.path.join("optimizers", "pass_contract_keys.h")
 _KEY_TYPES = {
     "b": "BoolKey",
@@ -108,23 +107,3 @@ def render(table):
         "",
     ]
     return "\n".join(lines)
-
-
-def write(root):
-    """Writes the header below ``root`` (the source tree) when its text changed; returns its path."""
-    table = runpy.run_path(os.path.join(root, "npu_bridge", "core", "plan", "contract_table.py"))
-    path = os.path.join(root, HEADER)
-    text = render(table)
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return path
-    except FileNotFoundError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return path
-
-
-if __name__ == "__main__":
-    print(write(sys.argv[1] if len(sys.argv) > 1 else os.getcwd()))

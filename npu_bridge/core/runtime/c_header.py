@@ -1,13 +1,13 @@
 """Renders ``ops/runtime/c_api.h``, the C declarations of the library's functions, from ``c_functions.py``.
 
-``setup.py`` runs it before compiling; ``tests/test_c_api.py`` fails when the checked-in header differs. It imports
-nothing of npu_bridge: the build loads it and the table by path.
+``setup.py`` writes ``HEADER`` from ``render`` of ``TABLE`` before compiling; ``tests/test_c_api.py`` fails when the
+checked-in header differs. It imports nothing of npu_bridge: the build loads it and the table by path.
 """
 
 import os
-import runpy
 import textwrap
 
+TABLE = os.path.join("npu_bridge", "core", "runtime", "c_functions.py")  # the declaration, relative to the source tree
 HEADER = os.path.join("ops", "runtime", "c_api.h")
 
 
@@ -39,19 +39,3 @@ def render(table):
         lines.append(f"{returns} {name}({arguments});")
     lines += ["", '}  // extern "C"', "", "#endif  // NPU_BRIDGE_OPS_RUNTIME_C_API_H_", ""]
     return "\n".join(lines)
-
-
-def write(root):
-    """Writes the header below ``root`` (the source tree) when its text changed; returns its path."""
-    table = runpy.run_path(os.path.join(root, "npu_bridge", "core", "runtime", "c_functions.py"))
-    path = os.path.join(root, HEADER)
-    text = render(table)
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return path
-    except FileNotFoundError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return path
