@@ -13,7 +13,6 @@
 
 #include "ops/runtime/no_throw.h"
 #include "ops/runtime/system_state.h"
-#include "optimizers/init_options.h"
 #include "optimizers/pass_contract.h"
 #include "optimizers/pass_options.h"
 #include "optimizers/pass_stats.h"
@@ -70,7 +69,6 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
   absl::Status InitSafely(const tensorflow::RewriterConfig_CustomGraphOptimizer* config) {
     options_ = PassOptions();
     init_status_ = config == nullptr ? absl::OkStatus() : PassOptions::FromConfig(*config, &options_);
-    if (init_status_.ok()) init_status_ = InitOptionsJson(options_.Get(contract::kInitOptions), &init_options_json_);
     passes_ = CreateRewritePasses();
     RecordInit(options_.Keys());
     return init_status_;
@@ -86,7 +84,7 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     }
     // Ascend initializes its runtime lazily on the first run of a device graph; NPUInit does it itself.
     if (!GraphHasOp(item.graph, "NPUInit")) {
-      SystemState::Get().Initialize(init_options_json_, "graph", false);
+      SystemState::Get().Initialize(options_.Get(contract::kInitToken), "graph", false);
     }
     if (RewrittenAlready(item.graph)) return absl::AbortedError("npu_bridge: graph already rewritten");
     std::vector<RewritePass*> enabled;
@@ -119,7 +117,6 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
 
   PassOptions options_;
   absl::Status init_status_;
-  std::string init_options_json_ = "{}";
   std::vector<std::unique_ptr<RewritePass>> passes_;
 };
 

@@ -7,8 +7,8 @@
 // per line, in the forms below.
 //
 // Kinds, named after the AttrValue field that holds the value: b, i, s, list.i, list.s, list.func (a list of
-// NameAttrList records with the fields declared below), func (one NameAttrList). A default applies only when
-// a key is absent (bridged sessions write every key); list and record keys default to empty.
+// NameAttrList records with the fields declared below). A default applies only when a key is absent (bridged
+// sessions write every key); list keys default to empty.
 #ifndef NPU_BRIDGE_OPTIMIZERS_PASS_CONTRACT_H_
 #define NPU_BRIDGE_OPTIMIZERS_PASS_CONTRACT_H_
 
@@ -17,7 +17,7 @@
 namespace npu_bridge {
 namespace contract {
 
-enum class Kind { kBool, kInt, kString, kIntList, kStringList, kTypeList, kRecordList, kRecord };
+enum class Kind { kBool, kInt, kString, kIntList, kStringList, kTypeList, kRecordList };
 
 struct BoolKey {
   const char* name;
@@ -38,9 +38,6 @@ struct StringListKey {
   const char* name;
 };
 struct RecordListKey {
-  const char* name;
-};
-struct RecordKey {
   const char* name;
 };
 // A field of the records of a list.func key (b, i, s, list.i or list.type; always present).
@@ -65,7 +62,6 @@ constexpr KeySpec Spec(StringKey key) { return {key.name, Kind::kString}; }
 constexpr KeySpec Spec(IntListKey key) { return {key.name, Kind::kIntList}; }
 constexpr KeySpec Spec(StringListKey key) { return {key.name, Kind::kStringList}; }
 constexpr KeySpec Spec(RecordListKey key) { return {key.name, Kind::kRecordList}; }
-constexpr KeySpec Spec(RecordKey key) { return {key.name, Kind::kRecord}; }
 }  // namespace contract
 }  // namespace npu_bridge
 

@@ -8,8 +8,9 @@ namespace npu_bridge {
 namespace contract {
 // The session bridge validated and normalized the parameter_map.
 constexpr BoolKey kValidated{"_npu_bridge_validated", false};
-// The session's init-stage options, name -> normalized value (b, i or s); NPUInit makes them process-wide.
-constexpr RecordKey kInitOptions{"_npu_bridge_init_options"};
+// Names the session's init-stage options, which only Python reads (runtime/system.py keeps them by token); NPUInit or
+// the first graph run records it for the process. "": the defaults.
+constexpr StringKey kInitToken{"_npu_bridge_init_token", ""};
 
 // Data dump (dump pass). The root {dump_path}/{time}/{device id} also holds the overflow records.
 // Dump op inputs / outputs (enable_dump).
@@ -114,7 +115,7 @@ constexpr NodeAttr kComposedOutputsAttr{"_npu_op_outputs"};
 // Every key with its kind, for NpuOptimizer::Init to check the parameter_map.
 constexpr KeySpec kAllKeys[] = {
     Spec(kValidated),
-    Spec(kInitOptions),
+    Spec(kInitToken),
     Spec(kDumpEnabled),
     Spec(kDumpRoot),
     Spec(kDumpBase),

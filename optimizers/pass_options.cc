@@ -109,11 +109,6 @@ std::vector<tensorflow::NameAttrList> PassOptions::Get(contract::RecordListKey k
   return std::vector<tensorflow::NameAttrList>(v->list().func().begin(), v->list().func().end());
 }
 
-tensorflow::NameAttrList PassOptions::Get(contract::RecordKey key) const {
-  const tensorflow::AttrValue* v = Find(key.name);
-  return v == nullptr ? tensorflow::NameAttrList() : v->func();
-}
-
 std::vector<std::string> PassOptions::Keys() const {
   std::vector<std::string> keys;
   keys.reserve(params_.size());
@@ -159,8 +154,6 @@ bool HoldsKind(const tensorflow::AttrValue& value, contract::Kind kind) {
       return value.value_case() == tensorflow::AttrValue::kI;
     case Kind::kString:
       return value.value_case() == tensorflow::AttrValue::kS;
-    case Kind::kRecord:
-      return value.value_case() == tensorflow::AttrValue::kFunc;
     case Kind::kIntList:
       return value.value_case() == tensorflow::AttrValue::kList && OnlyList(list, list.i_size());
     case Kind::kStringList:
@@ -189,8 +182,6 @@ const char* KindName(contract::Kind kind) {
       return "list.type";
     case Kind::kRecordList:
       return "list.func";
-    case Kind::kRecord:
-      return "func";
   }
   return "?";
 }

@@ -31,7 +31,6 @@ class PassOptions {
   std::vector<int64_t> Get(contract::IntListKey key) const;
   std::vector<std::string> Get(contract::StringListKey key) const;
   std::vector<tensorflow::NameAttrList> Get(contract::RecordListKey key) const;
-  tensorflow::NameAttrList Get(contract::RecordKey key) const;
 
   // True when the session bridge validated these options (it always does for bridged sessions).
   bool validated() const { return Get(contract::kValidated); }

@@ -62,9 +62,14 @@ tf.compat.v1.disable_eager_execution()
 
 @pytest.fixture(autouse=True)
 def _reset_process_state():
-    """Each test starts with the NPU system down, no split strategy waiting for it, and without npu_init's
-    session injection."""
+    """Each test starts with the NPU system down, no split strategy waiting for it, without npu_init's
+    session injection, and with the environment the previous test found (library code such as the TF1 mode's
+    activation writes to os.environ, which the rank processes of later tests would inherit)."""
+    environ = dict(os.environ)
     yield
+    if os.environ != environ:
+        os.environ.clear()
+        os.environ.update(environ)
     bridge.inject_npu_config(False)
     system.shutdown(force=True)
     pending_split.take()

@@ -197,7 +197,8 @@ class EnvSpec:
       judge: text -> ACCEPT / REJECT / EITHER.
       drivers: what reads it: "session" (a bridged session), "dump" (a dumping session), "failing_op" (an op fails
         with exception dumps on), "estimator" (NPUEstimator()), "run_config" (NPURunConfig()), "hooks"
-        (npu_hooks_append()), "import" (a fresh interpreter imports npu_bridge; costly, few values).
+        (npu_hooks_append()), "loop_size" (the loop size npu_device.open() checks), "import" (a fresh interpreter
+        imports npu_bridge; costly, few values).
       base: other variables set for every case.
       options: NpuOptimizer options of the session drivers ({key: value}, bool / int / str).
       samples: valid values.
@@ -237,6 +238,7 @@ ENV_SPECS = {
     "ASCEND_SLOG_PRINT_TO_STDOUT": EnvSpec(_env_choice("0", "1"), samples=("0", "1")),
     "HCCL_CONNECT_TIMEOUT": EnvSpec(_env_int(1, 2**31 - 1), base=dict(_TWO_RANKS), samples=("1",), costly=True),
     "HCCL_EXEC_TIMEOUT": EnvSpec(_env_int(1, 2**31 - 1), samples=("1", "1836")),
+    "NPU_LOOP_SIZE": EnvSpec(_env_int(1), drivers=("loop_size",), samples=("1", "1558")),
     "HCCL_IF_BASE_PORT": EnvSpec(_env_int(1, 65534), base=dict(_TWO_RANKS), samples=("40000",), costly=True),
     "RANK_TABLE_FILE": EnvSpec(_env_rank_table, names=("RANK_TABLE_FILE", "rank table")),
     "RANK_SIZE": EnvSpec(

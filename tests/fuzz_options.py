@@ -336,10 +336,14 @@ FORMATS = {
         ["cv", "LoadBalance:8", "MainStream:64"],
     ),
     "graph_memory_max_size": FormatDomain(
-        _all(r"[0-9]+"), ["26843545600"], either=lambda text: text.isascii() and text.isdigit() and len(text) > 18
+        _all(r"[0-9]+( *[*] *[0-9]+)*"),
+        ["26843545600"],
+        either=lambda text: text.isascii() and text.isdigit() and len(text) > 18,
     ),
     "variable_memory_max_size": FormatDomain(
-        _all(r"[0-9]+"), ["5368709120"], either=lambda text: text.isascii() and text.isdigit() and len(text) > 18
+        _all(r"[0-9]+( *[*] *[0-9]+)*"),
+        ["5368709120"],
+        either=lambda text: text.isascii() and text.isdigit() and len(text) > 18,
     ),
     "aicore_num": FormatDomain(_all(r"[0-9]+\|[0-9]+"), ["2|4"]),
     "optypelist_for_implmode": FormatDomain(_all(_IDENTIFIERS), ["LayerNorm,SoftmaxV2"]),

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from npu_bridge.core.estimator import run_config
 from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.options.table import OPTIONS
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu.npu_config import (
@@ -125,7 +126,26 @@ def test_every_argument_is_covered_by_these_tests():
         "variable_memory_max_size",
         "precision_mode_v2",
         "compress_weight_conf",
-    } == set(run_config.ALWAYS_WRITTEN) | set(run_config.WRITTEN_IF_SET)
+        "aoe_mode",
+        "aoe_config_file",
+    } == set(run_config.FORWARDED)
+
+
+def test_forwarded_keywords_default_to_the_option_table_s_defaults():
+    keywords = inspect.signature(NPURunConfig.__init__).parameters
+    for name in [*run_config.FORWARDED, "work_path", "distribute_config"]:
+        default = keywords[name].default
+        # upstream's NPURunConfig turns enable_data_pre_proc on (the adapter's default is off) and writes
+        # enable_reduce_precision, which nothing reads (unset in the table)
+        if default is not None and name not in ("enable_data_pre_proc", "enable_reduce_precision"):
+            assert default == OPTIONS[name].default, name
+
+
+def test_keywords_with_a_default_upstream_writes_only_when_not_none():
+    guarded = {"buffer_optimize", "dynamic_graph_execute_mode", "graph_max_parallel_model_num"}
+    values = NPURunConfig(**dict.fromkeys(guarded)).parameter_map_values()
+    assert not guarded & set(values)
+    assert {"enable_small_channel", "input_fusion_size", "oo_level"} <= run_config.ALWAYS_WRITTEN
 
 
 # Options naming files the option table reads: the test writes them (valid, small) into tmp_path.

@@ -228,6 +228,8 @@ def test_optypelist_accepts_op_types_with_op_select_implmode(value):
         ("experimental_accelerate_train_mode", "fast1|loss|1.05", "fast|step"),
         ("graph_memory_max_size", "26843545600", "26843545600.0"),
         ("variable_memory_max_size", "5368709120", "5 GB"),
+        ("graph_memory_max_size", "16 * 1024 * 1024 * 1024", "16 * 1024.5"),  # a zoo script's product
+        ("variable_memory_max_size", "4*1024*1024*1024", "4*"),
     ],
 )
 def test_formats(name, good, bad):

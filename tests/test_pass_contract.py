@@ -12,6 +12,7 @@ import tensorflow as tf
 from conftest import REPO_ROOT, npu_config, run_python
 
 from npu_bridge.core.plan import contract_header, contract_table, pass_contract
+from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import NpuOptionError, PassContractError
 
 v1 = tf.compat.v1
@@ -96,7 +97,7 @@ def test_a_bridged_session_carries_exactly_the_contract_keys_with_structured_val
     fp16 = {"input_slots": [-1], "input_dtypes": ["float16"], "output_slots": [-1], "output_dtypes": ["float16"]}
     assert values == {
         "_npu_bridge_validated": True,
-        "_npu_bridge_init_options": options.by_stage("init"),
+        "_npu_bridge_init_token": system.register_init_options(options.by_stage("init")),
         "_npu_dump_enabled": True,
         "_npu_dump_base": os.path.realpath(tmp_path),
         "_npu_dump_inputs": True,
@@ -123,7 +124,8 @@ def test_a_bridged_session_carries_exactly_the_contract_keys_with_structured_val
         "_npu_collective_timeout": 7,
         "_npu_collective_run_bound": False,  # a world of one rank: its collectives keep their own timeout
     }
-    assert values["_npu_bridge_init_options"]["precision_mode"] == "force_fp16"
+    init_options = system.init_options_for(values["_npu_bridge_init_token"])  # only Python reads them
+    assert init_options == options.by_stage("init") and init_options["precision_mode"] == "force_fp16"
 
 
 @pytest.mark.parametrize("step", ["99999999999999999999", "\u0663", "0|1-\u0663", "5-99999999999999999999"])

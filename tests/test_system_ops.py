@@ -5,7 +5,7 @@ import tensorflow as tf
 from conftest import npu_config, run_python
 
 from hccl.manage import api as hccl_api
-from npu_bridge.core.runtime import system
+from npu_bridge.core.runtime import native_library, system
 from npu_bridge.core.runtime.errors import NotInitializedError
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_plugin
@@ -32,6 +32,27 @@ def test_initialize_system_initializes_with_the_sessions_init_options():
 
 def test_initialize_system_without_npu_optimizer_uses_defaults():
     run_op(npu_ops.initialize_system)
+    state = system.state()
+    assert state.initialized and state.init_options == {}
+
+
+def test_the_library_keeps_only_the_token_of_the_init_options():
+    run_op(npu_ops.initialize_system, npu_config(precision_mode="force_fp32"))
+    raw = native_library.read_json("npu_bridge_system_state_json")
+    assert set(raw) == {"initialized", "global", "source", "init_token", "init_count"}
+    assert "force_fp32" not in str(raw)
+    assert system.init_options_for(raw["init_token"]) == system.state().init_options != {}
+
+
+def test_equal_init_options_share_a_token_and_an_unknown_token_reads_as_the_defaults():
+    token = system.register_init_options({"precision_mode": "force_fp32", "op_debug_level": 1})
+    assert token == system.register_init_options({"op_debug_level": 1, "precision_mode": "force_fp32"})
+    assert token != system.register_init_options({"precision_mode": "force_fp16", "op_debug_level": 1})
+    assert token != system.register_init_options({"precision_mode": "force_fp32", "op_debug_level": True})
+    system.init_options_for(token)["precision_mode"] = "changed"  # a copy
+    assert system.init_options_for(token) == {"op_debug_level": 1, "precision_mode": "force_fp32"}
+    assert system.init_options_for("") == {}
+    native_library.c_api().npu_bridge_system_initialize(b"0123456789abcdef", b"resource_init", 1)
     state = system.state()
     assert state.initialized and state.init_options == {}
 

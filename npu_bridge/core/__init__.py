@@ -24,6 +24,7 @@ the session layer wherever it sits. ``tests/test_layout.py`` checks all of it.
   session       orchestration: the session bridge, setup steps, process resources (npu_resource_init, npu_close)
   estimator     NPUEstimator / NPURunConfig and their hooks
   tf1           the TF1 mode (``python -m npu_bridge.tf1``)
+  tf2           the TF2 adapter ``npu_device`` (its function graphs go through the session bridge's plan)
   activation    switching npu_bridge on once TensorFlow is in the process (one module)
   launch        ``npu-run``; imports no TensorFlow
   cli           ``npu-bridge``
@@ -43,7 +44,7 @@ LAYERS = (
     ("tf_estimator",),
     ("session",),
     ("estimator",),
-    ("tf1",),
+    ("tf1", "tf2"),
     ("activation",),
     ("launch",),
     ("cli",),

@@ -11,19 +11,19 @@ class NpuInitOp : public NpuOpKernel {
   explicit NpuInitOp(tensorflow::OpKernelConstruction* ctx) : NpuOpKernel(ctx) {
     Construct(ctx, [&] {
       // Without NpuOptimizer in the session config the attr is absent and defaults apply, as upstream.
-      auto it = def().attr().find(kInitOptionsAttr);
-      init_options_ = it == def().attr().end() ? "{}" : it->second.s();
+      auto it = def().attr().find(kInitTokenAttr);
+      if (it != def().attr().end()) init_token_ = it->second.s();
     });
   }
 
   void ComputeSafely(tensorflow::OpKernelContext*) override {
-    if (SystemState::Get().Initialize(init_options_, "NPUInit", false)) {
+    if (SystemState::Get().Initialize(init_token_, "NPUInit", false)) {
       VLOG(1) << "npu_bridge: NPU system initialized";
     }
   }
 
  private:
-  std::string init_options_;
+  std::string init_token_;
 };
 
 class NpuShutdownOp : public NpuOpKernel {

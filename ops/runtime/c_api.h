@@ -10,9 +10,9 @@
 
 extern "C" {
 
-// Initializes the simulated NPU system with the init options (a JSON object); source names the caller; global marks a
-// process-wide initialization. Returns the SystemState status code.
-int npu_bridge_system_initialize(const char* init_options_json, const char* source, int global);
+// Initializes the simulated NPU system with the init options Python keeps under init_token (runtime/system.py); source
+// names the caller; global marks a process-wide initialization. Returns the SystemState status code.
+int npu_bridge_system_initialize(const char* init_token, const char* source, int global);
 
 // Shuts the system down (force: whatever holds it). Returns the SystemState status code.
 int npu_bridge_system_shutdown(int force);

@@ -12,7 +12,7 @@ SystemState& SystemState::Get() {
   return *state;
 }
 
-bool SystemState::Initialize(const std::string& init_options_json, const std::string& source, bool global) {
+bool SystemState::Initialize(const std::string& init_token, const std::string& source, bool global) {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_.initialized) {
     VLOG(1) << "npu_bridge: system already initialized by " << state_.source << "; " << source
@@ -22,7 +22,7 @@ bool SystemState::Initialize(const std::string& init_options_json, const std::st
   state_.initialized = true;
   state_.global = global;
   state_.source = source;
-  state_.init_options = init_options_json.empty() ? "{}" : init_options_json;
+  state_.init_token = init_token;
   ++state_.init_count;
   return true;
 }
@@ -47,8 +47,8 @@ size_t SystemStateJson(char* buf, size_t len) {
   const SystemSnapshot s = SystemState::Get().Snapshot();
   std::string json = "{\"initialized\":" + std::string(s.initialized ? "true" : "false") +
                      ",\"global\":" + std::string(s.global ? "true" : "false") + ",\"source\":" + JsonQuote(s.source) +
-                     ",\"init_options\":" + JsonQuote(s.init_options) +
-                     ",\"init_count\":" + std::to_string(s.init_count) + "}";
+                     ",\"init_token\":" + JsonQuote(s.init_token) + ",\"init_count\":" + std::to_string(s.init_count) +
+                     "}";
   return CopyToBuffer(json, buf, len);
 }
 
@@ -58,10 +58,10 @@ size_t SystemStateJson(char* buf, size_t len) {
 
 extern "C" {
 
-int npu_bridge_system_initialize(const char* init_options_json, const char* source, int global) {
+int npu_bridge_system_initialize(const char* init_token, const char* source, int global) {
   return npu_bridge::NoThrowValue(0, [&] {
-    return static_cast<int>(npu_bridge::SystemState::Get().Initialize(init_options_json ? init_options_json : "{}",
-                                                                      source ? source : "", global != 0));
+    return static_cast<int>(
+        npu_bridge::SystemState::Get().Initialize(init_token ? init_token : "", source ? source : "", global != 0));
   });
 }
 

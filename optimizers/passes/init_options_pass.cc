@@ -1,7 +1,6 @@
-// Stamps the session's init-stage options on NPUInit nodes, so that running initialize_system() in a
+// Stamps the token of the session's init-stage options on NPUInit nodes, so that running initialize_system() in a
 // bridged session makes that session's init options process-wide (as upstream's graph pass does).
 #include "ops/runtime/system_state.h"
-#include "optimizers/init_options.h"
 #include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 
@@ -18,15 +17,13 @@ class InitOptionsPass : public RewritePass {
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
                    bool* changed) override {
-    std::string init_options;
-    absl::Status status = InitOptionsJson(options.Get(contract::kInitOptions), &init_options);
-    if (!status.ok()) return status;
+    const std::string init_token = options.Get(contract::kInitToken);
     for (auto& node : *graph->mutable_node()) {
       if (node.op() != "NPUInit") continue;
       auto* attrs = node.mutable_attr();
-      auto it = attrs->find(kInitOptionsAttr);
-      if (it != attrs->end() && it->second.s() == init_options) continue;
-      (*attrs)[kInitOptionsAttr].set_s(init_options);
+      auto it = attrs->find(kInitTokenAttr);
+      if (it != attrs->end() && it->second.s() == init_token) continue;
+      (*attrs)[kInitTokenAttr].set_s(init_token);
       *changed = true;
     }
     return absl::OkStatus();

@@ -210,6 +210,12 @@ def _driver_hooks():
     npu_hooks_append()
 
 
+def _driver_loop_size():
+    from npu_bridge.core.tf2 import loop_size
+
+    loop_size.npu_loop_size()
+
+
 _CHILD_ERROR = "NPU_BRIDGE_ERROR "
 
 
@@ -254,6 +260,8 @@ def run_env(case):
             return _driver_run_config()
         elif driver == "hooks":
             _driver_hooks()
+        elif driver == "loop_size":
+            _driver_loop_size()
         else:
             from npu_bridge.core.runtime import log
 

@@ -10,11 +10,17 @@ import sys
 
 import tensorflow as tf
 
-from npu_bridge.core.compute import activations, dropout, indexing, normalization
+from npu_bridge.core.compute import activations, dropout, fused_adam, indexing, lars, lstm_cell, normalization
 from npu_bridge.core.runtime import native_library
 
-drop_out_gen_mask = dropout.gen_mask
-drop_out_gen_mask_v3 = dropout.gen_mask
+
+# The wrappers take upstream's generated argument order: scripts with a copied npu_ops.py call them positionally.
+def drop_out_gen_mask(shape, prob, seed=0, seed2=0, name=None):
+    """DropOutGenMask: a uint8 mask, 1 with probability ``prob``."""
+    return dropout.gen_mask(shape, prob, seed, seed2, name=name)
+
+
+drop_out_gen_mask_v3 = drop_out_gen_mask
 drop_out_do_mask = dropout.do_mask
 drop_out_do_mask_v3 = dropout.do_mask
 
@@ -35,6 +41,10 @@ centralization = normalization.centralization
 scatter_elements = indexing.scatter_elements
 non_zero = indexing.nonzero
 k_means_centroids = indexing.k_means_centroids
+lars_v2 = lars.lars_v2
+basic_lstm_cell = lstm_cell.basic_lstm_cell
+adam_apply_one_assign = fused_adam.adam_apply_one_assign
+adam_apply_one_with_decay_assign = fused_adam.adam_apply_one_with_decay_assign
 
 
 class _WithNativeOps:

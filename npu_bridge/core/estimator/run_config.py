@@ -1,99 +1,34 @@
 """``NPURunConfig``: a ``tf.estimator.RunConfig`` that also carries the NpuOptimizer options of the run.
 
 Every keyword argument maps onto the parameter_map as upstream's NPUEstimator writes it (the keys:
-docs/options.md): ``parameter_map_values()`` returns that mapping, ``session_config()`` a copy of
-the session config with one more NpuOptimizer entry holding it. Upstream's Python checks raise their
-TypeError / ValueError messages; every value is also validated by the option table when the config is
-created, so a bad option fails here and not at the first training step.
+docs/options.md); a keyword named like an option of the option table is that option (``FORWARDED``; its
+default is upstream's, which tests keep equal to the table's). ``parameter_map_values()`` returns that mapping,
+``npu_session_config()`` a copy of the session config with one more NpuOptimizer entry holding it. Upstream's
+Python checks raise their TypeError / ValueError messages; every value is also validated by the option table
+when the config is created, so a bad option fails here and not at the first training step.
 
 Sub-configs (``dump_config``, ``profiling_config``, ``memory_config``, ``experimental_config``,
 ``dynamic_input_config``) are objects with a ``parameter_map_values()`` method (see ``config_objects``).
 """
 
+import inspect
 import os
 
 import tensorflow as tf
 
 from npu_bridge.core.options import config_objects
 from npu_bridge.core.options import parse as option_parse
+from npu_bridge.core.options.table import OPTIONS
 from npu_bridge.core.runtime import arg_checks, log
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 from npu_bridge.core.session import config_proto
 from npu_bridge.core.tf_estimator.run_config import RunConfig
 
-# Options written for every run (upstream writes them whatever their value).
-ALWAYS_WRITTEN = (
-    "enable_data_pre_proc",
-    "mix_compile_mode",
-    "iterations_per_loop",
-    "is_tailing_optimization",
-    "hcom_parallel",
-    "graph_run_mode",
-    "enable_exception_dump",
-    "enable_small_channel",
-    "deterministic",
-    "enable_compress_weight",
-    "hcom_multi_mode",
-    "device_type",
-    "jit_compile",
-    "input_fusion_size",
-    "stream_sync_timeout",
-    "event_sync_timeout",
-    "external_weight",
-    "frozen_variable",
-    "variable_placement",
-    "enable_reduce_precision",
-    "export_compile_stat",
-    "oo_constant_folding",
-    "input_batch_cpy",
-    "oo_level",
-    "shape_generalization_mode",
-    "all_tensor_not_empty",
-)
-# Options written when the argument is not None.
-WRITTEN_IF_SET = (
-    "graph_memory_max_size",
-    "variable_memory_max_size",
-    "op_debug_level",
-    "enable_scope_fusion_passes",
-    "buffer_optimize",
-    "fusion_switch_file",
-    "compress_weight_conf",
-    "op_compiler_cache_mode",
-    "op_compiler_cache_dir",
-    "debug_dir",
-    "dynamic_input",
-    "dynamic_graph_execute_mode",
-    "dynamic_inputs_shape_range",
-    "local_rank_id",
-    "local_device_list",
-    "soc_config",
-    "hccl_timeout",
-    "op_wait_timeout",
-    "op_execute_timeout",
-    "HCCL_algorithm",
-    "customize_dtypes",
-    "op_debug_config",
-    "topo_sorting_mode",
-    "insert_op_file",
-    "compile_dynamic_mode",
-    "graph_max_parallel_model_num",
-    "session_device_id",
-    "modify_mixlist",
-    "op_precision_mode",
-    "precision_mode",
-    "precision_mode_v2",
-    "variable_format_optimize",
-    "stream_max_parallel_num",
-    "ac_parallel_enable",
-    "quant_dumpable",
-    "op_select_implmode",
-    "optypelist_for_implmode",
-    "aicore_num",
-    "optimization_switch",
-    "auto_multistream_parallel_mode",
-    "auto_tune_mode",  # an argument up to upstream r1.10, whose NPUEstimator wrote it when set
-)
+# Upstream writes a forwarded keyword with a default whatever its value, one defaulting to None only when set,
+# and these, which have a default, only when not None.
+_WRITTEN_IF_SET = ("buffer_optimize", "dynamic_graph_execute_mode", "graph_max_parallel_model_num")
+# Written only along with aoe_mode, work_path then defaulting to the option's default.
+_WITH_AOE_MODE = ("work_path", "distribute_config")
 _STRINGIFIED = ("graph_memory_max_size", "variable_memory_max_size")  # upstream writes str(value)
 # argument -> (the class upstream requires, our class); DumpConfig / ProfilingConfig are checked by interface
 _SUB_CONFIGS = {
@@ -243,9 +178,8 @@ class NPURunConfig(RunConfig):
         """Returns {parameter_map key: value} as upstream's NPUEstimator writes this config."""
         args = self._npu_arguments
         values = {"use_off_line": True, "min_group_size": True}  # upstream writes min_group_size as .b = 1
-        values.update({name: args[name] for name in ALWAYS_WRITTEN})
-        for name in WRITTEN_IF_SET:
-            if args[name] is not None:
+        for name in FORWARDED:
+            if name in ALWAYS_WRITTEN or args[name] is not None:
                 values[name] = str(args[name]) if name in _STRINGIFIED else args[name]
         has_task = bool(os.environ.get("TF_CONFIG"))
         values["job"] = self.task_type if has_task else "localhost"
@@ -256,12 +190,10 @@ class NPURunConfig(RunConfig):
             if args[name] is not None:
                 values.update(args[name].parameter_map_values())
         if args["aoe_mode"] is not None:
-            values["aoe_mode"] = args["aoe_mode"]
-            values["work_path"] = args["work_path"] if args["work_path"] is not None else "./"
+            work_path = args["work_path"]
+            values["work_path"] = work_path if work_path is not None else OPTIONS["work_path"].default
             if args["distribute_config"] is not None:
                 values["distribute_config"] = args["distribute_config"]
-        if args["aoe_config_file"] is not None:
-            values["aoe_config_file"] = args["aoe_config_file"]
         return values
 
     def npu_session_config(self):
@@ -275,6 +207,14 @@ class NPURunConfig(RunConfig):
             config.CopyFrom(self.session_config)
         config_proto.append_npu_optimizer(config, self.parameter_map_values())
         return config
+
+
+_KEYWORDS = inspect.signature(NPURunConfig.__init__).parameters
+# The keywords that are options, in signature order: each is written under its own name.
+FORWARDED = tuple(name for name in _KEYWORDS if name in OPTIONS and name not in _WITH_AOE_MODE)
+ALWAYS_WRITTEN = frozenset(
+    name for name in FORWARDED if _KEYWORDS[name].default is not None and name not in _WRITTEN_IF_SET
+)
 
 
 def _check_arguments(args, has_cluster):

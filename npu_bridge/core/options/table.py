@@ -52,6 +52,11 @@ _RW_DIR = "existing directory with read and write permission"
 _FREE_TEXT = {"b": "true / false", "i": "integer", "s": "string"}
 
 
+# A byte count as scripts write it: digits, or a product of them ("21*1024*1024*1024", with or without spaces).
+BYTE_COUNT = "[0-9]+( *[*] *[0-9]+)*"
+BYTE_COUNT_TEXT = "a byte count: decimal digits, or a product such as 16 * 1024 * 1024 * 1024"
+
+
 def _opt(name, kind, stage, default, status, effect, allowed=None, **extra):
     """Builds an OptionSpec; ``allowed`` defaults to a plain description of the kind."""
     return OptionSpec(
@@ -672,8 +677,11 @@ _MEMORY = (
         None,
         NO_EFFECT,
         "Legacy device memory limit; no effect in current Ascend software either.",
-        allowed="byte count (decimal digits)",
-        check=checks.matches("[0-9]+", "graph_memory_max_size must be a byte count (decimal digits)"),
+        allowed=BYTE_COUNT_TEXT,
+        check=checks.matches(
+            BYTE_COUNT,
+            f"graph_memory_max_size must be {BYTE_COUNT_TEXT}",
+        ),
     ),
     _opt(
         "variable_memory_max_size",
@@ -682,8 +690,11 @@ _MEMORY = (
         None,
         NO_EFFECT,
         "Legacy device memory limit; no effect in current Ascend software either.",
-        allowed="byte count (decimal digits)",
-        check=checks.matches("[0-9]+", "variable_memory_max_size must be a byte count (decimal digits)"),
+        allowed=BYTE_COUNT_TEXT,
+        check=checks.matches(
+            BYTE_COUNT,
+            f"variable_memory_max_size must be {BYTE_COUNT_TEXT}",
+        ),
     ),
     _opt(
         "variable_format_optimize",

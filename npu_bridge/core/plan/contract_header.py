@@ -17,7 +17,6 @@ _KEY_TYPES = {
     "list.i": "IntListKey",
     "list.s": "StringListKey",
     "list.func": "RecordListKey",
-    "func": "RecordKey",
 }
 _FIELD_KINDS = {"s": "kString", "list.i": "kIntList", "list.type": "kTypeList"}
 

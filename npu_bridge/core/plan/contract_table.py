@@ -6,8 +6,8 @@ its records and the node attributes Python stamps on the user's ops.
 header is stale. This file is plain data and imports nothing, so the build can read it without importing npu_bridge.
 
 Kinds name the AttrValue field that holds a value: b, i, s, list.i, list.s, list.func (a list of NameAttrList
-records), func (one NameAttrList). A default applies only when a key is absent (bridged sessions write every key);
-list and record keys default to empty.
+records). A default applies only when a key is absent (bridged sessions write every key); list keys default to
+empty.
 """
 
 KEY_PREFIX = "_npu_"  # every key starts with it; C++ rejects any other key with it
@@ -23,11 +23,12 @@ KEYS = (
         "The session bridge validated and normalized the parameter_map.",
     ),
     (
-        "init_options",
-        "_npu_bridge_init_options",
-        "func",
-        {},
-        "The session's init-stage options, name -> normalized value (b, i or s); NPUInit makes them process-wide.",
+        "init_token",
+        "_npu_bridge_init_token",
+        "s",
+        "",
+        "Names the session's init-stage options, which only Python reads (runtime/system.py keeps them by token); "
+        'NPUInit or the first graph run records it for the process. "": the defaults.',
     ),
     "Data dump (dump pass). The root {dump_path}/{time}/{device id} also holds the overflow records.",
     ("dump_enabled", "_npu_dump_enabled", "b", False, "Dump op inputs / outputs (enable_dump)."),
@@ -142,9 +143,8 @@ KEYS = (
     ),
 )
 
-# The records of list.func and func keys: key -> (NameAttrList name, C++ name stem, fields). A field is
-# (name, kind, what it means) with kind s, list.i or list.type; every record of a list.func key has every field.
-# The func key's record (the init options) holds one attr per option instead.
+# The records of list.func keys: key -> (NameAttrList name, C++ name stem, fields). A field is (name, kind, what it
+# means) with kind s, list.i or list.type; every record has every field.
 RECORDS = {
     "_npu_precision_rules": (
         "precision_rule",
@@ -167,7 +167,6 @@ RECORDS = {
             ("mode", "s", '"high_precision" or "high_performance".'),
         ),
     ),
-    "_npu_bridge_init_options": ("init_options", "InitOptions", ()),
 }
 
 # Node attributes Python stamps on ops of the user's graph for the passes: (Python constant, attribute, meaning).

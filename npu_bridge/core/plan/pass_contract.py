@@ -8,26 +8,25 @@ constants (``KEEP_DTYPE_ATTR``, ...), and encodes and decodes the values.
 A bridged session's setup steps fill one ``PassPlan`` (``npu_bridge.core.session.setup_steps``) and ``write``
 puts all of it into the session's NpuOptimizer entry once, at the end of the plan. Values go down validated,
 normalized and structured, never as text for C++ to parse: lists as AttrValue lists, rules as NameAttrList
-records, the init options as one NameAttrList. C++ reads these keys only, never the user's options.
+records. C++ reads these keys only, never the user's options; what only Python reads (the init options) stays in
+Python and goes down as a token.
 
-Kinds name the AttrValue field that holds a value: b, i, s, list.i, list.s, list.func (records), func (one
-NameAttrList). ``read`` gives back what ``write`` wrote, in the same Python forms the table's defaults use.
+Kinds name the AttrValue field that holds a value: b, i, s, list.i, list.s, list.func (records). ``read`` gives
+back what ``write`` wrote, in the same Python forms the table's defaults use.
 """
 
 import dataclasses
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from npu_bridge.core.plan import contract_table
 from npu_bridge.core.runtime.errors import PassContractError
 
-KINDS = ("b", "i", "s", "list.i", "list.s", "list.func", "func")
+KINDS = ("b", "i", "s", "list.i", "list.s", "list.func")
 FIELD_KINDS = ("s", "list.i", "list.type")
 SELECTORS = ("type", "name")  # a rule selects ops by op type ("*": every computing op) or by node name
 EVERY_SLOT = -1  # a rule slot standing for every float32 input / output
 ROUNDING_DTYPES = ("float16", "bfloat16", "float32")  # round through float16 / bfloat16, or keep float32
 IMPL_MODES = ("high_precision", "high_performance")
-
-InitValue = Union[bool, int, str]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,7 +95,7 @@ class ContractKey:
     Attributes:
       name: the key.
       kind: one of ``KINDS``.
-      default: the value C++ assumes when the key is absent, in ``read``'s form (list and record kinds: empty).
+      default: the value C++ assumes when the key is absent, in ``read``'s form (list kinds: empty).
       field: the ``PassPlan`` attribute the value comes from.
       meaning: what it says (the table's text, also the header's comment).
       to_wire: turns the attribute into ``read``'s form (None: it already is).
@@ -142,7 +141,7 @@ def _impl_records(modes):
 
 
 # How a PassPlan value becomes its wire form, by kind (list.i: (first, last) pairs) or by record.
-_TO_WIRE = {"list.i": _flat_pairs, "list.s": list, "func": dict}
+_TO_WIRE = {"list.i": _flat_pairs, "list.s": list}
 _RECORDS_TO_WIRE = {"precision_rule": _rule_records, "impl_mode": _impl_records}
 _PLAN_TYPES = {
     "b": bool,
@@ -151,7 +150,6 @@ _PLAN_TYPES = {
     "list.i": Tuple[Tuple[int, int], ...],
     "list.s": Tuple[str, ...],
     "list.func": tuple,
-    "func": Dict[str, InitValue],
 }
 
 
@@ -171,8 +169,6 @@ KEY_PREFIX = contract_table.KEY_PREFIX
 
 
 def _plan_field(key):
-    if isinstance(key.default, dict):
-        return (key.field, _PLAN_TYPES[key.kind], dataclasses.field(default_factory=dict))
     return (key.field, _PLAN_TYPES[key.kind], dataclasses.field(default=key.default))
 
 
@@ -207,7 +203,7 @@ def read(entry) -> Dict[str, Any]:
     """Returns the contract keys present in an NpuOptimizer entry, decoded into ``write``'s forms.
 
     b -> bool, i -> int, s -> str, list.i -> list of int, list.s -> list of str, list.func -> list of
-    {field: value} (list.type fields as dtype names), func -> {name: value}.
+    {field: value} (list.type fields as dtype names).
 
     Args:
       entry: a ``RewriterConfig.CustomGraphOptimizer``.
@@ -234,13 +230,7 @@ def _encode(key, value):
             return attr(list=attr.ListValue(i=[_typed(v, int, key) for v in value]))
         if key.kind == "list.s":
             return attr(list=attr.ListValue(s=[_typed(v, str, key).encode("utf-8") for v in value]))
-        if key.kind == "list.func":
-            return attr(list=attr.ListValue(func=[_record(key, record) for record in value]))
-        return attr(
-            func=attr_value_pb2.NameAttrList(
-                name=_RECORD_NAMES[key.name], attr={name: _scalar(key, name, v) for name, v in value.items()}
-            )
-        )
+        return attr(list=attr.ListValue(func=[_record(key, record) for record in value]))
     except PassContractError:
         raise
     except (TypeError, ValueError, KeyError) as e:  # also protobuf's range check of an int beyond int64
@@ -251,18 +241,6 @@ def _typed(value, python_type, key):
     if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
         raise PassContractError(f"{type(value).__name__} {value!r} in {key.name} is not a {python_type.__name__}")
     return value
-
-
-def _scalar(key, name, value):
-    from tensorflow.core.framework import attr_value_pb2
-
-    if isinstance(value, bool):
-        return attr_value_pb2.AttrValue(b=value)
-    if isinstance(value, int):
-        return attr_value_pb2.AttrValue(i=value)
-    if isinstance(value, str):
-        return attr_value_pb2.AttrValue(s=value.encode("utf-8"))
-    raise PassContractError(f"{name}={value!r} in {key.name} is not a bool, int or str")
 
 
 def _record(key, record: Mapping[str, Any]):
@@ -306,18 +284,7 @@ def _decode(key, attr):
         return list(attr.list.i)
     if key.kind == "list.s":
         return [item.decode("utf-8") for item in attr.list.s]
-    if key.kind == "list.func":
-        return [_decode_record(key, record) for record in attr.list.func]
-    return {name: _scalar_value(key, name, value) for name, value in sorted(attr.func.attr.items())}
-
-
-def _scalar_value(key, name, value):
-    field = value.WhichOneof("value")
-    if field not in ("b", "i", "s"):
-        raise PassContractError(
-            f"pass contract key {key.name}: {name} holds {str(value).strip() or 'nothing'}; its values are b, i or s"
-        )
-    return value.s.decode("utf-8") if field == "s" else getattr(value, field)
+    return [_decode_record(key, record) for record in attr.list.func]
 
 
 def _only_list(values, kind):

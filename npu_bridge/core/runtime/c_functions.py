@@ -15,9 +15,9 @@ FUNCTIONS = (
     (
         "npu_bridge_system_initialize",
         "int",
-        (("const char*", "init_options_json"), ("const char*", "source"), ("int", "global")),
-        "Initializes the simulated NPU system with the init options (a JSON object); source names the caller; "
-        "global marks a process-wide initialization. Returns the SystemState status code.",
+        (("const char*", "init_token"), ("const char*", "source"), ("int", "global")),
+        "Initializes the simulated NPU system with the init options Python keeps under init_token (runtime/system.py); "
+        "source names the caller; global marks a process-wide initialization. Returns the SystemState status code.",
     ),
     (
         "npu_bridge_system_shutdown",

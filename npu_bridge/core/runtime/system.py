@@ -4,6 +4,10 @@ The state lives in the C++ library, so the ``NPUInit`` / ``NPUShutdown`` kernels
 Python API (``npu_resource_init``, ``hccl.manage.api``) see the same thing. As on Ascend, the first
 initialization fixes the init-stage options for the whole process; later initializations are no-ops.
 
+Only Python reads the init-stage options, so they stay here: ``register_init_options`` files them under a token
+(a session's plan carries it in the pass contract key ``_npu_bridge_init_token``), the library records the token
+of the initialization in force, and ``state`` looks it up.
+
 Sources of initialization:
   "NPUInit"        ``sess.run(npu_ops.initialize_system())``
   "graph"          the first run of a graph in a bridged session (upstream initializes GE lazily there)
@@ -11,7 +15,9 @@ Sources of initialization:
 """
 
 import dataclasses
+import hashlib
 import json
+import threading
 
 from npu_bridge.core.runtime import native_library
 from npu_bridge.core.runtime.errors import NotInitializedError
@@ -20,6 +26,9 @@ INIT_HINT = (
     "run `sess.run(npu_ops.initialize_system())` in a session configured with NpuOptimizer, "
     "or call `init_resource()` / `npu_plugin.npu_resource_init()`, first"
 )
+
+_registry_lock = threading.Lock()
+_registered = {}  # token -> init options; never dropped, since the library may name any token a plan carried
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,9 +57,36 @@ def state():
         initialized=bool(raw["initialized"]),
         is_global=bool(raw["global"]),
         source=raw["source"],
-        init_options=json.loads(raw["init_options"]) if raw["init_options"] else {},
+        init_options=init_options_for(raw["init_token"]),
         init_count=int(raw["init_count"]),
     )
+
+
+def register_init_options(init_options):
+    """Keeps a set of init-stage options and returns the token that stands for it in the library.
+
+    Equal options get the same token, in every process (it is a digest of their values): the registry keeps one
+    entry per distinct set, and no token stands for other options than its own.
+
+    Args:
+      init_options: dict of normalized init-stage option values (bool, int or str).
+    Returns:
+      The token, a str.
+    """
+    text = json.dumps(init_options, sort_keys=True)
+    token = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    with _registry_lock:
+        _registered.setdefault(token, json.loads(text))
+    return token
+
+
+def init_options_for(token):
+    """Returns a copy of the init-stage options registered under ``token``.
+
+    {} for "" (an ``NPUInit`` of a session without NpuOptimizer: the defaults) and for a token this process did
+    not register.
+    """
+    return dict(_registered.get(token, {}))
 
 
 def is_initialized():
@@ -80,9 +116,8 @@ def initialize(init_options, source, is_global=False):
     Returns:
       True if this call initialized the system, False if it was already initialized.
     """
-    lib = native_library.c_api()
-    payload = json.dumps(init_options, sort_keys=True).encode("utf-8")
-    return bool(lib.npu_bridge_system_initialize(payload, source.encode("utf-8"), int(is_global)))
+    token = register_init_options(init_options).encode("utf-8")
+    return bool(native_library.c_api().npu_bridge_system_initialize(token, source.encode("utf-8"), int(is_global)))
 
 
 def shutdown(force=False):

@@ -23,7 +23,7 @@ from tensorflow.core.protobuf import config_pb2
 
 from npu_bridge.core.device import device_target
 from npu_bridge.core.plan import pass_contract
-from npu_bridge.core.runtime import interrupt
+from npu_bridge.core.runtime import interrupt, system
 from npu_bridge.core.session import config_proto
 from npu_bridge.core.world import world as collective_world
 
@@ -159,7 +159,7 @@ def plan_session(options, config, target) -> SessionPlan:
         backend=device_target.resolve(options),
         pass_plan=pass_contract.PassPlan(
             validated=True,
-            init_options=options.by_stage("init"),
+            init_token=system.register_init_options(options.by_stage("init")),
             iterations_per_loop=options.get("iterations_per_loop"),
         ),
     )

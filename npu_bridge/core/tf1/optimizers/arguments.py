@@ -1,9 +1,12 @@
-"""Early checks of the hyperparameters the ``tf.contrib.opt`` optimizers get as Python numbers.
+"""The hyperparameters of the ``tf.contrib.opt`` optimizers: early checks of those given as Python numbers, and
+Adam's as tensors of a variable's dtype.
 
 Tensors, variables and callables are left to TensorFlow: their values are only known when the graph runs.
 """
 
 import numbers
+
+import tensorflow as tf
 
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 
@@ -53,3 +56,18 @@ def check_adam(owner, learning_rate, beta1, beta2, epsilon):
     check_range(owner, "beta1", beta1, 0.0, 1.0)
     check_range(owner, "beta2", beta2, 0.0, 1.0)
     check_range(owner, "epsilon", epsilon)
+
+
+def adam_hyperparameters(optimizer, dtype):
+    """Casts the hyperparameters of an Adam-like optimizer to the dtype of the variable it updates.
+
+    Args:
+      optimizer: a ``tf.compat.v1.train.AdamOptimizer`` inside ``apply_gradients`` (its tensors are prepared).
+      dtype: the dtype to cast to.
+
+    Returns:
+      ``[beta1_power, beta2_power, learning_rate, beta1, beta2, epsilon]`` as tensors of ``dtype``.
+    """
+    beta1_power, beta2_power = optimizer._get_beta_accumulators()
+    values = (beta1_power, beta2_power, optimizer._lr_t, optimizer._beta1_t, optimizer._beta2_t, optimizer._epsilon_t)
+    return [tf.cast(value, dtype) for value in values]

@@ -7,7 +7,7 @@ which makes large embeddings cheaper to train at the price of a different trajec
 
 import tensorflow as tf
 
-from npu_bridge.core.tf1.optimizers.arguments import check_adam
+from npu_bridge.core.tf1.optimizers.arguments import adam_hyperparameters, check_adam
 
 
 class LazyAdamOptimizer(tf.compat.v1.train.AdamOptimizer):
@@ -33,12 +33,8 @@ class LazyAdamOptimizer(tf.compat.v1.train.AdamOptimizer):
         )
 
     def _lazy_update(self, values, var, indices):
-        dtype = var.dtype.base_dtype
-        beta1_power, beta2_power = (tf.cast(p, dtype) for p in self._get_beta_accumulators())
-        lr = tf.cast(self._lr_t, dtype) * tf.sqrt(1 - beta2_power) / (1 - beta1_power)
-        beta1 = tf.cast(self._beta1_t, dtype)
-        beta2 = tf.cast(self._beta2_t, dtype)
-        epsilon = tf.cast(self._epsilon_t, dtype)
+        beta1_power, beta2_power, lr, beta1, beta2, epsilon = adam_hyperparameters(self, var.dtype.base_dtype)
+        lr = lr * tf.sqrt(1 - beta2_power) / (1 - beta1_power)
         m = self.get_slot(var, "m")
         v = self.get_slot(var, "v")
         m_rows = beta1 * tf.gather(m, indices) + (1 - beta1) * values

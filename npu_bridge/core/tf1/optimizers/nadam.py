@@ -10,7 +10,7 @@ which is what the ``ApplyAdam`` kernels compute with ``use_nesterov=True``.
 import tensorflow as tf
 
 from npu_bridge.core.tf1.optimizers import sparse
-from npu_bridge.core.tf1.optimizers.arguments import check_adam
+from npu_bridge.core.tf1.optimizers.arguments import adam_hyperparameters, check_adam
 
 
 class NadamOptimizer(tf.compat.v1.train.AdamOptimizer):
@@ -31,11 +31,6 @@ class NadamOptimizer(tf.compat.v1.train.AdamOptimizer):
             learning_rate=learning_rate, beta1=beta1, beta2=beta2, epsilon=epsilon, use_locking=use_locking, name=name
         )
 
-    def _hyperparameters(self, dtype):
-        beta1_power, beta2_power = self._get_beta_accumulators()
-        values = (beta1_power, beta2_power, self._lr_t, self._beta1_t, self._beta2_t, self._epsilon_t)
-        return [tf.cast(value, dtype) for value in values]
-
     def _apply_dense(self, grad, var):
         return self._nesterov_adam(tf.raw_ops.ApplyAdam, var, self.get_slot(var, "m"), self.get_slot(var, "v"), grad).op
 
@@ -44,7 +39,7 @@ class NadamOptimizer(tf.compat.v1.train.AdamOptimizer):
         return self._nesterov_adam(tf.raw_ops.ResourceApplyAdam, var.handle, m.handle, v.handle, grad)
 
     def _nesterov_adam(self, apply_adam, var, m, v, grad):
-        beta1_power, beta2_power, lr, beta1, beta2, epsilon = self._hyperparameters(grad.dtype.base_dtype)
+        beta1_power, beta2_power, lr, beta1, beta2, epsilon = adam_hyperparameters(self, grad.dtype.base_dtype)
         return apply_adam(
             var=var,
             m=m,

@@ -13,14 +13,14 @@ import tensorflow as tf
 
 from npu_bridge.core.device import device_mode
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.training.loss_scale import managers, overflow, scaling
+from npu_bridge.core.training.loss_scale import overflow, scaling
 from npu_bridge.core.training.loss_scale.managers import FixedLossScaleManager
-from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
+from npu_bridge.core.training.loss_scale.scaled_wrapper import LossScaleWrapper
 
 v1 = tf.compat.v1
 
 
-class NPULossScaleOptimizer(WrappedOptimizer):
+class NPULossScaleOptimizer(LossScaleWrapper):
     """Loss scaling around another optimizer.
 
     Args:
@@ -34,13 +34,8 @@ class NPULossScaleOptimizer(WrappedOptimizer):
     def __init__(self, opt, loss_scale_manager, is_distributed=False):
         if not isinstance(opt, v1.train.Optimizer):
             raise NpuArgumentError(f'"opt" must be an instance of tf.compat.v1.train.Optimizer, but got: {type(opt)}')
-        super().__init__(opt, "NPULossScaleOptimizer")
-        self._loss_scale_manager = loss_scale_manager
+        super().__init__(opt, "NPULossScaleOptimizer", loss_scale_manager)
         self._is_distributed = is_distributed
-
-    def _own_variables(self):
-        # The manager's state (loss_scale, good_steps, bad_steps): tf_keras initializes only what variables() lists.
-        return managers.manager_variables(self._loss_scale_manager)
 
     def compute_gradients(
         self,

@@ -11,14 +11,14 @@ import tensorflow as tf
 
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.training.loss_scale import managers, overflow, scaling
-from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
+from npu_bridge.core.training.loss_scale import overflow, scaling
+from npu_bridge.core.training.loss_scale.scaled_wrapper import LossScaleWrapper
 from npu_bridge.core.world import world
 
 v1 = tf.compat.v1
 
 
-class NPUOptimizer(WrappedOptimizer):
+class NPUOptimizer(LossScaleWrapper):
     """Distributed and loss-scaling wrapper of an optimizer.
 
     Args:
@@ -50,14 +50,9 @@ class NPUOptimizer(WrappedOptimizer):
                 "is_tailing_optimization",
                 "NPUOptimizer(is_tailing_optimization=True): tunes Ascend's communication schedule; no effect here",
             )
-        super().__init__(opt, name or "NPUOptimizer")
-        self._loss_scale_manager = loss_scale_manager
+        super().__init__(opt, name or "NPUOptimizer", loss_scale_manager)
         self._is_distributed = is_distributed
         self._is_loss_scale = is_loss_scale
-
-    def _own_variables(self):
-        # The manager's state (loss_scale, good_steps, bad_steps): tf_keras initializes only what variables() lists.
-        return managers.manager_variables(self._loss_scale_manager)
 
     def compute_gradients(
         self,

@@ -1,0 +1,14 @@
+"""The TF2 adapter ``npu_device`` (the facade package of that name re-exports these modules).
+
+option_fields    the fields of ``global_options()``, declared once
+global_options   the options tree and its assignment rules
+option_values    from assigned fields to the option table's validated options
+function_config  the NpuOptimizer passes on every ``tf.function`` graph
+device           ``open()``, the device handle, ``global_npu_ctx()``
+default_patches  what ``as_default()`` changes in TensorFlow
+activations      ``npu_device.ops.gelu``
+distribute       ``npu_device.distribute``
+loss_scale       ``NpuLossScaleOptimizer``
+loop_size        ``set_npu_loop_size``
+compat           ``enable_v1()`` and the ``npu_device.compat.v1`` import tree
+"""

@@ -1,0 +1,41 @@
+"""The TF2 adapter ``npu_device`` (facade over ``npu_bridge.core.tf2``).
+
+TF2 scripts written for Ascend run here unchanged::
+
+    import npu_device
+    npu_device.global_options().precision_mode = "allow_mix_precision"
+    npu_device.open().as_default()
+
+The device is a name over the backend that computes (cpu, gpu or the simulated Ascend backend); the options act
+on every ``tf.function`` graph the script runs. See docs/tf2_adapter.md.
+"""
+
+import npu_bridge  # noqa: F401  (switches npu_bridge on)
+from npu_device import compat, configs, distribute, npu_device, ops, train
+from npu_device.npu_device import (
+    NpuDeviceHandle,
+    gen_npu_ops,
+    global_npu_ctx,
+    global_options,
+    keep_dtype_scope,
+    npu_compat_function,
+    open,
+    set_npu_loop_size,
+)
+
+__all__ = [
+    "NpuDeviceHandle",
+    "compat",
+    "configs",
+    "distribute",
+    "gen_npu_ops",
+    "global_npu_ctx",
+    "global_options",
+    "keep_dtype_scope",
+    "npu_compat_function",
+    "npu_device",
+    "open",
+    "ops",
+    "set_npu_loop_size",
+    "train",
+]

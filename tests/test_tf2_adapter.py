@@ -1,0 +1,77 @@
+"""TF2 scripts written the way the model zoo writes them run unchanged with ``import npu_device``: Keras ``fit``
+with global options, a custom ``tf.function`` loop with ``NpuLossScaleOptimizer`` and a forced overflow, a GAN with
+nested functions and a copied npu_ops.py, and a TF1 script behind ``compat.enable_v1()``. Each runs in a fresh
+interpreter (opening the device changes TensorFlow for the whole process)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO_ROOT
+
+SCRIPTS = os.path.join(REPO_ROOT, "tests", "data", "tf2", "scripts")
+EXAMPLE = os.path.join(REPO_ROOT, "examples", "tf2_keras_fit.py")
+
+
+def _run(script, tmp_path, *args, env=None):
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, SCRIPTS]), TF_CPP_MIN_LOG_LEVEL="2")
+    environ.update(env or {})
+    argv = [sys.executable, script if os.path.isabs(script) else os.path.join(SCRIPTS, script), *args]
+    result = subprocess.run(argv, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=240, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    assert len(lines) == 1, result.stdout[-3000:]
+    return json.loads(lines[0][len("RESULT ") :]), result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "precision_mode, backend, precision",
+    [("allow_mix_precision", "cpu", "fp16"), ("must_keep_origin_dtype", "cpu", "fp32"), ("", "ascend", "fp16")],
+)
+def test_keras_fit_learns_and_the_precision_mode_acts_on_the_function_graphs(
+    tmp_path, precision_mode, backend, precision
+):
+    args = [f"--precision_mode={precision_mode}"] if precision_mode else []
+    env = {"NPU_BRIDGE_DEVICE_TARGET": backend}
+    if not precision_mode:  # unset: the simulated Ascend backend's default, allow_fp32_to_fp16
+        args = ["--precision_mode=allow_fp32_to_fp16"]
+    result, _ = _run(EXAMPLE, tmp_path, *args, "--auto_tune=1", env=env)
+    assert result["losses"][-1] < result["losses"][0] and result["accuracy"] > 0.7  # chance is 0.5
+    if precision == "fp32":
+        assert result["matmul_error"] < 1e-5
+    else:
+        assert 1e-5 < result["matmul_error"] < 5e-3  # inputs rounded through fp16: 2**-11 relative
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("mode", ["dynamic", "static"])
+def test_loss_scaling_skips_the_overflowing_step_in_a_custom_loop(tmp_path, mode):
+    result, _ = _run("custom_loop_loss_scale.py", tmp_path, mode)
+    steps = result["steps"]
+    assert [s["finite"] for s in steps] == [True, True, True, False, True]
+    assert [s["changed"] for s in steps] == [True, True, True, False, True]
+    assert result["iterations"] == 5  # a skipped step still counts, as in Keras and the adapter
+    if mode == "dynamic":
+        assert steps[3]["scale"] == steps[2]["scale"] / 2 and steps[4]["scale"] == steps[3]["scale"]
+    else:
+        assert {s["scale"] for s in steps} == {128.0}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_gan_with_nested_functions_and_a_copied_npu_ops_module_trains(tmp_path):
+    result, stderr = _run("gan_nested_functions.py", tmp_path)
+    assert all(abs(value - 3.0) < 1.5 for value in result["fake_mean"])  # the generator moved toward the data
+    assert result["d_last"] == result["d_last"]  # finite
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_tf1_script_runs_behind_compat_enable_v1(tmp_path):
+    result, _ = _run("compat_v1_session.py", tmp_path)
+    assert result["losses"][-1] < result["losses"][0] / 4 and result["bridged"]
