@@ -66,7 +66,9 @@ def test_loss_scaling_skips_the_overflowing_step_in_a_custom_loop(tmp_path, mode
 @pytest.mark.timeout(300)
 def test_a_gan_with_nested_functions_and_a_copied_npu_ops_module_trains(tmp_path):
     result, stderr = _run("gan_nested_functions.py", tmp_path)
-    assert all(abs(value - 3.0) < 1.5 for value in result["fake_mean"])  # the generator moved toward the data
+    distance = [abs(value - 3.0) for value in result["fake_mean"]]
+    start = [abs(value - 3.0) for value in result["start_mean"]]
+    assert sum(distance) < 0.75 * sum(start)  # the generator moved toward the data (mean 3)
     assert result["d_last"] == result["d_last"]  # finite
 
 

@@ -1,5 +1,6 @@
 #include "optimizers/graph/mixed_region.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "optimizers/graph/graph_util.h"
@@ -26,6 +27,35 @@ bool Forwards(const NodeDef& node) {
   }
   return node.op() == kRoundOp || node.op() == "NpuSaturateFp16" ||
          (MovesValues(node.op()) && !IsStructuralOp(node.op()));
+}
+
+// True when `input` holds a constant or a variable's value: its producer, seen through ops that only move values,
+// is a Const or a variable (or a variable read). Ascend's fusion engine matches such inputs of a gray op last.
+bool FromConstantOrVariable(const GraphEditor& editor, std::string input) {
+  static const std::set<std::string> kSources = {"Const",    "HostConst",   "VariableV2",
+                                                 "Variable", "VarHandleOp", "ReadVariableOp"};
+  for (int hops = 0; hops < 64; ++hops) {
+    const NodeDef* producer = editor.Find(ParseInput(input).first);
+    if (producer == nullptr) return false;
+    if (kSources.count(producer->op())) return true;
+    const std::vector<std::string> inputs = DataInputs(*producer);
+    if (!MovesValues(producer->op()) || IsStructuralOp(producer->op()) || inputs.empty()) return false;
+    input = inputs[0];
+  }
+  return false;
+}
+
+// The input that decides a gray node's dtype, as Ascend's fusion engine picks it: the first float32 input, those
+// holding a constant or a variable's value counted after the others; -1 when there is no float32 input.
+int DecidingInput(const GraphEditor& editor, const NodeDef& node, const tensorflow::DataTypeVector& in) {
+  const std::vector<std::string> inputs = DataInputs(node);
+  int first_state = -1;
+  for (int i = 0; i < static_cast<int>(std::min(inputs.size(), in.size())); ++i) {
+    if (in[i] != tensorflow::DT_FLOAT) continue;
+    if (!FromConstantOrVariable(editor, inputs[i])) return i;
+    if (first_state < 0) first_state = i;
+  }
+  return first_state;
 }
 
 }  // namespace
@@ -60,7 +90,7 @@ std::set<std::string> MixedRegion(const GraphEditor& editor, const MixedLists& l
           forwarding.insert(consumer->name());
           pending.push_back(consumer);
         } else if (candidate(*consumer, &c_in, &c_out) && position < static_cast<int>(c_in.size()) &&
-                   c_in[position] == tensorflow::DT_FLOAT) {
+                   c_in[position] == tensorflow::DT_FLOAT && position == DecidingInput(editor, *consumer, c_in)) {
           region.insert(consumer->name());
           pending.push_back(consumer);
         }

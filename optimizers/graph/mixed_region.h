@@ -18,9 +18,12 @@ struct MixedLists {
 };
 
 // Returns the names of the nodes in the region: computing nodes on float32 values that are white-listed, and
-// gray ones with a float32 input from the region, also through ops that only move values (Identity, Enter,
-// Switch, Merge, ... and rounding casts), so the region follows while loops and conds. Black-listed nodes
-// and nodes for which `excluded` is true are never in it, and do not pass it on.
+// gray ones whose deciding input comes from the region, also through ops that only move values (Identity, Enter,
+// Switch, Merge, ... and rounding casts), so the region follows while loops and conds. A gray node's deciding
+// input is its first float32 input, inputs holding a constant or a variable's value counted last (Ascend's
+// fusion engine types a gray op after that input: `beta2 * v + (1 - beta2) * g * g` stays float32 when `g` is
+// fp16, because its first input `beta2 * v` is). Black-listed nodes and nodes for which `excluded` is true are
+// never in it, and do not pass it on.
 std::set<std::string> MixedRegion(const GraphEditor& editor, const MixedLists& lists,
                                   const std::function<bool(const tensorflow::NodeDef&)>& excluded);
 
