@@ -1,6 +1,7 @@
 """TF2 scripts written the way the model zoo writes them run unchanged with ``import npu_device``: Keras ``fit``
 with global options, a custom ``tf.function`` loop with ``NpuLossScaleOptimizer`` and a forced overflow, a GAN with
-nested functions and a copied npu_ops.py, and a TF1 script behind ``compat.enable_v1()``. Each runs in a fresh
+nested functions and a copied npu_ops.py, a TF1 script behind ``compat.enable_v1()``, and data-parallel ``fit``
+on two ranks. Each runs in a fresh
 interpreter (opening the device changes TensorFlow for the whole process)."""
 
 import json
@@ -8,7 +9,9 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+from collective_helpers import TESTS_DIR, launch, parse_results
 from conftest import REPO_ROOT
 
 SCRIPTS = os.path.join(REPO_ROOT, "tests", "data", "tf2", "scripts")
@@ -77,3 +80,30 @@ def test_a_gan_with_nested_functions_and_a_copied_npu_ops_module_trains(tmp_path
 def test_a_tf1_script_runs_behind_compat_enable_v1(tmp_path):
     result, _ = _run("compat_v1_session.py", tmp_path)
     assert result["losses"][-1] < result["losses"][0] / 4 and result["bridged"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_two_rank_keras_fit_ends_with_equal_weights_that_equal_one_rank_on_the_whole_batch(tmp_path):
+    script = os.path.join(SCRIPTS, "data_parallel_fit.py")
+    env = {"PYTHONPATH": os.pathsep.join([REPO_ROOT, TESTS_DIR, SCRIPTS])}
+    result, ranks = launch(script, 2, env=env, timeout=240)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+    single = subprocess.run(
+        [sys.executable, script],
+        env=dict(os.environ, **env, TF_CPP_MIN_LOG_LEVEL="2"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert single.returncode == 0, single.stderr[-6000:]
+    alone = parse_results("\n".join(f"[rank 0] {line}" for line in single.stdout.splitlines()))[0]
+    assert [ranks[r]["batch_size"] for r in (0, 1)] == [8, 8] and alone["batch_size"] == 16
+    assert ranks[0]["initial"] == ranks[1]["initial"] == alone["initial"]  # rank 1's own weights were replaced
+    for rank in (0, 1):
+        for got, want in zip(ranks[rank]["weights"], alone["weights"]):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert ranks[rank]["metric_sum"] == [3.0] and ranks[rank]["metric_mean"] == [1.5]
+    assert alone["metric_sum"] == [1.0]  # one rank: all_reduce returns its input

@@ -1,10 +1,12 @@
-"""This rank's collective server (a ``tf.distribute.Server``) and the wait for every other rank.
+"""This rank's collective server and the wait for every other rank.
 
 The job is one TensorFlow cluster: job "worker", task r = rank r, listening on ``host_r:base + r`` (hosts from
 the world, ``settings.port_base``). Rank 0 is the collective group leader. A process serves one rank for
-its whole life; the server starts with the first bridged session of a multi-rank world, which then waits
-until every other rank's server accepts connections, or ``HCCL_CONNECT_TIMEOUT`` passes and the error names
-the ranks that never arrived.
+its whole life. For TF1 sessions the server is a ``tf.distribute.Server``, started with the first bridged
+session of a multi-rank world; for TF2 code (``npu_device.open()``) the eager context itself joins the cluster,
+so that collectives run eagerly and in ``tf.function`` graphs. Either way the rank then waits until every
+other rank's server accepts connections, or ``HCCL_CONNECT_TIMEOUT`` passes and the error names the ranks that
+never arrived.
 """
 
 import os
@@ -35,6 +37,7 @@ class Runtime:
       device_filter: the session device filter that keeps a session on this rank's own worker (so creating
         a session never waits for other ranks).
       watchdog: the ``watchdog.Watchdog`` of this process.
+      eager: True when the eager context is the server (TF2 code).
       failure: the first collective failure of this process (a message), None while there was none.
     """
 
@@ -45,6 +48,7 @@ class Runtime:
         self.target = server.target
         self.device_filter = f"/job:{JOB}/replica:0/task:{rank}"
         self.watchdog = watchdog.Watchdog(addresses, rank)
+        self.eager = isinstance(server, _EagerServer)
         self.failure = None
         self.formed = False
         self._server = server  # must stay referenced: the server stops when garbage collected
@@ -73,11 +77,12 @@ def addresses_of(current_world):
     return result
 
 
-def ensure_started(current_world):
+def ensure_started(current_world, eager=False):
     """Starts this rank's server (once per process) and waits until every rank has arrived.
 
     Args:
       current_world: the ``World`` of this process (more than one rank).
+      eager: make the eager context the server (TF2 code) instead of a ``tf.distribute.Server``.
     Returns:
       The ``Runtime``.
     Raises:
@@ -90,7 +95,8 @@ def ensure_started(current_world):
     timeout = settings.connect_timeout()
     with _lock:
         if _runtime is None:
-            _runtime = Runtime(current_world.rank_id, addresses, _start_server(current_world.rank_id, addresses))
+            start = _join_eager_context if eager else _start_server
+            _runtime = Runtime(current_world.rank_id, addresses, start(current_world.rank_id, addresses))
             _warn_if_exposed(current_world, addresses)
         elif (_runtime.rank, _runtime.addresses) != (current_world.rank_id, tuple(addresses)):
             raise CollectiveError(
@@ -119,21 +125,66 @@ def _warn_if_exposed(current_world, addresses):
         log.logger.warning("%s", warning)
 
 
-def _start_server(rank, addresses):
+def _server_config():
     import tensorflow as tf
 
     config = tf.compat.v1.ConfigProto()
     config.experimental.collective_group_leader = LEADER_DEVICE
+    return config
+
+
+def _start_server(rank, addresses):
+    import tensorflow as tf
+
     cluster = tf.train.ClusterSpec({JOB: list(addresses)})
     try:
-        return tf.distribute.Server(cluster, job_name=JOB, task_index=rank, config=config, start=True)
+        return tf.distribute.Server(cluster, job_name=JOB, task_index=rank, config=_server_config(), start=True)
     except (tf.errors.OpError, RuntimeError, ValueError) as e:
-        port = addresses[rank].rpartition(":")[2]
-        raise CollectiveError(
-            f"rank {rank}: cannot start the collective server on port {port} ({settings.PORT_BASE_VARIABLE} + "
-            f"rank id): {e}. Another process probably uses the port; set {settings.PORT_BASE_VARIABLE} to the "
-            f"first of {len(addresses)} free ports (npu-run chooses free ports itself)"
-        ) from e
+        raise _start_error(rank, addresses, e) from e
+
+
+class _EagerServer:
+    """The eager context's server, as ``Runtime`` sees a server."""
+
+    def __init__(self, address):
+        self.target = f"grpc://{address}"
+
+
+def _join_eager_context(rank, addresses):
+    import logging
+
+    import tensorflow as tf
+    from tensorflow.core.protobuf import tensorflow_server_pb2
+    from tensorflow.python.eager import context
+
+    server_def = tensorflow_server_pb2.ServerDef(
+        cluster=tf.train.ClusterSpec({JOB: list(addresses)}).as_cluster_def(),
+        job_name=JOB,
+        task_index=rank,
+        protocol="grpc",
+        default_session_config=_server_config(),
+    )
+    absl_logger = logging.getLogger("absl")
+    level = absl_logger.level
+    # TensorFlow warns that tensors made before the join may fail: the CPU tensors of this process do not.
+    absl_logger.setLevel(logging.ERROR)
+    try:
+        context.context().enable_collective_ops(server_def)
+        context.context().ensure_initialized()  # an uninitialized context only starts the server now
+    except (tf.errors.OpError, RuntimeError, ValueError) as e:
+        raise _start_error(rank, addresses, e) from e
+    finally:
+        absl_logger.setLevel(level)
+    return _EagerServer(addresses[rank])
+
+
+def _start_error(rank, addresses, error):
+    port = addresses[rank].rpartition(":")[2]
+    return CollectiveError(
+        f"rank {rank}: cannot start the collective server on port {port} ({settings.PORT_BASE_VARIABLE} + "
+        f"rank id): {error}. Another process probably uses the port; set {settings.PORT_BASE_VARIABLE} to the "
+        f"first of {len(addresses)} free ports (npu-run chooses free ports itself)"
+    )
 
 
 def wait_for_ranks(addresses, rank, timeout, probe=watchdog.probe, clock=time.monotonic, sleep=time.sleep):

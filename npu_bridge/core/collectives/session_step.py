@@ -9,7 +9,8 @@ For every bridged session:
     The watchdog and error messages of the session's runs use the same value;
   * in a world of more than one rank, the rank's collective server is started (once; it waits for every
     rank) and the session targets it, restricted to this rank's own worker. A session the user pointed at
-    a target of their own keeps it.
+    a target of their own keeps it. When the eager context is the server (TF2 code), the plan is for
+    function graphs: their collectives keep the session's timeout as their own, and there is no run hook.
   * a run hook watches the runs that execute collectives: it gives V2 collectives their graph key, tells the
     watchdog what the run waits for, turns a collective failure into a ``CollectiveError`` that says what
     happened and which rank is to blame, and makes every later collective run fail at once with that cause
@@ -47,8 +48,10 @@ def attach_collectives(plan):
     current = plan.world
     if current.rank_size == 1:
         return  # no run hook: the collectives keep their own timeout
-    plan.pass_plan.collective_run_bound = True
     runtime = server.ensure_started(current)
+    if runtime.eager:
+        return  # TF2 function graphs run without RunOptions: each collective keeps the timeout the pass stamps
+    plan.pass_plan.collective_run_bound = True
     if not plan.target:
         plan.target = runtime.target
     elif plan.target != runtime.target:

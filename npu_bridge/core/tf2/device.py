@@ -11,6 +11,7 @@ TF1 session's graph.
 import os
 import threading
 
+from npu_bridge.core.collectives import server
 from npu_bridge.core.device import device_id as device_ids
 from npu_bridge.core.runtime import log, system
 from npu_bridge.core.runtime.errors import DeviceIdError, NpuUsageError, RankTableError
@@ -22,6 +23,7 @@ from npu_bridge.core.tf2 import (
     optimizer_updates,
     option_values,
 )
+from npu_bridge.core.world import world
 
 DEVICE_PREFIX = "/job:localhost/replica:0/task:0/device:NPU"
 
@@ -85,6 +87,8 @@ def open(device_id=None):  # noqa: A001  (upstream's name)
       NpuUsageError (a RuntimeError): a device with another id is already open.
       RankTableError (a ValueError): both RANK_SIZE and CM_WORKER_SIZE are set, or the rank environment is
         malformed.
+      CollectiveError: with several ranks, this rank's server cannot start or the others do not arrive within
+        HCCL_CONNECT_TIMEOUT.
       DeviceIdError: ``device_id`` is not a non-negative integer.
       NpuOptionError: an option set in ``global_options()`` has a bad value.
     """
@@ -105,6 +109,9 @@ def open(device_id=None):  # noqa: A001  (upstream's name)
             )
         loop_size.npu_loop_size()  # a bad NPU_LOOP_SIZE fails here, as when the adapter's backend loads
         options = option_values.parse_assigned(global_options.snapshot())
+        current = world.environment_world(wanted)
+        if current.rank_size > 1:
+            server.ensure_started(current, eager=True)  # before the plan, whose collectives step finds it
         plan = function_config.install(options, wanted)
         optimizer_updates.install()
         system.initialize(plan.options.by_stage("init"), "npu_device.open", is_global=True)

@@ -2,14 +2,16 @@
 
 In a one-rank job (no device opened, or one worker) ``all_reduce`` returns its input, ``broadcast`` does
 nothing, ``shard_and_rebatch_dataset`` returns its arguments and the Keras optimizer wrapper's all-reduce is
-that no-op, as the adapter's. With several ranks, datasets are sharded by rank; the collectives
-(``all_reduce``, ``broadcast``) of TF2 code between ranks are not available yet and raise saying so.
+that no-op, as the adapter's. With several ranks they run npu_bridge's HCCL collectives
+(``npu_bridge.core.collectives.operations``) over the eager context that ``npu_device.open()`` joined to the job:
+inside a ``tf.function`` as graph ops, and eagerly through a function built for the call.
 """
 
 import tensorflow as tf
 
+from npu_bridge.core.collectives import operations
 from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import NotAvailableError, NpuArgumentError
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.tf2 import device
 
 REDUCTIONS = ("sum", "mean", "max", "min", "prod")
@@ -22,14 +24,27 @@ def _workers():
 
 
 def _single(what):
-    workers, _ = _workers()
-    if workers <= 1:
+    if _workers()[0] <= 1:
         log.info_once(("npu_device-skip", what), "npu_device: skip %s, not an npu cluster worker", what)
         return True
-    raise NotAvailableError(
-        f"npu_device.distribute.{what} across {workers} ranks: collectives between the ranks of TF2 code are not "
-        "available yet (TF1 sessions have them: npu_device.compat.enable_v1() and npu_bridge's hccl_ops)"
-    )
+    return False
+
+
+def _in_graph(build):
+    """Runs ``build()`` where collectives can be built: here inside a graph, else in a function made for it."""
+    if not tf.executing_eagerly():
+        return build()
+    return tf.function(build, autograph=False)()
+
+
+def _reduced(value, reduction, fusion, fusion_id, group, workers):
+    tensor = tf.convert_to_tensor(value)
+    total = operations.allreduce(tensor, "sum" if reduction == "mean" else reduction, fusion, fusion_id, group)
+    if reduction != "mean":
+        return total
+    if tensor.dtype.is_floating:
+        return total * tf.cast(1.0 / workers, tensor.dtype)
+    return total // workers
 
 
 def all_reduce(values, reduction="mean", fusion=1, fusion_id=-1, group=WORLD_GROUP):
@@ -42,13 +57,22 @@ def all_reduce(values, reduction="mean", fusion=1, fusion_id=-1, group=WORLD_GRO
     Returns:
       The reduced values, in the structure given.
     Raises:
-      NpuArgumentError: an unknown reduction.
-      NotAvailableError: more than one rank.
+      NpuArgumentError: an unknown reduction, or a value of a type the collective cannot carry.
+      CollectiveError: a rank failed or timed out.
     """
     if reduction not in REDUCTIONS:
         raise NpuArgumentError(f"all_reduce: reduction={reduction!r} is not one of {', '.join(REDUCTIONS)}")
-    _single("all_reduce")
-    return values
+    if _single("all_reduce"):
+        return values
+    workers = _workers()[0]
+    many = isinstance(values, (list, tuple))
+    items = list(values) if many else [values]
+
+    def build():
+        return [None if v is None else _reduced(v, reduction, fusion, fusion_id, group, workers) for v in items]
+
+    results = _in_graph(build)
+    return list(results) if many else results[0]
 
 
 def broadcast(values, root_rank=0, fusion=2, fusion_id=0, group=WORLD_GROUP):
@@ -60,7 +84,7 @@ def broadcast(values, root_rank=0, fusion=2, fusion_id=0, group=WORLD_GROUP):
       fusion, fusion_id, group: as the adapter's.
     Raises:
       NpuArgumentError: an entry is not a variable, or root_rank is not a rank of the job.
-      NotAvailableError: more than one rank.
+      CollectiveError: a rank failed or timed out.
     """
     variables = values if isinstance(values, (list, tuple)) else [values]
     for variable in variables:
@@ -69,7 +93,13 @@ def broadcast(values, root_rank=0, fusion=2, fusion_id=0, group=WORLD_GROUP):
     workers, _ = _workers()
     if isinstance(root_rank, bool) or not isinstance(root_rank, int) or not 0 <= root_rank < workers:
         raise NpuArgumentError(f"broadcast: root_rank={root_rank!r} is not a rank of this {workers}-rank job")
-    _single("broadcast")
+    if _single("broadcast") or not variables:
+        return
+
+    def build():  # evaluating the results assigns the root's values to the other ranks' variables
+        return operations.broadcast(list(variables), root_rank, fusion, fusion_id, group)
+
+    _in_graph(build)
 
 
 def shard_and_rebatch_dataset(dataset, global_bs):
