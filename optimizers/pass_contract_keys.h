@@ -11,6 +11,9 @@ constexpr BoolKey kValidated{"_npu_bridge_validated", false};
 // Names the session's init-stage options, which only Python reads (runtime/system.py keeps them by token); NPUInit or
 // the first graph run records it for the process. "": the defaults.
 constexpr StringKey kInitToken{"_npu_bridge_init_token", ""};
+// The plan is for TF2 function graphs (npu_device): the dump, overflow check and exception capture passes instrument
+// function bodies, the graphs TF2 runs, instead of leaving them to the graph that calls them.
+constexpr BoolKey kFunctionGraphs{"_npu_function_graphs", false};
 
 // Data dump (dump pass). The root {dump_path}/{time}/{device id} also holds the overflow records.
 // Dump op inputs / outputs (enable_dump).
@@ -116,6 +119,7 @@ constexpr NodeAttr kComposedOutputsAttr{"_npu_op_outputs"};
 constexpr KeySpec kAllKeys[] = {
     Spec(kValidated),
     Spec(kInitToken),
+    Spec(kFunctionGraphs),
     Spec(kDumpEnabled),
     Spec(kDumpRoot),
     Spec(kDumpBase),

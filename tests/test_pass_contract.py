@@ -98,6 +98,7 @@ def test_a_bridged_session_carries_exactly_the_contract_keys_with_structured_val
     assert values == {
         "_npu_bridge_validated": True,
         "_npu_bridge_init_token": system.register_init_options(options.by_stage("init")),
+        "_npu_function_graphs": False,  # a session's graphs (npu_device's plans set it)
         "_npu_dump_enabled": True,
         "_npu_dump_base": os.path.realpath(tmp_path),
         "_npu_dump_inputs": True,

@@ -107,3 +107,38 @@ def test_two_rank_keras_fit_ends_with_equal_weights_that_equal_one_rank_on_the_w
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
         assert ranks[rank]["metric_sum"] == [3.0] and ranks[rank]["metric_mean"] == [1.5]
     assert alone["metric_sum"] == [1.0]  # one rank: all_reduce returns its input
+
+
+def _only(paths, what):
+    assert len(paths) == 1, (what, paths)
+    return paths[0]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_dump_options_dump_the_selected_steps_of_the_function_graphs(tmp_path):
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    flags = ["--precision_mode=must_keep_origin_dtype", "--data_dump_flag=1", f"--data_dump_path={dump}"]
+    _run(EXAMPLE, tmp_path, *flags, "--data_dump_step=0|2")
+    root = _only(list(dump.glob("*/0")), "one dump root: {time}/{device id}")
+    steps = {p.name for p in root.glob("ge_default_*/*/*") if p.is_dir()}
+    assert steps == {"0", "2"}  # the selected steps of each function graph (Keras' train_function, ...)
+    names = {p.name.split(".")[0] for p in root.glob("ge_default_*/*/0/*") if not p.name.endswith(".npy")}
+    assert {"MatMul", "Relu", "BiasAdd"} <= names  # the model's ops, under their op types
+    assert '"state": "complete"' in (root / "dump_status.json").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_overflow_detection_names_the_op_and_the_step_of_the_function_call_that_overflowed(tmp_path):
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    argv = [sys.executable, os.path.join(SCRIPTS, "overflow_function.py"), f"--over_dump_path={dump}"]
+    environ = dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run(argv, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=240, check=False)
+    assert result.returncode == 0, result.stderr[-6000:]
+    assert [line.split()[1] for line in result.stdout.splitlines()] == ["23847.6640625", "inf", "23847.6640625"]
+    assert "overflow detected: [Exp] Exp at step 1 overflowed first" in result.stderr
+    report = _only(list(dump.glob("*/0/overflow_report.txt")), "one report").read_text()
+    assert "Exp" in report

@@ -15,7 +15,8 @@
 
 namespace npu_bridge {
 
-bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item) {
+bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item, bool function_graphs) {
+  if (function_graphs) return true;
   for (const auto& node : item.graph.node()) {
     if (node.op() == "_Arg" || node.op() == "_Retval") return false;  // a function body
   }

@@ -35,8 +35,10 @@ namespace npu_bridge {
 // Attributes stamped on instrumented ops.
 constexpr char kTaskIdAttr[] = "_npu_task_id";  // its task id in every artifact
 
-// True for the graph a session runs; false for function bodies, which Grappler optimizes separately.
-bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item);
+// True for the graph a run executes: the graph a session runs, and for a plan of TF2 function graphs
+// (`function_graphs`) a function body too. A session's function bodies, which Grappler optimizes separately, are
+// left to the graph that calls them.
+bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item, bool function_graphs);
 
 // The op's task id: the one stamped earlier by another pass, or a new process-wide id stamped now.
 int64_t TaskIdOf(tensorflow::NodeDef* node);

@@ -58,7 +58,8 @@ class DumpPass : public RewritePass {
   std::string name() const override { return "dump"; }
 
   bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.Get(contract::kDumpEnabled) && !options.Get(contract::kDumpRoot).empty() && IsMainGraph(item);
+    return options.Get(contract::kDumpEnabled) && !options.Get(contract::kDumpRoot).empty() &&
+           IsMainGraph(item, options.Get(contract::kFunctionGraphs));
   }
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,

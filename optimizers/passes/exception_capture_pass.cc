@@ -25,7 +25,8 @@ class ExceptionCapturePass : public RewritePass {
   std::string name() const override { return "exception_capture"; }
 
   bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.Get(contract::kExceptionDump) && !options.Get(contract::kExceptionDir).empty() && IsMainGraph(item);
+    return options.Get(contract::kExceptionDump) && !options.Get(contract::kExceptionDir).empty() &&
+           IsMainGraph(item, options.Get(contract::kFunctionGraphs));
   }
 
   absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,

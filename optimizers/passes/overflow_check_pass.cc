@@ -37,7 +37,8 @@ std::string CheckName(const std::string& node, int index) {
 }
 
 bool Reports(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) {
-  return options.Get(contract::kOverflowCheck) && !options.Get(contract::kDumpRoot).empty() && IsMainGraph(item);
+  return options.Get(contract::kOverflowCheck) && !options.Get(contract::kDumpRoot).empty() &&
+         IsMainGraph(item, options.Get(contract::kFunctionGraphs));
 }
 
 class OverflowCheckPass : public RewritePass {

@@ -37,7 +37,6 @@ class Runtime:
       device_filter: the session device filter that keeps a session on this rank's own worker (so creating
         a session never waits for other ranks).
       watchdog: the ``watchdog.Watchdog`` of this process.
-      eager: True when the eager context is the server (TF2 code).
       failure: the first collective failure of this process (a message), None while there was none.
     """
 
@@ -48,7 +47,6 @@ class Runtime:
         self.target = server.target
         self.device_filter = f"/job:{JOB}/replica:0/task:{rank}"
         self.watchdog = watchdog.Watchdog(addresses, rank)
-        self.eager = isinstance(server, _EagerServer)
         self.failure = None
         self.formed = False
         self._server = server  # must stay referenced: the server stops when garbage collected

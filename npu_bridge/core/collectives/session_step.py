@@ -49,7 +49,7 @@ def attach_collectives(plan):
     if current.rank_size == 1:
         return  # no run hook: the collectives keep their own timeout
     runtime = server.ensure_started(current)
-    if runtime.eager:
+    if plan.pass_plan.function_graphs:
         return  # TF2 function graphs run without RunOptions: each collective keeps the timeout the pass stamps
     plan.pass_plan.collective_run_bound = True
     if not plan.target:

@@ -30,6 +30,14 @@ KEYS = (
         "Names the session's init-stage options, which only Python reads (runtime/system.py keeps them by token); "
         'NPUInit or the first graph run records it for the process. "": the defaults.',
     ),
+    (
+        "function_graphs",
+        "_npu_function_graphs",
+        "b",
+        False,
+        "The plan is for TF2 function graphs (npu_device): the dump, overflow check and exception capture passes "
+        "instrument function bodies, the graphs TF2 runs, instead of leaving them to the graph that calls them.",
+    ),
     "Data dump (dump pass). The root {dump_path}/{time}/{device id} also holds the overflow records.",
     ("dump_enabled", "_npu_dump_enabled", "b", False, "Dump op inputs / outputs (enable_dump)."),
     ("dump_root", "_npu_dump_root", "s", "", "{dump_path}/{time}/{device id}; dumps and overflow records go below it."),

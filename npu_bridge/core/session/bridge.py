@@ -72,12 +72,13 @@ def inject_npu_config(enabled=True):
     _inject_all = bool(enabled)
 
 
-def bridge_config(target, config):
+def bridge_config(target, config, function_graphs=False):
     """Decides how a session is created.
 
     Args:
       target: the session target the user passed.
       config: the ConfigProto the user passed (or None).
+      function_graphs: plan for TF2 function graphs instead of a session's graphs (``npu_device``).
     Returns:
       A ``session_setup.SessionPlan``: target and config to create the session with, the validated
       ``NpuOptions`` (None for a session that is not bridged) and run hooks to attach.
@@ -106,7 +107,7 @@ def bridge_config(target, config):
     _write_single_entry(bridged, options)
     bridged.graph_options.rewrite_options.min_graph_nodes = -1
     bridged.graph_options.place_pruned_graph = False
-    return session_setup.plan_session(options, bridged, target)
+    return session_setup.plan_session(options, bridged, target, function_graphs)
 
 
 def _copy(config):

@@ -135,7 +135,7 @@ def load_capabilities():
         _imported = True
 
 
-def plan_session(options, config, target) -> SessionPlan:
+def plan_session(options, config, target, function_graphs=False) -> SessionPlan:
     """Plans a new bridged session: resolves its world, device id and backend, runs every setup step and
     writes the pass plan into the session's NpuOptimizer entry.
 
@@ -143,6 +143,7 @@ def plan_session(options, config, target) -> SessionPlan:
       options: the validated ``NpuOptions``.
       config: the ConfigProto copy the session will use (edited in place); it has one NpuOptimizer entry.
       target: the requested target.
+      function_graphs: the plan is for TF2 function graphs (``npu_device``), not for a session.
     Returns:
       The ``SessionPlan`` after all steps.
     Raises:
@@ -159,6 +160,7 @@ def plan_session(options, config, target) -> SessionPlan:
         backend=device_target.resolve(options),
         pass_plan=pass_contract.PassPlan(
             validated=True,
+            function_graphs=function_graphs,
             init_token=system.register_init_options(options.by_stage("init")),
             iterations_per_loop=options.get("iterations_per_loop"),
         ),

@@ -38,7 +38,7 @@ def install(options, device_id):
     entry.name = config_proto.NPU_OPTIMIZER
     options.write_parameter_map(entry)
     entry.parameter_map["session_device_id"].i = device_id
-    plan = bridge.bridge_config("", config)
+    plan = bridge.bridge_config("", config, function_graphs=True)
     ctx._config = plan.config  # TensorFlow has no public setter; threads started later build their options from it
     call_options = ctx.function_call_options
     call_options.config_proto_serialized = plan.config
