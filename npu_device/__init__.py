@@ -11,6 +11,7 @@ on every ``tf.function`` graph the script runs. See docs/tf2_adapter.md.
 """
 
 import npu_bridge  # noqa: F401  (switches npu_bridge on)
+from npu_bridge.core.tf2 import legacy_imports as _legacy_imports
 from npu_device import compat, configs, distribute, npu_device, ops, train
 from npu_device.npu_device import (
     NpuDeviceHandle,
@@ -22,6 +23,8 @@ from npu_device.npu_device import (
     open,
     set_npu_loop_size,
 )
+
+_legacy_imports.install()  # user code's Keras 2.6 / TensorFlow-internal imports from here on (docs/tf2_adapter.md)
 
 __all__ = [
     "NpuDeviceHandle",

@@ -52,9 +52,18 @@ def test_keras_fit_learns_and_the_precision_mode_acts_on_the_function_graphs(
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("mode", ["dynamic", "static"])
-def test_loss_scaling_skips_the_overflowing_step_in_a_custom_loop(tmp_path, mode):
-    result, _ = _run("custom_loop_loss_scale.py", tmp_path, mode)
+@pytest.mark.parametrize(
+    "mode, poison, backend",
+    [
+        ("dynamic", "inf", "cpu"),
+        ("static", "inf", "cpu"),
+        ("dynamic", "1e6", "cpu"),  # the fp16 gradient overflows to inf (IEEE)
+        ("dynamic", "1e6", "ascend"),  # it saturates to 65504: only the float-status register tells
+        ("static", "inf", "ascend"),
+    ],
+)
+def test_loss_scaling_skips_the_overflowing_step_in_a_custom_loop(tmp_path, mode, poison, backend):
+    result, _ = _run("custom_loop_loss_scale.py", tmp_path, mode, poison, env={"NPU_BRIDGE_DEVICE_TARGET": backend})
     steps = result["steps"]
     assert [s["finite"] for s in steps] == [True, True, True, False, True]
     assert [s["changed"] for s in steps] == [True, True, True, False, True]

@@ -1,4 +1,4 @@
-"""Names TensorFlow 2.21 moved, added back where TF1-era code (and tf_slim) looks for them.
+"""Names TensorFlow 2.21 moved, added back where TF1-era code, TF 2.4 / 2.6 scripts (and tf_slim) look for them.
 
 Add-only: a name is set only where it is missing, so nothing that exists is replaced.
 
@@ -8,10 +8,13 @@ Add-only: a name is set only where it is missing, so nothing that exists is repl
   TensorFlow's ``tensorflow/python/layers/normalization.py`` imports the former lazily, so every
   ``slim.batch_norm`` / ``tf.layers.batch_normalization`` would fail without it.
 - TensorFlow-internal functions TF1-era scripts import from their old modules (``MOVED``):
-  ``from tensorflow.python.ops.control_flow_ops import cond``, ``graph_util.convert_variables_to_constants``, ...
+  ``from tensorflow.python.ops.control_flow_ops import cond``, ``graph_util.convert_variables_to_constants``,
+  ``ops.convert_to_tensor_v2``, ...
+- ``Graph._last_id`` (``RENAMED_PROPERTIES``): the copied ``npu_ops.py`` of TF2 scripts seeds dropout with it.
 """
 
 import importlib
+import operator
 import sys
 
 # (old module, name) -> (module it lives in now, its name there)
@@ -32,7 +35,18 @@ MOVED = {
     ),
     # TensorFlow 2.21 dropped this helper of TF1-era custom cells; npu_bridge provides it
     ("tensorflow.python.ops.rnn_cell_impl", "_Linear"): ("npu_bridge.core.tf1.rnn_linear", "_Linear"),
+    ("tensorflow.python.framework.ops", "convert_to_tensor_v2"): (
+        "tensorflow.python.framework.tensor_conversion",
+        "convert_to_tensor_v2",
+    ),
+    ("tensorflow.python.framework.ops", "convert_to_tensor_v2_with_dispatch"): (
+        "tensorflow.python.framework.tensor_conversion",
+        "convert_to_tensor_v2_with_dispatch",
+    ),
 }
+# (module, class, old property) -> the attribute of that class holding the same value now. Graph._last_id was the
+# number of operations created in the graph, which Graph.version counts.
+RENAMED_PROPERTIES = {("tensorflow.python.framework.ops", "Graph", "_last_id"): "version"}
 _LEGACY_LAYERS = ("base", "convolutional", "core", "normalization", "pooling", "variable_scope_shim")
 
 
@@ -50,6 +64,10 @@ def add():
             continue
         if not hasattr(module, name) and hasattr(home, new_name):
             setattr(module, name, getattr(home, new_name))
+    for (module_name, class_name, name), current in RENAMED_PROPERTIES.items():
+        owner = getattr(importlib.import_module(module_name), class_name, None)
+        if owner is not None and not hasattr(owner, name) and hasattr(owner, current):
+            setattr(owner, name, property(operator.attrgetter(current), doc=f"{class_name}.{current}"))
     try:
         package = importlib.import_module("tf_keras.src.legacy_tf_layers")
     except ImportError:

@@ -11,4 +11,13 @@ distribute       ``npu_device.distribute``
 loss_scale       ``NpuLossScaleOptimizer``
 loop_size        ``set_npu_loop_size``
 compat           ``enable_v1()`` and the ``npu_device.compat.v1`` import tree
+
+Keras 2.6 and TensorFlow-internal imports of user code (``import npu_device``, ``python -m npu_bridge.tf2``):
+
+legacy_imports   switching them on; the launcher
+legacy_paths     where each module lives now (the rename tables)
+legacy_modules   the modules and views user code gets
+import_hook      the ``__import__`` wrapper
+user_code        which importers are user code
+eager_profiler   ``tensorflow.python.eager.profiler``, written here
 """

@@ -1,24 +1,74 @@
-"""``npu_device.train.optimizer.NpuLossScaleOptimizer``: Keras loss scaling that skips every non-finite step.
+"""``npu_device.train.optimizer.NpuLossScaleOptimizer``: Keras loss scaling that skips every overflowing step.
 
 It is tf_keras' ``LossScaleOptimizer`` for the optimizer it wraps (the optimizer generation decides the class,
 as in Keras), plus the adapter's additions: a bool variable ``last_step_finite`` assigned at every step, and a
-static loss scale (``dynamic=False``) that also skips a step whose gradients are not finite, where Keras would
-apply it. Finiteness is read from the gradients, as the adapter does on a device in INF/NaN mode.
+static loss scale (``dynamic=False``) that also skips an overflowing step, where Keras would apply it.
+
+Whether a step overflowed is decided as the adapter decides it (``npu_bridge.core.training.loss_scale.overflow``):
+from the float-status register on the simulated Ascend backend in saturation mode, where an fp16 overflow
+saturates to a finite value and only the register tells (summed over the ranks in a multi-rank job), else from
+the gradients (cpu, gpu, INF/NaN mode), where Keras' own rule applies. In saturation mode the step is gated and the
+dynamic scale updated here, by Keras' rule on that decision.
 """
 
 import tensorflow as tf
 from tf_keras.src.mixed_precision import loss_scale_optimizer as keras_loss_scale
 
+from npu_bridge.core.device import device_mode
 from npu_bridge.core.runtime.errors import NpuArgumentTypeError
+from npu_bridge.core.tf2 import device
+from npu_bridge.core.training.loss_scale import overflow
 
 
-def _all_finite(grads):
-    finite = [tf.reduce_all(tf.math.is_finite(g)) for g in grads if g is not None]
-    return tf.reduce_all(finite) if finite else tf.constant(True)
+def _step_is_finite(grads, loss):
+    if device_mode.is_inf_nan_enabled():
+        return overflow.grads_are_finite(grads)
+    handle = device.opened()
+    # The register is read after the loss too: the loss a step returns need not feed its gradients (d(a*b)/da
+    # is b), and an overflow it sets after the read would count for the next step.
+    after = grads + [loss] if _in_current_graph(loss) else grads
+    return overflow.status_is_clear(after, handle is not None and handle.workers_num > 1)
+
+
+def _in_current_graph(tensor):
+    return (
+        isinstance(tensor, tf.Tensor)
+        and not tf.executing_eagerly()
+        and tensor.graph is tf.compat.v1.get_default_graph()
+    )
+
+
+def _update_dynamic_scale(state, finite):
+    """Keras' dynamic rule, driven by ``finite``: after ``growth_steps`` finite steps the scale grows by the
+    multiplier (unless that is not finite), after an overflowing step it shrinks by it (not below 1); either
+    resets the counter."""
+
+    def grow():
+        larger = state.current_loss_scale * state.multiplier
+        keep = tf.where(tf.math.is_finite(larger), larger, state.current_loss_scale)
+        return tf.group(state.current_loss_scale.assign(keep), state.counter.assign(0))
+
+    def after_finite():
+        return tf.cond(state.counter + 1 >= state.growth_steps, grow, lambda: tf.group(state.counter.assign_add(1)))
+
+    def after_overflow():
+        smaller = tf.maximum(state.current_loss_scale / state.multiplier, 1.0)
+        return tf.group(state.counter.assign(0), state.current_loss_scale.assign(smaller))
+
+    return tf.cond(finite, after_finite, after_overflow)
 
 
 class _FiniteGate:
     """What the adapter adds to either Keras loss-scale optimizer class."""
+
+    def get_scaled_loss(self, loss):
+        """Keras' scaled loss; the loss is kept, so that the overflow check of the step reads the register after it.
+
+        Args:
+          loss: the step's loss (a tensor or a callable returning one).
+        """
+        self._npu_step_loss = loss
+        return super().get_scaled_loss(loss)
 
     @property
     def last_step_finite(self):
@@ -34,17 +84,25 @@ class _FiniteGate:
                 )
 
     def apply_gradients(self, grads_and_vars, *args, **kwargs):
-        """Applies the gradients when they are finite (Keras' rule; also for a static loss scale).
+        """Applies the gradients unless the step overflowed (also with a static loss scale).
 
         Args:
           grads_and_vars, *args, **kwargs: as Keras' ``apply_gradients``.
         """
         grads_and_vars = list(grads_and_vars)
-        finite = _all_finite([g for g, _ in grads_and_vars])
+        finite = _step_is_finite([g for g, _ in grads_and_vars], getattr(self, "_npu_step_loss", None))
         self.last_step_finite.assign(finite)
-        apply = super().apply_gradients
-        if self.dynamic:
-            return apply(grads_and_vars, *args, **kwargs)
+        if device_mode.is_inf_nan_enabled():  # the gradients tell: Keras' own dynamic rule sees what we saw
+            apply = super().apply_gradients
+            if self.dynamic:
+                return apply(grads_and_vars, *args, **kwargs)
+        else:  # only the register tells (saturated gradients are finite): the rule is applied here
+            if self.dynamic:
+                _update_dynamic_scale(self._loss_scale, finite)
+
+            def apply(pairs, *args, **kwargs):
+                return self.inner_optimizer.apply_gradients(pairs, *args, **kwargs)
+
         return tf.__internal__.smart_cond.smart_cond(
             finite,
             lambda: _no_value(apply(grads_and_vars, *args, **kwargs)),

@@ -1,5 +1,7 @@
 """A custom training loop in a tf.function with NpuLossScaleOptimizer, as the zoo's BERT scripts write it; step 3
-gets a non-finite loss, which must be skipped (weights unchanged, loss scale halved). Prints one RESULT line."""
+multiplies the loss by a poison (inf, or a large finite factor whose fp16 gradients overflow), a step that must be
+skipped (weights unchanged, a dynamic loss scale halved). Usage: custom_loop_loss_scale.py dynamic|static POISON.
+Prints one RESULT line."""
 
 import json
 import sys
@@ -14,6 +16,7 @@ npu_device.global_options().precision_mode = "allow_mix_precision"
 npu_device.open().as_default()
 
 dynamic = sys.argv[1] == "dynamic"
+poison_factor = float(sys.argv[2])
 rng = np.random.RandomState(0)
 features = tf.constant(rng.rand(32, 8).astype(np.float32))
 targets = tf.constant(rng.rand(32, 1).astype(np.float32))
@@ -38,7 +41,7 @@ def train_step(poison):
 steps = []
 for step in range(5):
     before = dense.kernel.numpy().copy()
-    poison = tf.constant(np.inf if step == 3 else 1.0, tf.float32)
+    poison = tf.constant(poison_factor if step == 3 else 1.0, tf.float32)
     loss = float(train_step(poison).numpy())
     steps.append(
         {

@@ -1,0 +1,98 @@
+"""Switching on Keras 2.6 and TensorFlow-internal imports for user code, and ``python -m npu_bridge.tf2``.
+
+``import npu_device`` installs it (``install``): from then on user code's ``import keras...`` /
+``tensorflow.python.keras...`` gets tf_keras 2.21 and the moved TensorFlow-internal modules are found
+(``legacy_paths``). An import that ran before is not redone: a module that already holds Keras 3 is named in a
+warning. ``python -m npu_bridge.tf2 train.py`` installs it before the script's first line, for scripts that import
+``keras`` before ``npu_device``. With ``TF_USE_LEGACY_KERAS=0`` (Keras 3 kept for ``tf.keras``) nothing is
+installed: standalone ``keras`` stays Keras 3 too. Installing imports no TensorFlow.
+"""
+
+import importlib.util
+import os
+import runpy
+import sys
+import types
+
+from npu_bridge.core.runtime import keras_selection, log
+from npu_bridge.core.tf2 import import_hook, user_code
+
+USAGE = "usage: python -m npu_bridge.tf2 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
+_KERAS_3_KEPT = ("0", "false", "False")  # TF_USE_LEGACY_KERAS values that keep Keras 3 (keras_selection)
+
+
+def install():
+    """Maps user code's Keras 2.6 and TensorFlow-internal imports from now on (idempotent).
+
+    Returns:
+      True when the mapping is on.
+    Raises:
+      EnvironmentVariableError: TF_USE_LEGACY_KERAS has a value TensorFlow would read ambiguously.
+    """
+    if import_hook.installed():
+        return True
+    if keras_selection.choice() in _KERAS_3_KEPT:
+        log.logger.info("TF_USE_LEGACY_KERAS keeps Keras 3: user code's `import keras` stays Keras 3 as well")
+        return False
+    if importlib.util.find_spec("tf_keras") is None:
+        log.logger.warning("tf_keras is not installed: user code's `import keras` stays Keras 3 (pip install tf-keras)")
+        return False
+    import_hook.install()
+    early = _modules_holding_keras_3()
+    if early:
+        log.logger.warning(
+            "%s imported Keras 3 (`keras`) before npu_device was imported, and keeps it; the Keras 2.6 imports of "
+            "Ascend scripts get tf_keras (tf.keras) only after `import npu_device`. Import npu_device first, or run "
+            "the script with `python -m npu_bridge.tf2` (docs/tf2_adapter.md)",
+            ", ".join(early),
+        )
+    return True
+
+
+def main(argv=None):
+    """``python -m npu_bridge.tf2 SCRIPT [ARGS]`` / ``-m MODULE [ARGS]``: runs it as ``__main__`` with the mapping on.
+
+    Returns:
+      0 when it ran (its own ``SystemExit`` or exception propagates), 2 for bad arguments.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv == ["-m"]:
+        sys.stderr.write(USAGE + "\n")
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    if argv[0] == "-m":
+        sys.argv = [argv[1], *argv[2:]]
+        sys.path[0] = os.getcwd()
+        install()
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        return 0
+    script = argv[0]
+    if not os.path.isfile(script):
+        sys.stderr.write(f"npu_bridge.tf2: cannot run {script!r}: no such file\n{USAGE}\n")
+        return 2
+    sys.argv = list(argv)
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    install()
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+def _modules_holding_keras_3():
+    """The user modules whose globals hold a Keras 3 module, class or function (imported before the mapping)."""
+    keras = sys.modules.get("keras")
+    if not isinstance(keras, types.ModuleType):
+        return []
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if id(module) in found or not isinstance(module, types.ModuleType) or not user_code.contains(vars(module)):
+            continue
+        if any(_from_keras_3(value) for value in list(vars(module).values())):
+            found[id(module)] = vars(module).get("__name__", name)  # __main__ also sits in sys.modules as __mp_main__
+    return sorted(found.values())
+
+
+def _from_keras_3(value):
+    if isinstance(value, types.ModuleType):
+        name = vars(value).get("__name__", "")
+    else:
+        name = getattr(value, "__module__", None) if isinstance(value, type) or callable(value) else None
+    return isinstance(name, str) and (name == "keras" or name.startswith("keras."))

@@ -1,0 +1,215 @@
+"""The modules user code gets for the paths ``legacy_paths`` maps, and what an import statement returns.
+
+A mapped path is the real module it resolves to (``keras.layers.core.dense`` is ``tf_keras.src.layers.core.dense``
+itself), except where that module cannot answer for it: a Keras root (``keras``) or package, whose children may
+come from elsewhere (``keras.layers.merge`` is ``tf_keras.src.layers.merging``, ``keras.applications.resnet50`` the
+public ``tf_keras.applications.resnet50``), a parent of a mapped TensorFlow module (``tensorflow.python.training``,
+whose ``training_ops`` TensorFlow 2.21 lacks) and a module with several sources. Those are ``ModuleView`` objects:
+the mapped children first, then the real modules' attributes (a submodule as user code gets it), then the modules
+a child path maps to. Nothing is put in ``sys.modules``: installed packages importing the same names keep what they
+get.
+"""
+
+import importlib
+import types
+
+from npu_bridge.core.tf2 import legacy_paths
+
+_modules = {}  # user-visible path -> its module or view
+
+
+class ModuleView(types.ModuleType):
+    """A module named as the script names it (``keras``), answering from real modules.
+
+    Args:
+      name: the user-visible module path.
+      sources: the real modules behind it, searched in order (may be empty for a parent that only has mapped
+        children).
+    """
+
+    def __init__(self, name, sources):
+        super().__init__(name, sources[0].__doc__ if sources else None)
+        self.__dict__["_npu_sources"] = tuple(sources)
+
+    def __getattr__(self, attr):
+        sources = self.__dict__["_npu_sources"]
+        child = f"{self.__name__}.{attr}"
+        dunder = attr.startswith("__") and attr.endswith("__")
+        if not dunder and legacy_paths.is_mapped_child(child):
+            return _child(self, attr, child)
+        for source in sources:
+            try:
+                value = getattr(source, attr)
+            except AttributeError:
+                continue
+            if isinstance(value, types.ModuleType) and not dunder and legacy_paths.in_keras(child):
+                return _canonical(self, attr, child, value)
+            return value
+        if not dunder:
+            found = _submodule(child, sources)
+            if found is not None:
+                return _child(self, attr, child, found)
+        raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}")
+
+    def __setattr__(self, attr, value):
+        # a script that sets a module attribute sets it where every user of the module sees it
+        sources = self.__dict__["_npu_sources"]
+        if sources:
+            setattr(sources[0], attr, value)
+        else:
+            self.__dict__[attr] = value
+
+    def __delattr__(self, attr):
+        sources = self.__dict__["_npu_sources"]
+        if sources:
+            delattr(sources[0], attr)
+        else:
+            del self.__dict__[attr]
+
+    @property
+    def __all__(self):
+        """The names ``from <view> import *`` gives: its first source's ``__all__``, else its public names."""
+        sources = self.__dict__["_npu_sources"]
+        if not sources:
+            return []
+        names = getattr(sources[0], "__all__", None)
+        return list(names) if names is not None else [n for n in vars(sources[0]) if not n.startswith("_")]
+
+    def __dir__(self):
+        names = set(self.__dict__) - {"_npu_sources"}
+        for source in self.__dict__["_npu_sources"]:
+            names.update(dir(source))
+        return sorted(names)
+
+    def __repr__(self):
+        real = ", ".join(source.__name__ for source in self.__dict__["_npu_sources"]) or "no module of its own"
+        return f"<module {self.__name__!r} (npu_device: {real})>"
+
+
+def module(path):
+    """Returns the module user code gets for ``path`` (imported now if needed).
+
+    Args:
+      path: a user-visible module path that ``legacy_paths.candidates`` maps, or a parent of one.
+    Returns:
+      The real module, or a ``ModuleView``.
+    Raises:
+      ModuleNotFoundError: no candidate exists (Python's own error for the last candidate, with a note naming
+        ``path`` and every candidate tried); an ImportError raised inside a candidate propagates as it is.
+    """
+    found = _modules.get(path)
+    if found is not None:
+        return found
+    names = legacy_paths.candidates(path)
+    if names is None:  # a parent of mapped paths, e.g. tensorflow.python: the real module
+        names = [path]
+    sources = _importable(path, names, every=legacy_paths.combined(path))
+    # a Keras package is a view too: a child may come from elsewhere (keras.applications.resnet50 is public tf_keras's)
+    package = legacy_paths.in_keras(path) and bool(sources) and hasattr(sources[0], "__path__")
+    if legacy_paths.needs_view(path) or package:
+        found = ModuleView(path, sources)
+    else:
+        found = sources[0]
+    return _modules.setdefault(path, found)
+
+
+def import_for_user(name, fromlist):
+    """What an ``import`` statement of user code gets, or None when it is not npu_device's business.
+
+    Args:
+      name: the module named (``import name`` / ``from name import ...``), absolute.
+      fromlist: the names after ``import`` in ``from name import ...`` (empty for ``import name``).
+    Returns:
+      For ``from name import ...``: the module ``name`` (its listed submodules imported); for ``import a.b.c``:
+      the module of ``a``, through which ``a.b.c`` resolves. None: import as usual.
+    """
+    mapped = legacy_paths.candidates(name) is not None
+    if not fromlist:
+        if not mapped:
+            return None
+        module(name)
+        return module(name.partition(".")[0])  # `import keras.layers.core` binds `keras`, a view
+    if not mapped and not any(legacy_paths.is_mapped_child(f"{name}.{entry}") for entry in fromlist):
+        return None
+    found = module(name)
+    _import_listed(name, found, fromlist)
+    return found
+
+
+def _import_listed(name, found, fromlist):
+    """Imports the submodules ``from name import a, b`` names, as Python's own import does."""
+    for entry in fromlist:
+        if entry == "*" or hasattr(found, entry):  # a view imports what it is asked for
+            continue
+        child = f"{name}.{entry}"
+        try:
+            _child_module(child, found)
+        except ModuleNotFoundError as error:
+            if error.name not in (child, f"{found.__name__}.{entry}"):
+                raise  # the submodule exists but something it imports does not
+
+
+def _child_module(child, parent):
+    if legacy_paths.candidates(child) is not None:
+        return module(child)
+    return importlib.import_module(f"{parent.__name__}.{child.rpartition('.')[2]}")
+
+
+def _canonical(view, attr, child, value):
+    """The module user code gets for ``child``, a submodule ``value`` of a view's source (``value`` itself when the
+    attribute is a module imported under that name rather than a submodule)."""
+    try:
+        return _child(view, attr, child)
+    except ModuleNotFoundError as error:
+        if error.name != child:
+            raise
+        view.__dict__[attr] = value
+        return value
+
+
+def _child(view, attr, child, found=None):
+    value = found if found is not None else module(child)
+    view.__dict__[attr] = value  # modules do not change once imported: answer from the dict next time
+    return value
+
+
+def _submodule(child, sources):
+    """The submodule ``child`` of a view, or None when there is none."""
+    names = legacy_paths.candidates(child)
+    if names is None:
+        names = [f"{source.__name__}.{child.rpartition('.')[2]}" for source in sources]
+    try:
+        found = _importable(child, names, every=False) if names else None
+    except ModuleNotFoundError as error:
+        if error.name == child:
+            return None
+        raise
+    return found[0] if found else None
+
+
+def _importable(path, names, every):
+    """The modules of ``names`` that exist: the first one, or every one when ``every``.
+
+    Raises:
+      ModuleNotFoundError: none exists and ``path`` is no parent of mapped paths.
+    """
+    found, missing = [], None
+    for name in names:
+        try:
+            found.append(importlib.import_module(name))
+        except ModuleNotFoundError as error:
+            if error.name is None or not (name == error.name or name.startswith(error.name + ".")):
+                raise  # the candidate exists but something it imports does not
+            missing = error
+            continue
+        if not every:
+            break
+    if found or legacy_paths.needs_view(path):
+        return found
+    missing.name, missing.msg = path, f"No module named {path!r}"  # the module the script asked for
+    missing.args = (missing.msg,)
+    missing.add_note(
+        f"npu_device looks up user code's `{path}` as {', '.join(names)}: none exists (docs/tf2_adapter.md, "
+        "'Keras 2.x and TensorFlow-internal imports')"
+    )
+    raise missing

@@ -1,0 +1,133 @@
+"""Where the modules TF 2.4 / 2.6 scripts import live on TensorFlow 2.21 with tf_keras 2.21.
+
+User code (``user_code``) that imports ``keras...`` (standalone Keras 2.6) or ``tensorflow.python.keras...``
+(TensorFlow's own Keras copy up to 2.6) gets tf_keras 2.21, the Keras ``tf.keras`` is here: ``keras.<path>`` is
+``tf_keras.src.<path>`` (whose layout is Keras 2.6's), else the public ``tf_keras.<path>``, except for the modules
+that moved (``KERAS_MOVED``). The TensorFlow-internal modules that moved or vanished (``TF_MOVED``) are added back:
+the module of that name when TensorFlow has one, else its new home.
+
+A module path maps to candidates, best first; the first that imports is the module. A Keras 2.6 module whose names
+are now spread over several modules (``layers.merge``, ``layers.recurrent``) has several sources, searched in
+order. This module is data and string work only: it imports nothing.
+"""
+
+KERAS_ROOTS = ("keras", "tensorflow.python.keras")
+KERAS_BASES = ("tf_keras.src", "tf_keras")
+
+# Keras 2.6 module (below a root) -> the tf_keras 2.21 modules that hold its names now, searched in order
+KERAS_MOVED = {
+    "layers.advanced_activations": ("tf_keras.src.layers.activation",),
+    "layers.convolutional_recurrent": ("tf_keras.src.layers.rnn",),
+    "layers.cudnn_recurrent": ("tf_keras.src.layers.rnn",),
+    "layers.dense_attention": (
+        "tf_keras.src.layers.attention",
+        "tf_keras.src.layers.attention.base_dense_attention",
+    ),
+    "layers.einsum_dense": ("tf_keras.src.layers.core.einsum_dense",),
+    "layers.embeddings": ("tf_keras.src.layers.core.embedding",),
+    "layers.experimental.preprocessing": ("tf_keras.layers.experimental.preprocessing",),
+    "layers.legacy_rnn.rnn_cell_impl": ("tf_keras.src.layers.rnn.legacy_cells",),
+    "layers.legacy_rnn.rnn_cell_wrapper_impl": ("tf_keras.src.layers.rnn.legacy_cell_wrappers",),
+    "layers.local": ("tf_keras.src.layers.locally_connected",),
+    "layers.merge": ("tf_keras.src.layers.merging", "tf_keras.src.layers.merging.base_merge"),
+    "layers.multi_head_attention": ("tf_keras.src.layers.attention.multi_head_attention",),
+    # Keras 2.6's normalization module: BatchNormalization is the v1 layer there, as in TensorFlow 2.4
+    "layers.normalization": (
+        "tf_keras.src.layers.normalization.batch_normalization_v1",
+        "tf_keras.src.layers.normalization.layer_normalization",
+        "tf_keras.src.layers.normalization.batch_normalization",
+        "tf_keras.src.layers.normalization",
+    ),
+    "layers.normalization_v2": ("tf_keras.src.layers.normalization.batch_normalization",),
+    # Keras 2.6's recurrent module held the v1 LSTM / GRU; recurrent_v2 the ones keras.layers gives
+    "layers.recurrent": (
+        "tf_keras.src.layers.rnn.lstm_v1",
+        "tf_keras.src.layers.rnn.gru_v1",
+        "tf_keras.src.layers.rnn",
+    ),
+    "layers.recurrent_v2": ("tf_keras.src.layers.rnn",),
+    "layers.rnn_cell_wrapper_v2": ("tf_keras.src.layers.rnn.cell_wrappers",),
+    "layers.wrappers": ("tf_keras.src.layers.rnn",),
+    "initializers.initializers_v2": ("tf_keras.src.initializers.initializers",),
+    # Keras 2.6's optimizer generation is tf_keras's legacy one (keras.optimizers stays tf.keras.optimizers)
+    "optimizer_v1": ("tf_keras.src.optimizers.optimizer_v1",),
+    "optimizer_v2": ("tf_keras.src.optimizers.legacy",),
+    "optimizer_v2.learning_rate_schedule": ("tf_keras.src.optimizers.schedules.learning_rate_schedule",),
+    "optimizer_v2.legacy_learning_rate_decay": ("tf_keras.src.optimizers.legacy_learning_rate_decay",),
+    "optimizer_v2.utils": ("tf_keras.src.optimizers.utils",),
+    "saving.hdf5_format": ("tf_keras.src.saving.legacy.hdf5_format",),
+    "saving.model_config": ("tf_keras.src.saving.legacy.model_config",),
+    "saving.save": ("tf_keras.src.saving.legacy.save",),
+    "saving.saved_model": ("tf_keras.src.saving.legacy.saved_model",),
+    "saving.saving_utils": ("tf_keras.src.saving.legacy.saving_utils",),
+    "utils.all_utils": ("tf_keras.src.utils",),
+}
+
+# TensorFlow-internal module -> where its names are on TensorFlow 2.21 (used only when the module is missing)
+TF_MOVED = {
+    "tensorflow.python.training.training_ops": ("tensorflow.python.ops.gen_training_ops",),
+    "tensorflow.python.distribute.distribution_strategy_context": ("tensorflow.python.distribute.distribute_lib",),
+    # TensorFlow 2.0-2.3's profiler API, still imported by the zoo's copies of the official models
+    "tensorflow.python.eager.profiler": ("npu_bridge.core.tf2.eager_profiler",),
+}
+
+TOP_NAMES = frozenset(path.partition(".")[0] for path in (*KERAS_ROOTS, *TF_MOVED))
+
+
+def _parents(path):
+    parts = path.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+_MAPPED = {f"{root}.{key}" for root in KERAS_ROOTS for key in KERAS_MOVED} | set(TF_MOVED) | set(KERAS_ROOTS)
+_PARENTS = set().union(*(_parents(path) for path in _MAPPED))
+
+
+def candidates(path):
+    """The real modules for a module path user code imports, best first.
+
+    Args:
+      path: the dotted module name as the script writes it, e.g. "keras.layers.core".
+    Returns:
+      A list of module names, or None when the path is not one npu_device maps (it is imported as usual).
+    """
+    for root in KERAS_ROOTS:
+        if path == root or path.startswith(root + "."):
+            return _keras_candidates(path[len(root) + 1 :])
+    for old, new in TF_MOVED.items():
+        if path == old or path.startswith(old + "."):
+            suffix = path[len(old) :]
+            return [path, *(target + suffix for target in new)]
+    return None
+
+
+def _keras_candidates(rest):
+    if not rest:
+        return [KERAS_BASES[0]]
+    key = max((k for k in KERAS_MOVED if rest == k or rest.startswith(k + ".")), key=len, default=None)
+    moved = [target + rest[len(key) :] for target in KERAS_MOVED[key]] if key else []
+    return list(dict.fromkeys([*moved, *(f"{base}.{rest}" for base in KERAS_BASES)]))
+
+
+def in_keras(path):
+    """True when ``path`` is a Keras root or lies below one."""
+    return any(path == root or path.startswith(root + ".") for root in KERAS_ROOTS)
+
+
+def combined(path):
+    """True when ``path`` is a Keras 2.6 module whose names are now in several modules (all of them back it)."""
+    for root in KERAS_ROOTS:
+        if path.startswith(root + "."):
+            return len(KERAS_MOVED.get(path[len(root) + 1 :], ())) > 1
+    return False
+
+
+def needs_view(path):
+    """True when user code must see ``path`` through a view: a Keras root, a module with several sources, or a
+    parent of a mapped module (whose real module lacks that child, e.g. ``tensorflow.python.training``)."""
+    return path in KERAS_ROOTS or path in _PARENTS or combined(path)
+
+
+def is_mapped_child(path):
+    """True when ``path`` is a mapped module or a parent of one (a view answers it as an attribute)."""
+    return path in _MAPPED or path in _PARENTS
