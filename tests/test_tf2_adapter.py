@@ -4,7 +4,6 @@ nested functions and a copied npu_ops.py, a TF1 script behind ``compat.enable_v1
 on two ranks. Each runs in a fresh
 interpreter (opening the device changes TensorFlow for the whole process)."""
 
-import json
 import os
 import subprocess
 import sys
@@ -13,20 +12,10 @@ import numpy as np
 import pytest
 from collective_helpers import TESTS_DIR, launch, parse_results
 from conftest import REPO_ROOT
+from tf2_helpers import SCRIPTS
+from tf2_helpers import run_script as _run
 
-SCRIPTS = os.path.join(REPO_ROOT, "tests", "data", "tf2", "scripts")
 EXAMPLE = os.path.join(REPO_ROOT, "examples", "tf2_keras_fit.py")
-
-
-def _run(script, tmp_path, *args, env=None):
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, SCRIPTS]), TF_CPP_MIN_LOG_LEVEL="2")
-    environ.update(env or {})
-    argv = [sys.executable, script if os.path.isabs(script) else os.path.join(SCRIPTS, script), *args]
-    result = subprocess.run(argv, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=240, check=False)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    assert len(lines) == 1, result.stdout[-3000:]
-    return json.loads(lines[0][len("RESULT ") :]), result.stderr
 
 
 @pytest.mark.slow

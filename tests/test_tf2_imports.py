@@ -12,10 +12,9 @@ import sys
 
 import pytest
 from conftest import REPO_ROOT
+from tf2_helpers import run_script as _run
 
 from npu_bridge.core.tf2 import legacy_paths, user_code
-
-SCRIPTS = os.path.join(REPO_ROOT, "tests", "data", "tf2", "scripts")
 
 KERAS_LIBRARY = """
 import keras
@@ -30,18 +29,6 @@ from tensorflow.python.keras import layers
 
 SEEN["tensorflow.python.keras.layers.Dense"] = layers.Dense.__module__
 """
-
-
-def _run(script, tmp_path, *args, launcher=(), pythonpath=(), expect_ok=True):
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, SCRIPTS, *pythonpath]), TF_CPP_MIN_LOG_LEVEL="2")
-    argv = [sys.executable, *launcher, os.path.join(SCRIPTS, script), *args]
-    result = subprocess.run(argv, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=240, check=False)
-    if not expect_ok:
-        return result
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    assert len(lines) == 1, result.stdout[-3000:]
-    return json.loads(lines[0][len("RESULT ") :]), result.stderr
 
 
 @pytest.mark.slow

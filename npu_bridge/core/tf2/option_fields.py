@@ -11,6 +11,8 @@ import dataclasses
 import json
 from typing import Any, Optional, Tuple
 
+from npu_bridge.core.options import table
+
 ANY = None
 BOOLS = (True, False)
 
@@ -62,17 +64,6 @@ class Field:
         return self.leaf if self.option == "" else self.option
 
 
-_PRECISION_MODES = (
-    "force_fp32",
-    "allow_fp32_to_fp16",
-    "force_fp16",
-    "must_keep_origin_dtype",
-    "allow_mix_precision",
-    "cube_fp16in_fp32out",
-    "allow_mix_precision_fp16",
-    "allow_mix_precision_bf16",
-    "allow_fp32_to_bf16",
-)
 _NPU_ONLY = "the NPU runtime's setting; there is no such runtime here"
 
 FIELDS = (
@@ -82,8 +73,8 @@ FIELDS = (
     Field("variable_format_optimize", None, BOOLS, deprecated=""),
     Field("enable_scope_fusion_passes"),
     Field("fusion_switch_file"),
-    Field("precision_mode", None, _PRECISION_MODES),
-    Field("precision_mode_v2", None, ("fp16", "origin", "cube_fp16in_fp32out", "mixed_float16", "mixed_bfloat16")),
+    Field("precision_mode", None, table.PRECISION_MODES),
+    Field("precision_mode_v2", None, table.PRECISION_MODES_V2),
     Field("op_select_implmode", None, ("high_performance", "high_precision"), deprecated="op_precision_mode"),
     Field("optypelist_for_implmode", deprecated="op_precision_mode"),
     Field("op_precision_mode"),
