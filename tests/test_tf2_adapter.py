@@ -140,3 +140,37 @@ def test_overflow_detection_names_the_op_and_the_step_of_the_function_call_that_
     assert "overflow detected: [Exp] Exp at step 1 overflowed first" in result.stderr
     report = _only(list(dump.glob("*/0/overflow_report.txt")), "one report").read_text()
     assert "Exp" in report
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_device_handle_and_the_scripts_process_wide_habits(tmp_path):
+    result, stderr = _run("device_handle.py", tmp_path)
+    assert result["same_handle"] and result["default"]
+    assert result["name"] == "/job:localhost/replica:0/task:0/device:NPU:0"
+    assert result["workers"] == [1, 0, False]
+    assert result["precision_mode"] == "allow_mix_precision"  # the options open() read first
+    assert "after npu_device.open() has no effect" in stderr
+    assert result["other_id"] == "NpuUsageError"
+    assert len(result["loop_size_errors"]) == 2 and "integer >= 1" in result["loop_size_errors"][0]
+    assert result["inf_nan"] is True  # cpu computes with IEEE INF/NaN
+    np.testing.assert_allclose(result["gelu_eager"], result["exact"], rtol=1e-6)  # exact GELU eagerly
+    np.testing.assert_allclose(result["gelu_graph"], result["exact"], atol=0.03)  # FastGelu in graphs
+    assert result["gelu_graph"] != result["exact"]
+    assert result["device_ignored"] == 2.0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "env, error",
+    [
+        ({"RANK_SIZE": "2", "CM_WORKER_SIZE": "2", "RANK_ID": "0"}, "RANK_SIZE and CM_WORKER_SIZE are both set"),
+        ({"NPU_LOOP_SIZE": "abc"}, "NPU_LOOP_SIZE='abc': the loop size must be an integer >= 1"),
+        ({"ASCEND_DEVICE_ID": "-1"}, "ASCEND_DEVICE_ID"),
+    ],
+)
+def test_a_bad_environment_fails_at_open_with_a_clear_error(tmp_path, env, error):
+    result = _run("device_handle.py", tmp_path, env=env, expect_ok=False)
+    assert result.returncode == 1 and error in result.stderr, result.stderr[-3000:]
+    assert "npu_device.open()" in result.stderr  # the traceback points at the script's open() call
