@@ -174,3 +174,38 @@ def test_a_bad_environment_fails_at_open_with_a_clear_error(tmp_path, env, error
     result = _run("device_handle.py", tmp_path, env=env, expect_ok=False)
     assert result.returncode == 1 and error in result.stderr, result.stderr[-3000:]
     assert "npu_device.open()" in result.stderr  # the traceback points at the script's open() call
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_profiling_options_profile_every_function_call_of_a_keras_fit(tmp_path):
+    import csv
+    import json
+
+    output = tmp_path / "prof"
+    result, _ = _run("profiling_fit.py", tmp_path, f"--profiling_dump_path={output}", "--epochs=2")
+    assert result["wrapped"] and result["steps"] == 8
+    profile = _only(list(output.glob("PROF_*_rank0")), "one profile directory")
+    exported = profile / "mindstudio_profiler_output"
+    for pattern in ("op_summary_*.csv", "op_statistic_*.csv", "step_trace_*.csv", "step_trace_*.json", "msprof_*.json"):
+        _only(list(exported.glob(pattern)), pattern)
+    assert (profile / "report.html").is_file() and (profile / "device_0" / "data" / "step_stats.records").is_file()
+    with open(_only(list(exported.glob("op_summary_*.csv")), "op_summary"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {"MatMul", "BiasAddGrad", "ReluGrad", "SparseSoftmaxCrossEntropyWithLogits"} <= {r["OP Type"] for r in rows}
+    assert any(r["Op Name"].startswith("sequential/dense") for r in rows)  # the function graph's node names
+    info = json.loads((profile / "info.json").read_text())
+    assert [(m["runs"], m["iterations"], m["training"]) for m in info["models"]] == [(8, 8, True)]
+    with open(_only(list(exported.glob("step_trace_*.csv")), "step_trace"), newline="") as f:
+        assert len(list(csv.DictReader(f))) == 8
+    summary = subprocess.run(
+        [sys.executable, "-m", "npu_bridge.core.profiling.cli", "summary", str(profile)],
+        env=dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="2"),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert summary.returncode == 0 and "8 iterations of graph 1" in summary.stdout, summary.stdout + summary.stderr
+    unprofiled, _ = _run("profiling_fit.py", tmp_path, "--profiling=0", f"--profiling_dump_path={tmp_path / 'off'}")
+    assert not unprofiled["wrapped"] and not (tmp_path / "off").exists()

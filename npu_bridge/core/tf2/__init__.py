@@ -10,6 +10,9 @@ activations      ``npu_device.ops.gelu``
 distribute       ``npu_device.distribute``
 loss_scale       ``NpuLossScaleOptimizer``
 loop_size        ``set_npu_loop_size``
+run_context      ``npu_run_context`` and ``configs.run_context_options()``
+optimizer_updates  tf_keras optimizer updates in float32 under mixed precision
+profiling_calls  every function call recorded while the options profile
 compat           ``enable_v1()`` and the ``npu_device.compat.v1`` import tree
 
 Keras 2.6 and TensorFlow-internal imports of user code (``import npu_device``, ``python -m npu_bridge.tf2``):

@@ -22,6 +22,7 @@ from npu_bridge.core.tf2 import (
     loop_size,
     optimizer_updates,
     option_values,
+    profiling_calls,
 )
 from npu_bridge.core.world import world
 
@@ -114,6 +115,7 @@ def open(device_id=None):  # noqa: A001  (upstream's name)
             server.ensure_started(current, eager=True)  # before the plan, whose collectives step finds it
         plan = function_config.install(options, wanted)
         optimizer_updates.install()
+        profiling_calls.install(plan)
         system.initialize(plan.options.by_stage("init"), "npu_device.open", is_global=True)
         _handle = NpuDeviceHandle(wanted, plan.world, plan.options)
         log.logger.info("npu_device: opened %s (%d workers)", _handle.name(), _handle.workers_num)
