@@ -1,17 +1,19 @@
 """Speed of TF2 scripts under ``npu_device``, against baselines measured in the same run.
 
-1. A Keras ``fit`` step and a ``tf.function`` training step of the same MLP, with ``npu_device.open().as_default()``
-   and no option set, against the same script without ``npu_device``. Each configuration runs in a process of
-   its own (opening the device changes TensorFlow for the whole process); the processes alternate, one pair per
-   block, and each reports its median step time. Ratio = baseline time / adapter time (target >= 0.97).
-2. Mixed precision on the function graphs: ``precision_mode=allow_mix_precision`` against
-   ``must_keep_origin_dtype``, both under ``npu_device``, same alternation. Ratio = mixed time / float32 time
-   (target <= 1.3 on cpu, as the TF1 precision benchmark).
+1. A Keras ``fit`` step and a ``tf.function`` training step of a 784-512-512-10 MLP (batch 64) with
+   ``npu_device.open().as_default()`` and no option set, against the same steps without the adapter's passes.
+   Both run in one process, blocks interleaved: TensorFlow instantiates a function once per function-call
+   configuration, so switching the thread's call configuration between the context's own (as before ``open()``)
+   and the adapter's runs the same Python steps on the two optimized graphs. Ratio = median over blocks of
+   baseline time / adapter time (target >= 0.97).
+2. Mixed precision on the function graphs: ``precision_mode=allow_mix_precision`` against the same steps without
+   the passes (float32), the same way. Ratio = mixed time / float32 time (target <= 1.3 on cpu, as the TF1
+   precision benchmark).
 3. ``npu_device.distribute.all_reduce`` in a ``tf.function`` on 2 ranks (npu-run) at 1, 16 and 64 MiB against
    TensorFlow's own ``CollectiveReduceV2`` in a ``tf.function`` on the same data, blocks interleaved in the
    rank processes. Ratio = raw time / adapter time (target >= 0.95).
 
-Run: python benchmarks/tf2_adapter.py [--blocks 5] [--steps 60] [--collective-blocks 8]
+Run: python benchmarks/tf2_adapter.py [--blocks 15] [--steps 20] [--collective-blocks 8]
 """
 
 import argparse
@@ -35,29 +37,32 @@ def _environment():
     return env
 
 
-def _child(kind, steps, precision_mode):
-    """Runs one configuration in a new process; returns {"fit": seconds per step, "function": ...}."""
-    command = [sys.executable, os.path.abspath(__file__), "--child", kind, "--steps", str(steps)]
-    if precision_mode:
-        command += ["--precision-mode", precision_mode]
-    result = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=900, check=False)
+def _child(steps, blocks, precision_mode):
+    """Runs parts 1 or 2 in a new process; returns {"fit": [ratio per block], "function": [...]}."""
+    command = [sys.executable, os.path.abspath(__file__), "--child", "steps", "--steps", str(steps)]
+    command += ["--blocks", str(blocks), "--precision-mode", precision_mode]
+    result = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=1800, check=False)
     if result.returncode != 0:
-        raise SystemExit(f"{kind} run failed:\n{result.stderr[-3000:]}")
-    line = next(line for line in result.stdout.splitlines() if line.startswith("TIMES "))
-    return json.loads(line[len("TIMES ") :])
+        raise SystemExit(f"the run failed:\n{result.stderr[-3000:]}")
+    line = next(line for line in result.stdout.splitlines() if line.startswith("RATIOS "))
+    return json.loads(line[len("RATIOS ") :])
 
 
-def _steps(kind, steps, precision_mode):
-    """The child: times a Keras fit step and a tf.function step of a 784-512-512-10 MLP (batch 64)."""
+def _steps(steps, blocks, precision_mode):
+    """The child of parts 1 and 2: adapter time / baseline time per block, for a fit step and a function step."""
     import numpy as np
     import tensorflow as tf
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.eager import context
 
-    if kind == "adapter":
-        import npu_device
+    import npu_device
 
-        if precision_mode:
-            npu_device.global_options().precision_mode = precision_mode
-        npu_device.open().as_default()
+    ctx = context.context()
+    plain = config_pb2.ConfigProto.FromString(ctx.function_call_options.config_proto_serialized)
+    if precision_mode:
+        npu_device.global_options().precision_mode = precision_mode
+    npu_device.open().as_default()
+    adapter = config_pb2.ConfigProto.FromString(ctx.function_call_options.config_proto_serialized)
     rng = np.random.RandomState(0)
     images = rng.rand(64 * steps, 784).astype(np.float32)
     labels = rng.randint(0, 10, 64 * steps)
@@ -71,21 +76,6 @@ def _steps(kind, steps, precision_mode):
     )
     loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss=loss)
-    model.fit(images[:640], labels[:640], batch_size=64, epochs=1, verbose=0)  # trace and warm up
-
-    class StepTimes(tf.keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.times = []
-
-        def on_train_batch_begin(self, batch, logs=None):
-            self.start = time.perf_counter()
-
-        def on_train_batch_end(self, batch, logs=None):
-            self.times.append(time.perf_counter() - self.start)
-
-    timer = StepTimes()
-    model.fit(images, labels, batch_size=64, epochs=1, verbose=0, callbacks=[timer])
     optimizer = tf.keras.optimizers.SGD(0.01)
 
     @tf.function
@@ -96,26 +86,36 @@ def _steps(kind, steps, precision_mode):
         return value
 
     batches = [(tf.constant(images[i : i + 64]), tf.constant(labels[i : i + 64])) for i in range(0, 64 * steps, 64)]
-    for x, y in batches[:5]:
-        train_step(x, y).numpy()
-    function_times = []
-    for x, y in batches:
+
+    def use(config):
+        options = ctx.function_call_options
+        options.config_proto_serialized = config
+        ctx.function_call_options = options
+
+    def fit_time():
         start = time.perf_counter()
-        train_step(x, y).numpy()
-        function_times.append(time.perf_counter() - start)
-    print("TIMES " + json.dumps({"fit": statistics.median(timer.times), "function": statistics.median(function_times)}))
+        model.fit(images, labels, batch_size=64, epochs=1, verbose=0, shuffle=False)
+        return (time.perf_counter() - start) / steps
 
+    def function_time():
+        start = time.perf_counter()
+        for x, y in batches:
+            train_step(x, y)
+        train_step(*batches[0]).numpy()
+        return (time.perf_counter() - start) / (steps + 1)
 
-def _pairs(blocks, steps, first, second):
-    """Median over blocks of second's time / first's time, per measurement; the order alternates."""
+    for config in (plain, adapter):  # trace, optimize and warm up both
+        use(config)
+        fit_time(), function_time()
     ratios = {"fit": [], "function": []}
     for block in range(blocks):
-        order = [first, second] if block % 2 == 0 else [second, first]
-        times = {name: _child(kind, steps, precision_mode) for name, kind, precision_mode in order}
-        for what in ratios:
-            ratios[what].append(times[second[0]][what] / times[first[0]][what])
-        print(f"  block {block + 1}/{blocks}: " + ", ".join(f"{k} {v[-1]:.3f}" for k, v in ratios.items()), flush=True)
-    return {what: statistics.median(values) for what, values in ratios.items()}
+        times = {}
+        for name, config in [("plain", plain), ("adapter", adapter)][:: 1 if block % 2 == 0 else -1]:
+            use(config)
+            times[name] = (fit_time(), function_time())
+        ratios["fit"].append(times["adapter"][0] / times["plain"][0])
+        ratios["function"].append(times["adapter"][1] / times["plain"][1])
+    print("RATIOS " + json.dumps(ratios))
 
 
 def _collectives(blocks):
@@ -166,29 +166,22 @@ def _collectives(blocks):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--blocks", type=int, default=5, help="process pairs per comparison (parts 1 and 2)")
-    parser.add_argument("--steps", type=int, default=60, help="timed steps per process")
+    parser.add_argument("--blocks", type=int, default=15, help="interleaved blocks (parts 1 and 2)")
+    parser.add_argument("--steps", type=int, default=20, help="training steps per block and configuration")
     parser.add_argument("--collective-blocks", type=int, default=8, help="interleaved blocks per size (part 3)")
-    parser.add_argument("--child", choices=("baseline", "adapter", "collectives"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("steps", "collectives"), help=argparse.SUPPRESS)
     parser.add_argument("--precision-mode", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child == "collectives":
         return _collectives(args.collective_blocks)
     if args.child:
-        return _steps(args.child, args.steps, args.precision_mode)
-    print("1. npu_device.open().as_default(), no option set, against the script without npu_device")
-    ratios = _pairs(args.blocks, args.steps, ("baseline", "baseline", ""), ("adapter", "adapter", ""))
-    for what, ratio in ratios.items():
-        print(f"{what} step: baseline / adapter = {1 / ratio:.3f} (target >= 0.97)")
-    print("2. allow_mix_precision against must_keep_origin_dtype, both under npu_device")
-    ratios = _pairs(
-        args.blocks,
-        args.steps,
-        ("float32", "adapter", "must_keep_origin_dtype"),
-        ("mixed", "adapter", "allow_mix_precision"),
-    )
-    for what, ratio in ratios.items():
-        print(f"{what} step: mixed / float32 = {ratio:.3f} (target <= 1.3 on cpu)")
+        return _steps(args.steps, args.blocks, args.precision_mode)
+    print("1. npu_device.open().as_default(), no option set, against the same steps without the passes")
+    for what, values in _child(args.steps, args.blocks, "").items():
+        print(f"{what} step: baseline / adapter = {1 / statistics.median(values):.3f} (target >= 0.97)")
+    print("2. allow_mix_precision against the same steps in float32 without the passes")
+    for what, values in _child(args.steps, args.blocks, "allow_mix_precision").items():
+        print(f"{what} step: mixed / float32 = {statistics.median(values):.3f} (target <= 1.3 on cpu)")
     print("3. distribute.all_reduce in a tf.function on 2 ranks against raw CollectiveReduceV2 (target >= 0.95)")
     command = [sys.executable, "-m", "npu_bridge.core.launch", "-n", "2", "--", sys.executable, __file__]
     command += ["--child", "collectives", "--collective-blocks", str(args.collective_blocks)]

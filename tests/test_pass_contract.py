@@ -175,3 +175,18 @@ def test_the_cpp_optimizer_rejects_a_contract_key_of_the_wrong_kind_without_cras
     assert "_npu_dump_steps holds s" in lines[1] and "declares it list.i" in lines[1]
     assert "_npu_no_such_key is not a key of the pass contract" in lines[2]
     assert lines[3] == "accepted"
+
+
+def test_compact_keeps_only_the_contract_keys_that_differ_from_their_defaults(tmp_path):
+    config = npu_config(enable_dump=True, dump_path=str(tmp_path), precision_mode="allow_mix_precision")
+    with v1.Session(graph=tf.Graph(), config=config) as sess:
+        entry = _bridged_entry(sess)
+    full = pass_contract.read(entry)
+    pass_contract.compact(entry)
+    kept = pass_contract.read(entry)
+    assert set(entry.parameter_map) == set(kept)  # the user's options are gone: the passes never read them
+    assert "precision_mode" not in entry.parameter_map and kept["_npu_dump_enabled"] is True
+    for key in pass_contract.KEYS:  # an absent key is read as its default, so the passes see the same values
+        default = list(key.default) if isinstance(key.default, tuple) else key.default
+        assert kept.get(key.name, default) == full[key.name], key.name
+    assert "_npu_dump_inputs" not in kept  # False, its default

@@ -161,6 +161,7 @@ def _contract_key(field, name, kind, default, meaning):
 
 KEYS = tuple(_contract_key(*entry) for entry in contract_table.KEYS if not isinstance(entry, str))
 KEY_BY_FIELD = {key.field: key for key in KEYS}
+KEY_BY_NAME = {key.name: key for key in KEYS}
 RECORD_FIELDS = tuple(
     RecordField(key, field, kind) for key, (_, _, fields) in contract_table.RECORDS.items() for field, kind, _ in fields
 )
@@ -197,6 +198,23 @@ def write(entry, plan: PassPlan) -> None:
     for key in KEYS:
         value = getattr(plan, key.field)
         entry.parameter_map[key.name].CopyFrom(_encode(key, key.to_wire(value) if key.to_wire else value))
+
+
+def compact(entry) -> None:
+    """Leaves in an NpuOptimizer entry only what the passes read differently from an absent key: the contract keys
+    whose values are not their defaults (the passes never read the user's own options).
+
+    For configurations TensorFlow hands on with every call (the function-call options of TF2 code), where a
+    smaller entry costs less per call.
+
+    Args:
+      entry: a ``RewriterConfig.CustomGraphOptimizer`` written by ``write`` (edited in place).
+    """
+    values = read(entry)
+    for name in list(entry.parameter_map):
+        key = KEY_BY_NAME.get(name)
+        if key is None or values[name] == (list(key.default) if isinstance(key.default, tuple) else key.default):
+            del entry.parameter_map[name]
 
 
 def read(entry) -> Dict[str, Any]:

@@ -12,6 +12,7 @@ and stay as they are, as on Ascend, where the input pipeline runs on the host.
 from tensorflow.core.protobuf import config_pb2
 from tensorflow.python.eager import context
 
+from npu_bridge.core.plan import pass_contract
 from npu_bridge.core.session import bridge, config_proto
 
 
@@ -39,6 +40,9 @@ def install(options, device_id):
     options.write_parameter_map(entry)
     entry.parameter_map["session_device_id"].i = device_id
     plan = bridge.bridge_config("", config, function_graphs=True)
+    for bridged in plan.config.graph_options.rewrite_options.custom_optimizers:
+        if bridged.name == config_proto.NPU_OPTIMIZER:
+            pass_contract.compact(bridged)  # TensorFlow hands the configuration on with every function call
     ctx._config = plan.config  # TensorFlow has no public setter; threads started later build their options from it
     call_options = ctx.function_call_options
     call_options.config_proto_serialized = plan.config
