@@ -49,11 +49,6 @@ def install():
             _replace(module, "device", _ignored_device_request)
 
 
-def installed():
-    """True once ``install`` ran."""
-    return bool(_installed)
-
-
 def current_device_scope():
     """A context manager that keeps the current device (what device requests become)."""
     return contextlib.nullcontext()
