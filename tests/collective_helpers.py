@@ -135,6 +135,7 @@ class Ranks:
             TF_CPP_MIN_LOG_LEVEL="2",
             PYTHONUNBUFFERED="1",
         )
+        base_env.pop("NPU_RUN_NETWORK", None)  # what npu-run tells its ranks; these were started without it
         base_env.update(env or {})
         for rank in range(size):
             log_path = os.path.join(str(tmp_path), f"rank{rank}.log")

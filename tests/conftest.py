@@ -66,7 +66,11 @@ def _reset_process_state():
     session injection, and with the environment the previous test found (library code such as the TF1 mode's
     activation writes to os.environ, which the rank processes of later tests would inherit)."""
     environ = dict(os.environ)
+    network = os.readlink("/proc/self/ns/net")
     yield
+    # npu-run's private network is entered by unshare() in the calling process: a test that runs it in-process
+    # would leave this worker, and the rank processes of later tests, in a network with loopback only.
+    assert os.readlink("/proc/self/ns/net") == network, "the test moved the test process into another network"
     if os.environ != environ:
         os.environ.clear()
         os.environ.update(environ)

@@ -313,9 +313,13 @@ def test_the_rank_count_takes_mpirun_and_horovodrun_spellings(flag):
     assert cli._parser().parse_args([flag, "3", "--", "python", "train.py"]).size == 3
 
 
-def test_a_missing_command_exits_127(capsys):
-    assert cli.main(["-n", "1", "--", "/nonexistent/trainer"]) == cli.EXIT_CANNOT_START
-    assert "cannot start '/nonexistent/trainer'" in capsys.readouterr().err
+@pytest.mark.slow
+def test_a_missing_command_exits_127():
+    # In a process of its own: npu-run moves itself into the job's private network before it starts the ranks.
+    command = [sys.executable, "-m", "npu_bridge.core.launch", "-n", "1", "--", "/nonexistent/trainer"]
+    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == cli.EXIT_CANNOT_START
+    assert "cannot start '/nonexistent/trainer'" in result.stderr
 
 
 def test_free_ports_skip_ports_in_use():
