@@ -13,40 +13,8 @@ on every ``tf.function`` graph the script runs. See docs/tf2_adapter.md.
 import npu_bridge  # noqa: F401  (switches npu_bridge on)
 from npu_bridge.core.tf2 import legacy_imports as _legacy_imports
 from npu_device import compat, configs, distribute, npu_device, ops, train
-from npu_device.npu_device import (
-    NpuDeviceHandle,
-    gen_npu_ops,
-    global_npu_ctx,
-    global_options,
-    is_inf_nan_enabled,
-    keep_dtype_scope,
-    npu_compat_function,
-    npu_recompute_scope,
-    npu_run_context,
-    open,
-    set_device_sat_mode,
-    set_npu_loop_size,
-)
+from npu_device.npu_device import *  # noqa: F403  (its __all__: open, global_options, gen_npu_ops, ...)
 
 _legacy_imports.install()  # user code's Keras 2.6 / TensorFlow-internal imports from here on (docs/tf2_adapter.md)
 
-__all__ = [
-    "NpuDeviceHandle",
-    "compat",
-    "configs",
-    "distribute",
-    "gen_npu_ops",
-    "global_npu_ctx",
-    "global_options",
-    "is_inf_nan_enabled",
-    "keep_dtype_scope",
-    "npu_compat_function",
-    "npu_device",
-    "npu_recompute_scope",
-    "npu_run_context",
-    "open",
-    "ops",
-    "set_device_sat_mode",
-    "set_npu_loop_size",
-    "train",
-]
+__all__ = ["compat", "configs", "distribute", "npu_device", "ops", "train", *npu_device.__all__]

@@ -58,7 +58,7 @@ class ProfilingHook(RunHook):
             return
         trace_level = _trace_level(context.session)
         if self._context is None:
-            self._context = _profile_context(self._plan, trace_level)
+            self._context = profile_context(self._plan, config_pb2.RunOptions.TraceLevel.Name(trace_level))
         recorder.ensure_started(settings, self._context)
         if context.options is None:
             context.options = config_pb2.RunOptions(trace_level=trace_level)
@@ -145,8 +145,15 @@ def _trace_level(session):
     return _DISTRIBUTED_TRACE_LEVEL if target.startswith(b"grpc://") else _LOCAL_TRACE_LEVEL
 
 
-def _profile_context(plan, trace_level):
-    """Rank, device, backend and precision of a session, recorded with its profile."""
+def profile_context(plan, trace_level):
+    """Rank, device, backend and precision of a session (or of an opened TF2 device), recorded with its profile.
+
+    Args:
+      plan: the ``SessionPlan``.
+      trace_level: how its runs are traced, e.g. "SOFTWARE_TRACE".
+    Returns:
+      The context dict.
+    """
     options = plan.options
     return {
         "rank_id": plan.world.rank_id,
@@ -156,5 +163,5 @@ def _profile_context(plan, trace_level):
         "precision_mode": options.get("precision_mode"),
         "precision_mode_v2": options.get("precision_mode_v2"),
         "iterations_per_loop": options.get("iterations_per_loop"),
-        "trace_level": config_pb2.RunOptions.TraceLevel.Name(trace_level),
+        "trace_level": trace_level,
     }

@@ -17,7 +17,7 @@ import functools
 import threading
 import time
 
-from npu_bridge.core.profiling import profiler_trace, recorder
+from npu_bridge.core.profiling import profiler_trace, recorder, session_step
 from npu_bridge.core.profiling import settings as profiling_settings
 from npu_bridge.core.runtime import log
 
@@ -49,7 +49,7 @@ def install(plan):
         if _state["original"] is not None:
             return True
         _state["settings"] = settings
-        _state["context"] = _profile_context(plan)
+        _state["context"] = session_step.profile_context(plan, _TRACE_LEVEL)
         original = polymorphic_function.Function.__call__
         _state["original"] = original
         polymorphic_function.Function.__call__ = _wrap(original)
@@ -100,18 +100,3 @@ def _traced_call(original, function, args, kwargs):
     recorder.record(graph[0], graph[1], start_ns, end_ns, converted.step_stats, SIGNATURE_PREFIX + name)
     graph[1] += 1
     return result
-
-
-def _profile_context(plan):
-    """Rank, device, backend and precision of the process, recorded with its profile."""
-    options = plan.options
-    return {
-        "rank_id": plan.world.rank_id,
-        "rank_size": plan.world.rank_size,
-        "device_id": plan.world.device_id,
-        "backend": plan.backend,
-        "precision_mode": options.get("precision_mode"),
-        "precision_mode_v2": options.get("precision_mode_v2"),
-        "iterations_per_loop": options.get("iterations_per_loop"),
-        "trace_level": _TRACE_LEVEL,
-    }
