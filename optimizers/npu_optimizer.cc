@@ -14,7 +14,7 @@
 #include "ops/runtime/no_throw.h"
 #include "ops/runtime/system_state.h"
 #include "optimizers/pass_contract.h"
-#include "optimizers/pass_options.h"
+#include "optimizers/pass_plan.h"
 #include "optimizers/pass_stats.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/grappler/grappler_item.h"
@@ -67,16 +67,16 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
 
  private:
   absl::Status InitSafely(const tensorflow::RewriterConfig_CustomGraphOptimizer* config) {
-    options_ = PassOptions();
-    init_status_ = config == nullptr ? absl::OkStatus() : PassOptions::FromConfig(*config, &options_);
+    plan_ = PassPlan();
+    init_status_ = config == nullptr ? absl::OkStatus() : PassPlan::FromConfig(*config, &plan_);
     passes_ = CreateRewritePasses();
-    RecordInit(options_.Keys());
+    RecordInit(plan_.Keys());
     return init_status_;
   }
 
   absl::Status OptimizeSafely(const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* optimized_graph) {
     if (!init_status_.ok()) return init_status_;
-    if (!options_.validated()) {
+    if (!plan_.validated()) {
       // Sessions created through npu_bridge are always validated; anything else was built around it.
       return absl::FailedPreconditionError(
           "npu_bridge: NpuOptimizer options were not validated by the session bridge; create sessions "
@@ -84,13 +84,13 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     }
     // Ascend initializes its runtime lazily on the first run of a device graph; NPUInit does it itself.
     if (!GraphHasOp(item.graph, "NPUInit")) {
-      SystemState::Get().Initialize(options_.Get(contract::kInitToken), "graph", false);
+      SystemState::Get().Initialize(plan_.Get(contract::kInitToken), "graph", false);
     }
     if (RewrittenAlready(item.graph)) return absl::AbortedError("npu_bridge: graph already rewritten");
     std::vector<RewritePass*> enabled;
     std::vector<std::string> enabled_names;
     for (auto& pass : passes_) {
-      if (pass->Enabled(options_, item)) {
+      if (pass->Enabled(plan_, item)) {
         enabled.push_back(pass.get());
         enabled_names.push_back(pass->name());
       }
@@ -104,7 +104,7 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
       bool pass_changed = false;
       const std::unordered_set<std::string> before = NodeNames(*optimized_graph);
       absl::Status status =
-          NoThrow(pass->name() + " pass", [&] { return pass->Run(options_, item, optimized_graph, &pass_changed); });
+          NoThrow(pass->name() + " pass", [&] { return pass->Run(plan_, item, optimized_graph, &pass_changed); });
       if (!status.ok()) {
         return absl::Status(status.code(), "npu_bridge " + pass->name() + " pass: " + std::string(status.message()));
       }
@@ -115,7 +115,7 @@ class NpuOptimizer : public tensorflow::grappler::CustomGraphOptimizer {
     return absl::OkStatus();
   }
 
-  PassOptions options_;
+  PassPlan plan_;
   absl::Status init_status_;
   std::vector<std::unique_ptr<RewritePass>> passes_;
 };

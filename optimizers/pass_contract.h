@@ -1,7 +1,7 @@
 // The pass-parameter contract between Python and the NpuOptimizer passes: every parameter_map key the passes
 // read and every node attribute Python stamps on the user's ops for them. Python writes the keys in exactly
 // one place (npu_bridge/core/plan/pass_contract.py, from one plan per session), with values already
-// validated, normalized and structured; the passes read them only through PassOptions (pass_options.h), which
+// validated, normalized and structured; the passes read them only through PassPlan (pass_plan.h), which
 // takes these key objects, so a raw option name cannot be read and every default lives here.
 // tests/test_pass_contract.py parses this file and compares it with the Python table: keep one declaration
 // per line, in the forms below.

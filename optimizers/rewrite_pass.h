@@ -1,6 +1,6 @@
 // The rewrite passes the NpuOptimizer Grappler pass runs, in order. Each capability (init options, precision
 // casts, float status, dump, overflow checks, ...) is one RewritePass in its own file, registered with
-// REGISTER_NPU_REWRITE_PASS. A pass that is not Enabled() for the session's options costs nothing.
+// REGISTER_NPU_REWRITE_PASS. A pass that is not Enabled() for the session's plan costs nothing.
 //
 // Ordering (lower runs first); leave gaps so passes can be added between:
 //   100 system init options   190 implementation modes   200 precision rewrite   250 fp16 saturation
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "optimizers/pass_options.h"
+#include "optimizers/pass_plan.h"
 #include "tensorflow/core/framework/graph.pb.h"
 #include "tensorflow/core/grappler/grappler_item.h"
 
@@ -26,11 +26,11 @@ class RewritePass {
   virtual ~RewritePass() = default;
   virtual std::string name() const = 0;
   // Decides cheaply (no graph copy has been made yet) whether this pass has work on `item`.
-  virtual bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const = 0;
+  virtual bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item) const = 0;
   // Rewrites `graph` (a copy of item.graph, possibly already changed by earlier passes). Grappler may call
   // the NpuOptimizer more than once per graph, so a pass must recognise its own work and not redo it.
   // Sets *changed when it modified the graph.
-  virtual absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
+  virtual absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item,
                            tensorflow::GraphDef* graph, bool* changed) = 0;
 };
 

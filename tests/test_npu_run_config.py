@@ -8,7 +8,7 @@ import json
 import pytest
 import tensorflow as tf
 
-from npu_bridge.core.estimator import run_config
+from npu_bridge.core.npu_estimator import run_config
 from npu_bridge.core.options import parse as option_parse
 from npu_bridge.core.options.table import OPTIONS
 from npu_bridge.core.runtime import log

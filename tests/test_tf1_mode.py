@@ -298,15 +298,15 @@ def test_tensorflow_2_names_compat_v1_lacks_come_from_tensorflow_2_and_say_so_on
 
 def test_user_code_is_the_script_directory_and_not_installed_packages(tmp_path):
     (tmp_path / "models").mkdir()
-    user = scope.UserCode(str(tmp_path), environ={})
-    assert user.contains(str(tmp_path / "train.py"))
-    assert user.contains(str(tmp_path / "models" / "resnet.py"))
-    assert not user.contains(str(tmp_path / ".venv" / "lib" / "site-packages" / "tf_slim" / "layers.py"))
-    assert not user.contains(scope.__file__)  # npu_bridge itself
-    assert not user.contains(os.__file__)  # the standard library
-    assert not user.contains("/elsewhere/module.py")
-    extra = scope.UserCode(str(tmp_path), environ={environment.PATH_VARIABLE: "/elsewhere"})
-    assert extra.contains("/elsewhere/module.py")
+    user = scope.tf1_user_code(str(tmp_path), environ={})
+    assert user.contains_file(str(tmp_path / "train.py"))
+    assert user.contains_file(str(tmp_path / "models" / "resnet.py"))
+    assert not user.contains_file(str(tmp_path / ".venv" / "lib" / "site-packages" / "tf_slim" / "layers.py"))
+    assert not user.contains_file(scope.__file__)  # npu_bridge itself
+    assert not user.contains_file(os.__file__)  # the standard library
+    assert not user.contains_file("/elsewhere/module.py")
+    extra = scope.tf1_user_code(str(tmp_path), environ={environment.PATH_VARIABLE: "/elsewhere"})
+    assert extra.contains_file("/elsewhere/module.py")
     children = environment.for_children({"PYTHONPATH": "/a"})
     assert children["NPU_BRIDGE_TF1"] == "1"
     assert children["PYTHONPATH"] == os.pathsep.join([environment.SITE_DIRECTORY, "/a"])

@@ -14,7 +14,8 @@ import pytest
 from conftest import REPO_ROOT
 from tf2_helpers import run_script as _run
 
-from npu_bridge.core.tf2 import legacy_paths, user_code
+from npu_bridge.core.runtime import user_code
+from npu_bridge.core.tf2 import legacy_paths
 
 KERAS_LIBRARY = """
 import keras
@@ -149,10 +150,25 @@ def test_every_moved_tensorflow_module_is_missing_from_tensorflow_and_its_new_ho
 
 
 def test_user_code_is_the_script_and_its_files_not_installed_packages_or_npu_bridge(tmp_path):
+    user = user_code.UserCode()
     site = str(tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "library.py")
-    assert user_code.contains({"__name__": "__main__"})
-    assert user_code.contains({"__name__": "models.resnet", "__file__": str(tmp_path / "models" / "resnet.py")})
-    assert not user_code.contains({"__name__": "library", "__file__": site})
-    assert not user_code.contains({"__name__": "json", "__file__": json.__file__})
-    assert not user_code.contains({"__name__": "npu_device", "__file__": os.path.join(REPO_ROOT, "npu_device", "x.py")})
-    assert not user_code.contains({"__name__": "frozen"})  # no file: not user code
+    assert user.contains({"__name__": "__main__"})
+    assert user.contains({"__name__": "models.resnet", "__file__": str(tmp_path / "models" / "resnet.py")})
+    assert not user.contains({"__name__": "library", "__file__": site})
+    assert not user.contains({"__name__": "json", "__file__": json.__file__})
+    assert not user.contains({"__name__": "npu_device", "__file__": os.path.join(REPO_ROOT, "npu_device", "x.py")})
+    assert not user.contains({"__name__": "frozen"})  # no file: not user code
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_tf1_mode_and_npu_device_imports_hold_together_and_libraries_keep_tensorflow_2(tmp_path):
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "keras_library.py").write_text(KERAS_LIBRARY)
+    result, _ = _run("tf1_mode_with_npu_device.py", tmp_path, launcher=("-m", "npu_bridge.tf1"), pythonpath=[str(site)])
+    assert result["same_tensorflow"] and result["v1"] and result["doubled"] == [[2.0, 4.0]]
+    assert result["dropout"] == "tf_keras.src.layers.regularization.dropout"
+    assert result["dense"] == "tf_keras.src.layers.core.dense"
+    assert result["library"]["keras"].startswith("3.")
+    assert result["library"]["tensorflow.python.keras.layers.Dense"].startswith("tensorflow.python.keras.")

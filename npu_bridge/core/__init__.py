@@ -22,7 +22,7 @@ the session layer wherever it sits. ``tests/test_layout.py`` checks all of it.
   training      optimizer wrappers, iterations_per_loop, outfeed, distributed training, loss scaling
   tf_estimator  ``tf.estimator`` for TensorFlow releases that no longer ship it
   session       orchestration: the session bridge, setup steps, process resources (npu_resource_init, npu_close)
-  estimator     NPUEstimator / NPURunConfig and their hooks
+  npu_estimator NPUEstimator / NPURunConfig and their hooks
   tf1           the TF1 mode (``python -m npu_bridge.tf1``)
   tf2           the TF2 adapter ``npu_device`` (its function graphs go through the session bridge's plan)
   activation    switching npu_bridge on once TensorFlow is in the process (one module)
@@ -43,7 +43,7 @@ LAYERS = (
     ("training",),
     ("tf_estimator",),
     ("session",),
-    ("estimator",),
+    ("npu_estimator",),
     ("tf1", "tf2"),
     ("activation",),
     ("launch",),

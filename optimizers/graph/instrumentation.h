@@ -25,7 +25,7 @@
 
 #include "optimizers/graph/graph_util.h"
 #include "optimizers/graph/op_classes.h"
-#include "optimizers/pass_options.h"
+#include "optimizers/pass_plan.h"
 #include "tensorflow/core/framework/graph.pb.h"
 #include "tensorflow/core/framework/types.h"
 #include "tensorflow/core/grappler/grappler_item.h"

@@ -49,18 +49,18 @@ class CollectiveTimeoutPass : public RewritePass {
  public:
   std::string name() const override { return "collective_timeout"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    if (options.Get(contract::kCollectiveTimeout) <= 0) return false;
+  bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item) const override {
+    if (plan.Get(contract::kCollectiveTimeout) <= 0) return false;
     for (const auto& node : item.graph.node()) {
       if (IsMarkedCollective(node)) return true;
     }
     return false;
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
+  absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
                    bool* changed) override {
-    const float timeout = static_cast<float>(options.Get(contract::kCollectiveTimeout));
-    const bool run_bound = options.Get(contract::kCollectiveRunBound);
+    const float timeout = static_cast<float>(plan.Get(contract::kCollectiveTimeout));
+    const bool run_bound = plan.Get(contract::kCollectiveRunBound);
     const std::unordered_set<std::string> in_loops =
         run_bound ? NodesInLoops(*graph) : std::unordered_set<std::string>();
     for (auto& node : *graph->mutable_node()) {

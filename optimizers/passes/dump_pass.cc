@@ -56,23 +56,23 @@ class DumpPass : public RewritePass {
  public:
   std::string name() const override { return "dump"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.Get(contract::kDumpEnabled) && !options.Get(contract::kDumpRoot).empty() &&
-           IsMainGraph(item, options.Get(contract::kFunctionGraphs));
+  bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item) const override {
+    return plan.Get(contract::kDumpEnabled) && !plan.Get(contract::kDumpRoot).empty() &&
+           IsMainGraph(item, plan.Get(contract::kFunctionGraphs));
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
-                   tensorflow::GraphDef* graph, bool* changed) override {
+  absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,
+                   bool* changed) override {
     Settings settings;
-    settings.dump_inputs = options.Get(contract::kDumpInputs);
-    settings.dump_outputs = options.Get(contract::kDumpOutputs);
-    settings.stats = options.Get(contract::kDumpStats);
-    settings.golden = options.Get(contract::kDumpGolden);
+    settings.dump_inputs = plan.Get(contract::kDumpInputs);
+    settings.dump_outputs = plan.Get(contract::kDumpOutputs);
+    settings.stats = plan.Get(contract::kDumpStats);
+    settings.golden = plan.Get(contract::kDumpGolden);
     // Python validated dump_step (options/checks.py); the NpuDump kernels check the pairs they are built with.
-    settings.dump_steps = options.Get(contract::kDumpSteps);
-    for (const std::string& name : options.Get(contract::kDumpLayers)) settings.layer.insert(name);
-    settings.model = FindOrCreateModel(*graph, options.Get(contract::kDumpRoot));
-    settings.base = options.Get(contract::kDumpBase);
+    settings.dump_steps = plan.Get(contract::kDumpSteps);
+    for (const std::string& name : plan.Get(contract::kDumpLayers)) settings.layer.insert(name);
+    settings.model = FindOrCreateModel(*graph, plan.Get(contract::kDumpRoot));
+    settings.base = plan.Get(contract::kDumpBase);
     settings.low_precision = LowPrecisionTensors(*graph);
     StampComposedGradients(graph);
 

@@ -24,18 +24,18 @@ class ExceptionCapturePass : public RewritePass {
  public:
   std::string name() const override { return "exception_capture"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.Get(contract::kExceptionDump) && !options.Get(contract::kExceptionDir).empty() &&
-           IsMainGraph(item, options.Get(contract::kFunctionGraphs));
+  bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item) const override {
+    return plan.Get(contract::kExceptionDump) && !plan.Get(contract::kExceptionDir).empty() &&
+           IsMainGraph(item, plan.Get(contract::kFunctionGraphs));
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
-                   tensorflow::GraphDef* graph, bool* changed) override {
+  absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,
+                   bool* changed) override {
     const std::set<std::string> fed = FedNodes(item);  // a fed op does not run
     const std::set<std::string> fetched = FetchedNodes(item);
-    const std::string slot_prefix = std::to_string(options.Get(contract::kSessionId)) + "/";
-    const std::string dir = options.Get(contract::kExceptionDir);
-    const std::string base = options.Get(contract::kExceptionBase);
+    const std::string slot_prefix = std::to_string(plan.Get(contract::kSessionId)) + "/";
+    const std::string dir = plan.Get(contract::kExceptionDir);
+    const std::string base = plan.Get(contract::kExceptionBase);
     StampComposedGradients(graph);
     const DumpModel model = FindOrCreateModel(*graph, "");  // the graph's id, for the names of the nodes
     NameSet names(*graph);

@@ -22,11 +22,11 @@ class Fp16SaturationPass : public RewritePass {
  public:
   std::string name() const override { return "fp16_saturation"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem&) const override {
-    return options.Get(contract::kPrecisionAscendFp16);
+  bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem&) const override {
+    return plan.Get(contract::kPrecisionAscendFp16);
   }
 
-  absl::Status Run(const PassOptions&, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,
+  absl::Status Run(const PassPlan&, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,
                    bool* changed) override {
     GraphEditor editor(graph);
     const std::set<std::string> fetched = FetchedNodes(item);

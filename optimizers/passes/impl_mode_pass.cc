@@ -65,14 +65,14 @@ class ImplModePass : public RewritePass {
  public:
   std::string name() const override { return "impl_mode"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem&) const override {
-    return !options.Get(contract::kPrecisionImplModes).empty();
+  bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem&) const override {
+    return !plan.Get(contract::kPrecisionImplModes).empty();
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
+  absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
                    bool* changed) override {
     ImplModes modes;
-    absl::Status status = modes.Build(options.Get(contract::kPrecisionImplModes));
+    absl::Status status = modes.Build(plan.Get(contract::kPrecisionImplModes));
     if (!status.ok()) return status;
     GraphEditor editor(graph);
     for (const std::string& name : editor.original_nodes()) {

@@ -11,13 +11,13 @@ class InitOptionsPass : public RewritePass {
  public:
   std::string name() const override { return "init_options"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    return options.validated() && GraphHasOp(item.graph, "NPUInit");
+  bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item) const override {
+    return plan.validated() && GraphHasOp(item.graph, "NPUInit");
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
+  absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem&, tensorflow::GraphDef* graph,
                    bool* changed) override {
-    const std::string init_token = options.Get(contract::kInitToken);
+    const std::string init_token = plan.Get(contract::kInitToken);
     for (auto& node : *graph->mutable_node()) {
       if (node.op() != "NPUInit") continue;
       auto* attrs = node.mutable_attr();

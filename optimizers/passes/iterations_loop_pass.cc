@@ -90,7 +90,7 @@ class IterationsLoopPass : public RewritePass {
   std::string name() const override { return "iterations_loop"; }
 
   // Also for iterations_per_loop 1: the run must then fail, and Run makes it fail before the step starts.
-  bool Enabled(const PassOptions&, const tensorflow::grappler::GrapplerItem& item) const override {
+  bool Enabled(const PassPlan&, const tensorflow::grappler::GrapplerItem& item) const override {
     const std::set<std::string> fetched = FetchedNodes(item);
     for (const NodeDef& node : item.graph.node()) {
       if (fetched.count(node.name()) && AttrIsTrue(node, contract::kIterationOpAttr.name)) return true;
@@ -98,7 +98,7 @@ class IterationsLoopPass : public RewritePass {
     return false;
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item, GraphDef* graph,
+  absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item, GraphDef* graph,
                    bool* changed) override;
 };
 
@@ -516,9 +516,9 @@ void LoopBuilder::RemoveNodes() {
   graph_->mutable_node()->Swap(kept.mutable_node());
 }
 
-absl::Status IterationsLoopPass::Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
+absl::Status IterationsLoopPass::Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item,
                                      GraphDef* graph, bool* changed) {
-  const int64_t iterations = options.Get(contract::kIterationsPerLoop);
+  const int64_t iterations = plan.Get(contract::kIterationsPerLoop);
   GraphDef rewritten = *graph;
   LoopBuilder builder(item, &rewritten, iterations);
   if (!builder.FindIterationOps()) return absl::OkStatus();

@@ -36,29 +36,29 @@ std::string CheckName(const std::string& node, int index) {
   return node + "/npu_overflow_check_" + std::to_string(index);
 }
 
-bool Reports(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) {
-  return options.Get(contract::kOverflowCheck) && !options.Get(contract::kDumpRoot).empty() &&
-         IsMainGraph(item, options.Get(contract::kFunctionGraphs));
+bool Reports(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item) {
+  return plan.Get(contract::kOverflowCheck) && !plan.Get(contract::kDumpRoot).empty() &&
+         IsMainGraph(item, plan.Get(contract::kFunctionGraphs));
 }
 
 class OverflowCheckPass : public RewritePass {
  public:
   std::string name() const override { return "overflow_check"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item) const override {
-    if (Reports(options, item)) return true;
+  bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item) const override {
+    if (Reports(plan, item)) return true;
     for (const auto& node : item.graph.node()) {
       if (IsFloatStatusOp(node.op())) return true;
     }
     return false;
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
-                   tensorflow::GraphDef* graph, bool* changed) override {
-    const bool report = Reports(options, item);
-    const bool fp16_saturation = options.Get(contract::kOverflowFp16Saturation);
-    const DumpModel model = report ? FindOrCreateModel(*graph, options.Get(contract::kDumpRoot)) : DumpModel();
-    const std::string base = options.Get(contract::kDumpBase);
+  absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,
+                   bool* changed) override {
+    const bool report = Reports(plan, item);
+    const bool fp16_saturation = plan.Get(contract::kOverflowFp16Saturation);
+    const DumpModel model = report ? FindOrCreateModel(*graph, plan.Get(contract::kDumpRoot)) : DumpModel();
+    const std::string base = plan.Get(contract::kDumpBase);
     StampComposedGradients(graph);
     NameSet names(*graph);
 

@@ -159,16 +159,16 @@ class PrecisionPass : public RewritePass {
  public:
   std::string name() const override { return "precision"; }
 
-  bool Enabled(const PassOptions& options, const tensorflow::grappler::GrapplerItem&) const override {
-    return options.Get(contract::kPrecisionRewrite);
+  bool Enabled(const PassPlan& plan, const tensorflow::grappler::GrapplerItem&) const override {
+    return plan.Get(contract::kPrecisionRewrite);
   }
 
-  absl::Status Run(const PassOptions& options, const tensorflow::grappler::GrapplerItem& item,
-                   tensorflow::GraphDef* graph, bool* changed) override {
+  absl::Status Run(const PassPlan& plan, const tensorflow::grappler::GrapplerItem& item, tensorflow::GraphDef* graph,
+                   bool* changed) override {
     RuleSet rules;
-    absl::Status status = rules.Build(options.Get(contract::kPrecisionRules));
+    absl::Status status = rules.Build(plan.Get(contract::kPrecisionRules));
     DataType mixed = tensorflow::DT_INVALID;
-    if (status.ok()) status = MixedDtype(options.Get(contract::kPrecisionMixedDtype), &mixed);
+    if (status.ok()) status = MixedDtype(plan.Get(contract::kPrecisionMixedDtype), &mixed);
     if (!status.ok()) return status;
     GraphEditor editor(graph);
     changed_ = changed;
@@ -177,10 +177,10 @@ class PrecisionPass : public RewritePass {
     std::set<std::string> region;
     if (mixed != tensorflow::DT_INVALID) {
       MixedLists lists;
-      for (const std::string& op : options.Get(contract::kPrecisionMixedWhite)) lists.white.insert(op);
-      for (const std::string& op : options.Get(contract::kPrecisionMixedBlack)) lists.black.insert(op);
+      for (const std::string& op : plan.Get(contract::kPrecisionMixedWhite)) lists.white.insert(op);
+      for (const std::string& op : plan.Get(contract::kPrecisionMixedBlack)) lists.black.insert(op);
       region = MixedRegion(editor, lists, [&](const NodeDef& node) { return IsKept(node) || rules.Find(node); });
-      if (options.Get(contract::kPrecisionMixedConvert)) {
+      if (plan.Get(contract::kPrecisionMixedConvert)) {
         if (ConvertRegion(&editor, region, fetched, mixed)) Changed();
         region.clear();
       }

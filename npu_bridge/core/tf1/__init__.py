@@ -3,7 +3,8 @@
 User code gets a TensorFlow 1.x ``tensorflow`` (``tensorflow.compat.v1`` names, v2 behaviour off, legacy Keras,
 ``tensorflow.contrib`` and ``tensorflow.examples``); libraries keep the real TensorFlow 2 module. Pieces:
 ``environment`` (the variables that turn the mode on, also in child processes; TensorFlow-free), ``scope``
-(which files are user code), ``import_hook`` (the ``__import__`` wrapper), ``facade`` (the ``tensorflow`` user
+(which files are user code; the rule is ``runtime/user_code``'s, the ``__import__`` route ``runtime/user_imports``'s),
+``facade`` (the ``tensorflow`` user
 code sees), ``contrib`` (the lazy ``tensorflow.contrib`` shim), ``aliases`` (add-only names TensorFlow 2.21 moved),
 ``mnist`` (the tutorials' MNIST reader) and ``mode`` (installs them; ``main`` runs a script).
 

@@ -1,9 +1,9 @@
 """Installs the TF1 mode in this process, and runs a script or module in it (``python -m npu_bridge.tf1``).
 
 Installing sets ``TF_USE_LEGACY_KERAS=1`` (unless set), makes child Pythons start in the mode
-(``environment.for_children``) and wraps ``__import__`` (``import_hook``). TensorFlow itself is imported at the
-first ``import tensorflow`` of user code, which then also turns v2 behaviour off (graph mode, as TF 1.x
-started), switches npu_bridge on and adds the moved names (``aliases``).
+(``environment.for_children``) and adds the ``tensorflow`` route to ``runtime/user_imports``. TensorFlow itself is
+imported at the first ``import tensorflow`` of user code, which then also turns v2 behaviour off (graph mode, as TF
+1.x started), switches npu_bridge on and adds the moved names (``aliases``).
 """
 
 import os
@@ -11,11 +11,12 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.tf1 import contrib, environment, facade, import_hook, mnist, py_compat, scope
+from npu_bridge.core.runtime import user_imports
+from npu_bridge.core.tf1 import contrib, environment, facade, mnist, py_compat, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 
-_user = None
+_ROUTE = "tf1"
 _tensorflow1 = None
 
 
@@ -27,13 +28,11 @@ def install(script_directory=None):
     Returns:
       The line that says what the mode does, or None when it was already installed.
     """
-    global _user
-    if import_hook.installed():
+    if user_imports.has_route(_ROUTE):
         return None
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     os.environ.update(environment.for_children(os.environ))
-    _user = scope.UserCode(script_directory)
-    import_hook.install(_is_user, _resolve)
+    user_imports.add_route(_ROUTE, {"tensorflow"}, scope.tf1_user_code(script_directory).contains, _resolve)
     compat = ""
     if environment.py_compat():
         py_compat.install()
@@ -90,12 +89,8 @@ def _say(line):
         sys.stderr.flush()
 
 
-def _is_user(module_globals):
-    return module_globals.get("__name__") == "__main__" or _user.contains(module_globals.get("__file__"))
-
-
-def _resolve(name, module_globals, module_locals, fromlist, original):
-    tensorflow1 = _facade(original)
+def _resolve(name, module_globals, module_locals, fromlist, proceed):
+    tensorflow1 = _facade(proceed)
     rest = name.partition(".")[2]
     if rest.partition(".")[0] in ("contrib", "examples"):
         module = tensorflow1
@@ -105,16 +100,16 @@ def _resolve(name, module_globals, module_locals, fromlist, original):
             except AttributeError as e:
                 raise ModuleNotFoundError(f"No module named {name!r} in the TF1 mode: {e}", name=name) from None
         return module if fromlist else tensorflow1
-    module = original(name, module_globals, module_locals, fromlist, 0)
+    module = proceed(name, module_globals, module_locals, fromlist, 0)
     return module if fromlist and rest else tensorflow1
 
 
-def _facade(original):
+def _facade(proceed):
     global _tensorflow1
     if _tensorflow1 is None:
-        real = original("tensorflow", None, None, (), 0)
+        real = proceed("tensorflow", None, None, (), 0)
         real.compat.v1.disable_v2_behavior()
-        original("npu_bridge", None, None, (), 0)  # switches npu_bridge on, which adds the moved names (aliases)
+        proceed("npu_bridge", None, None, (), 0)  # switches npu_bridge on, which adds the moved names (aliases)
         contrib_root = contrib.ContribModule("", None, real)
         if not hasattr(real.compat.v1, "contrib"):
             real.compat.v1.contrib = contrib_root  # import tensorflow.compat.v1 as tf; tf.contrib.slim

@@ -15,12 +15,11 @@ optimizer_updates  tf_keras optimizer updates in float32 under mixed precision
 profiling_calls  every function call recorded while the options profile
 compat           ``enable_v1()`` and the ``npu_device.compat.v1`` import tree
 
-Keras 2.6 and TensorFlow-internal imports of user code (``import npu_device``, ``python -m npu_bridge.tf2``):
+Keras 2.6 and TensorFlow-internal imports of user code (``import npu_device``, ``python -m npu_bridge.tf2``), a
+route of ``runtime/user_imports`` for ``runtime/user_code``:
 
 legacy_imports   switching them on; the launcher
 legacy_paths     where each module lives now (the rename tables)
 legacy_modules   the modules and views user code gets
-import_hook      the ``__import__`` wrapper
-user_code        which importers are user code
 eager_profiler   ``tensorflow.python.eager.profiler``, written here
 """

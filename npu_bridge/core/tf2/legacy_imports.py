@@ -14,11 +14,13 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import keras_selection, log
-from npu_bridge.core.tf2 import import_hook, user_code
+from npu_bridge.core.runtime import keras_selection, log, user_code, user_imports
+from npu_bridge.core.tf2 import legacy_modules, legacy_paths
 
 USAGE = "usage: python -m npu_bridge.tf2 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
 _KERAS_3_KEPT = ("0", "false", "False")  # TF_USE_LEGACY_KERAS values that keep Keras 3 (keras_selection)
+_ROUTE = "tf2"
+_user_code = user_code.UserCode()
 
 
 def install():
@@ -29,7 +31,7 @@ def install():
     Raises:
       EnvironmentVariableError: TF_USE_LEGACY_KERAS has a value TensorFlow would read ambiguously.
     """
-    if import_hook.installed():
+    if user_imports.has_route(_ROUTE):
         return True
     if keras_selection.choice() in _KERAS_3_KEPT:
         log.logger.info("TF_USE_LEGACY_KERAS keeps Keras 3: user code's `import keras` stays Keras 3 as well")
@@ -37,7 +39,7 @@ def install():
     if importlib.util.find_spec("tf_keras") is None:
         log.logger.warning("tf_keras is not installed: user code's `import keras` stays Keras 3 (pip install tf-keras)")
         return False
-    import_hook.install()
+    user_imports.add_route(_ROUTE, legacy_paths.TOP_NAMES, _user_code.contains, _resolve)
     early = _modules_holding_keras_3()
     if early:
         log.logger.warning(
@@ -83,7 +85,7 @@ def _modules_holding_keras_3():
         return []
     found = {}
     for name, module in list(sys.modules.items()):
-        if id(module) in found or not isinstance(module, types.ModuleType) or not user_code.contains(vars(module)):
+        if id(module) in found or not isinstance(module, types.ModuleType) or not _user_code.contains(vars(module)):
             continue
         if any(_from_keras_3(value) for value in list(vars(module).values())):
             found[id(module)] = vars(module).get("__name__", name)  # __main__ also sits in sys.modules as __mp_main__
@@ -96,3 +98,8 @@ def _from_keras_3(value):
     else:
         name = getattr(value, "__module__", None) if isinstance(value, type) or callable(value) else None
     return isinstance(name, str) and (name == "keras" or name.startswith("keras."))
+
+
+def _resolve(name, module_globals, module_locals, fromlist, proceed):
+    found = legacy_modules.import_for_user(name, fromlist or ())
+    return found if found is not None else proceed(name, module_globals, module_locals, fromlist, 0)

@@ -2,7 +2,7 @@
 
 from npu_bridge.core.activation import set_npu_default_config
 from npu_bridge.core.dump.dump_config import DumpConfig
-from npu_bridge.core.estimator.run_config import NPURunConfig
+from npu_bridge.core.npu_estimator.run_config import NPURunConfig
 from npu_bridge.core.options.config_objects import (
     DynamicInputConfig,
     ExperimentalConfig,

@@ -1,6 +1,6 @@
 """Upstream import path for session run hooks (facade)."""
 
-from npu_bridge.core.estimator.hooks import (
+from npu_bridge.core.npu_estimator.hooks import (
     NPUCheckpointSaverHook,
     NPUInfeedOutfeedSessionHook,
     NPULogOutfeedSessionHook,

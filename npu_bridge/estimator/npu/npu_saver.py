@@ -1,5 +1,5 @@
 """Upstream import path for NPUSaver (facade)."""
 
-from npu_bridge.core.estimator.saver import NPUBulkSaverBuilder, NPUSaver
+from npu_bridge.core.npu_estimator.saver import NPUBulkSaverBuilder, NPUSaver
 
 __all__ = ["NPUSaver", "NPUBulkSaverBuilder"]

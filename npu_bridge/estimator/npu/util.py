@@ -8,7 +8,7 @@ from npu_bridge.core.compute.op_attrs import (
     set_op_tensor_max_size,
     variable_initializer_in_host,
 )
-from npu_bridge.core.estimator.job_info import get_ranksize
+from npu_bridge.core.npu_estimator.job_info import get_ranksize
 from npu_bridge.core.runtime.arg_checks import (
     check_bool_type,
     check_nonnegative_integer,

@@ -1,4 +1,4 @@
-#include "optimizers/pass_options.h"
+#include "optimizers/pass_plan.h"
 
 #include <algorithm>
 #include <string>
@@ -44,8 +44,7 @@ absl::Status FindField(const tensorflow::NameAttrList& record, contract::RecordF
 
 }  // namespace
 
-absl::Status PassOptions::FromConfig(const tensorflow::RewriterConfig_CustomGraphOptimizer& config,
-                                     PassOptions* options) {
+absl::Status PassPlan::FromConfig(const tensorflow::RewriterConfig_CustomGraphOptimizer& config, PassPlan* plan) {
   const std::string prefix = contract::kKeyPrefix;
   for (const auto& entry : config.parameter_map()) {
     const std::string& key = entry.first;
@@ -67,49 +66,49 @@ absl::Status PassOptions::FromConfig(const tensorflow::RewriterConfig_CustomGrap
           ", but the pass contract (optimizers/pass_contract.h) declares it " + KindName(spec->kind));
     }
   }
-  options->params_ = config.parameter_map();
+  plan->params_ = config.parameter_map();
   return absl::OkStatus();
 }
 
-const tensorflow::AttrValue* PassOptions::Find(const char* key) const {
+const tensorflow::AttrValue* PassPlan::Find(const char* key) const {
   auto it = params_.find(key);
   return it == params_.end() ? nullptr : &it->second;
 }
 
-bool PassOptions::Get(contract::BoolKey key) const {
+bool PassPlan::Get(contract::BoolKey key) const {
   const tensorflow::AttrValue* v = Find(key.name);
   return v == nullptr ? key.default_value : v->b();
 }
 
-int64_t PassOptions::Get(contract::IntKey key) const {
+int64_t PassPlan::Get(contract::IntKey key) const {
   const tensorflow::AttrValue* v = Find(key.name);
   return v == nullptr ? key.default_value : v->i();
 }
 
-std::string PassOptions::Get(contract::StringKey key) const {
+std::string PassPlan::Get(contract::StringKey key) const {
   const tensorflow::AttrValue* v = Find(key.name);
   return v == nullptr ? key.default_value : v->s();
 }
 
-std::vector<int64_t> PassOptions::Get(contract::IntListKey key) const {
+std::vector<int64_t> PassPlan::Get(contract::IntListKey key) const {
   const tensorflow::AttrValue* v = Find(key.name);
   if (v == nullptr) return {};
   return std::vector<int64_t>(v->list().i().begin(), v->list().i().end());
 }
 
-std::vector<std::string> PassOptions::Get(contract::StringListKey key) const {
+std::vector<std::string> PassPlan::Get(contract::StringListKey key) const {
   const tensorflow::AttrValue* v = Find(key.name);
   if (v == nullptr) return {};
   return std::vector<std::string>(v->list().s().begin(), v->list().s().end());
 }
 
-std::vector<tensorflow::NameAttrList> PassOptions::Get(contract::RecordListKey key) const {
+std::vector<tensorflow::NameAttrList> PassPlan::Get(contract::RecordListKey key) const {
   const tensorflow::AttrValue* v = Find(key.name);
   if (v == nullptr) return {};
   return std::vector<tensorflow::NameAttrList>(v->list().func().begin(), v->list().func().end());
 }
 
-std::vector<std::string> PassOptions::Keys() const {
+std::vector<std::string> PassPlan::Keys() const {
   std::vector<std::string> keys;
   keys.reserve(params_.size());
   for (const auto& kv : params_) keys.push_back(kv.first);

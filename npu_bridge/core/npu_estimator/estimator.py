@@ -17,10 +17,10 @@ import string
 
 import tensorflow as tf
 
-from npu_bridge.core.estimator import hooks as npu_hooks
-from npu_bridge.core.estimator import job_info
-from npu_bridge.core.estimator.run_config import NPURunConfig
-from npu_bridge.core.estimator.saver import NPUSaver
+from npu_bridge.core.npu_estimator import hooks as npu_hooks
+from npu_bridge.core.npu_estimator import job_info
+from npu_bridge.core.npu_estimator.run_config import NPURunConfig
+from npu_bridge.core.npu_estimator.saver import NPUSaver
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuUsageError, shortened
 from npu_bridge.core.tf_estimator import calling

@@ -1,9 +1,9 @@
-// Typed read access to the NpuOptimizer parameter_map, through the keys of the pass contract
-// (pass_contract.h) only. The Python session bridge has validated, normalized and structured every value and
-// FromConfig has checked that each "_npu_" key holds its kind, so the getters only read; a key's default
-// (for an absent key) comes from the contract.
-#ifndef NPU_BRIDGE_OPTIMIZERS_PASS_OPTIONS_H_
-#define NPU_BRIDGE_OPTIMIZERS_PASS_OPTIONS_H_
+// The session's pass plan as the passes read it: typed access to the NpuOptimizer parameter_map through the keys of
+// the pass contract (pass_contract.h) only. The Python session bridge has validated, normalized and structured every
+// value and FromConfig has checked that each "_npu_" key holds its kind, so the getters only read; a key's default (for
+// an absent key) comes from the contract.
+#ifndef NPU_BRIDGE_OPTIMIZERS_PASS_PLAN_H_
+#define NPU_BRIDGE_OPTIMIZERS_PASS_PLAN_H_
 
 #include <cstdint>
 #include <string>
@@ -17,13 +17,13 @@
 
 namespace npu_bridge {
 
-class PassOptions {
+class PassPlan {
  public:
-  PassOptions() = default;
+  PassPlan() = default;
 
   // Reads `config`; an "_npu_" key that is not a contract key, or holds another kind, is an
   // InvalidArgument error naming the key.
-  static absl::Status FromConfig(const tensorflow::RewriterConfig_CustomGraphOptimizer& config, PassOptions* options);
+  static absl::Status FromConfig(const tensorflow::RewriterConfig_CustomGraphOptimizer& config, PassPlan* plan);
 
   bool Get(contract::BoolKey key) const;
   int64_t Get(contract::IntKey key) const;
@@ -32,7 +32,7 @@ class PassOptions {
   std::vector<std::string> Get(contract::StringListKey key) const;
   std::vector<tensorflow::NameAttrList> Get(contract::RecordListKey key) const;
 
-  // True when the session bridge validated these options (it always does for bridged sessions).
+  // True when the session bridge validated this plan (it always does for bridged sessions).
   bool validated() const { return Get(contract::kValidated); }
   std::vector<std::string> Keys() const;
 
@@ -57,4 +57,4 @@ std::string DescribeKind(const tensorflow::AttrValue& value);
 
 }  // namespace npu_bridge
 
-#endif  // NPU_BRIDGE_OPTIMIZERS_PASS_OPTIONS_H_
+#endif  // NPU_BRIDGE_OPTIMIZERS_PASS_PLAN_H_

@@ -12,8 +12,8 @@ import os
 
 import tensorflow as tf
 
-from npu_bridge.core.estimator.estimator import NPUEstimator, NPUEstimatorSpec, default_model_dir
-from npu_bridge.core.estimator.run_config import NPURunConfig
+from npu_bridge.core.npu_estimator.estimator import NPUEstimator, NPUEstimatorSpec, default_model_dir
+from npu_bridge.core.npu_estimator.run_config import NPURunConfig
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys

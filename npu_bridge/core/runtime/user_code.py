@@ -1,0 +1,83 @@
+"""Which modules are user code: the script and the files it brings along, not installed libraries.
+
+One rule for the TF1 mode and the TF2 adapter, which both give user code imports of its own (``user_imports``).
+A module is user code when it is ``__main__``, or its file lies outside every ``site-packages`` /
+``dist-packages`` directory, the standard library and this project's packages (``npu_bridge``, ``npu_device``,
+``hccl``), and, when the caller names roots, below one of them. So ``train.py``, its ``models/resnet.py`` and a
+copied ``npu_convert_dropout.py`` are user code; TensorFlow, tf_keras, tf_slim, Keras 3 and every other installed
+package are not.
+"""
+
+import functools
+import os
+import sysconfig
+import threading
+
+_INSTALLED = ("site-packages", "dist-packages")
+_PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+_OWN_PACKAGES = ("npu_bridge", "npu_device", "hccl")
+
+
+class UserCode:
+    """Decides whether a module is user code; remembers the answer per file.
+
+    Args:
+      roots: None (any place outside the libraries counts), or a function returning the directories (real paths)
+        user code must lie below; it is called at the first question.
+    """
+
+    def __init__(self, roots=None):
+        self._roots_function = roots
+        self._roots = None
+        self._answers = {}
+        self._lock = threading.Lock()
+
+    def contains(self, module_globals):
+        """True when the module whose globals these are is user code.
+
+        Args:
+          module_globals: the ``globals()`` of a module (what ``__import__`` receives).
+        """
+        if module_globals.get("__name__") == "__main__":
+            return True
+        return self.contains_file(module_globals.get("__file__"))
+
+    def contains_file(self, filename):
+        """True when the module in ``filename`` is user code (False for no file name)."""
+        if not isinstance(filename, str) or not filename:
+            return False
+        answer = self._answers.get(filename)
+        if answer is None:
+            answer = self._answers[filename] = self._decide(filename)
+        return answer
+
+    def _decide(self, filename):
+        if is_installed_path(filename):
+            return False
+        path = os.path.realpath(filename)
+        if any(below(path, library) for library in library_directories()):
+            return False
+        if self._roots_function is None:
+            return True
+        with self._lock:
+            if self._roots is None:
+                self._roots = tuple(self._roots_function())
+        return any(below(path, root) for root in self._roots)
+
+
+def is_installed_path(path):
+    """True when ``path`` lies in a ``site-packages`` / ``dist-packages`` directory."""
+    return any(part in _INSTALLED for part in os.path.normpath(path).split(os.sep))
+
+
+@functools.cache
+def library_directories():
+    """The real paths of the standard library and of this project's own packages."""
+    paths = sysconfig.get_paths()
+    own = [os.path.join(_PROJECT, package) for package in _OWN_PACKAGES]
+    return tuple(os.path.realpath(p) for p in dict.fromkeys([paths["stdlib"], paths["platstdlib"], *own]) if p)
+
+
+def below(path, directory):
+    """True when ``path`` is ``directory`` or lies below it (both real paths)."""
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
