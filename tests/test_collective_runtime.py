@@ -9,12 +9,12 @@ from collective_helpers import launch
 from conftest import run_python
 
 from npu_bridge.core.collectives import (
+    failures,
     keys,
     membership,
     primitives,
     registry,
     server,
-    session_step,
     settings,
     transport,
 )
@@ -259,7 +259,7 @@ RUN = registry.RunCollectives(
     ],
 )
 def test_collective_errors_are_explained(error, expected):
-    assert session_step.explain(error, RUN, FakeRuntime(), 9) == expected
+    assert failures.explain(error, RUN.describe(), FakeRuntime(), 9) == expected
 
 
 # dtypes

@@ -98,3 +98,18 @@ def test_a_port_in_use_is_reported():
     assert result.returncode == 1
     assert f"CollectiveError: rank 1: cannot start the collective server on port {base + 1}" in result.stderr
     assert "set HCCL_IF_BASE_PORT" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_a_tf2_rank_that_dies_ends_the_other_ranks_started_by_hand(tmp_path):
+    size, victim = 2, 1
+    env = {"HCCL_EXEC_TIMEOUT": str(EXEC_TIMEOUT), "HCCL_CONNECT_TIMEOUT": "90"}
+    with Ranks("tf2_fault_worker.py", size, plan.find_free_ports(size), [str(victim)], env, tmp_path) as ranks:
+        ended = ranks.wait([0], timeout=120)
+        output = ranks.output(0)
+        assert list(ended) == [0], output[-3000:]
+        code, when = ended[0]
+        assert code in (1, watchdog.EXIT_CODE), (code, output[-3000:])
+        assert when - _fault_time(ranks, victim) < EXEC_TIMEOUT, output[-3000:]
+        assert f"rank {victim}" in output, output[-3000:]

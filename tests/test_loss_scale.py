@@ -228,3 +228,29 @@ def test_loss_scale_optimizer_forwards_other_attributes_to_the_wrapped_optimizer
         inner = v1.train.MomentumOptimizer(0.5, 0.9)
         wrapped = NPULossScaleOptimizer(inner, FixedLossScaleManager(2))
         assert wrapped._momentum == 0.9 and wrapped._learning_rate == 0.5
+
+
+def test_a_fetched_value_that_saturates_counts_in_its_own_step_not_the_next(monkeypatch):
+    # The fetched product saturates in fp16 (allow_mix_precision, saturation mode) at step 1 only. The gradients do
+    # not depend on it, so only the order the pass adds makes the step's read wait for its saturation; without it
+    # the register could be set after the read and clear, and step 2 would be skipped instead.
+    monkeypatch.setenv(device_target.ENV_VARIABLE, "ascend")
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 2])
+        w = v1.get_variable("w", initializer=tf.ones([2, 2]))
+        loss = tf.reduce_sum(w * 0.5)
+        reported = tf.matmul(x, w)  # fetched only
+        global_step = v1.train.get_or_create_global_step()
+        train_op = NPULossScaleOptimizer(v1.train.GradientDescentOptimizer(0.1), FixedLossScaleManager(1)).minimize(
+            loss, global_step=global_step
+        )
+        with v1.Session(graph=graph, config=npu_config(precision_mode="allow_mix_precision")) as sess:
+            sess.run(v1.global_variables_initializer())
+            steps, values = [], []
+            for factor in [1.0, 1e6, 1.0, 1.0] * 3:
+                _, value = sess.run([train_op, reported], {x: np.full([2, 2], factor, np.float32)})
+                steps.append(int(sess.run(global_step)))
+                values.append(float(value[0, 0]))
+    assert values[1] == 65504.0  # saturated, finite
+    assert steps == [1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9]

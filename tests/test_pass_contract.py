@@ -51,6 +51,19 @@ def test_the_table_is_well_formed():
     assert pass_contract.KEEP_DTYPE_ATTR == "_keep_dtype" and len(pass_contract.NODE_ATTRS) == 7
 
 
+def test_keys_that_carry_an_option_name_an_option_of_the_same_kind_and_default_and_fill_every_plan():
+    from npu_bridge.core.options import OPTIONS, parse_values
+
+    carried = [key for key in pass_contract.KEYS if key.option is not None]
+    assert [key.option for key in carried] == ["iterations_per_loop"]
+    for key in carried:
+        spec = OPTIONS[key.option]
+        assert (spec.kind, spec.default) == (key.kind, key.default), key
+    plan = pass_contract.plan_from_options(parse_values({"iterations_per_loop": 7}, "test"), validated=True)
+    assert (plan.iterations_per_loop, plan.validated) == (7, True)
+    assert pass_contract.plan_from_options(parse_values({}, "test")).iterations_per_loop == 1
+
+
 def test_an_empty_plan_writes_the_defaults():
     entry = v1.ConfigProto().graph_options.rewrite_options.custom_optimizers.add()
     pass_contract.write(entry, pass_contract.PassPlan())

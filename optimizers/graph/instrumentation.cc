@@ -16,11 +16,15 @@
 namespace npu_bridge {
 
 bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item, bool function_graphs) {
+  return function_graphs || !IsFunctionBody(item, false);
+}
+
+bool IsFunctionBody(const tensorflow::grappler::GrapplerItem& item, bool function_graphs) {
   if (function_graphs) return true;
   for (const auto& node : item.graph.node()) {
-    if (node.op() == "_Arg" || node.op() == "_Retval") return false;  // a function body
+    if (node.op() == "_Arg" || node.op() == "_Retval") return true;
   }
-  return true;
+  return false;
 }
 
 int64_t TaskIdOf(tensorflow::NodeDef* node) {

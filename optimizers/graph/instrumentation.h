@@ -40,6 +40,11 @@ constexpr char kTaskIdAttr[] = "_npu_task_id";  // its task id in every artifact
 // left to the graph that calls them.
 bool IsMainGraph(const tensorflow::grappler::GrapplerItem& item, bool function_graphs);
 
+// True when TensorFlow runs the item as a function body, where every stateful node runs whether or not anything
+// reads it (a session runs only what its fetches need): a graph with function arguments or results, and every
+// graph of a plan of TF2 function graphs.
+bool IsFunctionBody(const tensorflow::grappler::GrapplerItem& item, bool function_graphs);
+
 // The op's task id: the one stamped earlier by another pass, or a new process-wide id stamped now.
 int64_t TaskIdOf(tensorflow::NodeDef* node);
 

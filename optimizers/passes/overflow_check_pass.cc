@@ -8,7 +8,8 @@
 // The checks follow the op (FollowOps, instrumentation.h): a checked output's readers read the check's output (an
 // identity that forwards the buffer), so the check runs whenever the value is used; a control dependency on a
 // checked op also waits for its checks, so e.g. NpuGetFloatStatus ordered after the gradients sees their
-// overflows. When reporting, a fetched op is also replaced by name with an IdentityN over its checks, so an output
+// overflows, and each read waits for the register's other setters too (OrderStatusReads, status_order.h). When
+// reporting, a fetched op is also replaced by name with an IdentityN over its checks, so an output
 // that is only fetched is checked too; without reporting (the register alone) checks run only for the values the
 // step computes with, so the register does not pick up overflows of values that are only fetched. Reporting
 // checks carry the model id in their names (NameInModel), so that no two graphs of a session share their kernels.
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "optimizers/graph/instrumentation.h"
+#include "optimizers/graph/status_order.h"
 #include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/types.h"
@@ -110,6 +112,8 @@ class OverflowCheckPass : public RewritePass {
       }
     }
     FollowOps(graph, checks, report, FetchedNodes(item), "npu_overflow_source", &names);
+    // Runs after the precision (200) and fp16 saturation (250) passes, so every op that sets the register is here.
+    if (OrderStatusReads(IsFunctionBody(item, plan.Get(contract::kFunctionGraphs)), graph)) *changed = true;
     return absl::OkStatus();
   }
 };

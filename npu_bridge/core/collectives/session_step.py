@@ -17,27 +17,12 @@ For every bridged session:
     (TensorFlow cannot run collectives again in a process after a failure).
 """
 
-import re
-
 import tensorflow as tf
 
-from npu_bridge.core.collectives import registry, server, settings
-from npu_bridge.core.runtime import interrupt, log
+from npu_bridge.core.collectives import failures, function_calls, registry, server, settings
+from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
-
-_REMOTE_TASK = re.compile(r"remote target /job:[\w-]+/replica:\d+/task:(\d+)")
-_NOISE = (
-    "Graph execution error",
-    "Detected at node",
-    "Node:",
-    "From /job:",
-    "Original stack trace",
-    "The error could be from",
-    "Additional GRPC error",
-    "[[{{node",
-    'File "',
-)
 
 
 @setup_step(300, "collectives")
@@ -50,7 +35,10 @@ def attach_collectives(plan):
         return  # no run hook: the collectives keep their own timeout
     runtime = server.ensure_started(current)
     if plan.pass_plan.function_graphs:
-        return  # TF2 function graphs run without RunOptions: each collective keeps the timeout the pass stamps
+        # TF2 function graphs run without RunOptions: each collective keeps the timeout the pass stamps, and the
+        # function calls take the run hook's part in explaining a failure.
+        function_calls.explain_failures(runtime, timeout)
+        return
     plan.pass_plan.collective_run_bound = True
     if not plan.target:
         plan.target = runtime.target
@@ -83,10 +71,7 @@ class CollectiveRunHook(RunHook):
         if run is None:
             return
         if self._runtime.failure is not None:
-            raise CollectiveError(
-                f"{self._runtime.failure}\nCollectives cannot run again in this process after that failure "
-                "(TensorFlow stops them for good): end this rank and restart the job"
-            )
+            raise CollectiveError(f"{self._runtime.failure}\n{failures.CANNOT_RUN_AGAIN}")
         context.options = self._run_options(context.options, run)
         token = self._runtime.watchdog.enter(run.describe, run.ranks, self._timeout)
         self._in_flight[id(context)] = (run, token)
@@ -125,75 +110,13 @@ class CollectiveRunHook(RunHook):
             return None
         # The run's deadline is the collective timeout: a run that exceeds it waited in a collective.
         deadline_hit = isinstance(error, tf.errors.DeadlineExceededError) and not run.in_loop
-        if not (deadline_hit or _is_collective_failure(error)):
+        if not (deadline_hit or failures.is_collective_failure(error)):
             return None
-        # --- npu-run is stopping the job (Ctrl-C): the peers left because of that, not by failing ---
-        reason = interrupt.stop_reason()
-        if reason is not None:
-            return KeyboardInterrupt(f"npu-run is stopping the job ({reason}); {run.describe()} could not finish")
-        # ---
-        message = explain(error, run, self._runtime, self._timeout)
-        self._runtime.record_failure(message)
-        return CollectiveError(message)
+        focus = error.op.name if error.op is not None else None
+        return failures.replacement(error, run.describe(focus=focus), self._runtime, self._timeout)
 
     def _finish(self, context):
         run, token = self._in_flight.pop(id(context), (None, None))
         if token is not None:
             self._runtime.watchdog.leave(token)
         return run
-
-
-def _is_collective_failure(error):
-    if not isinstance(error, tf.errors.OpError):
-        return False
-    if error.op is not None and registry.info(error.op) is not None:
-        return True
-    return "ollective" in (error.message or "")
-
-
-def cause(error):
-    """Returns the informative line of a TensorFlow error message (without TF's wrapping)."""
-    for line in (error.message or str(error)).splitlines():
-        line = line.strip()
-        if not line or any(line.startswith(noise) for noise in _NOISE):
-            continue
-        while line.startswith("Collective ops is aborted by:"):
-            line = line[len("Collective ops is aborted by:") :].strip()
-        if line:
-            return line
-    return type(error).__name__
-
-
-def explain(error, run, runtime, timeout):
-    """Builds the message of the ``CollectiveError`` that replaces a TensorFlow collective error.
-
-    Args:
-      error: the ``tf.errors.OpError`` the run raised.
-      run: the ``registry.RunCollectives`` of the run.
-      runtime: the ``server.Runtime``.
-      timeout: the session's collective timeout in seconds.
-    """
-    what = f"rank {runtime.rank}: {run.describe(focus=error.op.name if error.op is not None else None)}"
-    detail = cause(error)
-    if isinstance(error, tf.errors.DeadlineExceededError):
-        return (
-            f"{what} did not finish within the collective timeout of {timeout} s (hccl_timeout / "
-            f"HCCL_EXEC_TIMEOUT): a peer rank is hung or much slower, or did not run the matching collective "
-            f"(every rank must run the same collectives in the same order). TensorFlow: {detail}"
-        )
-    text = error.message or ""
-    called = {int(task) for task in _REMOTE_TASK.findall(text)}
-    peers = [
-        r
-        for r, address in enumerate(runtime.addresses)
-        if r != runtime.rank and (r in called or re.search(re.escape(address) + r"(?!\d)", text))
-    ]
-    if peers:
-        names = ", ".join(runtime.describe_rank(p) for p in peers)
-        return f"{what} failed: {names} cannot be reached; it has probably exited or crashed. TensorFlow: {detail}"
-    if "Shape mismatch" in detail:
-        return (
-            f"{what} failed: the ranks passed different shapes; every rank must pass the same shape, "
-            f"and the same on every run. TensorFlow: {detail}"
-        )
-    return f"{what} failed. TensorFlow: {detail}"

@@ -72,7 +72,7 @@ def render(table):
         if isinstance(entry, str):
             lines += ["", *_comment(entry)]
             continue
-        _, name, kind, default, meaning = entry
+        _, name, kind, default, meaning = entry[:5]
         constant = key_constant(name, prefix)
         constants.append(constant)
         lines += _comment(meaning)

@@ -13,7 +13,9 @@ empty.
 KEY_PREFIX = "_npu_"  # every key starts with it; C++ rejects any other key with it
 
 # A str is a section heading (a comment in the header); a tuple is one key:
-# (PassPlan field, parameter_map key, kind, default, what it means).
+# (PassPlan field, parameter_map key, kind, default, what it means[, option]). A key with an option carries that
+# option's validated value unchanged: every session's plan is filled from it (pass_contract.plan_from_options), so
+# an option that reaches a pass as it is needs its row in the option table, a row here and the pass that reads it.
 KEYS = (
     (
         "validated",
@@ -133,7 +135,14 @@ KEYS = (
         "The implementation modes of the simulated Ascend backend (records below).",
     ),
     "Loops and collectives.",
-    ("iterations_per_loop", "_npu_iterations_per_loop", "i", 1, "Training steps per run of an IterationOp."),
+    (
+        "iterations_per_loop",
+        "_npu_iterations_per_loop",
+        "i",
+        1,
+        "Training steps per run of an IterationOp.",
+        "iterations_per_loop",
+    ),
     (
         "collective_timeout",
         "_npu_collective_timeout",

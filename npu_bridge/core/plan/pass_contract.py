@@ -99,6 +99,7 @@ class ContractKey:
       field: the ``PassPlan`` attribute the value comes from.
       meaning: what it says (the table's text, also the header's comment).
       to_wire: turns the attribute into ``read``'s form (None: it already is).
+      option: the option whose validated value the key carries unchanged (None: a setup step decides it).
     """
 
     name: str
@@ -107,6 +108,7 @@ class ContractKey:
     field: str
     meaning: str
     to_wire: Optional[Callable[[Any], Any]] = None
+    option: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,10 +155,10 @@ _PLAN_TYPES = {
 }
 
 
-def _contract_key(field, name, kind, default, meaning):
+def _contract_key(field, name, kind, default, meaning, option=None):
     record = contract_table.RECORDS.get(name, (None,))[0]
     to_wire = _RECORDS_TO_WIRE[record] if kind == "list.func" else _TO_WIRE.get(kind)
-    return ContractKey(name, kind, default, field, meaning, to_wire)
+    return ContractKey(name, kind, default, field, meaning, to_wire, option)
 
 
 KEYS = tuple(_contract_key(*entry) for entry in contract_table.KEYS if not isinstance(entry, str))
@@ -179,6 +181,20 @@ PassPlan.__doc__ = "What the passes of one bridged session do; the setup steps f
 PassPlan.__doc__ += "Attributes (one per contract key, from contract_table.KEYS):\n" + "".join(
     f"  {key.field}: {key.meaning}\n" for key in KEYS
 )
+
+
+def plan_from_options(options, **fields):
+    """A session's ``PassPlan`` with the keys that carry an option filled from ``options``.
+
+    Args:
+      options: the session's validated options (anything with ``get(name)``).
+      **fields: other fields, set as given.
+    Returns:
+      The ``PassPlan``; the setup steps fill the rest.
+    """
+    carried = {key.field: options.get(key.option) for key in KEYS if key.option is not None}
+    return PassPlan(**carried, **fields)
+
 
 # Node attributes Python stamps on ops of the user's graph for the passes: KEEP_DTYPE_ATTR, ITERATION_OP_ATTR,
 # COLLECTIVE_GROUP_ATTR, IMPL_OP_ATTR, IMPL_NAME_ATTR, COMPOSED_OP_ATTR, COMPOSED_OUTPUTS_ATTR (contract_table).

@@ -10,8 +10,9 @@ session's ``run`` and ``close`` -- only when some step asked for hooks, so other
 
 Steps live in the modules ``load_capabilities`` imports at the first bridged session (keeping ``import
 npu_bridge`` fast). Orders (lower runs first): 100 deterministic (``npu_bridge.core.session.determinism``),
-200 precision, 300 collectives, 400 dump, 500 profiling. The world, device id, backend and iterations_per_loop are
-not steps: ``plan_session`` resolves them before the first step runs.
+200 precision, 300 collectives, 400 dump, 500 profiling. The world, device id, backend and the contract keys that
+carry an option unchanged (``pass_contract.plan_from_options``) are not steps: ``plan_session`` resolves them before
+the first step runs.
 """
 
 import dataclasses
@@ -158,11 +159,11 @@ def plan_session(options, config, target, function_graphs=False) -> SessionPlan:
         target=target,
         world=current,
         backend=device_target.resolve(options),
-        pass_plan=pass_contract.PassPlan(
+        pass_plan=pass_contract.plan_from_options(
+            options,
             validated=True,
             function_graphs=function_graphs,
             init_token=system.register_init_options(options.by_stage("init")),
-            iterations_per_loop=options.get("iterations_per_loop"),
         ),
     )
     with _lock:

@@ -10,6 +10,7 @@ run. One profiling session at a time, shared with ``tf.profiler.experimental``.
 import datetime
 import os
 import socket
+import tempfile
 import threading
 
 from npu_bridge.core.runtime import safe_paths
@@ -65,6 +66,8 @@ def save(logdir, result):
       result: the bytes ``stop()`` returned.
     Returns:
       The path of the trace file.
+    Raises:
+      UnsafePathError: a directory below ``logdir`` is a symlink or another user's.
     """
     stamp = datetime.datetime.now().strftime("%Y_%m_%d_%H_%M_%S")
     directory = safe_paths.make_dirs(logdir, "plugins", "profile", stamp)
@@ -75,15 +78,27 @@ def save(logdir, result):
 
 
 def maybe_create_event_file(logdir):
-    """Creates the empty event file that marks ``logdir`` as holding profiles, unless one exists."""
+    """Creates the empty event file that marks ``logdir`` as holding profiles, unless one exists.
+
+    TensorFlow's writer makes it in a private directory; it is then written into ``logdir`` through ``safe_paths``
+    (its name holds the time and host, so a link planted there is replaced, never written through).
+
+    Raises:
+      UnsafePathError, OSError: as ``safe_paths.make_dirs`` / ``write_file``.
+    """
     from tensorflow.python.client import _pywrap_events_writer
 
-    os.makedirs(logdir, exist_ok=True)
+    safe_paths.make_dirs(logdir)
     if any(name.endswith(_EVENT_FILE_SUFFIX) for name in os.listdir(logdir)):
         return
-    writer = _pywrap_events_writer.EventsWriter(os.path.join(logdir, "events").encode())
-    writer.InitWithSuffix(_EVENT_FILE_SUFFIX.encode())
-    writer.Close()
+    with tempfile.TemporaryDirectory(prefix="npu_bridge_events_") as private:
+        writer = _pywrap_events_writer.EventsWriter(os.path.join(private, "events").encode())
+        writer.InitWithSuffix(_EVENT_FILE_SUFFIX.encode())
+        writer.Close()
+        (name,) = os.listdir(private)
+        with open(os.path.join(private, name), "rb") as f:
+            data = f.read()
+    safe_paths.write_file(os.path.join(logdir, name), data)
 
 
 def start_profiler_server(port):
