@@ -51,3 +51,30 @@ def test_the_kernels_of_the_function_steps_become_nodes_with_their_graph_names_a
 def test_a_trace_that_does_not_parse_is_a_profile_data_error():
     with pytest.raises(ProfileDataError, match="cannot be parsed"):
         profiler_trace.to_step_stats(b"\xff\xff\xff", 0)
+
+
+def test_the_graph_that_ran_gives_the_nodes_their_inputs_dtypes_and_static_shapes():
+    import tensorflow as tf
+
+    from npu_bridge.core.profiling import graph_tensors
+
+    @tf.function
+    def step(x):
+        return tf.nn.relu(tf.matmul(x, tf.ones([3, 4])))
+
+    concrete = step.get_concrete_function(tf.TensorSpec([None, 3], tf.float32))
+    nodes = graph_tensors.of_graph(concrete.graph)
+    trace = _trace(
+        (PYTHON, "EagerExecute", 1, 90, {"eager_op": concrete.name.decode(), "is_func": "1"}),
+        (COMPUTE, "_MklMatMul", 11, 5, {"long_name": "MatMul:_MklMatMul"}),
+        (COMPUTE, "Relu", 20, 1, {"long_name": "Relu:Relu"}),
+        (COMPUTE, "NoSuchNode", 22, 1, {"long_name": "added_by_a_pass:NpuRound"}),
+    )
+    asked = []
+    converted = profiler_trace.to_step_stats(trace, 0, tensors_of=lambda name: asked.append(name) or nodes)
+    assert asked == [concrete.name.decode()]
+    ops = StepStatsReader().read(converted.step_stats).ops
+    matmul, relu, added = ops
+    assert matmul.outputs == (("FLOAT", (-1, 4)),)  # the batch dimension is not known statically
+    assert relu.inputs == (("FLOAT", (-1, 4)),)  # MatMul's output, as a traced session run reads it
+    assert added.outputs == () and added.inputs == ()  # not in the graph: nothing is made up

@@ -194,6 +194,10 @@ def test_profiling_options_profile_every_function_call_of_a_keras_fit(tmp_path):
         rows = list(csv.DictReader(f))
     assert {"MatMul", "BiasAddGrad", "ReluGrad", "SparseSoftmaxCrossEntropyWithLogits"} <= {r["OP Type"] for r in rows}
     assert any(r["Op Name"].startswith("sequential/dense") for r in rows)  # the function graph's node names
+    # dtypes, static shapes and inputs from the traced function graph (batch 16, 20 features, Dense(16), Dense(2))
+    shapes = {r["Op Name"]: (r["Input Shapes"], r["Output Shapes"], r["Output Data Types"]) for r in rows}
+    assert shapes["gradient_tape/sequential/dense/ReluGrad"] == ("16,16;16,16", "16,16", "FLOAT")
+    assert shapes["gradient_tape/sequential/dense/MatMul/MatMul"][1:] == ("20,16", "FLOAT")
     info = json.loads((profile / "info.json").read_text())
     assert [(m["runs"], m["iterations"], m["training"]) for m in info["models"]] == [(8, 8, True)]
     with open(_only(list(exported.glob("step_trace_*.csv")), "step_trace"), newline="") as f:

@@ -4,8 +4,8 @@ TensorFlow's profiler session (``_pywrap_profiler.ProfilerSession``) returns, fr
 to a ``tensorflow.profiler.Trace`` (``trace_events.proto``): host events with times in ps since the session
 started. Every op kernel an executor ran is one event whose ``long_name`` argument is ``<node>:<kernel type>``
 (``MatMul:_MklMatMul``); the eager call of a function is an ``EagerExecute`` event whose arguments name the
-function (``eager_op``) and mark it as one (``is_func``). The trace has no tensor shapes nor inputs, so the
-step stats have neither.
+function (``eager_op``) and mark it as one (``is_func``). The trace has no tensor shapes nor inputs: the caller
+hands them over from the graph that ran (``graph_tensors``), where it has it.
 
 The first call also builds the graph, and TensorFlow's shape inference and constant folding then run kernels
 on executors of other steps (``GraphRunner``'s step -1): kernels inside an ``ExecutorState::Process`` event of
@@ -46,13 +46,16 @@ class ConvertedTrace:
     ops: int
 
 
-def to_step_stats(trace, origin_ns, device=HOST_DEVICE):
+def to_step_stats(trace, origin_ns, device=HOST_DEVICE, tensors_of=None):
     """Converts a profiler trace into step stats.
 
     Args:
       trace: the bytes ``ProfilerSession.stop()`` returned (a serialized ``tensorflow.profiler.Trace``).
       origin_ns: wall-clock time of the profiler session's start, ns since the epoch (the trace's time 0).
       device: the device name the op executions are recorded on.
+      tensors_of: function(name of the function called) -> {node name: ``graph_tensors.NodeTensors``} of its graph,
+        or None; a node found there gets its inputs (in the timeline label, as a traced session run gives them)
+        and its output descriptions.
     Returns:
       A ``ConvertedTrace``.
     Raises:
@@ -69,17 +72,28 @@ def to_step_stats(trace, origin_ns, device=HOST_DEVICE):
         args = event.args
         if event.name == "EagerExecute" and args.get("is_func") == "1" and args.get("eager_op"):
             calls.append((event.duration_ps, args["eager_op"]))
+    functions = tuple(name for _, name in sorted(calls, key=lambda call: -call[0]))
+    tensors = tensors_of(functions[0]) if tensors_of is not None and functions else None
     for event, node, kernel in _executed_kernels(parsed.trace_events):
         start = origin_ns + event.timestamp_ps // _PS_PER_NS
-        device_stats.node_stats.add(
+        known = tensors.get(node) if tensors else None
+        inputs = ", ".join(f"{producer}:{port}" for producer, port in known.inputs) if known else ""
+        stats_node = device_stats.node_stats.add(
             node_name=node,
             all_start_nanos=start,
             all_start_micros=start // 1000,
             all_end_rel_nanos=event.duration_ps // _PS_PER_NS,
             all_end_rel_micros=event.duration_ps // (_PS_PER_NS * 1000),
-            timeline_label=f"{node} = {kernel}()",
+            timeline_label=f"{node} = {kernel}({inputs})",
         )
-    functions = tuple(name for _, name in sorted(calls, key=lambda call: -call[0]))
+        for slot, (dtype, dims) in enumerate(known.outputs if known else ()):
+            output = stats_node.output.add(slot=slot)
+            output.tensor_description.dtype = dtype
+            if dims is None:
+                output.tensor_description.shape.unknown_rank = True
+            else:
+                for size in dims:
+                    output.tensor_description.shape.dim.add(size=size)
     return ConvertedTrace(stats.SerializeToString(), functions, len(device_stats.node_stats))
 
 

@@ -4,7 +4,9 @@ A TF1 session's traced run returns step stats; an eager function call returns no
 gives its partition graphs and empty step stats). So, when the options ``npu_device.open()`` read profile,
 ``install`` wraps ``Function.__call__`` (the class behind ``tf.function``, the script's steps and Keras'
 ``train_function`` alike): each eager call runs inside a TensorFlow profiler session of its own, whose trace
-(``profiling.profiler_trace``) gives the op kernels the call ran, with their node names and times. The run is
+(``profiling.profiler_trace``) gives the op kernels the call ran, with their node names and times; their inputs,
+dtypes and static shapes come from the traced graph of the concrete function called (``profiling.graph_tensors``).
+The run is
 recorded (``profiling.recorder``) under the signature ``function:<concrete function>``, numbered per function
 graph; the profile is exported when the process exits (``npu_close``). Without profiling nothing is wrapped.
 
@@ -17,7 +19,7 @@ import functools
 import threading
 import time
 
-from npu_bridge.core.profiling import profiler_trace, recorder, session_step
+from npu_bridge.core.profiling import graph_tensors, profiler_trace, recorder, session_step
 from npu_bridge.core.profiling import settings as profiling_settings
 from npu_bridge.core.runtime import log
 
@@ -28,6 +30,7 @@ _lock = threading.Lock()
 _busy = threading.Lock()  # held while a call is traced
 _state = {"original": None, "settings": None, "context": None}
 _graphs = {}  # concrete function name -> [graph index, calls recorded]
+_tensors = {}  # concrete function name -> graph_tensors of its graph, or None when it is not found
 
 
 def install(plan):
@@ -94,9 +97,20 @@ def _traced_call(original, function, args, kwargs):
     finally:
         end_ns = time.time_ns()
         trace = session.stop()
-    converted = profiler_trace.to_step_stats(trace, start_ns)
+    converted = profiler_trace.to_step_stats(trace, start_ns, tensors_of=functools.partial(_graph_tensors, function))
     name = converted.functions[0] if converted.functions else getattr(function, "_name", "function")
     graph = _graphs.setdefault(name, [len(_graphs), 0])
     recorder.record(graph[0], graph[1], start_ns, end_ns, converted.step_stats, SIGNATURE_PREFIX + name)
     graph[1] += 1
     return result
+
+
+def _graph_tensors(function, name):
+    """The ``graph_tensors`` of the concrete function ``name`` of a ``tf.function`` (cached), or None."""
+    if name not in _tensors:
+        # TensorFlow's own list of the traced signatures (a private method: without it, no shapes)
+        listing = getattr(function, "_list_all_concrete_functions", None)
+        concrete = listing() if listing is not None else ()
+        graph = next((c.graph for c in concrete if c.name.decode() == name), None)
+        _tensors[name] = graph_tensors.of_graph(graph) if graph is not None else None
+    return _tensors[name]
