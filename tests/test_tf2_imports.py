@@ -32,6 +32,14 @@ SEEN["tensorflow.python.keras.layers.Dense"] = layers.Dense.__module__
 """
 
 
+def _installed_keras_library(tmp_path):
+    """A site-packages directory holding ``keras_library`` (KERAS_LIBRARY), an installed package that imports Keras."""
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "keras_library.py").write_text(KERAS_LIBRARY)
+    return site
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_copied_npu_convert_dropout_with_keras_2_6_imports_patches_tf_keras_dropout_and_trains(tmp_path):
@@ -61,9 +69,7 @@ def test_tensorflow_python_keras_and_moved_tensorflow_internals_resolve_and_an_l
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_an_installed_library_importing_keras_keeps_keras_3_while_the_script_gets_tf_keras(tmp_path):
-    site = tmp_path / "venv" / "lib" / "site-packages"
-    site.mkdir(parents=True)
-    (site / "keras_library.py").write_text(KERAS_LIBRARY)
+    site = _installed_keras_library(tmp_path)
     result, _ = _run("installed_library_keeps_keras.py", tmp_path, pythonpath=[str(site)])
     library, user = result["library"], result["user"]
     assert library["keras"].startswith("3.") and result["sys.modules['keras']"] == library["keras"]
@@ -163,9 +169,7 @@ def test_user_code_is_the_script_and_its_files_not_installed_packages_or_npu_bri
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_tf1_mode_and_npu_device_imports_hold_together_and_libraries_keep_tensorflow_2(tmp_path):
-    site = tmp_path / "venv" / "lib" / "site-packages"
-    site.mkdir(parents=True)
-    (site / "keras_library.py").write_text(KERAS_LIBRARY)
+    site = _installed_keras_library(tmp_path)
     result, _ = _run("tf1_mode_with_npu_device.py", tmp_path, launcher=("-m", "npu_bridge.tf1"), pythonpath=[str(site)])
     assert result["same_tensorflow"] and result["v1"] and result["doubled"] == [[2.0, 4.0]]
     assert result["dropout"] == "tf_keras.src.layers.regularization.dropout"

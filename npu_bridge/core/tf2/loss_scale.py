@@ -20,22 +20,13 @@ from npu_bridge.core.tf2 import device
 from npu_bridge.core.training.loss_scale import overflow
 
 
-def _step_is_finite(grads, loss):
+def _step_is_finite(grads):
     if device_mode.is_inf_nan_enabled():
         return overflow.grads_are_finite(grads)
     handle = device.opened()
-    # The register is read after the loss too: the loss a step returns need not feed its gradients (d(a*b)/da
-    # is b), and an overflow it sets after the read would count for the next step.
-    after = grads + [loss] if _in_current_graph(loss) else grads
-    return overflow.status_is_clear(after, handle is not None and handle.workers_num > 1)
-
-
-def _in_current_graph(tensor):
-    return (
-        isinstance(tensor, tf.Tensor)
-        and not tf.executing_eagerly()
-        and tensor.graph is tf.compat.v1.get_default_graph()
-    )
+    # The NpuOptimizer pass makes the register's read wait for everything else in the step that can set it (the
+    # returned loss included: optimizers/graph/status_order.h).
+    return overflow.status_is_clear(grads, handle is not None and handle.workers_num > 1)
 
 
 def _update_dynamic_scale(state, finite):
@@ -61,15 +52,6 @@ def _update_dynamic_scale(state, finite):
 class _FiniteGate:
     """What the adapter adds to either Keras loss-scale optimizer class."""
 
-    def get_scaled_loss(self, loss):
-        """Keras' scaled loss; the loss is kept, so that the overflow check of the step reads the register after it.
-
-        Args:
-          loss: the step's loss (a tensor or a callable returning one).
-        """
-        self._npu_step_loss = loss
-        return super().get_scaled_loss(loss)
-
     @property
     def last_step_finite(self):
         """The bool variable saying whether the last step's gradients were finite."""
@@ -90,7 +72,7 @@ class _FiniteGate:
           grads_and_vars, *args, **kwargs: as Keras' ``apply_gradients``.
         """
         grads_and_vars = list(grads_and_vars)
-        finite = _step_is_finite([g for g, _ in grads_and_vars], getattr(self, "_npu_step_loss", None))
+        finite = _step_is_finite([g for g, _ in grads_and_vars])
         self.last_step_finite.assign(finite)
         if device_mode.is_inf_nan_enabled():  # the gradients tell: Keras' own dynamic rule sees what we saw
             apply = super().apply_gradients
