@@ -5,7 +5,8 @@ reaches a rank's port can run a graph in it (here: one that writes a file, with 
 runs a job that lives on one machine in a private network: the same client, on the same machine, through
 127.0.0.1, cannot even connect, and the job's own collectives still work. With ``--share-network`` the attack
 succeeds (which shows the test can fail) and npu-run says so, naming the ports; ranks started by hand say it
-themselves.
+themselves. Jobs run as root and as an unprivileged user (``unprivileged_users``: the private network is then a
+user and a network namespace), and another local user can neither connect to a rank nor join its namespaces.
 """
 
 import json
@@ -17,20 +18,23 @@ import sys
 import time
 
 import pytest
+import unprivileged_users
 from collective_helpers import OUTSIDE_CLIENT, REPO_ROOT, TESTS_DIR, WORKERS, Ranks, parse_results
 
 from npu_bridge.core.collectives import exposure
-from npu_bridge.core.launch import plan
+from npu_bridge.core.launch import cli, job_network, plan
 
 
-def _start_job(tmp_path, launcher_args):
+def _start_job(tmp_path, launcher_args, user=None):
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
         HCCL_CONNECT_TIMEOUT="120",
         TF_CPP_MIN_LOG_LEVEL="2",
+        HOME=str(tmp_path),
     )
-    command = [sys.executable, "-m", "npu_bridge.core.launch", *launcher_args, "--stop-timeout", "5", "--"]
+    prefix = user.prefix() if user else []
+    command = [*prefix, sys.executable, "-m", "npu_bridge.core.launch", *launcher_args, "--stop-timeout", "5", "--"]
     command += [
         sys.executable,
         os.path.join(WORKERS, "exposure_worker.py"),
@@ -86,13 +90,36 @@ def _one_server_table(tmp_path):
     return ["--rank-table", str(path), "--job-id", "isolation-test"]
 
 
+def _as_other_user(argv):
+    """Runs ``argv`` as another local user without privileges (no interpreter needed: util-linux and bash)."""
+    other = unprivileged_users.attacker()
+    return subprocess.run(
+        [*other.prefix(view=False), *argv], capture_output=True, text=True, timeout=30, check=False, cwd="/"
+    )
+
+
+def _another_user_cannot_reach_or_join(job_pid, port):
+    connect = _as_other_user(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"])
+    assert connect.returncode != 0 and "Connection refused" in connect.stderr, connect
+    for namespaces in (["-n"], ["-U", "-n"]):
+        join = _as_other_user(["nsenter", "-t", str(job_pid), *namespaces, "true"])
+        assert join.returncode != 0 and "Permission denied" in join.stderr + join.stdout, (namespaces, join)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="network namespaces are Linux's")
+@pytest.mark.parametrize("who", ["root", "unprivileged user"])
 @pytest.mark.parametrize("world", ["-n 2", "one-server rank table"])
-def test_a_client_outside_a_one_machine_job_cannot_reach_its_ranks(tmp_path, world):
+def test_a_client_outside_a_one_machine_job_cannot_reach_its_ranks(world, who):
+    user = unprivileged_users.as_root() if who == "root" else unprivileged_users.job_user()
+    with user.directory() as tmp_path:
+        _outside_client_cannot_reach(user, tmp_path, world)
+
+
+def _outside_client_cannot_reach(user, tmp_path, world):
     launcher_args = ["-n", "2"] if world == "-n 2" else _one_server_table(tmp_path)
-    job = _start_job(tmp_path, launcher_args)
+    job = _start_job(tmp_path, launcher_args, user)
     try:
         port = _wait_ready(job, tmp_path)
         with pytest.raises(ConnectionRefusedError):
@@ -102,12 +129,15 @@ def test_a_client_outside_a_one_machine_job_cannot_reach_its_ranks(tmp_path, wor
         assert attack.returncode == 3, attack.stdout + attack.stderr
         assert "REFUSED" in attack.stdout
         assert not victim.exists()
+        if os.geteuid() == 0:
+            _another_user_cannot_reach_or_join(job.pid, port)
     finally:
         out, err = _finish(job, tmp_path)
-    if "private network" not in err:
-        pytest.skip(f"npu-run could not make a private network here: {err.splitlines()[0]}")
     assert job.returncode == 0, out + err
-    assert "in a private network (loopback only)" in err
+    mechanism = "network namespace" if user.privileged else "user and network namespace"
+    if "could not give them a private network" in err:
+        pytest.skip(f"npu-run could not make a private network here: {err.splitlines()[0]}")
+    assert f"in a private network (loopback only, a {mechanism})" in err, err
     assert "without authentication" not in err
     results = parse_results(out)
     assert [results[r]["first"] for r in (0, 1)] == [[3.0], [3.0]]
@@ -180,3 +210,74 @@ def test_the_warnings_link_to_sections_that_exist():
     for link in (exposure.DOCS_ONE_HOST, exposure.DOCS_MULTI_HOST):
         page, _, anchor = link.partition("#")
         assert anchor in anchors(pathlib.Path(REPO_ROOT, page)), link
+
+
+def _loopback_two_server_table(path):
+    servers = [
+        {
+            "server_id": f"node-{s}",
+            "host_ip": "127.0.0.1",
+            "device": [{"device_id": str(d), "rank_id": str(2 * s + d)} for d in range(2)],
+        }
+        for s in range(2)
+    ]
+    path.write_text(json.dumps({"status": "completed", "server_count": "2", "server_list": servers}))
+    return str(path)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="network namespaces are Linux's")
+@pytest.mark.parametrize("who", ["root", "unprivileged user"])
+def test_two_launchers_of_a_loopback_two_server_table_share_one_private_network(who):
+    """Both servers of the table are this machine: no flag is needed, and no port of the job is open."""
+    user = unprivileged_users.as_root() if who == "root" else unprivileged_users.job_user()
+    with user.directory() as tmp_path:
+        table = _loopback_two_server_table(tmp_path / "hccl.json")
+        base = plan.find_free_ports(4)
+        launchers = [
+            _start_job(
+                tmp_path,
+                ["--rank-table", table, "--server-id", f"node-{s}", "--job-id", "loopback", "--port-base", str(base)],
+                user,
+            )
+            for s in range(2)
+        ]
+        try:
+            assert _wait_ready(launchers[0], tmp_path) == base
+            for rank in range(4):
+                with pytest.raises(ConnectionRefusedError):
+                    socket.create_connection(("127.0.0.1", base + rank), timeout=5).close()
+            victim = tmp_path / "victim"
+            attack = _attack(base + 2, victim)
+            assert attack.returncode == 3 and "REFUSED" in attack.stdout, attack.stdout + attack.stderr
+            assert not victim.exists()
+            if os.geteuid() == 0:
+                for launcher in launchers:
+                    _another_user_cannot_reach_or_join(launcher.pid, base)
+        finally:
+            ends = [_finish(launcher, tmp_path) for launcher in launchers]
+    errors = "".join(err for _, err in ends)
+    assert [launcher.returncode for launcher in launchers] == [0, 0], ends
+    assert "without authentication" not in errors
+    assert "joined from another launcher of the job" in errors, errors
+    results = parse_results(ends[0][0] + ends[1][0])
+    assert [results[r]["first"] for r in range(4)] == [[10.0]] * 4
+
+
+def test_a_table_across_machines_without_a_secret_needs_the_explicit_opt_out(tmp_path, capsys):
+    table = tmp_path / "hccl.json"
+    servers = [
+        {"server_id": "127.0.0.1", "device": [{"device_id": "0", "rank_id": "0"}]},
+        {"server_id": "192.0.2.7", "device": [{"device_id": "0", "rank_id": "1"}]},  # TEST-NET-1: never here
+    ]
+    table.write_text(json.dumps({"status": "completed", "server_count": "2", "server_list": servers}))
+    command = ["--rank-table", str(table), "--job-id", "j", "--", sys.executable, "-c", "pass"]
+    assert cli.main(command) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "without a job secret their ranks' ports would be open" in err
+    assert "npu-run --make-secret FILE" in err and "--insecure-open-ports" in err
+    job = plan.plan_from_table(str(table), "127.0.0.1", {"JOB_ID": "j"}, port_base=60000)
+    network = job_network.choose(job, share=False, secret_path=None, report=print, insecure_open_ports=True)
+    assert network.kind == exposure.SHARED
+    assert "--insecure-open-ports was given" in network.warning and "60000 of every interface" in network.warning

@@ -7,7 +7,6 @@ import threading
 
 import pytest
 
-from npu_bridge.core.collectives import exposure
 from npu_bridge.core.launch import cli, job_network, job_secret, plan
 from npu_bridge.core.runtime.errors import JobAuthenticationError, LaunchError
 
@@ -102,15 +101,7 @@ def test_a_client_that_does_not_speak_the_handshake_is_refused(secret):
     b.close()
 
 
-def test_a_multi_machine_job_without_a_secret_warns_with_the_open_ports_and_the_remedy(tmp_path):
-    job = plan.plan_from_table(TWO_SERVERS, "127.0.0.1", {"JOB_ID": "j"}, port_base=60000)
-    network = job_network.choose(job, share=False, secret_path=None, report=print)
-    assert network.kind == exposure.SHARED and network.gate is None
-    assert "the collective servers of the 2 ranks of job j listen on TCP ports 60000-60001" in network.warning
-    assert "no --job-secret was given" in network.warning and "--make-secret" in network.warning
-
-
-def test_a_multi_machine_job_with_a_secret_needs_ip_addresses(tmp_path, secret):
+def test_a_multi_machine_job_with_a_secret_needs_ip_addresses(tmp_path, secret, monkeypatch):
     table = tmp_path / "names.json"
     table.write_text(
         '{"status": "completed", "version": "1.0", "server_count": "2", "server_list": ['
@@ -118,6 +109,7 @@ def test_a_multi_machine_job_with_a_secret_needs_ip_addresses(tmp_path, secret):
         '{"server_id": "localhost", "device": [{"device_id": "0", "rank_id": "1"}]}]}'
     )
     job = plan.plan_from_table(str(table), "127.0.0.1", {"JOB_ID": "j"}, port_base=60000)
+    monkeypatch.setattr(job_network.addresses, "is_local", lambda host: host == "127.0.0.1")  # "localhost" elsewhere
     with pytest.raises(LaunchError, match="'localhost' is a host name"):
         job_network.choose(job, share=False, secret_path=str(secret), report=print)
 

@@ -35,10 +35,6 @@ EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
 DEFAULT_STOP_TIMEOUT = 10.0
 JOB_SECRET_VARIABLE = "NPU_RUN_JOB_SECRET"
-_NETWORK_WORDS = {
-    exposure.PRIVATE: ", in a private network (loopback only)",
-    exposure.AUTHENTICATED: ", in a private network joined to the other machines' by authenticated relays",
-}
 _FOUND_BY = {
     "--server-id": "--server-id",
     "address": "its address is this machine's",
@@ -95,6 +91,13 @@ def _parser():
         help="run the ranks of a one-machine job in this machine's network instead of a private one (their "
         "servers can then be reached by anyone who can connect to this machine; the ranks can reach other "
         "machines)",
+    )
+    parser.add_argument(
+        "--insecure-open-ports",
+        action="store_true",
+        help="run the ranks of a rank table whose servers are on several machines without a job secret: their "
+        "servers then listen on every interface without authentication, so anyone who can connect to a rank's "
+        "port can run code in it",
     )
     parser.add_argument(
         "--job-secret",
@@ -171,7 +174,9 @@ def main(argv=None):
     for warning in job.warnings:
         _report(f"warning: {warning}")
     try:
-        network = job_network.choose(job, args.share_network, args.job_secret, _report)
+        network = job_network.choose(
+            job, args.share_network, args.job_secret, _report, insecure_open_ports=args.insecure_open_ports
+        )
     except LaunchError as e:
         _report(f"error: {e}")
         _remove(work_dir)
@@ -189,7 +194,7 @@ def main(argv=None):
     job = dataclasses.replace(job, ranks=tuple(ranks))
     first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
     server = f" of server {job.server_id!r} ({_FOUND_BY[job.server_found]})" if job.server_id is not None else ""
-    where = _NETWORK_WORDS.get(network.kind, "")
+    where = _network_words(network)
     _report(
         f"job {job.job_id}: starting {len(job.ranks)} of {job.rank_size} ranks ({first}-{last}){server}, rank "
         f"table {job.rank_table_path}, ports from {job.port_base}{where}"
@@ -210,11 +215,18 @@ def main(argv=None):
         return EXIT_CANNOT_START
     finally:
         _remove(work_dir)
-        if network.gate is not None:
-            network.gate.stop()
+        network.close()
     if code == 0:
         _report(f"job {job.job_id}: all {len(job.ranks)} ranks finished")
     return code
+
+
+def _network_words(network):
+    if network.kind == exposure.AUTHENTICATED:
+        return ", in a private network joined to the other machines' by authenticated relays"
+    if network.kind == exposure.PRIVATE:
+        return f", in a private network (loopback only, {network.mechanism})"
+    return ""
 
 
 def _report(text):

@@ -2,19 +2,25 @@
 
 - A job whose ranks all run on this machine: a private network with only loopback (``private_network``), unless
   ``--share-network``; where none can be made, this machine's network, with a warning.
+- A rank table with several servers, all of them on this machine (one launcher per server): one private network
+  that the launchers share (``shared_private_network``), unless ``--share-network`` or
+  ``--insecure-open-ports``.
 - A job across machines with a job secret (``--job-secret``): a private network holding every server's address,
   joined to the other machines' through the authenticated relay (``relay``); the gate listens at this machine's
   rank table address only.
-- A job across machines without a secret: this machine's network, with a warning naming the open ports.
+- A job across machines without a secret: refused, unless ``--insecure-open-ports`` opens this machine's network
+  to it (with a warning naming the open ports).
 
 The warnings' texts and the value npu-run gives its ranks in ``NPU_RUN_NETWORK`` are ``collectives.exposure``'s.
 """
 
 import dataclasses
+import ipaddress
+import socket
 from typing import Optional
 
 from npu_bridge.core.collectives import exposure
-from npu_bridge.core.launch import job_secret, private_network, relay
+from npu_bridge.core.launch import addresses, job_secret, private_network, relay, shared_private_network
 from npu_bridge.core.runtime.errors import LaunchError
 from npu_bridge.core.world import rank_table
 
@@ -26,15 +32,27 @@ class Network:
     Attributes:
       kind: ``exposure.PRIVATE``, ``AUTHENTICATED`` or ``SHARED`` (the ranks' ``NPU_RUN_NETWORK``).
       warning: what to tell the user about open ports, or None.
-      gate: the running ``relay.Gate`` of a job across machines with a secret (stop it when the job ends).
+      gate: the running ``relay.Gate`` of a job across machines with a secret.
+      offer: the ``shared_private_network.Offer`` of the launcher that made the private network of a table whose
+        servers are all on this machine.
+      mechanism: how the network is private (for the start message), when it is.
     """
 
     kind: str
     warning: Optional[str] = None
     gate: Optional[relay.Gate] = None
+    offer: Optional[shared_private_network.Offer] = None
+    mechanism: Optional[str] = None
+
+    def close(self):
+        """Stops what serves the job's network (call when the job ends)."""
+        if self.gate is not None:
+            self.gate.stop()
+        if self.offer is not None:
+            self.offer.close()
 
 
-def choose(job, share, secret_path, report):
+def choose(job, share, secret_path, report, insecure_open_ports=False):
     """Moves this process (and so the ranks it starts) into the job's network.
 
     Args:
@@ -42,24 +60,24 @@ def choose(job, share, secret_path, report):
       share: ``--share-network`` was given.
       secret_path: the job secret file (``--job-secret``), or None.
       report: function(text) for the gate's messages.
+      insecure_open_ports: ``--insecure-open-ports`` was given.
     Returns:
       A ``Network``.
     Raises:
-      LaunchError: the job secret is unusable, or a job across machines with a secret cannot be authenticated
-        here (host names in the table, no private network possible).
+      LaunchError: the job secret is unusable; a job across machines has neither a secret nor
+        ``--insecure-open-ports``; or a job across machines with a secret cannot be authenticated here (host
+        names in the table, no private network possible).
       OSError: a private network or the gate could not be set up.
     """
     secret = None if secret_path is None else job_secret.load(secret_path)  # checked even where not needed
     ports = [job.port_base + r.rank_id for r in job.ranks]
     who = f"rank {job.ranks[0].rank_id}" if len(job.ranks) == 1 else f"the {len(job.ranks)} ranks of job {job.job_id}"
     one_host = len(job.ranks) == job.rank_size
-    if not one_host and secret is not None:
-        return _authenticated(job, secret, report)
     if not one_host:
-        reason = "The job spans several machines, whose ranks must reach each other, and no --job-secret was given."
-        return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=False))
-    if share:
-        return Network(exposure.SHARED, exposure.exposed_text(who, ports, "--share-network was given.", one_host=True))
+        return _several_servers(job, share, secret, report, insecure_open_ports, who, ports)
+    if share or insecure_open_ports:
+        flag = "--share-network" if share else "--insecure-open-ports"
+        return Network(exposure.SHARED, exposure.exposed_text(who, ports, f"{flag} was given.", one_host=True))
     names = [h for h in job.hosts if not rank_table.is_ip(h)]
     if names:
         reason = (
@@ -69,9 +87,48 @@ def choose(job, share, secret_path, report):
         return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True))
     outcome = private_network.enter(job.hosts)
     if outcome.private:
-        return Network(exposure.PRIVATE)
+        return Network(exposure.PRIVATE, mechanism=outcome.mechanism)
     reason = f"npu-run could not give them a private network ({outcome.reason})."
     return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True))
+
+
+def _several_servers(job, share, secret, report, insecure_open_ports, who, ports):
+    """The network of this machine's share of a rank table with several servers."""
+    names = [h for h in job.hosts if not rank_table.is_ip(h)]
+    here = all(addresses.is_local(h) for h in job.hosts)
+    if here and not (share or insecure_open_ports):
+        if any(not _resolves_to_loopback(h) for h in names):
+            raise LaunchError(
+                f"every server of the rank table is on this machine, and npu-run runs such a job in one private "
+                f"network; the server name {next(h for h in names if not _resolves_to_loopback(h))!r} could not be "
+                "resolved there: give its IP address in the table (or --share-network to run in this machine's "
+                "network, open to every local user)"
+            )
+        directory = shared_private_network.rendezvous_directory()
+        ips = [h for h in job.hosts if rank_table.is_ip(h)]
+        outcome, offer = shared_private_network.join_or_create(job.job_id, job.rank_table_path, ips, directory)
+        if outcome.private:
+            return Network(exposure.PRIVATE, offer=offer, mechanism=outcome.mechanism)
+        reason = f"npu-run could not give the job's launchers a private network ({outcome.reason})."
+        return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True))
+    if secret is not None and not here:
+        return _authenticated(job, secret, report)
+    if share or insecure_open_ports:
+        flag = "--insecure-open-ports" if insecure_open_ports else "--share-network"
+        return Network(exposure.SHARED, exposure.exposed_text(who, ports, f"{flag} was given.", one_host=here))
+    raise LaunchError(
+        "the rank table has servers on other machines, and without a job secret their ranks' ports would be open "
+        "to anyone who can reach them: make a secret with npu-run --make-secret FILE, copy it to every machine and "
+        "give each npu-run --job-secret FILE; or pass --insecure-open-ports to run without authentication"
+    )
+
+
+def _resolves_to_loopback(name):
+    try:
+        infos = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)
 
 
 def _authenticated(job, secret, report):

@@ -38,7 +38,7 @@ class Outcome:
 
     Attributes:
       private: True when this process now has a network of its own.
-      mechanism: "network namespace" or "user and network namespace" when private.
+      mechanism: "a network namespace" or "a user and network namespace" when private (or how it was joined).
       reason: why the network is not private (an OS error, in words), when it is not.
     """
 
@@ -59,19 +59,20 @@ def enter(hosts):
     libc = _libc()
     if libc is None:
         return Outcome(False, reason="this system has no unshare() (Linux only)")
-    if os.geteuid() == 0:
-        mechanism, flags = "network namespace", _CLONE_NEWNET
+    # The ids must be read before unshare(CLONE_NEWUSER): afterwards, until the maps are written, this process
+    # sees itself as the overflow user (65534), and the kernel refuses a map of that id.
+    uid, gid = os.geteuid(), os.getegid()
+    if uid == 0:
+        mechanism, flags = "a network namespace", _CLONE_NEWNET
     else:
-        mechanism, flags = "user and network namespace", _CLONE_NEWUSER | _CLONE_NEWNET
+        mechanism, flags = "a user and network namespace", _CLONE_NEWUSER | _CLONE_NEWNET
     if libc.unshare(flags) != 0:
         number = ctypes.get_errno()
-        hint = (
-            "" if os.geteuid() == 0 else " (unprivileged user namespaces may be off: kernel.unprivileged_userns_clone)"
-        )
+        hint = "" if uid == 0 else " (unprivileged user namespaces may be off: kernel.unprivileged_userns_clone)"
         return Outcome(False, reason=f"unshare: {os.strerror(number)}{hint}")
     try:
         if flags & _CLONE_NEWUSER:
-            _map_to_self()
+            _map_to_self(uid, gid)
         _bring_up_loopback()
         for index, address in enumerate(extra, 1):
             _add_address(address, index)
@@ -90,9 +91,9 @@ def _libc():
     return libc if hasattr(libc, "unshare") else None
 
 
-def _map_to_self():
-    """Maps this user and group to themselves in the new user namespace (files keep their owner)."""
-    uid, gid = os.geteuid(), os.getegid()
+def _map_to_self(uid, gid):
+    """Maps user ``uid`` and group ``gid`` (this process's, read before unshare) to themselves in the new user
+    namespace, so that files keep their owner."""
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
             f.write(text)
