@@ -5,9 +5,12 @@ user inside an output tree, an index file naming paths outside its tree, markup 
 nothing is written through a link, nothing is read outside the tree an index belongs to, and reports stay inert.
 """
 
+import csv
+import html
 import html.parser
 import importlib.util
 import os
+import re
 import shutil
 import stat
 
@@ -19,7 +22,7 @@ from npu_bridge.core.dump import dump_file
 from npu_bridge.core.dump.cli import main as npu_dump
 from npu_bridge.core.profiling import layout
 from npu_bridge.core.profiling.cli import main as npu_prof
-from npu_bridge.core.runtime import atomic_write, safe_paths
+from npu_bridge.core.runtime import atomic_write, inert_text, safe_paths
 from npu_bridge.core.runtime.errors import OutputFileError, UnsafePathError
 
 VICTIM_TEXT = "the victim's file: it must stay as it is\n"
@@ -424,3 +427,107 @@ def test_render_report_explains_a_browser_that_refuses_root_and_writes_no_link(
     assert render_tool.main([str(page), "--browser", fake_browser(tmp_path, exit_code=1)]) == 1
     err = capsys.readouterr().err
     assert "running as root, Chromium refuses to start with its sandbox" in err and "--no-sandbox" in err
+
+
+# ---- terminal output: strings from files are shown inert -----------------------------------------------------------
+
+ESCAPES = {
+    "window title": "\x1b]0;pwned\x07",
+    "erase line": "\x1b[2K\r",
+    "cursor up": "\x1b[1A",
+    "hide the line above": "\x1b[1A\x1b[2K\rall good",
+    "C1 CSI": "\x9b2J",
+    "bidi override": "\u202egnp.exe",
+    "forged line": "\nnpu-dump: nothing to see",
+}
+# What a terminal obeys; the tools' own newlines and tabs are allowed.
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def assert_inert(text, payload):
+    """``text`` shows ``payload`` as visible escapes and holds no raw control character but newline and tab."""
+    assert inert_text.value(payload) in text, text
+    assert not RAW_CONTROL.search(text), repr(text)
+    for forged in payload.split("\n")[1:]:  # no line of its own
+        assert not [line for line in text.splitlines() if line.startswith(forged)], text
+
+
+def test_the_escape_rule():
+    assert inert_text.value("a\x1b]0;t\x07\u202eb\n\t\x9b") == "a\\x1b]0;t\\x07\\u202eb\\n\\t\\x9b"
+    assert inert_text.lines("own\nlines\tkept \x1b[2K") == "own\nlines\tkept \\x1b[2K"
+    assert inert_text.value(inert_text.value("\x1b")) == "\\x1b"  # escaping twice changes nothing
+    assert inert_text.csv_name("=HYPERLINK(1)") == "'=HYPERLINK(1)" and inert_text.csv_cell(-1.5) == -1.5
+    assert inert_text.html_text("<b>\x1b") == "&lt;b&gt;\\x1b"
+
+
+def hostile_dump_trees(tmp_path, payload, prefix="evil"):
+    """Two dump trees whose op (and a file name) carry ``payload``: the tensors differ, the first overflows."""
+    trees = []
+    for name, values in (("mine", [1.0, np.inf, 3.0]), ("truth", [3.0, 2.0, 1.0])):
+        step = tmp_path / name / STEP
+        step.mkdir(parents=True)
+        op = f"{prefix}{payload}/MatMul"
+        dump_file.write_dump_file(step / "MatMul.evil.8.0.1700000000000200", op, outputs=[np.float32(values)])
+        block = bytearray(dump_file.OVERFLOW_PAYLOAD_SIZE)
+        dump_file.write_dump_file(
+            step / "Opdebug.Node_OpDebug.8.0.1700000000000201", "Node_OpDebug", outputs=[np.uint8(block)]
+        )
+        trees.append(tmp_path / name)
+    single = tmp_path / f"file{payload}.bin"
+    dump_file.write_dump_file(single, f"evil{payload}/Add", outputs=[np.float32([1.0])])
+    return trees, single
+
+
+@pytest.mark.parametrize("payload", ESCAPES.values(), ids=ESCAPES.keys())
+def test_npu_dump_shows_op_and_file_names_inert(payload, tmp_path, capsys):
+    (mine, truth), single = hostile_dump_trees(tmp_path, payload)
+    result = tmp_path / "result.csv"
+    report = tmp_path / "overflow.txt"
+    runs = (
+        (["info", str(single), str(mine)], 0),
+        (["compare", str(mine), str(truth), "-o", str(result)], 1),
+        (["overflow", str(mine), "-o", str(report)], 1),
+    )
+    for argv, code in runs:
+        assert npu_dump(argv) == code, capsys.readouterr()
+        captured = capsys.readouterr()
+        assert_inert(captured.out + captured.err, payload)
+    for written in (result, report):
+        assert_inert(written.read_text(encoding="utf-8"), payload)
+    single.write_bytes(single.read_bytes()[:-1])  # damaged: the error names the file, inert
+    assert npu_dump(["info", str(single)]) == 2
+    err = capsys.readouterr().err
+    assert_inert(err, payload) and "truncated or damaged" in err
+
+
+def test_npu_dump_compare_csv_neutralises_formulas(tmp_path, capsys):
+    (mine, truth), _ = hostile_dump_trees(tmp_path, "=HYPERLINK(\x1b)", prefix="")
+    result = tmp_path / "result.csv"
+    assert npu_dump(["compare", str(mine), str(truth), "-o", str(result)]) == 1
+    with open(result, newline="", encoding="utf-8") as f:
+        row = list(csv.DictReader(f))[0]
+    assert row["NPUDump"] == "'=HYPERLINK(\\x1b)/MatMul"  # a formula to a spreadsheet: quoted
+    assert row["OpType"] == "MatMul"
+
+
+@pytest.mark.parametrize("payload", ESCAPES.values(), ids=ESCAPES.keys())
+def test_npu_prof_summary_shows_op_types_and_info_inert(payload, profile, tmp_path, capsys):
+    info = layout.read_info(profile)
+    info["raw_damage"] = {"message": f"raw data cut short{payload}"}
+    layout.write_info(profile, info)
+    op_summary = os.path.join(profile, info["exported"]["op_summary"])
+    with open(op_summary, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    column = rows[0].index("OP Type")
+    for row in rows[1:]:
+        row[column] = f"{row[column]}{payload}"
+    with open(op_summary, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    assert npu_prof(["summary", profile]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert_inert(out, payload)
+    assert "  INCOMPLETE PROFILE: raw data cut short" in out.splitlines()[1]  # still on its own line
+    report = tmp_path / "r.html"
+    assert npu_prof(["report", profile, "-o", str(report)]) == 0
+    text = report.read_text(encoding="utf-8")
+    assert html.escape(inert_text.value(payload)) in text and not RAW_CONTROL.search(text)

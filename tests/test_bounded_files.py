@@ -3,14 +3,24 @@ devices are refused, large files stop at a limit); huge, out-of-range or deeply 
 naming the option, with the value shortened."""
 
 import os
+import struct
 import threading
 
+import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import npu_config
+from conftest import npu_config, run_python
 
+from npu_bridge.core.dump import dump_file, dump_proto
+from npu_bridge.core.dump.cli import main as dump_cli
 from npu_bridge.core.runtime import atomic_write, bounded_files
-from npu_bridge.core.runtime.errors import FileReadError, NpuOptionError, OutputFileError, RankTableError
+from npu_bridge.core.runtime.errors import (
+    DumpFormatError,
+    FileReadError,
+    NpuOptionError,
+    OutputFileError,
+    RankTableError,
+)
 from npu_bridge.core.world import rank_table
 
 FILE_OPTIONS = {
@@ -130,3 +140,77 @@ def test_output_files_refuse_special_files_and_bad_names_naming_them(fifo, tmp_p
     name = tmp_path / ("c" * 250)  # the longest names still work: the temporary file's name is bounded
     atomic_write.write_output(str(name), "text", "result CSV")
     assert name.read_text() == "text" and sorted(os.listdir(tmp_path)) == sorted([name.name, "pipe"])
+
+
+# ---- dump files: sizes checked before reading, statistics within a fixed memory budget ----------------------------
+
+TENSOR_BYTES = 256 << 20
+MEMORY_BUDGET_KB = 64 << 10  # peak RSS above the same process after its imports
+
+
+def big_dump_file(path, declared, data=None, data_bytes=TENSOR_BYTES):
+    """A version 2 dump file with one float32 output whose header lists ``declared`` bytes; ``data_bytes`` of data
+    follow, written piece by piece from ``data`` (callable(n) -> bytes), or a hole (a sparse file) when None."""
+    message = dump_proto.DumpData(version="2.0", op_name="big/op", dump_time=1)
+    item = message.output.add(data_type=dump_proto.data_type_of(np.dtype(np.float32)), size=declared)
+    item.shape.dim.append(declared // 4)
+    header = message.SerializeToString()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+        for _ in range(0 if data is None else data_bytes >> 22):
+            f.write(data(1 << 22))
+        f.truncate(8 + len(header) + data_bytes)
+    return str(path)
+
+
+_PEAK_OF_INFO = """
+import sys
+from npu_bridge.core.dump import cli
+
+def high_water_kb():
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+
+before = high_water_kb()
+code = cli.main(["info", sys.argv[1]])
+print("PEAK_KB", high_water_kb() - before, "EXIT", code)
+"""
+
+
+def info_in_a_fresh_process(path):
+    """(stdout, stderr, peak RSS in KB above the process after its imports) of ``npu-dump info path``."""
+    done = run_python(_PEAK_OF_INFO, args=(path,), timeout=600)
+    words = done.stdout.split()
+    return done.stdout, done.stderr, int(words[words.index("PEAK_KB") + 1])
+
+
+def test_a_dump_file_smaller_than_its_header_says_is_refused_before_reading(tmp_path, capsys):
+    sparse = big_dump_file(tmp_path / "sparse.Op.big.1.1.1700000000000000", 2 * TENSOR_BYTES)  # 4 KB on disk
+    with pytest.raises(DumpFormatError, match="header lists 536870912 data bytes, the file holds 268435456") as e:
+        dump_file.load(sparse)
+    assert str(e.value).startswith(f"{sparse}: ")
+    assert dump_cli(["info", sparse]) == 2
+    assert f"npu-dump: {sparse}: damaged Ascend dump file" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_npu_dump_info_on_a_size_mismatch_allocates_nothing(tmp_path):
+    sparse = big_dump_file(tmp_path / "sparse.Op.big.1.1.1700000000000000", 2 * TENSOR_BYTES)
+    out, err, peak = info_in_a_fresh_process(sparse)
+    assert "EXIT 2" in out and sparse in err
+    assert peak < 16 << 10, peak
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("kind", ["sparse", "real"])
+def test_npu_dump_info_on_a_256_mib_tensor_stays_within_64_mib(kind, tmp_path):
+    rng = np.random.default_rng(0)
+    data = None if kind == "sparse" else lambda n: rng.standard_normal(n // 4, dtype=np.float32).tobytes()
+    path = big_dump_file(tmp_path / f"{kind}.Op.big.1.1.1700000000000000", TENSOR_BYTES, data)
+    out, err, peak = info_in_a_fresh_process(path)
+    assert "EXIT 0" in out, err
+    assert "268435456 bytes  min " in out and "nan 0 inf 0" in out
+    if kind == "sparse":
+        assert "min 0 max 0 mean 0" in out
+    assert peak < MEMORY_BUDGET_KB, f"{peak} KB above start"

@@ -17,10 +17,16 @@ import stat
 import sys
 import time
 
-import numpy as np
-
-from npu_bridge.core.dump import dump_compare, dump_convert, dump_file, dump_status, dump_tree, overflow_records
-from npu_bridge.core.runtime import arg_checks, atomic_write, bounded_files, version
+from npu_bridge.core.dump import (
+    dump_compare,
+    dump_convert,
+    dump_file,
+    dump_status,
+    dump_tree,
+    overflow_records,
+    tensor_stats,
+)
+from npu_bridge.core.runtime import arg_checks, atomic_write, bounded_files, inert_text, version
 from npu_bridge.core.runtime.errors import DumpFormatError, DumpTreeError, shortened, shortened_text
 
 EXIT_OK = 0
@@ -41,16 +47,16 @@ class _Progress:
         now = time.monotonic()
         if now - self.last >= _PROGRESS_SECONDS or (total is not None and done == total and now - self.last > 0.2):
             self.last = now
-            print(f"npu-dump: {self.verb} {done}" + (f"/{total}" if total else ""), file=sys.stderr, flush=True)
+            inert_text.echo(f"npu-dump: {self.verb} {done}" + (f"/{total}" if total else ""), sys.stderr, True)
 
 
 def _convert(args):
     result = dump_convert.convert(args.sources, args.output, progress=_Progress("converted"))
-    print(f"wrote {len(result.written)} files to {args.output}")
+    inert_text.echo(f"wrote {len(result.written)} files to {inert_text.value(args.output)}")
     for skipped in result.skipped:
-        print(f"skipped (no numeric values): {skipped}")
+        inert_text.echo(f"skipped (no numeric values): {inert_text.value(skipped)}")
     for path, message in result.failures:
-        print(f"npu-dump: cannot convert {path}: {message}", file=sys.stderr)
+        inert_text.echo(f"npu-dump: cannot convert {inert_text.value(path)}: {inert_text.value(message)}", sys.stderr)
     return EXIT_BAD_INPUT if result.failures else EXIT_OK
 
 
@@ -66,8 +72,8 @@ def _compare(args):
         mine, truth, step=args.step, cosine_threshold=args.cosine, progress=_Progress("compared")
     )
     comparison.write_csv(output)
-    print(comparison.summary(top=args.top))
-    print(f"result: {output}")
+    inert_text.echo(comparison.summary(top=args.top))
+    inert_text.echo(f"result: {inert_text.value(output)}")
     return EXIT_FINDING if comparison.first_divergence is not None else EXIT_OK
 
 
@@ -80,8 +86,8 @@ def _overflow(args):
     text = overflow_records.render(entries, args.dir, detailed=args.number)
     if args.output:
         atomic_write.write_output(args.output, text, "overflow report")
-        print(f"wrote {args.output}")
-    sys.stdout.write(text)
+        inert_text.echo(f"wrote {inert_text.value(args.output)}")
+    sys.stdout.write(inert_text.lines(text))
     return EXIT_FINDING if entries else EXIT_OK
 
 
@@ -95,7 +101,7 @@ def _info(args):
         try:
             _describe_file(dump_file.load(path))
         except (DumpFormatError, FileNotFoundError) as e:
-            print(f"npu-dump: {e}", file=sys.stderr)
+            inert_text.echo(f"npu-dump: {inert_text.value(e)}", sys.stderr)
             status = EXIT_BAD_INPUT
     return status
 
@@ -104,9 +110,9 @@ def _describe_file(loaded):
     kind = "npy tensor" if loaded.version is None else f"Ascend dump file, version {loaded.version}"
     if loaded.overflow is not None:
         kind = f"Opdebug overflow record, version {loaded.version}"
-    print(
-        f"{loaded.path}\n  {kind}; op {loaded.op_name or '?'}"
-        + (f"; type {loaded.name.op_type}" if loaded.name and loaded.name.op_type else "")
+    inert_text.echo(
+        f"{inert_text.value(loaded.path)}\n  {kind}; op {inert_text.value(loaded.op_name or '?')}"
+        + (f"; type {inert_text.value(loaded.name.op_type)}" if loaded.name and loaded.name.op_type else "")
         + (
             f"; dump time {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(loaded.dump_time / 1000))}"
             if loaded.dump_time
@@ -115,25 +121,25 @@ def _describe_file(loaded):
     )
     if loaded.overflow is not None:
         for section, fields in loaded.overflow.items():
-            print(f"  {section}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
+            inert_text.echo(f"  {section}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
         return
     for tensor in loaded.tensors:
-        print(
+        inert_text.echo(
             f"  {tensor.io} {tensor.index}: {tensor.dtype_name} {tensor.format_name} {list(tensor.shape)} "
-            f"{len(tensor.raw)} bytes{_statistics(tensor)}"
+            f"{tensor.nbytes} bytes{_statistics(tensor)}"
         )
 
 
 def _statistics(tensor):
-    array, converted = tensor.logical_array()
-    if array is None or array.size == 0 or array.dtype.kind not in "fiub":
+    """ " (as [shape])  min .. max .. mean .. nan .. inf ..", read block by block; "" for non-numeric tensors."""
+    found = tensor_stats.summarize(tensor)
+    if found is None or not found.size:
         return ""
-    values = array.astype(np.float64).reshape(-1)
-    finite = values[np.isfinite(values)]
-    text = f" (as {list(array.shape)})" if converted else ""
-    if finite.size:
-        text += f"  min {finite.min():.6g} max {finite.max():.6g} mean {finite.mean():.6g}"
-    return text + f" nan {int(np.isnan(values).sum())} inf {int(np.isinf(values).sum())}"
+    logical = tensor.logical_shape()
+    text = f" (as {list(logical)})" if logical != tuple(tensor.shape) else ""
+    if found.moments.count:
+        text += f"  min {found.minimum:.6g} max {found.maximum:.6g} mean {found.mean:.6g}"
+    return text + f" nan {found.nan} inf {found.inf}"
 
 
 def _compare_inputs(args):
@@ -189,29 +195,31 @@ def _describe_tree(path):
         groups[key][artifact.name.kind] += 1
         if artifact.step is not None:
             directories[key] = os.path.abspath(os.path.dirname(artifact.path))
-    print(f"{path}: {len(artifacts)} artifacts")
+    inert_text.echo(f"{inert_text.value(path)}: {len(artifacts)} artifacts")
     for (model, step), kinds in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or -1)):
-        where = f"model {model}" + ("" if step is None else f", step {step}")
+        where = f"model {inert_text.value(model)}" + ("" if step is None else f", step {step}")
         problem = problems.pop(directories.get((model, step)), None)
-        print(
+        inert_text.echo(
             f"  {where}: "
             + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
-            + (f"  INCOMPLETE: {problem}" if problem else "")
+            + (f"  INCOMPLETE: {inert_text.value(problem)}" if problem else "")
         )
     for directory, problem in sorted(problems.items()):
-        print(f"  {os.path.relpath(directory, path)}: INCOMPLETE: {problem}")
+        relative = inert_text.value(os.path.relpath(directory, path))
+        inert_text.echo(f"  {relative}: INCOMPLETE: {inert_text.value(problem)}")
     if incomplete:
-        print(f"{path}: {incomplete} incomplete steps: their data is partial", file=sys.stderr)
+        inert_text.echo(f"{inert_text.value(path)}: {incomplete} incomplete steps: their data is partial", sys.stderr)
     return not incomplete
 
 
 def _warn_if_incomplete(tree):
     problems = dump_status.problems(tree)
     if problems:
-        print(
-            f"npu-dump: warning: {tree} is incomplete in {len(problems)} step directories "
-            f"({problems[0].step_dir}: {problems[0].text}); `npu-dump info {tree}` lists them",
-            file=sys.stderr,
+        shown, first = inert_text.value(tree), problems[0]
+        inert_text.echo(
+            f"npu-dump: warning: {shown} is incomplete in {len(problems)} step directories "
+            f"({inert_text.value(first.step_dir)}: {inert_text.value(first.text)}); `npu-dump info {shown}` lists them",
+            sys.stderr,
         )
 
 
@@ -277,7 +285,7 @@ def main(argv=None):
     try:
         return args.run(args)
     except (DumpFormatError, DumpTreeError, FileNotFoundError, ValueError, OSError) as e:
-        print(f"npu-dump: {e}", file=sys.stderr)
+        inert_text.echo(f"npu-dump: {inert_text.value(e)}", sys.stderr)
         return EXIT_BAD_INPUT
 
 

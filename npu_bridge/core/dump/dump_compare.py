@@ -31,8 +31,8 @@ from typing import Optional
 
 import numpy as np
 
-from npu_bridge.core.dump import dump_file, dump_names, dump_tree
-from npu_bridge.core.runtime import atomic_write
+from npu_bridge.core.dump import dump_file, dump_names, dump_tree, tensor_stats
+from npu_bridge.core.runtime import atomic_write, inert_text
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
 ALGORITHMS = (
@@ -163,8 +163,8 @@ class Comparison:
         step = "" if self.step is None else f" at step {self.step}"
         lines = [
             f"compared {len(compared)} tensors of {len({row.key[0] for row in compared})} ops{step}",
-            f"  my dump:      {self.mine}",
-            f"  ground truth: {self.truth}",
+            f"  my dump:      {inert_text.value(self.mine)}",
+            f"  ground truth: {inert_text.value(self.truth)}",
         ]
         only_mine = sum(1 for row in self.rows if row.truth is None)
         only_truth = sum(1 for row in self.rows if row.mine is None)
@@ -240,7 +240,7 @@ def compare(mine, truth, step=None, cosine_threshold=DEFAULT_COSINE_THRESHOLD, p
         mine_side, truth_side = my_tensors.get(key), truth_tensors.get(key)
         row = Row(key, order.get(mine_side.op_name) if mine_side else None, mine_side, truth_side)
         if mine_side and truth_side:
-            _fill(row, loader.array(mine_side), loader.array(truth_side), cosine_threshold)
+            _fill(row, loader.tensor(mine_side), loader.tensor(truth_side), cosine_threshold)
         else:
             row.reason = "no match in the ground truth" if truth_side is None else "no match in my dump"
         rows.append(row)
@@ -300,84 +300,88 @@ def _sides(artifact):
 
 
 class _Loader:
-    """Loads files on demand, keeping a few (a dump file holds several tensors)."""
+    """Reads the headers of files on demand, keeping a few (a dump file holds several tensors); tensor data stays in
+    the files until compared, block by block."""
 
     def __init__(self):
         self._files = {}
 
-    def array(self, side):
-        """Returns (array or None, TensorData) of a matched tensor."""
+    def tensor(self, side):
+        """Returns the ``TensorData`` of a matched tensor."""
         path = side.artifact.path
         if path not in self._files:
             if len(self._files) >= _CACHED_FILES:
                 self._files.pop(next(iter(self._files)))
             self._files[path] = dump_file.load(path, side.artifact.name)
         loaded = self._files[path]
-        tensor = (loaded.inputs if side.io == "input" else loaded.outputs)[side.index]
-        array, _ = tensor.logical_array()
-        return array, tensor
+        return (loaded.inputs if side.io == "input" else loaded.outputs)[side.index]
 
 
 def _fill(row, mine, truth, threshold):
-    (a, a_info), (b, b_info) = mine, truth
-    row.dtype_mine, row.dtype_truth = a_info.dtype_name, b_info.dtype_name
-    row.shape = str(list(a.shape)) if a is not None else str(list(a_info.shape))
-    if a is None or b is None:
-        row.reason = "no numeric values" if a is None and b is None else "only one side has numeric values"
-        row.diverged = (a is None) != (b is None)
+    """Fills ``row`` from the two ``TensorData``, reading them block by block."""
+    row.dtype_mine, row.dtype_truth = mine.dtype_name, truth.dtype_name
+    a_dtype, b_dtype = mine.numpy_dtype(), truth.numpy_dtype()
+    row.shape = str(list(mine.logical_shape() if a_dtype is not None else mine.shape))
+    if a_dtype is None or b_dtype is None:
+        row.reason = "no numeric values" if a_dtype is None and b_dtype is None else "only one side has numeric values"
+        row.diverged = (a_dtype is None) != (b_dtype is None)
         row.comparable = row.diverged
         return
     row.comparable = True
-    row.overflow = "YES" if _overflows(a) else "NO"
-    if a.shape != b.shape:
-        row.reason = f"shape {list(a.shape)} vs {list(b.shape)}"
+    a_shape, b_shape = mine.logical_shape(), truth.logical_shape()
+    if a_shape != b_shape:
+        row.reason = f"shape {list(a_shape)} vs {list(b_shape)}"
         row.diverged = True
-        if a.size != b.size:
+        if np.prod(a_shape, dtype=np.int64) != np.prod(b_shape, dtype=np.int64):
+            row.overflow = _overflow_text(any(_overflows(block) for block in mine.value_blocks()))
             return
-    if a.dtype.kind == "c" or b.dtype.kind == "c":
-        row.identical = np.array_equal(a.reshape(-1), b.reshape(-1), equal_nan=True)
+    if a_dtype.kind == "c" or b_dtype.kind == "c":
+        row.overflow = _overflow_text(any(_overflows(block) for block in mine.value_blocks()))
+        blocks = zip(mine.value_blocks(), truth.value_blocks())
+        row.identical = all(np.array_equal(a, b, equal_nan=True) for a, b in blocks)
         row.reason = row.reason or "complex values: only compared for equality"
         row.diverged = row.diverged or not row.identical
         return
-    x, y = a.astype(np.float64).reshape(-1), b.astype(np.float64).reshape(-1)
-    row.identical = not row.reason and a.dtype == b.dtype and np.array_equal(x, y, equal_nan=True)
-    finite_x, finite_y = np.isfinite(x), np.isfinite(y)
-    both = finite_x & finite_y
-    special_differs = int(np.sum((~finite_x | ~finite_y) & ~((x == y) | (np.isnan(x) & np.isnan(y)))))
-    if special_differs:
-        row.reason = _join(row.reason, f"inf/NaN differ at {special_differs} positions")
+    pairs = tensor_stats.compare_pairs(mine, truth, _RELATIVE_FLOOR, _overflows, _HISTOGRAM_BINS)
+    row.overflow = _overflow_text(pairs.overflow)
+    row.identical = not row.reason and a_dtype == b_dtype and pairs.identical
+    if pairs.special_differs:
+        row.reason = _join(row.reason, f"inf/NaN differ at {pairs.special_differs} positions")
         row.diverged = True
-    row.metrics = _metrics(x[both], y[both])
+    row.metrics = _metrics(pairs)
     cosine = row.metrics["CosineSimilarity"]
     if not math.isnan(cosine) and cosine < threshold:
         row.diverged = True
 
 
-def _metrics(x, y):
-    if x.size == 0:
+def _overflow_text(overflows):
+    return "YES" if overflows else "NO"
+
+
+def _metrics(pairs):
+    """The metrics (module docstring) from a ``tensor_stats.PairStatistics``."""
+    if not pairs.count:
         nan = float("nan")
         return {name: nan for name in ALGORITHMS if name != "StandardDeviation"} | {"StandardDeviation": ""}
-    diff = np.abs(x - y)
-    norm_x, norm_y = float(np.linalg.norm(x)), float(np.linalg.norm(y))
+    norm_x, norm_y = math.sqrt(pairs.xx), math.sqrt(pairs.yy)
     if norm_x == 0 and norm_y == 0:
         cosine = 1.0
     elif norm_x == 0 or norm_y == 0:
         cosine = 0.0
     else:
-        cosine = float(np.dot(x, y) / (norm_x * norm_y))
-    relative = diff / np.maximum(np.abs(y), _RELATIVE_FLOOR)
-    sum_y = float(np.sum(np.abs(y)))
+        cosine = pairs.dot / (norm_x * norm_y)
+    x, y = pairs.x, pairs.y
     return {
         "CosineSimilarity": cosine,
-        "MaxAbsoluteError": float(diff.max()),
-        "AccumulatedRelativeError": _ratio(float(diff.sum()), sum_y),
-        "RelativeEuclideanDistance": _ratio(float(np.linalg.norm(x - y)), norm_y),
-        "KullbackLeiblerDivergence": _kl_divergence(x, y),
-        "StandardDeviation": f"({x.mean():.6g};{x.std():.6g}),({y.mean():.6g};{y.std():.6g})",
-        "MeanAbsoluteError": float(diff.mean()),
-        "RootMeanSquareError": float(np.sqrt(np.mean((x - y) ** 2))),
-        "MaxRelativeError": float(relative.max()),
-        "MeanRelativeError": float(relative.mean()),
+        "MaxAbsoluteError": pairs.diff_max,
+        "AccumulatedRelativeError": _ratio(pairs.diff_sum, pairs.abs_y),
+        "RelativeEuclideanDistance": _ratio(math.sqrt(pairs.squared_diff), norm_y),
+        "KullbackLeiblerDivergence": _kl_divergence(pairs.histograms),
+        "StandardDeviation": f"({x.mean:.6g};{x.std:.6g}),({y.mean:.6g};{y.std:.6g})",
+        "MeanAbsoluteError": pairs.diff_sum / pairs.count,
+        "RootMeanSquareError": math.sqrt(pairs.squared_diff / pairs.count),
+        "MaxRelativeError": pairs.relative_max,
+        "MeanRelativeError": pairs.relative_sum / pairs.count,
     }
 
 
@@ -387,12 +391,11 @@ def _ratio(numerator, denominator):
     return numerator / denominator
 
 
-def _kl_divergence(x, y):
-    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
-    if low == high:
+def _kl_divergence(histograms):
+    """KL(p || q) of the two value histograms (None: every value is the same, 0)."""
+    if histograms is None:
         return 0.0
-    p, _ = np.histogram(x, bins=_HISTOGRAM_BINS, range=(low, high))
-    q, _ = np.histogram(y, bins=_HISTOGRAM_BINS, range=(low, high))
+    p, q = histograms
     p = (p + 1e-10) / (p.sum() + 1e-10 * _HISTOGRAM_BINS)
     q = (q + 1e-10) / (q.sum() + 1e-10 * _HISTOGRAM_BINS)
     return float(np.sum(p * np.log(p / q)))
@@ -422,7 +425,7 @@ def _badness(row):
 
 
 def _describe(row):
-    text = row.label
+    text = inert_text.value(row.label)
     if "CosineSimilarity" in row.metrics:
         text += (
             f" (cosine {_number(row.metrics['CosineSimilarity'])}, max abs err "
@@ -445,21 +448,21 @@ def _csv_cells(number, row):
     cells = [
         number,
         "" if row.sequence is None else row.sequence,
-        side.op_type,
-        mine.op_name if mine else "*",
+        inert_text.csv_name(side.op_type),
+        inert_text.csv_name(mine.op_name) if mine else "*",
         row.dtype_mine or "*",
         "NaN",
-        truth.op_name if truth else "*",
+        inert_text.csv_name(truth.op_name) if truth else "*",
         row.dtype_truth or "*",
         "NaN",
-        f"{side.op_name}:{row.key[1]}:{row.key[2]}",
+        inert_text.csv_name(f"{side.op_name}:{row.key[1]}:{row.key[2]}"),
         row.shape,
         row.overflow or "NaN",
     ]
     for algorithm in ALGORITHMS:
         value = row.metrics.get(algorithm)
         cells.append("NaN" if value is None else _number(value))
-    cells.append(row.reason)
+    cells.append(inert_text.csv_cell(row.reason))
     return cells
 
 

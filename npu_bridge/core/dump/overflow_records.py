@@ -13,10 +13,8 @@ import dataclasses
 import os
 from typing import List, Optional
 
-import numpy as np
-
-from npu_bridge.core.dump import dump_file, dump_tree
-from npu_bridge.core.runtime import bounded_files
+from npu_bridge.core.dump import dump_file, dump_tree, tensor_stats
+from npu_bridge.core.runtime import bounded_files, inert_text
 
 REPORT_FILE = "overflow_report.txt"
 SOURCES_FILE = "op_sources.json"
@@ -164,9 +162,10 @@ def render(entries, root, detailed=DEFAULT_DETAILED):
       root: the tree the report is about (named in the title).
       detailed: how many entries get their inputs' and outputs' statistics.
     Returns:
-      The text, ending with a newline.
+      The text, ending with a newline; what comes from files (names, paths, creation sites) is inert
+      (``inert_text.value``).
     """
-    lines = [f"npu_bridge overflow report for {root}"]
+    lines = [f"npu_bridge overflow report for {inert_text.value(root)}"]
     if not entries:
         lines.append("no overflow recorded")
         return "\n".join(lines) + "\n"
@@ -174,32 +173,33 @@ def render(entries, root, detailed=DEFAULT_DETAILED):
     steps = {(e.model, e.step) for e in entries}
     lines.append(
         f"{len(entries)} overflow records in {len(steps)} steps; the first overflowing op is "
-        f"[{first.op_type}] {first.op_name}{_where(first)}"
+        f"[{inert_text.value(first.op_type)}] {inert_text.value(first.op_name)}{_where(first)}"
     )
     current = None
     for number, entry in enumerate(entries, 1):
         if (entry.model, entry.step) != current:
             current = (entry.model, entry.step)
             lines.append("")
-            lines.append(f"step {entry.step}" + (f", model {entry.model}" if entry.model else ""))
+            lines.append(f"step {entry.step}" + (f", model {inert_text.value(entry.model)}" if entry.model else ""))
         status = "?" if entry.status is None else f"0x{entry.status:x}"
         lines.append(
-            f"  {number}. [{entry.op_type}] {entry.op_name} [AI Core][TaskId {entry.task_id}]"
+            f"  {number}. [{inert_text.value(entry.op_type)}] {inert_text.value(entry.op_name)} "
+            f"[AI Core][TaskId {entry.task_id}]"
             f"[StreamId {entry.stream_id}][Status {status}][Timestamp {entry.timestamp}]"
         )
         if number > detailed:
             continue
         if entry.created_at:
-            lines.append(f"     created at {entry.created_at}")
+            lines.append(f"     created at {inert_text.value(entry.created_at)}")
         entry.summarize()
         for tensor in entry.tensors:
             lines.append(f"     {tensor.io} {tensor.index}: {tensor.text()}")
-        files = [os.path.basename(p) for p in (entry.opdebug_path, entry.dump_path) if p]
+        files = [inert_text.value(os.path.basename(p)) for p in (entry.opdebug_path, entry.dump_path) if p]
         lines.append(f"     files: {', '.join(files) if files else 'none (they could not be written)'}")
     if len(entries) > detailed:
         lines.append("")
         lines.append(
-            f"(statistics are shown for the first {detailed} records; `npu-dump overflow {root} "
+            f"(statistics are shown for the first {detailed} records; `npu-dump overflow {inert_text.value(root)} "
             f"-n {len(entries)}` shows them all)"
         )
     return "\n".join(lines) + "\n"
@@ -207,7 +207,7 @@ def render(entries, root, detailed=DEFAULT_DETAILED):
 
 def _where(entry):
     text = "" if entry.step is None else f" at step {entry.step}"
-    return text + (f", created at {entry.created_at}" if entry.created_at else "")
+    return text + (f", created at {inert_text.value(entry.created_at)}" if entry.created_at else "")
 
 
 def _number(value):
@@ -215,17 +215,17 @@ def _number(value):
 
 
 def _summary(tensor):
-    array, _ = tensor.logical_array()
-    shape = tuple(array.shape) if array is not None else tensor.shape
-    nan_value = float("nan")
-    maximum = minimum = mean = nan_value
-    nan = inf = 0
-    if array is not None and array.size and array.dtype.kind in "fiub":
-        values = array.astype(np.float64).reshape(-1)
-        finite = values[np.isfinite(values)]
-        nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
-        if finite.size:
-            maximum, minimum, mean = float(finite.max()), float(finite.min()), float(finite.mean())
+    """The ``TensorSummary`` of a tensor, read block by block (``tensor_stats``)."""
+    found = tensor_stats.summarize(tensor) or tensor_stats.Summary()
     return TensorSummary(
-        tensor.io, tensor.index, tensor.format_name, shape, tensor.dtype_name, maximum, minimum, mean, nan, inf
+        tensor.io,
+        tensor.index,
+        tensor.format_name,
+        tensor.logical_shape(),
+        tensor.dtype_name,
+        found.maximum,
+        found.minimum,
+        found.mean,
+        found.nan,
+        found.inf,
     )

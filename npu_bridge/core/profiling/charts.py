@@ -12,9 +12,10 @@ is orders of magnitude below the measured time, so on the bars' scale it would b
 """
 
 import dataclasses
-import html
 import math
 from typing import List, Optional, Tuple
+
+from npu_bridge.core.runtime import inert_text
 
 CHAR_WIDTH = 0.68  # em per character: DejaVu Sans, a common fallback, draws digits 0.64 em wide
 _ASCENT, _DESCENT = 0.8, 0.25  # em above and below the baseline
@@ -74,7 +75,7 @@ class Canvas:
         weight = " font-weight='bold'" if bold else ""
         self._parts.append(
             f"<text x='{x:.1f}' y='{y:.1f}' font-size='{size}' text-anchor='{anchor}' fill='{fill}'{weight}>"
-            f"{html.escape(text)}</text>"
+            f"{inert_text.html_text(text)}</text>"
         )
         return box
 
@@ -90,7 +91,7 @@ class Canvas:
         """Draws a rectangle; ``keep_clear`` names it as a box no label may overlap (a legend swatch)."""
         if keep_clear:
             self.boxes.append(Box(keep_clear, x, y, x + width, y + height))
-        tooltip = f"<title>{html.escape(title)}</title>" if title else ""
+        tooltip = f"<title>{inert_text.html_text(title)}</title>" if title else ""
         self._parts.append(
             f"<rect x='{x:.2f}' y='{y:.2f}' width='{width:.2f}' height='{height:.2f}' fill='{fill}'>{tooltip}</rect>"
         )
@@ -104,7 +105,7 @@ class Canvas:
     def polyline(self, points, stroke, width=2.0, title=None):
         """Draws a line through ``points`` [(x, y), ...]."""
         coordinates = " ".join(f"{x:.2f},{y:.2f}" for x, y in points)
-        tooltip = f"<title>{html.escape(title)}</title>" if title else ""
+        tooltip = f"<title>{inert_text.html_text(title)}</title>" if title else ""
         self._parts.append(
             f"<polyline points='{coordinates}' fill='none' stroke='{stroke}' stroke-width='{width}' "
             f"stroke-linejoin='round'>{tooltip}</polyline>"
@@ -124,7 +125,7 @@ class Canvas:
         accessible name."""
         return (
             f"<svg viewBox='0 0 {self.width:.0f} {self.height:.0f}' width='100%' "
-            f"style='max-width:{self.width:.0f}px' role='img' aria-label='{html.escape(label)}'>"
+            f"style='max-width:{self.width:.0f}px' role='img' aria-label='{inert_text.html_text(label)}'>"
             + "".join(self._parts)
             + "</svg>"
         )

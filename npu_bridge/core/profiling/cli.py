@@ -21,24 +21,24 @@ import os
 import sys
 
 from npu_bridge.core.profiling import layout, report, summary
-from npu_bridge.core.runtime import arg_checks, atomic_write, version
+from npu_bridge.core.runtime import arg_checks, atomic_write, inert_text, version
 from npu_bridge.core.runtime.errors import ProfileDataError
 
 _WARMUP_HELP = "count each graph's first iteration (warm-up) in the op statistics too"
 
 
 def _progress(done, total):
-    print(f"npu-prof: analysed {done} of {total} runs", file=sys.stderr, flush=True)
+    inert_text.echo(f"npu-prof: analysed {done} of {total} runs", sys.stderr, True)
 
 
 def _warn(message):
-    print(f"npu-prof: warning: {message}", file=sys.stderr, flush=True)
+    inert_text.echo(f"npu-prof: warning: {inert_text.value(message)}", sys.stderr, True)
 
 
 def _export(profile_dir, fp_point=None, bp_point=None):
     from npu_bridge.core.profiling import export  # imports TensorFlow
 
-    print(f"npu-prof: exporting {profile_dir}", file=sys.stderr, flush=True)
+    inert_text.echo(f"npu-prof: exporting {inert_text.value(profile_dir)}", sys.stderr, True)
     try:
         return export.export_profile(profile_dir, fp_point, bp_point, progress=_progress, warn=_warn)
     except (ProfileDataError, OSError) as e:
@@ -58,7 +58,7 @@ def _load_all(path, include_warmup=False):
 
 def _summary(args):
     for loaded in _load_all(args.path, args.include_warmup):
-        print(summary.format_text(loaded, top=args.top))
+        inert_text.echo(summary.format_text(loaded, top=args.top))
     return 0
 
 
@@ -73,7 +73,7 @@ def _report(args):
     else:
         target = os.path.join(args.path, layout.REPORT_FILE)
     report.write_report(summaries, target)
-    print(f"npu-prof: wrote {target}")
+    inert_text.echo(f"npu-prof: wrote {inert_text.value(target)}")
     return 0
 
 
@@ -83,8 +83,8 @@ def _export_command(args):
         loaded = summary.load(profile_dir)
         report.write_report([loaded], report.report_path(profile_dir))
         for kind, path in sorted(paths.items()):
-            print(f"{kind}: {path}")
-        print(summary.format_text(loaded))
+            inert_text.echo(f"{kind}: {inert_text.value(path)}")
+        inert_text.echo(summary.format_text(loaded))
     return 0
 
 
@@ -120,10 +120,10 @@ def main(argv=None):
     try:
         return args.run(args)
     except (ProfileDataError, OSError) as e:
-        print(f"npu-prof: {e}", file=sys.stderr)
+        inert_text.echo(f"npu-prof: {inert_text.value(e)}", sys.stderr)
         return 2
     except Exception as e:  # a CLI reports errors, it does not trace back
-        print(f"npu-prof: {type(e).__name__}: {e}", file=sys.stderr)
+        inert_text.echo(f"npu-prof: {type(e).__name__}: {inert_text.value(e)}", sys.stderr)
         return 1
 
 

@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError
 from npu_bridge.core.profiling import columns, layout, op_classes, raw_trace, roofline, step_trace, streams, timeline
 from npu_bridge.core.profiling.models import ModelRegistry
 from npu_bridge.core.profiling.step_stats import StepStatsReader, split_iterations
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import inert_text, log
 
 NA = step_trace.NA
 _PROGRESS_EVERY = 2000
@@ -273,7 +273,7 @@ class _Exporter:
                 else (f"{estimate.microseconds:.3f}", f"{estimate.flops:.0f}", f"{estimate.bytes:.0f}", estimate.bound)
             )
         row.append(tf_op_type)
-        self._summary.writerow(row)
+        self._summary.writerow(inert_text.csv_row(row))
         stat = self._statistic[(op.op_type, task_type)]
         stat[0] += 1
         stat[1] += duration_ns
@@ -320,7 +320,7 @@ class _Exporter:
                     step_trace.us(high),
                     f"{100.0 * total / grand_total:.2f}",
                 ]
-                writer.writerow(row + ([f"{est:.3f}"] if self._policy else []))
+                writer.writerow(inert_text.csv_row(row + ([f"{est:.3f}"] if self._policy else [])))
 
     def _write_step_trace(self, rows):
         self.paths["step_trace"] = self._path("step_trace", "csv")
@@ -331,7 +331,7 @@ class _Exporter:
             writer = csv.writer(f)
             writer.writerow(step_trace.header(rows, with_estimate))
             for row in rows:
-                writer.writerow(step_trace.csv_row(row, self._device, pairs, with_estimate))
+                writer.writerow(inert_text.csv_row(step_trace.csv_row(row, self._device, pairs, with_estimate)))
         timeline.write_step_trace_json(self.paths["step_trace_json"], rows, self._device, self._timeline.epoch_ns)
 
 

@@ -1,7 +1,8 @@
 """A self-contained HTML report of one or more profiles (ranks): inline SVG charts, no scripts, no downloads.
 
 The report is inert: every value that comes from a file (info.json, the exported CSVs, directory names) is
-escaped (``_text``: ``html.escape`` for text and attribute values, which are always quoted), the timeline link is a
+escaped (``_text``: ``inert_text.html_text``, control characters as visible escapes, then ``html.escape`` for text
+and attribute values, which are always quoted), the timeline link is a
 percent-encoded relative URL to a file inside the profile (so a name such as ``javascript:...`` stays a file name),
 and the page holds no ``<script>`` (data put into one would have to be JSON with ``<``, ``>`` and ``&`` written as
 ``\\u003c``, ``\\u003e``, ``\\u0026``).
@@ -19,7 +20,7 @@ import urllib.parse
 
 from npu_bridge.core.profiling import charts, layout
 from npu_bridge.core.profiling.summary import format_ms, warmup_text
-from npu_bridge.core.runtime import atomic_write, safe_paths
+from npu_bridge.core.runtime import atomic_write, inert_text, safe_paths
 
 _MAX_BARS = 600
 _MAX_CUT_LISTED = 8
@@ -200,7 +201,7 @@ def _op_chart(summary, top=15):
         height = 16 if with_estimate else 9
         lines.append(
             f"<tr><td class='l'>{_breakable(row.tf_op_type or row.op_type)}</td>"
-            f"<td class='l'>{_breakable(row.op_type)}</td><td class='l'>{html.escape(row.core_type)}</td>"
+            f"<td class='l'>{_breakable(row.op_type)}</td><td class='l'>{_text(row.core_type)}</td>"
             f"<td>{_text(row.count)}</td><td>{row.total_us:.3f}</td><td>{row.ratio:.2f}</td>{estimate}"
             f"<td class='l'><svg width='{_OP_BAR}' height='{height}'>{bar}</svg></td></tr>"
         )
@@ -223,7 +224,7 @@ def _op_chart(summary, top=15):
 
 def _breakable(name):
     """An op type in HTML that may wrap between the words of its CamelCase name (SparseSoftmax|CrossEntropy...)."""
-    return re.sub(r"(?<=[A-Za-z0-9])(?=[A-Z][a-z])", "<wbr>", html.escape(name))
+    return re.sub(r"(?<=[A-Za-z0-9])(?=[A-Z][a-z])", "<wbr>", _text(name))
 
 
 def _with_code(text):
@@ -253,9 +254,9 @@ def _point(name, source):
 
 
 def _text(value):
-    """A value from a file as HTML text or a (quoted) attribute value: ``&``, ``<``, ``>``, ``"`` and ``'``
-    escaped."""
-    return html.escape(str(value), quote=True)
+    """A value from a file as HTML text or a (quoted) attribute value: control characters as visible escapes, then
+    ``&``, ``<``, ``>``, ``"`` and ``'`` escaped."""
+    return inert_text.html_text(value)
 
 
 def _url(relative_path):

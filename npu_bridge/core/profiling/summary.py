@@ -19,7 +19,7 @@ import statistics
 from typing import List, Optional, Tuple
 
 from npu_bridge.core.profiling import columns, layout
-from npu_bridge.core.runtime import bounded_files
+from npu_bridge.core.runtime import bounded_files, inert_text
 from npu_bridge.core.runtime.errors import FileReadError, ProfileDataError
 
 _ESTIMATE_ITERATION = columns.STEP_TRACE_ESTIMATE
@@ -263,17 +263,18 @@ def format_text(summary, top=5):
       summary: a ``ProfileSummary``.
       top: how many op types to list.
     Returns:
-      Several lines of text.
+      Several lines of text; what comes from files is inert (``inert_text.value``).
     """
     info = summary.info
+    shown = inert_text.value
     lines = [
-        f"profile of rank {info['rank_id']} (device {info['device_id']}, {info['backend']} backend): "
-        f"{summary.directory}"
+        f"profile of rank {shown(info['rank_id'])} (device {shown(info['device_id'])}, {shown(info['backend'])} "
+        f"backend): {shown(summary.directory)}"
     ]
     damage = info.get("raw_damage")
     if damage:
         message = damage.get("message") if isinstance(damage, dict) else None
-        lines.append(f"  INCOMPLETE PROFILE: {message or damage}")
+        lines.append(f"  INCOMPLETE PROFILE: {shown(message or damage)}")
     steady = summary.steady_iterations
     if summary.iterations:
         graphs = sorted({row.model_id for row in summary.iterations})
@@ -302,17 +303,19 @@ def format_text(summary, top=5):
     if hardware:
         lines.append(
             "  NPU hardware data, accepted, no effect here: "
-            + ", ".join(f"{key} ({what})" for key, what in sorted(hardware.items()))
+            + ", ".join(f"{shown(key)} ({shown(what)})" for key, what in sorted(hardware.items()))
         )
     dropped = info.get("runs_dropped", 0)
     if dropped:
-        lines.append(f"  {dropped} runs were not recorded: storage_limit {info['settings']['storage_limit_mb']}MB")
+        lines.append(
+            f"  {shown(dropped)} runs were not recorded: storage_limit {shown(info['settings']['storage_limit_mb'])}MB"
+        )
     report = os.path.join(summary.directory, layout.REPORT_FILE)
     timeline = (info.get("exported") or {}).get("timeline")
     lines.append(
-        f"  report: {report}"
+        f"  report: {shown(report)}"
         + (
-            f"; timeline: {os.path.join(summary.directory, timeline)} (open in "
+            f"; timeline: {shown(os.path.join(summary.directory, timeline))} (open in "
             "https://ui.perfetto.dev or chrome://tracing)"
             if timeline
             else ""
@@ -322,8 +325,11 @@ def format_text(summary, top=5):
 
 
 def op_type_text(row):
-    """An op type as the summary names it: the artifacts' OP Type, and TensorFlow's where it differs."""
-    return row.op_type if row.tf_op_type in ("", row.op_type) else f"{row.op_type} (TF {row.tf_op_type})"
+    """An op type as the summary names it: the artifacts' OP Type, and TensorFlow's where it differs (inert)."""
+    shown = inert_text.value
+    if row.tf_op_type in ("", row.op_type):
+        return shown(row.op_type)
+    return f"{shown(row.op_type)} (TF {shown(row.tf_op_type)})"
 
 
 def warmup_text(warmup, short=False):

@@ -4,6 +4,7 @@ keras_selection  legacy Keras (tf_keras) for TF1 code, whichever of TensorFlow a
 native_library  loading the C++ library and checking which TensorFlow it was built for
 errors          every exception class npu_bridge raises
 bounded_files   reading the small files users name: regular files only, bounded size, never blocking
+inert_text      text from files made inert for terminals, CSV and HTML (controls escaped)
 version         the --version line of the command-line tools
 log             the ``npu_bridge`` logger (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT)
 system          process-wide NPU system state
