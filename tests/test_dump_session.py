@@ -333,7 +333,9 @@ def test_dump_config_maps_onto_parameter_map_options(tmp_path):
 
 
 def test_a_dump_that_cannot_be_written_is_reported_not_lost_silently(tmp_path, npu_log):
-    (tmp_path / session_step.process_time()).write_text("a file where the dump directory should be")
+    # (A {time} that is not a directory of ours is passed over for a new one: the obstacle sits below it.)
+    (tmp_path / session_step.process_time()).mkdir()
+    (tmp_path / session_step.process_time() / "0").write_text("a file where the dump directory should be")
     errors_before = dump_writer.status()["error_count"]
     _, fetched = train(dump_config(tmp_path), steps=1)
     assert fetched[0]["loss"] > 0  # training is not stopped

@@ -1,34 +1,38 @@
 """Dumps go only where the user pointed, even when another user of the machine plants directories or symlinks
 in the predictable dump tree: every directory below dump_path (and below the exception dump base) is created by
-the writer or must be a real directory of this user, files are created without following symlinks and renamed
-into place, and tensor data is owner-only by default.
+the writer or must be a real directory of this user, and is then held open, so swapping it for a symlink later
+sends nothing elsewhere; a {time} directory someone else made is passed over for a new one; files are created
+without following symlinks and renamed into place; a dump_path everyone can write without the sticky bit is
+refused; and tensor data is owner-only by default.
 
-The attacks need a second user: the tests run as root and hand what "the other user" plants to uid 65534 with
-``os.lchown``; they skip when not run as root."""
+Planting another user's directories needs a second user: those tests run as root and hand what "the other user"
+plants to uid 65534 with ``os.lchown``; they skip when not run as root. Swapping a directory of ours for a
+symlink needs no second user."""
 
 import json
 import os
+import re
 import stat
 import time
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import npu_config
-from dump_helpers import dump_config, feed, mlp_graph, train
+from conftest import npu_config, run_python
+from dump_helpers import artifacts, dump_config, feed, mlp_graph, train
 from test_exception_dump import lookup_graph
 from test_overflow_detection import debug_config, exploding_graph
 
 from npu_bridge.core import dump
-from npu_bridge.core.dump import dump_status, dump_writer, overflow_records, session_step
+from npu_bridge.core.dump import cli, dump_status, dump_writer, overflow_records, session_step
 from npu_bridge.core.runtime import safe_paths
-from npu_bridge.core.runtime.errors import EnvironmentVariableError
+from npu_bridge.core.runtime.errors import EnvironmentVariableError, NpuOptionError
 
 v1 = tf.compat.v1
 
 OTHER_USER = 65534  # nobody
 SECRET = b"root's own data\n"
-SECONDS_PLANTED = 40  # the attacker pre-creates the {time} directories of the next seconds
+SECONDS_PLANTED = 90  # the attacker pre-creates the {time} directories of the next seconds
 REPORT_FILES = {dump_status.STATUS_FILE, overflow_records.REPORT_FILE, overflow_records.SOURCES_FILE}
 
 needs_root = pytest.mark.skipif(
@@ -78,51 +82,177 @@ def fixture_umask_022():
     os.umask(old)
 
 
+def plant_time_directories(shared, victim_dir, secret, plant, now):
+    """The attacker pre-creates the {time} directories of the next seconds in ``shared`` (as uid 65534).
+
+    Returns:
+      {real path: snapshot} of what was planted.
+    """
+    planted = {}
+    for second in range(-1, SECONDS_PLANTED):
+        stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now + second))
+        names = [stamp] + [f"{stamp}.{n}" for n in range(1, 10)] * (plant == "numbered names too")
+        for name in names:
+            time_dir = shared / name
+            if time_dir.exists():
+                continue
+            time_dir.mkdir()
+            os.chmod(time_dir, 0o777)
+            as_other_user(time_dir)
+            device = time_dir / "0"
+            if plant == "device directory is a symlink":
+                os.symlink(victim_dir, device)
+            else:
+                device.mkdir()
+                os.chmod(device, 0o777)
+                for name in (dump_status.STATUS_FILE, "statistic.csv"):
+                    os.symlink(secret, device / name)
+                    as_other_user(device / name)
+            as_other_user(device)
+            planted[os.path.realpath(time_dir)] = snapshot(time_dir)
+    return planted
+
+
+def dumped_ops(directory):
+    """{(op type, op name)} of the dump files below ``directory`` (after waiting for the writer)."""
+    return {(a.name.op_type, a.name.op_name) for a in artifacts(directory)}
+
+
 @needs_root
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("plant", ["device directory is a symlink", "directories are the other user's"])
-def test_dump_directories_another_user_pre_created_are_refused_not_followed(plant, tmp_path, monkeypatch, npu_log):
+@pytest.mark.parametrize(
+    "plant", ["device directory is a symlink", "directories are the other user's", "numbered names too"]
+)
+def test_squatted_time_directories_are_passed_over_for_a_new_one_and_nothing_is_lost(
+    plant, tmp_path, monkeypatch, npu_log, capsys
+):
     shared = shared_directory(tmp_path)
     victim_dir, secret = victim(tmp_path)
     # The {time} of this process's dumps is the second its first dumping session is created: the next one here.
     monkeypatch.setitem(session_step._state, "time", None)
-    now = time.time()
-    planted = {}
-    for second in range(-1, SECONDS_PLANTED):
-        time_dir = shared / time.strftime("%Y%m%d%H%M%S", time.localtime(now + second))
-        if time_dir.exists():
-            continue
-        time_dir.mkdir()
-        os.chmod(time_dir, 0o777)
-        as_other_user(time_dir)
-        device = time_dir / "0"
-        if plant == "device directory is a symlink":
-            os.symlink(victim_dir, device)
-        else:
-            device.mkdir()
-            os.chmod(device, 0o777)
-            for name in (dump_status.STATUS_FILE, f".tmp.{os.getpid()}.{dump_status.STATUS_FILE}", "statistic.csv"):
-                os.symlink(secret, device / name)
-                as_other_user(device / name)
-        as_other_user(device)
-        planted[os.path.realpath(time_dir)] = snapshot(time_dir)
+    planted = plant_time_directories(shared, victim_dir, secret, plant, time.time())
     victim_before = snapshot(victim_dir)
     lost_before = dump_writer.status()["files_lost"]
 
     losses = train(dump_config(shared, dump_mode="all"))
 
-    assert len(losses) == 2 and np.all(np.isfinite(losses))  # training is not stopped
-    time_dir = os.path.join(os.path.realpath(shared), session_step.process_time())
-    assert time_dir in planted, "the session's {time} directory was not one the attacker planted"
+    assert len(losses) == 2 and np.all(np.isfinite(losses))
+    stamp = session_step.process_time()
+    squatted = os.path.join(os.path.realpath(shared), stamp)
+    assert squatted in planted, "the session's {time} was not one the attacker planted"
+    (time_dir,) = [d for d in os.listdir(shared) if os.path.realpath(shared / d) not in planted]
+    if plant == "numbered names too":
+        assert re.fullmatch(rf"{stamp}\.[0-9a-f]{{8}}", time_dir), time_dir
+    else:
+        assert time_dir == f"{stamp}.1"
+    assert os.lstat(shared / time_dir).st_uid == os.geteuid()
     assert snapshot(victim_dir) == victim_before and secret.read_bytes() == SECRET
     assert {path: snapshot(path) for path in planted} == planted  # nothing written into the attacker's tree
-    status = dump_writer.status()
-    assert status["files_lost"] > lost_before
-    assert any(directory.startswith(time_dir + os.sep) for directory in status["lost_dirs"])
-    reason = f"refusing to write into {time_dir}: it belongs to user id {OTHER_USER}"
-    assert reason in status["last_error"]
-    assert any(f"the dump in {time_dir}" in m and "The latest error: " + reason in m for m in npu_log), npu_log
-    assert any(f"{dump_status.STATUS_FILE} could not be written ({reason}" in message for message in npu_log)
+    assert dump_writer.status()["files_lost"] == lost_before
+    root = shared / time_dir / "0"
+    steps = {a.step for a in artifacts(root)}
+    assert steps == {0, 1} and ("MatMul", "layer1_MatMul") in dumped_ops(root)
+    with open(root / dump_status.STATUS_FILE, encoding="utf-8") as f:
+        assert json.load(f)["state"] == "complete"
+    capsys.readouterr()
+    assert cli.main(["info", str(shared / time_dir)]) == 0
+    out = capsys.readouterr().out
+    assert str(shared / time_dir) in out and re.search(r"step 1: \d+ dump", out), out
+    why = f"refusing to write into {shared / stamp}: it belongs to user id {OTHER_USER}"
+    assert any(why in m and f"this process dumps into {shared / time_dir} instead" in m for m in npu_log), npu_log
+
+
+def swap_for_symlink(directory, target):
+    """Renames ``directory`` away (to {name}.moved) and puts a symlink to ``target`` at its path."""
+    moved = f"{directory}.moved"
+    os.rename(directory, moved)
+    os.symlink(target, directory)
+    return moved
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("swapped", ["{time}", "{model}"])
+def test_a_dump_directory_swapped_for_a_symlink_mid_job_keeps_getting_the_files(swapped, tmp_path):
+    shared = shared_directory(tmp_path)
+    victim_dir, secret = victim(tmp_path)
+    lost_before = dump_writer.status()["files_lost"]
+    graph, x, y, parts = mlp_graph()
+    with v1.Session(graph=graph, config=dump_config(shared, dump_mode="all")) as sess:
+        sess.run(parts["init"])
+        sess.run([parts["loss"], parts["train"]], feed(x, y, 0))
+        dump.flush()
+        (step0,) = {os.path.dirname(a.path) for a in artifacts(shared) if a.name.op_name == "layer1_MatMul"}
+        model_dir = os.path.dirname(os.path.dirname(step0))  # {time}/{device}/{model}/{model id}/0
+        time_dir = os.path.dirname(os.path.dirname(model_dir))
+        # Root's private directory, shaped like the tree, so that a write through the symlink would succeed.
+        swapped_dir = time_dir if swapped == "{time}" else model_dir
+        target = victim_dir / "tree"
+        for step in ("0", "1", "2"):
+            os.makedirs(target / os.path.relpath(os.path.dirname(step0), swapped_dir) / step, mode=0o700)
+        victim_before = snapshot(victim_dir)
+        moved = swap_for_symlink(swapped_dir, target)
+        sess.run([parts["loss"], parts["train"]], feed(x, y, 1))
+        sess.run([parts["loss"], parts["train"]], feed(x, y, 2))
+    dump.flush()
+
+    assert snapshot(victim_dir) == victim_before and secret.read_bytes() == SECRET
+    assert dump_writer.status()["files_lost"] == lost_before
+    moved_time_dir = moved if swapped == "{time}" else time_dir
+    by_step = {}
+    model_id = os.path.basename(os.path.dirname(step0))
+    for a in artifacts(moved_time_dir):
+        if os.path.basename(os.path.dirname(os.path.dirname(a.path))) == model_id:  # the training graph's
+            by_step.setdefault(a.step, set()).add((a.name.op_type, a.name.op_name))
+    assert sorted(by_step) == [0, 1, 2] and by_step[0] == by_step[1] == by_step[2], by_step
+    with open(os.path.join(moved_time_dir, "0", dump_status.STATUS_FILE), encoding="utf-8") as f:
+        assert json.load(f)["state"] == "complete"
+
+
+@pytest.mark.timeout(300)
+def test_an_exception_dump_directory_swapped_for_a_symlink_keeps_getting_the_files(tmp_path, monkeypatch):
+    shared = shared_directory(tmp_path)
+    victim_dir, secret = victim(tmp_path)
+    (victim_dir / "data-dump" / "0").mkdir(parents=True, mode=0o700)  # shaped like the tree
+    monkeypatch.delenv("NPU_COLLECT_PATH", raising=False)
+    monkeypatch.setenv("ASCEND_WORK_PATH", str(shared))
+    graph, params, indices, total = lookup_graph()
+    values = np.arange(6, dtype=np.float32).reshape(3, 2)
+    with v1.Session(graph=graph, config=npu_config(enable_exception_dump=1)) as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="were written to"):
+            sess.run(total, {params: values, indices: [0, 5]})
+        victim_before = snapshot(victim_dir)
+        moved = swap_for_symlink(shared / "extra-info", victim_dir)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="were written to"):
+            sess.run(total, {params: values, indices: [0, 7]})
+    assert snapshot(victim_dir) == victim_before and secret.read_bytes() == SECRET
+    assert len(os.listdir(os.path.join(moved, "data-dump", "0"))) == 2
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sticky", [False, True], ids=["not sticky", "sticky"])
+@pytest.mark.parametrize("which", ["dump_path", "exception dump base", "profiling output"])
+def test_a_dump_path_everyone_can_write_without_the_sticky_bit_is_refused_at_session_creation(
+    which, sticky, tmp_path, monkeypatch
+):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777 if sticky else 0o777)
+    monkeypatch.delenv("NPU_COLLECT_PATH", raising=False)
+    monkeypatch.setenv("ASCEND_WORK_PATH", str(shared if which == "exception dump base" else tmp_path))
+    options = {
+        "dump_path": {"enable_dump": True, "dump_path": str(shared)},
+        "exception dump base": {"enable_exception_dump": 1},
+        "profiling output": {"profiling_mode": True, "profiling_options": f'{{"output": "{shared}"}}'},
+    }[which]
+    if sticky:  # a shared directory like /tmp is allowed: what others plant in it is passed over or refused
+        v1.Session(graph=tf.Graph(), config=npu_config(**options)).close()
+        return
+    with pytest.raises(NpuOptionError) as raised:
+        v1.Session(graph=tf.Graph(), config=npu_config(**options))
+    message = str(raised.value)
+    assert f"{shared} (mode 0777) can be written by every user and has no sticky bit" in message, message
+    assert f"chmod o-w {shared}" in message and "chmod +t" in message
+    assert not os.listdir(shared)  # nothing was made there
 
 
 @pytest.mark.timeout(300)
@@ -300,3 +430,45 @@ def test_a_bad_npu_bridge_data_mode_is_an_error_when_the_session_is_created(
         v1.Session(graph=tf.Graph(), config=npu_config(dump_path=str(tmp_path), **options))
     assert len(str(raised.value)) < 1024
     assert not os.listdir(tmp_path)  # nothing was written for the refused session
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_npu_device_open_refuses_a_dump_path_everyone_can_write_without_the_sticky_bit(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    result = run_python(
+        f"""
+        import npu_device
+        npu_device.global_options().dump_config.enable_dump = True
+        npu_device.global_options().dump_config.dump_path = {str(shared)!r}
+        npu_device.open()
+        """
+    )
+    assert result.returncode == 1, result.stderr
+    assert f"{shared} (mode 0777) can be written by every user and has no sticky bit" in result.stderr
+    assert not os.listdir(shared)
+
+
+def open_directories_below(top):
+    """The paths of this process's open descriptors that lie below ``top``."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(f"{top}{os.sep}"):
+            found.append(target)
+    return found
+
+
+@pytest.mark.timeout(300)
+def test_the_writer_keeps_a_bounded_number_of_directories_open_across_many_steps(tmp_path):
+    steps = 100
+    train(dump_config(tmp_path, dump_layer="layer1/MatMul"), steps=steps)
+    held = open_directories_below(os.path.realpath(tmp_path))
+    assert 0 < len(held) <= 70, held  # 64 step directories at most, and the directories that hold them
+    dumped = {a.step for a in artifacts(tmp_path) if a.name.op_name == "layer1_MatMul"}
+    assert dumped == set(range(steps))

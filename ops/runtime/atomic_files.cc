@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <unordered_set>
 
 namespace npu_bridge {
 namespace {
@@ -68,23 +67,10 @@ bool RandomHex(std::string* hex) {
   return true;
 }
 
-// Why the existing `path` is not a directory of ours to write into; "" when it is one.
-std::string NotOurDirectory(const std::string& path) {
-  struct stat info;
-  if (lstat(path.c_str(), &info) != 0) return std::string("it cannot be examined: ") + std::strerror(errno);
-  if (S_ISLNK(info.st_mode)) return "it is a symlink (files are never written through a link inside a dump tree)";
-  if (!S_ISDIR(info.st_mode)) return "it exists and is not a directory";
-  if (info.st_uid != geteuid()) {
-    return "it belongs to user id " + std::to_string(info.st_uid) + ", not to this user (" + std::to_string(geteuid()) +
-           "); someone else made it";
-  }
-  return "";
-}
-
-// Reads back a file this process's user wrote (nothing when it does not exist, is a symlink, special, another
-// user's or too large).
-std::string ReadBack(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+// Reads back dir/name, a file this process's user wrote (nothing when it does not exist, is a symlink, special,
+// another user's or too large).
+std::string ReadBack(const Directory& dir, const std::string& name) {
+  const int fd = openat(dir->fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return "";
   struct stat info;
   if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != geteuid() || info.st_size > kMaxReloadBytes) {
@@ -104,17 +90,17 @@ std::string ReadBack(const std::string& path) {
   return content;
 }
 
-// Creates dir/.tmp.{random}.{name}; returns its descriptor (or -1 with errno set) and its path.
-int CreateTemporary(const std::string& dir, const std::string& name, std::string* temporary) {
+// Creates .tmp.{random}.{name} in `dir`; returns its descriptor (or -1 with errno set) and its name.
+int CreateTemporary(const Directory& dir, const std::string& name, std::string* temporary) {
   for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
     std::string hex;
     if (!RandomHex(&hex)) {
       errno = EAGAIN;
-      *temporary = dir + "/.tmp.*." + name;
+      *temporary = ".tmp.*." + name;
       return -1;
     }
-    *temporary = dir + "/.tmp." + hex + "." + name.substr(0, kTemporaryNameKept);
-    const int fd = open(temporary->c_str(), kNewFileFlags, file_mode.load(std::memory_order_relaxed));
+    *temporary = ".tmp." + hex + "." + name.substr(0, kTemporaryNameKept);
+    const int fd = openat(dir->fd(), temporary->c_str(), kNewFileFlags, file_mode.load(std::memory_order_relaxed));
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;
@@ -127,68 +113,29 @@ void SetFileModes(int file, int directory) {
   if (directory >= 0) directory_mode = directory & 07777;
 }
 
-absl::Status EnsureDirectory(const std::string& given_root, const std::string& dir, bool recheck) {
-  static std::mutex mu;
-  static auto* known = new std::unordered_set<std::string>();
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!recheck && known->count(dir)) return absl::OkStatus();
-  }
-  std::string root = given_root;
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  const bool below =
-      root == "/" ? !dir.empty() && dir[0] == '/'
-                  : dir.compare(0, root.size(), root) == 0 && (dir.size() == root.size() || dir[root.size()] == '/');
-  if (root.empty() || !below) {
-    return absl::InvalidArgumentError("the dump directory " + dir + " is not below its root \"" + given_root + "\"");
-  }
-  const mode_t mode = directory_mode.load(std::memory_order_relaxed);
-  // The root and its parents, as the user gave them.
-  for (size_t pos = 1; pos <= root.size(); ++pos) {
-    if (pos != root.size() && root[pos] != '/') continue;
-    const std::string prefix = root.substr(0, pos);
-    if (mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST) {
-      return absl::InternalError(ErrnoText("cannot create directory", prefix));
-    }
-  }
-  // Below it: ours, or refused.
-  std::string path = root == "/" ? "" : root;
-  size_t start = root.size();
-  while (start < dir.size()) {
-    size_t end = dir.find('/', start + 1);
-    if (end == std::string::npos) end = dir.size();
-    const std::string name = dir.substr(start + 1, end - start - 1);
-    start = end;
-    if (name.empty() || name == ".") continue;
-    if (name == "..") {
-      return absl::InvalidArgumentError("the dump directory " + dir + " climbs out of its root with '..'");
-    }
-    path += "/" + name;
-    if (mkdir(path.c_str(), mode) == 0) continue;
-    if (errno != EEXIST) return absl::InternalError(ErrnoText("cannot create directory", path));
-    const std::string problem = NotOurDirectory(path);
-    if (!problem.empty()) return absl::FailedPreconditionError("refusing to write into " + path + ": " + problem);
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  known->insert(dir);
-  return absl::OkStatus();
+absl::Status EnsureDirectory(const std::string& root, const std::string& dir) {
+  return OpenDirectory(root, dir, directory_mode.load(std::memory_order_relaxed)).status();
 }
 
 absl::Status WriteFileAtomically(const std::string& root, const std::string& dir, const std::string& name,
                                  const std::vector<Piece>& pieces) {
-  const std::string path = dir + "/" + name;
+  const mode_t mode = directory_mode.load(std::memory_order_relaxed);
+  absl::StatusOr<Directory> held = OpenDirectory(root, dir, mode);
+  if (!held.ok()) return held.status();
   std::string temporary;
-  int fd = CreateTemporary(dir, name, &temporary);
-  if (fd < 0 && errno == ENOENT) {
-    const absl::Status verified = EnsureDirectory(root, dir, /*recheck=*/true);
-    if (!verified.ok()) return verified;
-    fd = CreateTemporary(dir, name, &temporary);
+  int fd = CreateTemporary(*held, name, &temporary);
+  if (fd < 0 && errno == ENOENT) {  // the directory was removed: make it again
+    ForgetRemovedDirectories(root, dir);
+    held = OpenDirectory(root, dir, mode);
+    if (!held.ok()) return held.status();
+    fd = CreateTemporary(*held, name, &temporary);
   }
-  if (fd < 0) return absl::InternalError(ErrnoText("cannot create", temporary));
+  const int dir_fd = (*held)->fd();
+  if (fd < 0) return absl::InternalError(ErrnoText("cannot create", dir + "/" + temporary));
   auto fail = [&](const char* what) {
-    const absl::Status error = absl::InternalError(ErrnoText(what, temporary));
+    const absl::Status error = absl::InternalError(ErrnoText(what, dir + "/" + temporary));
     close(fd);
-    unlink(temporary.c_str());
+    unlinkat(dir_fd, temporary.c_str(), 0);
     return error;
   };
   std::vector<iovec> iov;
@@ -211,13 +158,13 @@ absl::Status WriteFileAtomically(const std::string& root, const std::string& dir
     }
   }
   if (close(fd) != 0) {
-    const absl::Status error = absl::InternalError(ErrnoText("cannot close", temporary));
-    unlink(temporary.c_str());
+    const absl::Status error = absl::InternalError(ErrnoText("cannot close", dir + "/" + temporary));
+    unlinkat(dir_fd, temporary.c_str(), 0);
     return error;
   }
-  if (rename(temporary.c_str(), path.c_str()) != 0) {
-    const absl::Status error = absl::InternalError(ErrnoText("cannot rename", path));
-    unlink(temporary.c_str());
+  if (renameat(dir_fd, temporary.c_str(), dir_fd, name.c_str()) != 0) {
+    const absl::Status error = absl::InternalError(ErrnoText("cannot rename", dir + "/" + name));
+    unlinkat(dir_fd, temporary.c_str(), 0);
     return error;
   }
   return absl::OkStatus();
@@ -229,7 +176,8 @@ void AppendedFiles::Append(const std::string& root, const std::string& dir, cons
   std::lock_guard<std::mutex> lock(mu_);
   auto found = files_.find(path);
   if (found == files_.end()) {
-    File file{root, dir, name, ReadBack(path)};
+    absl::StatusOr<Directory> held = OpenDirectory(root, dir, directory_mode.load(std::memory_order_relaxed));
+    File file{root, dir, name, held.ok() ? ReadBack(*held, name) : ""};
     if (file.content.empty()) file.content = header.empty() ? "" : header + "\n";
     bytes_ += file.content.size();
     found = files_.emplace(path, std::move(file)).first;

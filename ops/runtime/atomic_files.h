@@ -5,7 +5,9 @@
 // memory and replaced the same way, so a full or vanishing disk leaves the previous complete version or
 // nothing, never a cut file. Directories below the root the user named are created by this process or checked
 // to be real directories of this user, so another user who pre-creates the next directory of a predictable
-// dump tree, or plants a symlink there, gets an error (the file is lost and counted) instead of our files.
+// dump tree, or plants a symlink there, gets an error (the file is lost and counted) instead of our files; they
+// are then held open (directory_handles.h) and files are created and renamed relative to them, so swapping a
+// directory for a symlink later does not send files elsewhere.
 #ifndef NPU_BRIDGE_OPS_RUNTIME_ATOMIC_FILES_H_
 #define NPU_BRIDGE_OPS_RUNTIME_ATOMIC_FILES_H_
 
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "ops/runtime/directory_handles.h"
 
 namespace npu_bridge {
 
@@ -32,13 +35,13 @@ void SetFileModes(int file_mode, int directory_mode);
 // Makes `dir` exist. `root` is the directory the user named (dump_path, the exception dump base): it and its
 // parents are taken as they are (created as by mkdir -p when missing). Every directory between `root` and `dir`
 // is created here, or, when it exists, must be a real directory (not a symlink) owned by this effective user;
-// otherwise the error (FailedPrecondition) names it and says why. `dir` must be `root` or below it. Verified
-// directories are remembered; `recheck` verifies again (someone removed the directory).
-absl::Status EnsureDirectory(const std::string& root, const std::string& dir, bool recheck = false);
+// otherwise the error (FailedPrecondition) names it and says why. `dir` must be `root` or below it. The
+// directories are held open from then on (see OpenDirectory).
+absl::Status EnsureDirectory(const std::string& root, const std::string& dir);
 
 // Writes the pieces to a new file dir/.tmp.{random}.{name} and renames it to dir/name (whatever was there,
-// a symlink included, is replaced). On failure the temporary file is removed. `root` as for EnsureDirectory,
-// which verifies `dir` again when it has disappeared.
+// a symlink included, is replaced), both relative to the held directory. On failure the temporary file is
+// removed. `root` as for EnsureDirectory; a held directory that was removed is made again.
 absl::Status WriteFileAtomically(const std::string& root, const std::string& dir, const std::string& name,
                                  const std::vector<Piece>& pieces);
 

@@ -44,11 +44,13 @@ class Problem:
     text: str
 
 
-def write(root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=(), base=None, directory_mode=0o700):
+def write(
+    root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=(), base=None, directory_mode=0o700, dir_fd=None
+):
     """Writes {root}/dump_status.json.
 
     The directories from ``base`` down to ``root`` are created, or must be real directories of this user
-    (``safe_paths.make_dirs``); the files are created without following symlinks and renamed into place.
+    (``safe_paths.open_dirs``); the files are created without following symlinks and renamed into place.
 
     Args:
       root: the dump root.
@@ -59,6 +61,8 @@ def write(root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=(), ba
       errors: a few error messages.
       base: the directory the user named (dump_path), ``root`` or above it; None: ``root`` itself.
       directory_mode: the mode of directories created below ``base``.
+      dir_fd: ``root`` held open by the caller (``safe_paths.open_dirs``); the file goes there, wherever it has
+        been moved, and ``base`` is not looked at.
     Raises:
       UnsafePathError: a directory below ``base`` is a symlink or another user's.
       OSError: the file could not be written.
@@ -73,25 +77,40 @@ def write(root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=(), ba
         "unwritten_files": [os.path.relpath(p, root) for p in unwritten],
         "errors": list(errors),
     }
+    if dir_fd is not None:
+        _write_at(dir_fd, state, json.dumps(status, indent=1) + "\n")
+        return
     base = root if base is None else base
-    safe_paths.make_dirs(base, os.path.relpath(root, base), mode=directory_mode)
-    text = json.dumps(status, indent=1) + "\n"
-    reserve = os.path.join(root, RESERVE_FILE)
+    fd = safe_paths.open_dirs(base, os.path.relpath(root, base), mode=directory_mode)
     try:
-        safe_paths.write_file(os.path.join(root, STATUS_FILE), text)
+        _write_at(fd, state, json.dumps(status, indent=1) + "\n")
+    finally:
+        os.close(fd)
+
+
+def _write_at(dir_fd, state, text):
+    try:
+        safe_paths.write_file_at(dir_fd, STATUS_FILE, text)
     except OSError as e:
-        if e.errno != errno.ENOSPC or not os.path.lexists(reserve):
+        if e.errno != errno.ENOSPC or not _exists_at(dir_fd, RESERVE_FILE):
             raise
-        os.unlink(reserve)
-        safe_paths.write_file(os.path.join(root, STATUS_FILE), text)
+        os.unlink(RESERVE_FILE, dir_fd=dir_fd)
+        safe_paths.write_file_at(dir_fd, STATUS_FILE, text)
     try:
         if state != "running":
-            os.unlink(reserve)
-        elif not os.path.lexists(reserve):
-            with safe_paths.open_new(reserve, _RESERVE_MODE) as (f, _):
-                f.write(b"\0" * _RESERVE_BYTES)
+            os.unlink(RESERVE_FILE, dir_fd=dir_fd)
+        elif not _exists_at(dir_fd, RESERVE_FILE):
+            safe_paths.write_file_at(dir_fd, RESERVE_FILE, b"\0" * _RESERVE_BYTES, _RESERVE_MODE)
     except OSError:
         pass  # no reserve (yet): the final write may then fail on a full disk, and is logged
+
+
+def _exists_at(dir_fd, name):
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def read(path) -> Optional[Dict]:

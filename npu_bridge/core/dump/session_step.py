@@ -18,11 +18,15 @@ writer's overflow events (at most every few seconds, and when the session closes
 fails in a session with
 enable_exception_dump=1, it writes the failed op's inputs and says where in the error.
 
-Files go only where the user pointed: the dump writer (and this module, for the reports) creates every
-directory below dump_path and below the exception dump base itself, or checks that an existing one is a real
-directory of this user; a directory another user made, or a symlink, is refused, and what would have gone there
-is lost and reported like a full disk's files. Files are created under unpredictable names without following
-symlinks and renamed into place, owner-only unless NPU_BRIDGE_DATA_MODE widens them.
+Files go only where the user pointed: a dump_path (or exception dump base) every user can write without the
+sticky bit is refused when the session is created; the {time} directory is made here, and when someone else
+holds that name a new one of ours ({time}.1, ...) is used instead, with a warning. The dump writer (and this
+module, for the reports) creates every directory below dump_path and below the exception dump base itself, or
+checks that an existing one is a real directory of this user, and then holds it open and writes relative to it,
+so a directory swapped for a symlink later sends nothing elsewhere; a directory another user made, or a symlink,
+is refused, and what would have gone there is lost and reported like a full disk's files. Files are created
+under unpredictable names without following symlinks and renamed into place, owner-only unless
+NPU_BRIDGE_DATA_MODE widens them.
 
 A file the disk refuses costs that file only: training goes on, the first failure is logged at once and later
 ones at most once a minute with their count, and when a session closes (and when the process exits) each dump
@@ -34,10 +38,12 @@ The writer finishes records in any order (a large one takes longer), so before a
 hook waits until every record queued so far is written and takes the earliest.
 """
 
+import errno
 import itertools
 import json
 import os
 import re
+import secrets
 import stat
 import threading
 import time
@@ -48,7 +54,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 from npu_bridge.core.dump import dump_status, dump_writer, overflow_records
 from npu_bridge.core.options import checks
 from npu_bridge.core.runtime import close_callbacks, log, safe_paths
-from npu_bridge.core.runtime.errors import NpuOptionError, shortened_text
+from npu_bridge.core.runtime.errors import NpuOptionError, UnsafePathError, shortened_text
 from npu_bridge.core.session.setup_steps import RunHook, setup_step
 
 GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
@@ -56,6 +62,8 @@ EXCEPTION_DIR_VARIABLES = ("NPU_COLLECT_PATH", "ASCEND_WORK_PATH")  # the first 
 _EXCEPTION_LAYOUT = ("extra-info", "data-dump")  # {base}/extra-info/data-dump/{device id}
 _PATH_MAX = 4096  # bytes of a path, with its terminating NUL (Linux)
 _NAME_MAX = 255  # bytes of one name in a path
+_NUMBERED_TIME_NAMES = 9  # {time}.1 ... {time}.9 when someone else holds {time}
+_RANDOM_TIME_NAMES = 16
 REPORT_INTERVAL_SECONDS = 5.0
 ERROR_LOG_INTERVAL_SECONDS = 60.0
 _FAILED_NODE = re.compile(r"\{\{node ([^}]+)\}\}")
@@ -72,6 +80,7 @@ _state = {
     "errors_logged_at": 0.0,
 }
 _reports = {}  # dump root -> _Report
+_time_dirs = {}  # (dump_path, process_time()) -> the name of the {time} directory made there
 _graphs = weakref.WeakSet()  # graphs of hooked sessions, to find where overflowing ops were created
 
 
@@ -90,7 +99,8 @@ def plan_dump(plan):
     session_id = next(_session_ids)
     if dumping or debugging:
         base = options.get("dump_path")
-        root = os.path.join(base, process_time(), str(plan.world.device_id))
+        _refuse_shared_base("dump_path", base)
+        root = os.path.join(base, time_directory(base, directory_mode), str(plan.world.device_id))
         golden = golden_files_wanted()
         pass_plan.dump_root = root
         pass_plan.dump_base = base
@@ -157,6 +167,64 @@ def process_time():
         return _state["time"]
 
 
+def _refuse_shared_base(key, base):
+    """Raises NpuOptionError when other users could rename what the session creates in ``base``."""
+    problem = safe_paths.shared_base_problem(base)
+    if problem is not None:
+        raise NpuOptionError(
+            key, base, "a directory only you can write, or a shared one with the sticky bit (like /tmp)", problem
+        )
+
+
+def time_directory(base, mode=0o700):
+    """The {time} directory of this process's dumps in ``base``, made now.
+
+    It is ``process_time()``, or, when that name is taken by something that is not a directory of this user
+    (another user pre-created it, it is a symlink or a file), a new directory of ours named ``{time}.1`` ...
+    ``{time}.9``, then ``{time}.{random}``; a warning says why.
+
+    Args:
+      base: dump_path (created if missing, as given).
+      mode: the mode of the new directory.
+    Returns:
+      The directory's name (``npu-dump`` reads any name at this level).
+    """
+    stamp = process_time()
+    with _lock:
+        if (base, stamp) in _time_dirs:
+            return _time_dirs[(base, stamp)]
+        refused = []
+        for name in _time_names(stamp):
+            path = os.path.join(base, name)
+            try:
+                safe_paths.make_dirs(base, name, mode=mode)
+            except UnsafePathError as e:
+                refused.append(e.strerror)
+                continue
+            except OSError:
+                pass  # the writer says what is wrong when it writes
+            break
+        else:
+            raise UnsafePathError(errno.EEXIST, f"dump: no new directory could be made in {base}: {refused[-1]}")
+        if refused:
+            log.logger.warning(
+                "dump: %s%s; this process dumps into %s instead",
+                refused[0],
+                f" (and {len(refused) - 1} more names were taken)" if len(refused) > 1 else "",
+                path,
+            )
+        _time_dirs[(base, stamp)] = name
+        return name
+
+
+def _time_names(stamp):
+    yield stamp
+    for suffix in range(1, _NUMBERED_TIME_NAMES + 1):
+        yield f"{stamp}.{suffix}"
+    for _ in range(_RANDOM_TIME_NAMES):  # the numbered names are predictable, and may all be taken
+        yield f"{stamp}.{secrets.token_hex(4)}"
+
+
 def exception_dir(device_id, environ=None):
     """Where exception dumps go: {NPU_COLLECT_PATH or ASCEND_WORK_PATH or the current directory}/
     extra-info/data-dump/{device id}, following CANN's default layout (an empty variable counts as unset).
@@ -178,7 +246,7 @@ def exception_dir(device_id, environ=None):
     else:
         base = environ[name]
     directory = os.path.join(os.path.abspath(base), *_EXCEPTION_LAYOUT, str(device_id))
-    problem = _directory_problem(directory)
+    problem = _directory_problem(directory) or safe_paths.shared_base_problem(base)
     if problem is None:
         return directory
     if name is None:
@@ -420,6 +488,22 @@ class _Report:
         self.write_failure = None
         self.lost_logged = (0, 0)
         self.sessions = 0  # open sessions dumping into the root
+        self._dir_fd = None  # the root, held open once made: its files follow it wherever it is moved
+
+    def root_fd(self):
+        """The root, opened below ``base`` without following symlinks at its first use (again if removed).
+
+        Raises:
+          OSError: it cannot be made or opened (UnsafePathError: it is a symlink or another user's).
+        """
+        if self._dir_fd is not None and os.fstat(self._dir_fd).st_nlink == 0:  # removed: make it again
+            os.close(self._dir_fd)
+            self._dir_fd = None
+        if self._dir_fd is None:
+            self._dir_fd = safe_paths.open_dirs(
+                self.base, os.path.relpath(self.root, self.base), mode=self.directory_mode
+            )
+        return self._dir_fd
 
     def losses(self, status):
         """({step directory: files lost}, [appended files missing rows]) of this root, from the writer's status."""
@@ -438,8 +522,7 @@ class _Report:
                 sum(lost.values()),
                 unwritten,
                 status["errors"][:5],
-                base=self.base,
-                directory_mode=self.directory_mode,
+                dir_fd=self.root_fd(),
             )
         except OSError as e:
             log.warn_once(
@@ -513,13 +596,11 @@ class _Report:
             entries = self.entries
         self.written_at = time.monotonic()
         try:
-            safe_paths.make_dirs(self.base, os.path.relpath(self.root, self.base), mode=self.directory_mode)
-            safe_paths.write_file(
-                os.path.join(self.root, overflow_records.SOURCES_FILE), json.dumps(sources, indent=1, sort_keys=True)
+            root_fd = self.root_fd()
+            safe_paths.write_file_at(
+                root_fd, overflow_records.SOURCES_FILE, json.dumps(sources, indent=1, sort_keys=True)
             )
-            safe_paths.write_file(
-                os.path.join(self.root, overflow_records.REPORT_FILE), overflow_records.render(entries, self.root)
-            )
+            safe_paths.write_file_at(root_fd, overflow_records.REPORT_FILE, overflow_records.render(entries, self.root))
         except OSError as e:
             if self.write_failure is None:
                 log.logger.error(

@@ -13,6 +13,7 @@ from typing import Optional
 
 from npu_bridge.core.options import profiling_options as profiling_options_format
 from npu_bridge.core.options.table import OPTIONS
+from npu_bridge.core.runtime import safe_paths
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuOptionError
 
 PROFILER_LEVELS = ("L0", "L1", "L2")
@@ -58,7 +59,8 @@ def from_session_options(options, environ=None):
     Returns:
       ``ProfilingSettings`` or None.
     Raises:
-      NpuOptionError: PROFILING_MODE or PROFILING_OPTIONS holds a bad value (named in the message).
+      NpuOptionError: PROFILING_MODE or PROFILING_OPTIONS holds a bad value (named in the message), or the
+        output directory can be written by every user and has no sticky bit.
     """
     environ = os.environ if environ is None else environ
     if options.is_set("profiling_mode"):
@@ -79,7 +81,11 @@ def from_session_options(options, environ=None):
             "profiling_options", text, OPTIONS["profiling_options"].allowed, f"{e} (from {origin})"
         ) from None
     legacy_points = {"fp_point": options.get("fp_point") or "", "bp_point": options.get("bp_point") or ""}
-    return _settings(parsed, legacy_points, source, text)
+    settings = _settings(parsed, legacy_points, source, text)
+    problem = safe_paths.shared_base_problem(settings.output)
+    if problem is not None:
+        raise NpuOptionError("profiling_options", text, "an output directory other users cannot write into", problem)
+    return settings
 
 
 def for_profiler(level, aic_metrics, output_path):

@@ -10,6 +10,11 @@ written through this module:
 - ``write_file(path, data)``: the data goes to a new file under an unpredictable name, created with
   ``O_EXCL | O_NOFOLLOW``, which is then renamed over ``path``: a symlink planted at ``path`` is replaced, never
   written through, and readers see the old file or the new one.
+- ``open_dirs(root, *parts)``: as ``make_dirs``, but each directory is opened relative to its parent without
+  following a symlink, and the deepest one is returned as a descriptor; ``write_file_at(dir_fd, name, data)``
+  writes through it, so swapping a directory for a symlink later does not send the file elsewhere.
+- ``shared_base_problem(path)``: a base directory others can write without the sticky bit (they could rename
+  what we create in it) is refused by the callers when a session is created.
 - ``create_new(path)``: a file written as it grows (raw profiling data, a streamed export inside a private
   temporary directory), created with ``O_EXCL | O_NOFOLLOW``: a name that exists (a planted symlink included) is
   an error, never written through.
@@ -34,6 +39,7 @@ REPORT_MODE = 0o644  # reports and summaries that hold no tensor data
 _ALLOWED_BITS = 0o666
 _NAME_KEPT = 200  # characters of the file's name in its temporary name (NAME_MAX is 255 bytes)
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def data_mode(environ=None):
@@ -93,13 +99,120 @@ def make_dirs(root, *parts, mode=0o700):
     return path
 
 
+def open_dirs(root, *parts, mode=0o700):
+    """Creates ``root`` and the directories ``parts`` below it as ``make_dirs`` does, each one opened relative to
+    its parent without following a symlink, and returns a descriptor of the deepest one.
+
+    Args:
+      root: the directory the user named; it and its parents are taken as they are.
+      *parts: path components below ``root``.
+      mode: the mode of directories created below ``root`` (the umask applies).
+    Returns:
+      An open descriptor (``O_DIRECTORY | O_NOFOLLOW``) the caller closes.
+    Raises:
+      UnsafePathError: a directory below ``root`` is a symlink, not a directory, or another user's.
+      OSError: a directory cannot be created or opened.
+    """
+    root = os.fspath(root)
+    os.makedirs(root, mode=mode, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    path = root
+    try:
+        for part in parts:
+            for name in os.fspath(part).split("/"):
+                if name in ("", "."):
+                    continue
+                if name == "..":
+                    raise UnsafePathError(errno.EINVAL, f"cannot create {shortened_text(path)}/..: '..' is not a name")
+                path = os.path.join(path, name)
+                parent, fd = fd, _open_child(fd, name, path, mode)
+                os.close(parent)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_child(parent, name, path, mode):
+    try:
+        os.mkdir(name, mode, dir_fd=parent)
+    except FileExistsError:
+        pass
+    try:
+        fd = os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            _refuse(path, os.stat(name, dir_fd=parent, follow_symlinks=False))
+        raise
+    try:
+        _refuse(path, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_file_at(dir_fd, name, data, mode=REPORT_MODE):
+    """``write_file`` of ``name`` in the open directory ``dir_fd`` (see ``open_dirs``).
+
+    Raises:
+      OSError: it could not be written; the file is left as it was and no temporary file remains.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    temporary = f".tmp.{secrets.token_hex(8)}.{name[:_NAME_KEPT]}"
+    fd = os.open(temporary, _FLAGS, mode, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(temporary, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+
+
+def shared_base_problem(path):
+    """Why another user could move away what is created in the directory ``path`` (or, while it does not exist,
+    in the directory it would be created in): every user may write it and it has no sticky bit.
+
+    Returns:
+      The text for an error (the directory, its mode and what to do), or None when it is safe.
+    """
+    directory = os.path.abspath(os.fspath(path))
+    while True:
+        try:
+            mode = os.stat(directory).st_mode
+            break
+        except (FileNotFoundError, NotADirectoryError):
+            if os.path.dirname(directory) == directory:
+                return None
+            directory = os.path.dirname(directory)
+        except OSError:
+            return None  # the callers' own checks say what is wrong with it
+    if not stat.S_ISDIR(mode) or not mode & stat.S_IWOTH or mode & stat.S_ISVTX:
+        return None
+    return (
+        f"{shortened_text(directory)} (mode {stat.S_IMODE(mode):04o}) can be written by every user and has no "
+        "sticky bit, so another user could rename the directories written into it and put their own in their "
+        f"place; run `chmod o-w {shortened_text(directory)}` (or `chmod +t` for a shared directory like /tmp), or "
+        "choose a directory of your own"
+    )
+
+
 def check_own_directory(path):
     """Checks that ``path`` is a real directory (not a symlink) owned by this process's user.
 
     Raises:
       UnsafePathError: it is not; the message says what it is.
     """
-    info = os.lstat(path)
+    _refuse(path, os.lstat(path))
+
+
+def _refuse(path, info):
+    """Raises UnsafePathError unless ``info`` (not following symlinks) is a directory of this user."""
     if stat.S_ISLNK(info.st_mode):
         reason = "it is a symlink (files are never written through a link inside an artifact tree)"
     elif not stat.S_ISDIR(info.st_mode):
