@@ -7,12 +7,16 @@ equal weights everywhere, that a third host (linked to host a) which does not kn
 anything in a rank, that SIGKILL to one host's launcher ends every rank of the other host with a non-zero
 code within the collective timeout, and that so does cutting the link between the hosts (for the ranks of
 both). The job runs with an (unreachable) HTTP proxy set, as in many clusters: npu-run keeps the ranks off it.
+The cut-link test runs the job as an unprivileged user (``unprivileged_users``), while the third host floods host
+a's gate with thousands of silent and slow connections from many addresses as the job forms and trains: the job
+still forms and trains to equal weights, and the gate's threads and open files stay bounded.
 
 Needs root and ``ip`` (iproute2) with network namespace support; skipped otherwise. The namespaces, the link
 and its addresses (a random 10.x.y.0/24) exist only during the test; every process the test starts is ended
 by PID, and the namespaces are removed, also when the test fails.
 """
 
+import contextlib
 import json
 import os
 import random
@@ -25,12 +29,16 @@ import time
 
 import numpy as np
 import pytest
+import unprivileged_users
 from collective_helpers import OUTSIDE_CLIENT, REPO_ROOT, TESTS_DIR, VECTOR, WORKERS, parse_results, vector
+
+from npu_bridge.core.launch import gate_admission
 
 EXEC_TIMEOUT = 15  # HCCL_EXEC_TIMEOUT of the job: the bound on noticing that the other host is gone
 CONNECT_TIMEOUT = 90  # HCCL_CONNECT_TIMEOUT: 4 ranks importing TensorFlow on 2 shared cores can take a while
 PORT_BASE = 61000  # above the outgoing-connection port range (32768-60999): see docs/multi_host.md
 START_TIMEOUT = 150
+FLOOD_SOURCES = 30  # addresses of the third host the flood comes from
 FEATURES_STEPS_RATE = (3, 5, 0.1)  # as in workers/two_host_worker.py
 
 
@@ -52,6 +60,7 @@ class TwoHosts:
         subnet, third_subnet = f"10.{first}.{second}", f"10.{first}.{second + 1}"
         self.addresses = (f"{subnet}.1", f"{subnet}.2")
         self.third_address = f"{third_subnet}.2"
+        self.flood_addresses = [f"{third_subnet}.{10 + i}" for i in range(FLOOD_SOURCES)]
         self._third_gateway = f"{third_subnet}.1"
         self.processes = []
         self._created = []
@@ -73,6 +82,8 @@ class TwoHosts:
             self._ip("link", "set", self._third_links[1], "netns", c)
             self._ip("-n", a, "addr", "add", f"{self._third_gateway}/24", "dev", self._third_links[0])
             self._ip("-n", c, "addr", "add", f"{self.third_address}/24", "dev", self._third_links[1])
+            for address in self.flood_addresses:
+                self._ip("-n", c, "addr", "add", f"{address}/32", "dev", self._third_links[1])
             for name, link in ((a, self._third_links[0]), (c, self._third_links[1]), (c, "lo")):
                 self._ip("-n", name, "link", "set", link, "up")
             self._ip("-n", c, "route", "add", f"{self.addresses[0]}/32", "via", self._third_gateway)
@@ -193,8 +204,9 @@ class Job:
     """The two-host job: ``npu-run`` in each host, started without --server-id, running
     workers/two_host_worker.py on the rank table of ``two_hosts``; output goes to files in ``tmp_path``."""
 
-    def __init__(self, two_hosts, tmp_path):
+    def __init__(self, two_hosts, tmp_path, user=None):
         self.hosts = two_hosts
+        prefix = user.prefix() if user else []
         table = _rank_table(tmp_path / "hccl.json", two_hosts.addresses)
         env = dict(
             os.environ,
@@ -207,12 +219,14 @@ class Job:
             https_proxy=f"http://{two_hosts.addresses[0].rpartition('.')[0]}.99:3128",
         )
         secret = str(tmp_path / "job.secret")  # one file for both hosts, as on a shared file system
-        subprocess.run([sys.executable, "-m", "npu_bridge.core.launch", "--make-secret", secret], env=env, check=True)
+        make_secret = [*prefix, sys.executable, "-m", "npu_bridge.core.launch", "--make-secret", secret]
+        subprocess.run(make_secret, env=env, cwd=REPO_ROOT, check=True)
         self.outputs = [(tmp_path / f"host{h}.out", tmp_path / f"host{h}.err") for h in range(2)]
         self.launchers = []
         self.started = time.monotonic()
         for host, (out, err) in enumerate(self.outputs):
             argv = [
+                *prefix,
                 sys.executable,
                 "-m",
                 "npu_bridge.core.launch",
@@ -265,6 +279,22 @@ class Job:
             pytest.fail(f"host {host}'s launcher still runs {EXEC_TIMEOUT + 30} s after the fault\n" + self.output())
         return code, time.monotonic() - since
 
+    def gate_pid(self, host):
+        """The PID of the gate process of ``host``'s launcher (a fork of it, with its command line), or None."""
+        launcher = self.launchers[host].pid
+        with open(f"/proc/{launcher}/cmdline", "rb") as f:
+            command = f.read()
+        for pid in self.hosts.pids(host):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if parent == launcher and f.read() == command:
+                        return pid
+            except (OSError, ValueError):
+                continue
+        return None
+
     def wait_until_empty(self, host, timeout=10):
         """Waits until no process runs in ``host``; returns True if that happened within ``timeout`` s."""
         deadline = time.monotonic() + timeout
@@ -273,19 +303,7 @@ class Job:
         return not self.hosts.pids(host)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(240)
-def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, tmp_path):
-    job = Job(two_hosts, tmp_path)
-    ready = job.wait_until_looping()
-    per_rank = job.results()
-    for host, address in enumerate(two_hosts.addresses):
-        assert (
-            f"ranks ({2 * host}-{2 * host + 1}) of server '{address}' (its address is this machine's)"
-            in job.launcher_messages(host)
-        )
-        assert "npu-run: warning" not in job.launcher_messages(host)
-
+def _check_collectives_and_training(per_rank, two_hosts):
     # 1. Collectives. [rank, rank size, local rank id, local rank size]; servers at the hosts' addresses.
     assert [per_rank[r]["world"] for r in range(4)] == [[0, 4, 0, 2], [1, 4, 1, 2], [2, 4, 0, 2], [3, 4, 1, 2]]
     expected_addresses = [f"{two_hosts.addresses[r // 2]}:{PORT_BASE + r}" for r in range(4)]
@@ -304,6 +322,22 @@ def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, 
     kernel, bias = _sgd_reference(per_rank[0]["initial"], [per_rank[r]["data"] for r in range(4)])
     np.testing.assert_allclose(per_rank[0]["trained"][0], kernel, rtol=1e-5)
     np.testing.assert_allclose(per_rank[0]["trained"][1], bias, rtol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, tmp_path):
+    job = Job(two_hosts, tmp_path)
+    ready = job.wait_until_looping()
+    per_rank = job.results()
+    for host, address in enumerate(two_hosts.addresses):
+        assert (
+            f"ranks ({2 * host}-{2 * host + 1}) of server '{address}' (its address is this machine's)"
+            in job.launcher_messages(host)
+        )
+        assert "npu-run: warning" not in job.launcher_messages(host)
+
+    _check_collectives_and_training(per_rank, two_hosts)
 
     # 3. A third host that does not know the job's secret: a plain TensorFlow client connects to rank 0's port
     # at host a's job address and tries to run a graph there (one that writes a file). The gate refuses it.
@@ -354,11 +388,47 @@ def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, 
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_a_cut_link_ends_every_rank_of_both_hosts(two_hosts, tmp_path):
-    """A host that vanishes (here: the link between the hosts goes down) sends no connection resets: the ranks
-    find out from the watchdog's probes or the collective timeout. Every rank must still end non-zero in time."""
-    job = Job(two_hosts, tmp_path)
-    job.wait_until_looping()
+def test_an_unprivileged_job_forms_under_a_gate_flood_and_a_cut_link_ends_every_rank(two_hosts):
+    """Run by an unprivileged user while a third host floods host a's gate, the job forms and trains. Then a host
+    vanishes (the link between the hosts goes down), which sends no connection resets: the ranks find out from the
+    watchdog's probes or the collective timeout. Every rank must still end non-zero in time."""
+    user = unprivileged_users.job_user()
+    with user.directory() as tmp_path:
+        _flooded_job_and_cut_link(two_hosts, tmp_path, user)
+
+
+def _flooded_job_and_cut_link(two_hosts, tmp_path, user):
+    ports = f"{PORT_BASE},{PORT_BASE + 1}"
+    flood = two_hosts.start(
+        TwoHosts.THIRD,
+        [sys.executable, os.path.join(WORKERS, "gate_flood.py"), two_hosts.addresses[0], ports]
+        + [",".join(two_hosts.flood_addresses), str(START_TIMEOUT)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    job = Job(two_hosts, tmp_path, user)
+    peak = (0, 0)
+    deadline = job.started + START_TIMEOUT
+    while sum("looping" in r for r in job.results().values()) < 4:
+        assert time.monotonic() < deadline, "the ranks did not reach the allreduce loop in time\n" + job.output()
+        assert all(launcher.poll() is None for launcher in job.launchers), "a launcher ended\n" + job.output()
+        assert flood.poll() is None, flood.communicate()[0]
+        gate = job.gate_pid(0)
+        if gate is not None:
+            with contextlib.suppress(OSError):
+                peak = max(peak, (len(os.listdir(f"/proc/{gate}/task")), len(os.listdir(f"/proc/{gate}/fd"))))
+        time.sleep(0.5)
+    _check_collectives_and_training(job.results(), two_hosts)
+    flood.terminate()
+    opened = json.loads(flood.communicate(timeout=30)[0].strip().splitlines()[-1])["opened"]
+    assert opened > 1000, opened
+    threads, files = peak
+    assert threads > 0, "the gate process was never seen"
+    assert threads <= 12, peak
+    assert files <= gate_admission.MAX_IN_FLIGHT + 64, peak
+    assert f"refused a connection from {two_hosts.flood_addresses[0].rpartition('.')[0]}." in job.launcher_messages(0)
+    print(f"\ngate flood: {opened} connections from {FLOOD_SOURCES} addresses while the job formed; gate peak: {peak}")
     cut = time.monotonic()
     two_hosts.cut_link()
     ends = [job.wait_for_launcher(host, cut) for host in (0, 1)]

@@ -111,6 +111,45 @@ def client_handshake(sock, key, port):
         raise JobAuthenticationError(errno.EACCES, "the other side refused this side's proof of the job's secret")
 
 
+class ServerHandshake:
+    """The accepting side of the handshake, fed bytes as they arrive (for a gate that serves many at once).
+
+    ``need`` is how many bytes the next ``feed`` takes; ``feed`` returns the bytes to send back, and ``done``
+    becomes True once the other side has proved the key (its last reply, ``_ACCEPTED``, is then returned).
+
+    Raises (from ``feed``):
+      JobAuthenticationError: the other side does not know the key, or is not a relay of this kind.
+    """
+
+    def __init__(self, key, port):
+        self._key = key
+        self._port = port
+        self._mine = None
+        self._theirs = None
+        self._started = False
+        self.need = len(_MAGIC)
+        self.done = False
+
+    def feed(self, data):
+        """Takes exactly ``need`` bytes; returns the reply (empty while the other side has more to say)."""
+        if not self._started:  # the magic alone first, so that another protocol is refused at once
+            if data != _MAGIC:
+                raise JobAuthenticationError(errno.EPROTO, "it did not start the job's handshake")
+            self._started = True
+            self.need = _NONCE_BYTES
+            return b""
+        if self._mine is None:
+            self._theirs = data
+            self._mine = secrets.token_bytes(_NONCE_BYTES)
+            self.need = 32
+            return self._mine + _answer(self._key, b"server", self._theirs, self._mine, self._port)
+        if not hmac.compare_digest(data, _answer(self._key, b"client", self._mine, self._theirs, self._port)):
+            raise JobAuthenticationError(errno.EACCES, "it does not know the job's secret")
+        self.done = True
+        self.need = 0
+        return _ACCEPTED
+
+
 def server_handshake(sock, key, port):
     """Checks that the connection on ``sock`` (to ``port``) knows the key, and proves the key to it.
 
@@ -118,11 +157,8 @@ def server_handshake(sock, key, port):
       JobAuthenticationError: it does not know the key, or is not a relay of this kind.
       OSError: the socket failed (a timeout included).
     """
-    if _receive(sock, len(_MAGIC)) != _MAGIC:
-        raise JobAuthenticationError(errno.EPROTO, "it did not start the job's handshake")
-    theirs = _receive(sock, _NONCE_BYTES)
-    mine = secrets.token_bytes(_NONCE_BYTES)
-    sock.sendall(mine + _answer(key, b"server", theirs, mine, port))
-    if not hmac.compare_digest(_receive(sock, 32), _answer(key, b"client", mine, theirs, port)):
-        raise JobAuthenticationError(errno.EACCES, "it does not know the job's secret")
-    sock.sendall(_ACCEPTED)
+    handshake = ServerHandshake(key, port)
+    while not handshake.done:
+        reply = handshake.feed(_receive(sock, handshake.need))
+        if reply:
+            sock.sendall(reply)

@@ -5,8 +5,10 @@ loopback also holds the addresses of the other machines' servers, and joins the 
 
 - the *gate*, a process npu-run forks before it enters the private network (so it keeps this machine's network),
   listens on this machine's rank ports at the rank table's address only. A connection that proves it knows the
-  job's secret (``job_secret``'s handshake) is handed to the inside relay; any other is closed, and reported
-  once per address. The gate also opens, and proves itself on, the connections the inside relay asks for.
+  job's secret (``job_secret``'s handshake) is handed to the inside relay; any other is closed and reported
+  (``gate_admission``, which also bounds what hostile clients can make the gate hold). The gate also opens, and
+  proves itself on, the connections the inside relay asks for. If the gate process ends while the job runs,
+  the launcher says so and stops the job (no rank of another machine could reach this one's any more).
 - the *inside relay*, threads of the launcher in the private network, listens at the other machines' rank
   addresses on the private loopback. A rank's connection there is joined to a connection the gate opened to
   that rank's machine; a connection the gate hands over is joined to this machine's rank server.
@@ -22,25 +24,12 @@ import signal
 import socket
 import threading
 
-from npu_bridge.core.launch import job_secret, rank_guard
+from npu_bridge.core.launch import gate_admission, job_secret, rank_guard
 
 CONNECT_TIMEOUT = 5.0  # seconds to reach another machine's gate
-HANDSHAKE_TIMEOUT = 10.0
+HANDSHAKE_TIMEOUT = gate_admission.HANDSHAKE_TIMEOUT
 _BUFFER = 1 << 20
 _MESSAGE = 4096
-
-
-def _listen(host, port):
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind((host, port))
-        listener.listen(128)
-    except OSError as e:
-        listener.close()
-        raise OSError(e.errno, f"cannot listen on {host}:{port}: {e.strerror}") from None
-    return listener
 
 
 def _spawn(target, *args):
@@ -101,11 +90,12 @@ class Gate:
     def __init__(self, local, key, report):
         self._key = key
         self._report = report
-        self._listeners = [_listen(host, port) for host, port in local]
+        self._listeners = [gate_admission.listening_socket(host, port) for host, port in local]
         self._control = None
         self._pending = {}  # request id -> [threading.Event, socket or None]
         self._lock = threading.Lock()
         self._next_id = 0
+        self._stopping = False
         self.pid = None
 
     def start(self):
@@ -130,6 +120,7 @@ class Gate:
 
     def stop(self):
         """Ends the gate process."""
+        self._stopping = True
         if self.pid is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -150,33 +141,22 @@ class Gate:
             with send_lock:
                 socket.send_fds(control, [json.dumps(message).encode()], [sock.fileno()] if sock else [])
 
-        reported = set()
-        for listener in self._listeners:
-            _spawn(self._accept_outside, listener, send, reported)
+        admission = gate_admission.Admission(
+            self._listeners, self._key, lambda sock, port: send({"op": "incoming", "port": port}, sock), self._report
+        )
+        _spawn(self._admit_until_failure, admission)
         while True:
             data = control.recv(_MESSAGE)
             if not data:
                 return  # the launcher is gone
             _spawn(self._connect_outside, json.loads(data), send)
 
-    def _accept_outside(self, listener, send, reported):
-        port = listener.getsockname()[1]
-        while True:
-            conn, peer = listener.accept()
-            _spawn(self._admit, conn, peer[0], port, send, reported)
-
-    def _admit(self, conn, peer, port, send, reported):
+    def _admit_until_failure(self, admission):
         try:
-            conn.settimeout(HANDSHAKE_TIMEOUT)
-            job_secret.server_handshake(conn, self._key, port)
-            conn.settimeout(None)
-            send({"op": "incoming", "port": port}, conn)
-        except OSError as e:
-            if peer not in reported:
-                reported.add(peer)
-                self._report(f"refused a connection from {peer} to port {port}: {e.strerror or e} (reported once)")
-        finally:
-            conn.close()
+            admission.run()
+        except BaseException as e:  # the gate cannot serve any more: end it, so that the launcher notices
+            self._report(f"error: the gate stopped accepting connections: {type(e).__name__}: {e}")
+        os._exit(1)
 
     def _connect_outside(self, request, send):
         try:
@@ -202,7 +182,7 @@ class Gate:
         Raises:
           OSError: one of them cannot be listened on.
         """
-        listeners = [_listen(host, port) for host, port in remote]
+        listeners = [gate_admission.listening_socket(host, port) for host, port in remote]
         for listener in listeners:
             _spawn(self._accept_inside, listener)
         _spawn(self._read_control)
@@ -238,7 +218,8 @@ class Gate:
             except OSError:
                 return
             if not data:
-                return  # the gate is gone: new connections across machines fail, as to a dead machine
+                self._gate_ended()
+                return
             message = json.loads(data)
             sock = socket.socket(fileno=fds[0]) if fds else None
             if message["op"] == "incoming":
@@ -252,6 +233,16 @@ class Gate:
                     continue
                 entry[1] = sock
                 entry[0].set()
+
+    def _gate_ended(self):
+        """The gate process is gone: no other machine's rank can reach this machine's any more."""
+        if self._stopping:
+            return
+        self._report(
+            "error: the gate that admits the other machines' connections has ended; stopping the job (its ranks "
+            "could no longer be reached)"
+        )
+        os.kill(os.getpid(), signal.SIGTERM)  # the supervisor stops the ranks as on any SIGTERM
 
     @staticmethod
     def _inbound(outside, port):
