@@ -324,6 +324,9 @@ ENV_SPECS = {
     "NPU_RUN_NETWORK": EnvSpec(_env_any, drivers=("import",), samples=("private",), extra=("shared",), few=True),
     # npu-run's default for --job-secret (fuzzed through that flag by fuzz_cli); nothing in a rank reads it.
     "NPU_RUN_JOB_SECRET": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/secret",), few=True),
+    # Where npu-run's launchers of one user meet (launch.shared_private_network), used only when it is this user's
+    # private directory; nothing in a rank reads it.
+    "XDG_RUNTIME_DIR": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/run",), extra=("",), few=True),
     # The TF1 mode (npu_bridge.core.tf1.environment): only "1" turns it on, at import; its tests run it (the fuzz
     # worker must keep TensorFlow 2), so here every other value must be harmless.
     "NPU_BRIDGE_TF1": EnvSpec(_env_any, drivers=("import",), samples=("0",), extra=("yes", "2", "1 0"), few=True),

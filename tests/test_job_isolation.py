@@ -32,6 +32,7 @@ def _start_job(tmp_path, launcher_args, user=None):
         HCCL_CONNECT_TIMEOUT="120",
         TF_CPP_MIN_LOG_LEVEL="2",
         HOME=str(tmp_path),
+        TMPDIR=str(tmp_path),
     )
     prefix = user.prefix() if user else []
     command = [*prefix, sys.executable, "-m", "npu_bridge.core.launch", *launcher_args, "--stop-timeout", "5", "--"]

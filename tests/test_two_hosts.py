@@ -218,6 +218,8 @@ class Job:
             # listens) unless npu-run exempts the job's hosts (no_grpc_proxy).
             https_proxy=f"http://{two_hosts.addresses[0].rpartition('.')[0]}.99:3128",
         )
+        if user is not None:
+            env.update(HOME=str(tmp_path), TMPDIR=str(tmp_path))
         secret = str(tmp_path / "job.secret")  # one file for both hosts, as on a shared file system
         make_secret = [*prefix, sys.executable, "-m", "npu_bridge.core.launch", "--make-secret", secret]
         subprocess.run(make_secret, env=env, cwd=REPO_ROOT, check=True)

@@ -20,6 +20,7 @@ import os
 import pathlib
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,14 @@ _NEEDED = (sys.executable, sys.prefix, sys.base_prefix, REPO_ROOT)
 
 
 @functools.lru_cache(maxsize=None)
+def _shared_temporary_directory():
+    for candidate in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
+        with contextlib.suppress(OSError):
+            if os.stat(candidate).st_mode & stat.S_IXOTH:
+                return candidate
+    pytest.skip("no temporary directory that every user can enter")
+
+
 def _ensure_user(name):
     try:
         return pwd.getpwnam(name)
@@ -80,9 +89,10 @@ class User:
 
     @contextlib.contextmanager
     def directory(self):
-        """A new directory this user owns (mode 0700) in the system's temporary directory, as a ``pathlib.Path``;
-        removed afterwards."""
-        path = tempfile.mkdtemp(prefix=f"npu-{self.name}-")
+        """A new directory this user owns (mode 0700) in a temporary directory every user can enter (the suite's
+        own TMPDIR is private to it), as a ``pathlib.Path``; removed afterwards. Give it to the job as its
+        TMPDIR too."""
+        path = tempfile.mkdtemp(prefix=f"npu-{self.name}-", dir=_shared_temporary_directory())
         try:
             os.chown(path, self.uid, self.gid)
             yield pathlib.Path(path)
