@@ -97,10 +97,11 @@ def _several_servers(job, share, secret, report, insecure_open_ports, who, ports
     names = [h for h in job.hosts if not rank_table.is_ip(h)]
     here = all(addresses.is_local(h) for h in job.hosts)
     if here and not (share or insecure_open_ports):
-        if any(not _resolves_to_loopback(h) for h in names):
+        unresolvable = [h for h in names if not _resolves_to_loopback(h)]
+        if unresolvable:
             raise LaunchError(
                 f"every server of the rank table is on this machine, and npu-run runs such a job in one private "
-                f"network; the server name {next(h for h in names if not _resolves_to_loopback(h))!r} could not be "
+                f"network; the server name {unresolvable[0]!r} could not be "
                 "resolved there: give its IP address in the table (or --share-network to run in this machine's "
                 "network, open to every local user)"
             )

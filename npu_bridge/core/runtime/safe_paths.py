@@ -85,6 +85,17 @@ def make_dirs(root, *parts, mode=0o700):
     root = os.fspath(root)
     os.makedirs(root, mode=mode, exist_ok=True)
     path = root
+    for _, path in _components(root, parts):
+        try:
+            os.mkdir(path, mode)
+        except FileExistsError:
+            check_own_directory(path)
+    return path
+
+
+def _components(root, parts):
+    """(name, path) of each directory ``parts`` name below ``root``, in order; '..' is an error."""
+    path = root
     for part in parts:
         for name in os.fspath(part).split("/"):
             if name in ("", "."):
@@ -92,11 +103,7 @@ def make_dirs(root, *parts, mode=0o700):
             if name == "..":
                 raise UnsafePathError(errno.EINVAL, f"cannot create {shortened_text(path)}/..: '..' is not a name")
             path = os.path.join(path, name)
-            try:
-                os.mkdir(path, mode)
-            except FileExistsError:
-                check_own_directory(path)
-    return path
+            yield name, path
 
 
 def open_dirs(root, *parts, mode=0o700):
@@ -116,17 +123,10 @@ def open_dirs(root, *parts, mode=0o700):
     root = os.fspath(root)
     os.makedirs(root, mode=mode, exist_ok=True)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    path = root
     try:
-        for part in parts:
-            for name in os.fspath(part).split("/"):
-                if name in ("", "."):
-                    continue
-                if name == "..":
-                    raise UnsafePathError(errno.EINVAL, f"cannot create {shortened_text(path)}/..: '..' is not a name")
-                path = os.path.join(path, name)
-                parent, fd = fd, _open_child(fd, name, path, mode)
-                os.close(parent)
+        for name, path in _components(root, parts):
+            parent, fd = fd, _open_child(fd, name, path, mode)
+            os.close(parent)
     except BaseException:
         os.close(fd)
         raise
