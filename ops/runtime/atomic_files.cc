@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 
 namespace npu_bridge {
 namespace {
@@ -30,10 +29,6 @@ constexpr int kNewFileFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEX
 
 std::atomic<int> file_mode{0600};
 std::atomic<int> directory_mode{0700};
-
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
 
 // 16 hex digits from the kernel's random source (getrandom, else /dev/urandom); false when neither answers.
 bool RandomHex(std::string* hex) {

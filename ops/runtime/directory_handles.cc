@@ -30,10 +30,6 @@ std::mutex mu;
 std::map<std::string, Held>* held = new std::map<std::string, Held>();  // by path; never destroyed
 uint64_t uses = 0;
 
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
 absl::Status Refused(const std::string& path, const std::string& why) {
   return absl::FailedPreconditionError("refusing to write into " + path + ": " + why);
 }
@@ -149,6 +145,10 @@ void ForgetLocked(const std::string& path) {
 }
 
 }  // namespace
+
+std::string ErrnoText(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
 
 DirectoryHandle::~DirectoryHandle() { close(fd_); }
 

@@ -36,6 +36,9 @@ using Directory = std::shared_ptr<const DirectoryHandle>;
 // the first directory below each root and every directory that holds an open one stay open.
 absl::StatusOr<Directory> OpenDirectory(const std::string& root, const std::string& dir, mode_t mode);
 
+// "{what} {path}: {the text of errno}", for errors of the file system calls on artifact trees.
+std::string ErrnoText(const std::string& what, const std::string& path);
+
 // Lets go of the held directories on the way to `dir` that were removed (not moved), so that the next
 // OpenDirectory makes them again.
 void ForgetRemovedDirectories(const std::string& root, const std::string& dir);

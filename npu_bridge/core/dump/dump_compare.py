@@ -292,7 +292,7 @@ def _sides(artifact):
     name = artifact.name
     if name.kind != "dump":
         return [Side(name.op_name, name.op_type, artifact, name.io, name.index, name.timestamp or 0)]
-    header = dump_file.load(artifact.path, name, header_only=True)
+    header = dump_file.load(artifact.path, name)
     return [
         Side(header.op_name, name.op_type, artifact, tensor.io, tensor.index, name.timestamp or 0)
         for tensor in header.tensors

@@ -238,14 +238,13 @@ class DumpFile:
         return self.inputs + self.outputs
 
 
-def load(path, name=None, header_only=False):
+def load(path, name=None):
     """Reads what a dump file, an Opdebug record or a .npy tensor holds; tensor data stays in the file until asked
     for (``TensorData.raw``, ``value_blocks``), except in version 1 dump files, whose data is inline.
 
     Args:
       path: the file.
       name: the file's ``DumpName`` when already known (e.g. resolved through mapping.csv).
-      header_only: kept for callers that only want the header (every format but version 1 reads only that).
     Returns:
       A ``DumpFile``.
     Raises:
@@ -253,7 +252,6 @@ def load(path, name=None, header_only=False):
       DumpFormatError: the file is not a dump artifact, is damaged, or its size disagrees with what its header
         lists (the message names the file and says what is wrong); raised before any tensor data is read.
     """
-    del header_only
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such dump file: {path}")

@@ -44,27 +44,19 @@ class Problem:
     text: str
 
 
-def write(
-    root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=(), base=None, directory_mode=0o700, dir_fd=None
-):
-    """Writes {root}/dump_status.json.
-
-    The directories from ``base`` down to ``root`` are created, or must be real directories of this user
-    (``safe_paths.open_dirs``); the files are created without following symlinks and renamed into place.
+def write(dir_fd, root, state, lost_dirs=None, files_lost=0, unwritten=(), errors=()):
+    """Writes dump_status.json into the dump root, held open as ``dir_fd`` (``safe_paths.open_dirs``): the file
+    goes there wherever the directory has been moved, created without following symlinks and renamed into place.
 
     Args:
-      root: the dump root.
+      dir_fd: the dump root, open.
+      root: the dump root's path (the paths in the status are relative to it).
       state: "running", "complete" or "incomplete".
       lost_dirs: {step directory: files lost there} (directories under ``root``).
       files_lost: files of this root that could not be written.
       unwritten: appended files (statistic.csv, mapping.csv) whose rows are not all on disk.
       errors: a few error messages.
-      base: the directory the user named (dump_path), ``root`` or above it; None: ``root`` itself.
-      directory_mode: the mode of directories created below ``base``.
-      dir_fd: ``root`` held open by the caller (``safe_paths.open_dirs``); the file goes there, wherever it has
-        been moved, and ``base`` is not looked at.
     Raises:
-      UnsafePathError: a directory below ``base`` is a symlink or another user's.
       OSError: the file could not be written.
     """
     status = {
@@ -77,15 +69,7 @@ def write(
         "unwritten_files": [os.path.relpath(p, root) for p in unwritten],
         "errors": list(errors),
     }
-    if dir_fd is not None:
-        _write_at(dir_fd, state, json.dumps(status, indent=1) + "\n")
-        return
-    base = root if base is None else base
-    fd = safe_paths.open_dirs(base, os.path.relpath(root, base), mode=directory_mode)
-    try:
-        _write_at(fd, state, json.dumps(status, indent=1) + "\n")
-    finally:
-        os.close(fd)
+    _write_at(dir_fd, state, json.dumps(status, indent=1) + "\n")
 
 
 def _write_at(dir_fd, state, text):

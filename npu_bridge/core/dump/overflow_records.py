@@ -108,7 +108,7 @@ def find(root, sources=None):
         match = min(candidates, key=lambda a: abs((a.name.timestamp or 0) - (name.timestamp or 0)), default=None)
         info = dump_file.load(record.path, name).overflow or {}
         status = info.get("AI Core", {}).get("status")
-        op_name = dump_file.load(match.path, match.name, header_only=True).op_name if match else "?"
+        op_name = dump_file.load(match.path, match.name).op_name if match else "?"
         entries.append(
             OverflowEntry(
                 record.step,

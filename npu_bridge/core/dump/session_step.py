@@ -516,13 +516,7 @@ class _Report:
         lost, unwritten = self.losses(status)
         try:
             dump_status.write(
-                self.root,
-                state,
-                lost,
-                sum(lost.values()),
-                unwritten,
-                status["errors"][:5],
-                dir_fd=self.root_fd(),
+                self.root_fd(), self.root, state, lost, sum(lost.values()), unwritten, status["errors"][:5]
             )
         except OSError as e:
             log.warn_once(

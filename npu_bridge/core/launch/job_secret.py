@@ -148,17 +148,3 @@ class ServerHandshake:
         self.done = True
         self.need = 0
         return _ACCEPTED
-
-
-def server_handshake(sock, key, port):
-    """Checks that the connection on ``sock`` (to ``port``) knows the key, and proves the key to it.
-
-    Raises:
-      JobAuthenticationError: it does not know the key, or is not a relay of this kind.
-      OSError: the socket failed (a timeout included).
-    """
-    handshake = ServerHandshake(key, port)
-    while not handshake.done:
-        reply = handshake.feed(_receive(sock, handshake.need))
-        if reply:
-            sock.sendall(reply)

@@ -160,7 +160,7 @@ def write_file_at(dir_fd, name, data, mode=REPORT_MODE):
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
-    temporary = f".tmp.{secrets.token_hex(8)}.{name[:_NAME_KEPT]}"
+    temporary = _temporary_name(name)
     fd = os.open(temporary, _FLAGS, mode, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -277,7 +277,7 @@ class open_new:  # noqa: N801 - used as a context manager, like open()
     def __init__(self, path, mode=REPORT_MODE):
         self._path = os.fspath(path)
         directory, name = os.path.split(self._path)
-        self._temporary = os.path.join(directory, f".tmp.{secrets.token_hex(8)}.{name[:_NAME_KEPT]}")
+        self._temporary = os.path.join(directory, _temporary_name(name))
         self._mode = mode
         self._file = None
 
@@ -334,6 +334,11 @@ def inside(root, relative, source, resolve=False):
                 "read only inside its tree",
             )
     return path
+
+
+def _temporary_name(name):
+    """An unpredictable hidden name beside ``name`` for its file while it is written."""
+    return f".tmp.{secrets.token_hex(8)}.{name[:_NAME_KEPT]}"
 
 
 def _unlink(path):
