@@ -431,3 +431,187 @@ def test_py_compat_gives_back_removed_python_and_numpy_names_and_says_so_once(tm
     assert "Python-level compatibility on" in result.stderr
     assert result.stderr.count("numpy.int no longer exists; --py-compat provides it (write int instead)") == 1
     assert "time.clock no longer exists" in result.stderr and "collections.Iterable no longer exists" in result.stderr
+
+
+def _result(result, name):
+    assert result.returncode == 0, result.stdout + result.stderr
+    return parse_results("\n".join(f"[rank 0] {line}" for line in result.stdout.splitlines()))[0][name]
+
+
+def _with_library(tmp_path, script, library):
+    """``script.py`` as user code and ``library.py`` under a site-packages directory, both on the path."""
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "library.py").write_text(library)
+    (tmp_path / "script.py").write_text(script)
+    return {"PYTHONPATH": os.pathsep.join([REPO_ROOT, TESTS_DIR, str(site)])}
+
+
+SUBMODULE_IMPORTS = """
+import json
+from tensorflow.nn import rnn_cell
+from tensorflow.train import AdamOptimizer
+from tensorflow.layers import dense
+from tensorflow.nn import *
+import tensorflow.train as train
+import tensorflow.layers
+import tensorflow as tf
+import library
+
+x = tf.placeholder(tf.float32, [None, 3])
+loss = tf.reduce_sum(tf.square(dense(x, 2, name="d")))
+step = train.GradientDescentOptimizer(0.01).minimize(loss)
+outputs, _ = tf.nn.dynamic_rnn(rnn_cell.BasicLSTMCell(4), tf.zeros([2, 5, 3]), dtype=tf.float32)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    feed = {x: [[1.0, 2.0, 3.0]]}
+    losses = [float(sess.run([loss, step], feed)[0]) for _ in range(3)]
+    shape = list(sess.run(outputs).shape)
+print("RESULT " + json.dumps({"name": "imports", "value": {
+    "losses_fall": losses[2] < losses[0], "rnn": shape, "adam": AdamOptimizer is tf.train.AdamOptimizer,
+    "rnn_cell": rnn_cell is tf.nn.rnn_cell, "star_relu": relu is tf.nn.relu, "layers": tensorflow.layers is tf.layers,
+    "library_train_adam": library.TRAIN_HAS_ADAM, "library_nn_rnn_cell": library.NN_HAS_RNN_CELL}}))
+"""
+SUBMODULE_LIBRARY = """
+import tensorflow.nn
+import tensorflow.train as train
+NN_HAS_RNN_CELL = hasattr(tensorflow.nn, "rnn_cell")
+TRAIN_HAS_ADAM = hasattr(train, "AdamOptimizer")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_submodule_imports_of_user_code_give_tensorflow_1_s_submodules_and_libraries_keep_tensorflow_2_s(tmp_path):
+    env = _with_library(tmp_path, SUBMODULE_IMPORTS, SUBMODULE_LIBRARY)
+    result = _run([sys.executable, "-m", "npu_bridge.tf1", "script.py"], tmp_path, env=env)
+    assert _result(result, "imports") == {
+        "losses_fall": True,
+        "rnn": [2, 5, 4],
+        "adam": True,
+        "rnn_cell": True,
+        "star_relu": True,
+        "layers": True,
+        "library_train_adam": False,  # TensorFlow 2's tensorflow.train
+        "library_nn_rnn_cell": False,
+    }
+
+
+INTEGRAL_FLOAT_SHAPES = """
+import importlib, json
+import numpy as np
+import tensorflow as tf
+
+w = tf.get_variable("w", [3, 3, 3, 8, 128/2])
+z = tf.zeros([2, 4/2])
+x = tf.placeholder(tf.float32, [None, 28*28/1])
+r = tf.reshape(x, [-1, 28, 56/2])
+n = tf.random_normal(shape=(2, np.float32(3)))
+messages = []
+for refused in (lambda: tf.reshape(x, [-1, 2.5]), lambda: tf.placeholder(tf.float32, shape=(None, 2.5))):
+    try:
+        refused()
+    except TypeError as e:
+        messages.append(str(e))
+try:  # TensorFlow itself (what libraries get) is unchanged
+    importlib.import_module("tensorflow").compat.v1.placeholder(tf.float32, [None, 64.0])
+    real = "accepted"
+except TypeError:
+    real = "refused"
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    reshaped = sess.run(r, {x: np.ones((2, 784), np.float32)})
+    print("RESULT " + json.dumps({"name": "shapes", "value": {
+        "w": w.shape.as_list(), "zeros": sess.run(z).tolist(), "x": x.shape.as_list(), "r": list(reshaped.shape),
+        "normal": list(sess.run(n).shape), "messages": messages, "real": real}}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_integral_floats_are_shape_dimensions_and_other_floats_are_refused_naming_them(tmp_path):
+    (tmp_path / "shapes.py").write_text(INTEGRAL_FLOAT_SHAPES)
+    seen = _result(_run([sys.executable, "-m", "npu_bridge.tf1", "shapes.py"], tmp_path), "shapes")
+    assert seen["w"] == [3, 3, 3, 8, 64] and seen["x"] == [None, 784]
+    assert seen["zeros"] == [[0.0, 0.0], [0.0, 0.0]]
+    assert seen["r"] == [2, 28, 28] and seen["normal"] == [2, 3]
+    assert seen["messages"][0].startswith("tf.reshape: shape [-1, 2.5] holds 2.5, which is not a whole number")
+    assert seen["messages"][1].startswith("tf.placeholder: shape (None, 2.5) holds 2.5")
+    assert seen["real"] == "refused"
+
+
+NOT_PROVIDED_IMPORTS = """
+import json, sys
+import tensorflow as tf
+from tensorflow.contrib.seq2seq import dynamic_decode, BasicDecoder
+from tensorflow.contrib.seq2seq.python.ops import beam_search_ops
+import tensorflow.contrib.seq2seq.python.ops.basic_decoder as basic_decoder
+from tensorflow.contrib.no_such_module.python.ops import anything
+from tensorflow.contrib.layers import fully_connected, no_such_layer
+
+if sys.argv[1] == "call":
+    dynamic_decode(None)
+
+
+def subclass():
+    class Decoder(BasicDecoder):
+        pass
+
+
+messages = []
+for use in (lambda: beam_search_ops.gather_tree, lambda: basic_decoder.BasicDecoder, lambda: anything.x,
+            lambda: no_such_layer(1), subclass):
+    try:
+        use()
+    except AttributeError as e:  # NotProvidedError is one
+        messages.append(f"{type(e).__name__}: {e}")
+print("RESULT " + json.dumps({"name": "contrib", "value": {
+    "fully_connected": fully_connected.__module__, "messages": [m.split(" by npu_bridge")[0] for m in messages]}}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_contrib_names_and_paths_the_mode_lacks_import_and_raise_not_provided_error_when_used(tmp_path):
+    (tmp_path / "decode.py").write_text(NOT_PROVIDED_IMPORTS)
+    unused = _run([sys.executable, "-m", "npu_bridge.tf1", "decode.py", "none"], tmp_path)
+    assert _result(unused, "contrib") == {
+        "fully_connected": "tf_slim.layers.layers",
+        "messages": [
+            "NotProvidedError: tf.contrib.seq2seq.python.ops.beam_search_ops.gather_tree is not provided",
+            "NotProvidedError: tf.contrib.seq2seq.python.ops.basic_decoder.BasicDecoder is not provided",
+            "NotProvidedError: tf.contrib.no_such_module.python.ops.anything.x is not provided",
+            "NotProvidedError: tf.contrib.layers.no_such_layer is not provided",
+            "NotProvidedError: tf.contrib.seq2seq.BasicDecoder is not provided",
+        ],
+    }
+    called = _run([sys.executable, "-m", "npu_bridge.tf1", "decode.py", "call"], tmp_path)
+    assert called.returncode == 1
+    assert (
+        "NotProvidedError: tf.contrib.seq2seq.dynamic_decode is not provided by npu_bridge's TF1 mode (called)"
+        in called.stderr
+    )
+
+
+VERSION_CHECK = """
+import json, sys
+import tensorflow as tf
+from tensorflow.version import VERSION
+import library
+
+if not tf.__version__.startswith("1."):  # the check gpt-2-simple-style scripts make
+    sys.exit("this script needs TensorFlow 1.x, found " + tf.__version__)
+print("RESULT " + json.dumps({"name": "version", "value": {
+    "seen": [tf.__version__, tf.VERSION, tf.version.VERSION, VERSION], "git": tf.GIT_VERSION,
+    "library": library.VERSION}}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_user_code_sees_tensorflow_1_15_s_version_and_libraries_the_real_one(tmp_path):
+    env = _with_library(tmp_path, VERSION_CHECK, "import tensorflow\nVERSION = tensorflow.__version__\n")
+    version = _result(_run([sys.executable, "-m", "npu_bridge.tf1", "script.py"], tmp_path, env=env), "version")
+    assert version["seen"] == ["1.15.5"] * 4
+    assert version["library"].startswith("2.")
+    assert version["git"].startswith(f"v{version['library']}")  # TensorFlow's own: the real version in sight

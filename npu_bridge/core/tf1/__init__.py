@@ -4,9 +4,10 @@ User code gets a TensorFlow 1.x ``tensorflow`` (``tensorflow.compat.v1`` names, 
 ``tensorflow.contrib`` and ``tensorflow.examples``); libraries keep the real TensorFlow 2 module. Pieces:
 ``environment`` (the variables that turn the mode on, also in child processes; TensorFlow-free), ``scope``
 (which files are user code; the rule is ``runtime/user_code``'s, the ``__import__`` route ``runtime/user_imports``'s),
-``facade`` (the ``tensorflow`` user
-code sees), ``contrib`` (the lazy ``tensorflow.contrib`` shim), ``aliases`` (add-only names TensorFlow 2.21 moved),
-``mnist`` (the tutorials' MNIST reader) and ``mode`` (installs them; ``main`` runs a script).
+``facade`` (the ``tensorflow`` user code sees, and what its ``import tensorflow.<x>`` gives), ``shapes`` (integral
+floats as shape dimensions in the facade's functions), ``contrib`` (the lazy ``tensorflow.contrib`` shim),
+``aliases`` (add-only names TensorFlow 2.21 moved), ``mnist`` (the tutorials' MNIST reader) and ``mode`` (installs
+them; ``main`` runs a script).
 
 What contrib routes to, written here: ``optimizers`` (``contrib.opt``), ``image_transforms`` (``contrib.image``),
 ``rnn_cells`` and ``rnn_linear`` (``contrib.rnn``'s extra cells), ``tpu`` (``contrib.tpu`` beyond the Estimator,

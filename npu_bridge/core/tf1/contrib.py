@@ -3,7 +3,9 @@
 Each contrib submodule is a ``ContribModule`` with an ordered list of places to look a name up (``ROUTES``), a
 table of renames, and extra names that live elsewhere. Nothing is imported until a name is used, so a script that
 imports ``tensorflow.contrib.tpu`` in a branch it never takes runs. A name no route provides raises
-``NotProvidedError`` (an ``AttributeError``) when it is looked up, naming it. Upstream's deep paths
+``NotProvidedError`` (an ``AttributeError``) when it is looked up, naming it; an import statement that names it
+(``from tensorflow.contrib.seq2seq import dynamic_decode``, ``import tensorflow.contrib.seq2seq.python.ops.x as x``)
+binds a ``NotProvided`` placeholder instead (``imported``), which raises when it is used. Upstream's deep paths
 (``contrib.layers.python.layers.utils``, ``contrib.framework.python.ops.arg_scope``) lose their ``python.<x>``
 segments. Aliases whose behaviour differs from TensorFlow 1.15 say so once, when first used (``DIFFERENCES``).
 
@@ -133,17 +135,92 @@ class ContribModule(types.ModuleType):
         else:
             value = _lookup(route, name, real) if route else _MISSING
             if value is _MISSING:
-                raise NotProvidedError(
-                    f"tf.{self.__name__[len('tensorflow.') :]}.{name} is not provided by npu_bridge's TF1 mode "
-                    "(TensorFlow 2.21 has no such name and the mode does not emulate it); see docs/tf1_mode.md for "
-                    "what is provided and what to use instead"
-                )
+                raise not_provided(f"tf.{self.__name__[len('tensorflow.') :]}.{name}")
             difference = DIFFERENCES.get(f"{path}.{name}")
             if difference and f"{path}.{name}" not in _told:
                 _told.add(f"{path}.{name}")
                 log.logger.warning("tf.contrib.%s.%s %s", path, name, difference)
         self.__dict__[name] = value
         return value
+
+
+def not_provided(path, use=""):
+    """The ``NotProvidedError`` for a contrib name the mode does not provide.
+
+    Args:
+      path: the name as a script writes it below ``tf`` ("tf.contrib.seq2seq.BahdanauAttention").
+      use: how it was used, for a placeholder ("called").
+    """
+    return NotProvidedError(
+        f"{path} is not provided by npu_bridge's TF1 mode{f' ({use})' if use else ''} (TensorFlow 2.21 has no such "
+        "name and the mode does not emulate it); see docs/tf1_mode.md for what is provided and what to use instead"
+    )
+
+
+class NotProvided:
+    """What an import statement binds for a contrib name or path the mode does not provide: importing it works,
+    using it (calling it, using an attribute of it, subclassing it, ``isinstance`` with it) raises
+    ``NotProvidedError`` naming it. Dead branches and unused imports stay harmless, as on TensorFlow 1.15.
+
+    Args:
+      path: its name below ``tf`` ("tf.contrib.seq2seq.dynamic_decode").
+    """
+
+    def __init__(self, path):
+        self.__dict__["_npu_path"] = path
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        raise not_provided(f"{self.__dict__['_npu_path']}.{name}")
+
+    def __call__(self, *args, **kwargs):
+        raise not_provided(self.__dict__["_npu_path"], "called")
+
+    def __mro_entries__(self, bases):
+        raise not_provided(self.__dict__["_npu_path"], "subclassed")
+
+    def __instancecheck__(self, instance):
+        raise not_provided(self.__dict__["_npu_path"], "used in isinstance")
+
+    def __repr__(self):
+        return f"<{self.__dict__['_npu_path']}: not provided by npu_bridge's TF1 mode>"
+
+
+def imported(root, parts, fromlist):
+    """What an import statement of user code gets for ``tensorflow.contrib.<parts>``.
+
+    Every module of the path and every name of ``fromlist`` that the shim does not provide is a ``NotProvided``. A
+    module of the path is also bound on the shim module above it, as importing a submodule binds it on its package
+    (``import tensorflow.contrib.seq2seq.python.ops.basic_decoder as bd`` reaches it through those attributes).
+
+    Args:
+      root: ``tensorflow.contrib`` (a ``ContribModule``).
+      parts: the path below it (``["seq2seq", "python", "ops"]``).
+      fromlist: the names of ``from ... import`` (empty for ``import ...``).
+    Returns:
+      The module at the path; with a ``fromlist``, an object holding exactly its names (the module itself for
+      ``import *``).
+    """
+    module, path = root, "tf.contrib"
+    for part in parts:
+        path = f"{path}.{part}"
+        try:
+            module = getattr(module, part)
+        except AttributeError:
+            placeholder = NotProvided(path)
+            if isinstance(module, (ContribModule, NotProvided)):  # the shim's own objects, never a library's
+                module.__dict__[part] = placeholder
+            module = placeholder
+    if not fromlist or "*" in fromlist:
+        return module
+    names = {}
+    for name in fromlist:
+        try:
+            names[name] = getattr(module, name)
+        except AttributeError:
+            names[name] = NotProvided(f"{path}.{name}")
+    return types.SimpleNamespace(**names)
 
 
 class _SkippedSegment:

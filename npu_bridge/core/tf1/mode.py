@@ -1,9 +1,11 @@
 """Installs the TF1 mode in this process, and runs a script or module in it (``python -m npu_bridge.tf1``).
 
 Installing sets ``TF_USE_LEGACY_KERAS=1`` (unless set), makes child Pythons start in the mode
-(``environment.for_children``) and adds the ``tensorflow`` route to ``runtime/user_imports``. TensorFlow itself is
-imported at the first ``import tensorflow`` of user code, which then also turns v2 behaviour off (graph mode, as TF
-1.x started), switches npu_bridge on and adds the moved names (``aliases``).
+(``environment.for_children``) and adds the ``tensorflow`` route to ``runtime/user_imports``: ``import
+tensorflow.<x>`` of user code gives the facade's ``tf.<x>`` (``facade.submodule``; ``contrib.imported`` below
+``tensorflow.contrib``), or TensorFlow's own module where the facade has none (``tensorflow.python.ops``).
+TensorFlow itself is imported at the first ``import tensorflow`` of user code, which then also turns v2 behaviour
+off (graph mode, as TF 1.x started), switches npu_bridge on and adds the moved names (``aliases``).
 """
 
 import os
@@ -91,17 +93,14 @@ def _say(line):
 
 def _resolve(name, module_globals, module_locals, fromlist, proceed):
     tensorflow1 = _facade(proceed)
-    rest = name.partition(".")[2]
-    if rest.partition(".")[0] in ("contrib", "examples"):
-        module = tensorflow1
-        for part in rest.split("."):
-            try:
-                module = getattr(module, part)
-            except AttributeError as e:
-                raise ModuleNotFoundError(f"No module named {name!r} in the TF1 mode: {e}", name=name) from None
-        return module if fromlist else tensorflow1
-    module = proceed(name, module_globals, module_locals, fromlist, 0)
-    return module if fromlist and rest else tensorflow1
+    parts = name.split(".")[1:]
+    if parts[:1] == ["contrib"]:
+        module = contrib.imported(tensorflow1.contrib, parts[1:], fromlist)
+    else:
+        module = facade.submodule(tensorflow1, parts)
+        if module is None:  # TensorFlow's own module (tensorflow.python.ops, tensorflow.core), imported as it is
+            module = proceed(name, module_globals, module_locals, fromlist, 0)
+    return module if fromlist else tensorflow1
 
 
 def _facade(proceed):
