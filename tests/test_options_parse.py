@@ -488,6 +488,19 @@ def test_write_parameter_map_round_trip(tmp_path, mixlist_file):
     assert set(params) == {name for name in OPTIONS if options.get(name) is not None}
 
 
+def test_write_parameter_map_explicit_only_gives_back_the_same_options(tmp_path):
+    # npu_device.open() hands its options to the session bridge this way: options left unset stay unset, so
+    # device_target still yields to NPU_BRIDGE_DEVICE_TARGET and profiling_mode to PROFILING_MODE.
+    options = parse_config(_config(precision_mode=("s", "allow_mix_precision"), dump_path=("s", str(tmp_path))))
+    target = config_pb2.ConfigProto()
+    entry = _entry(target, stale_key=("s", "x"))
+    options.write_parameter_map(entry, explicit_only=True)
+    assert set(entry.parameter_map) == {"precision_mode", "dump_path"}
+    reparsed = parse_config(target)
+    assert reparsed == options
+    assert not reparsed.is_set("device_target") and not reparsed.is_set("profiling_mode")
+
+
 # --- hostile values (found by tests/test_fuzz_inputs.py) ----------------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 """TF2 scripts written the way the model zoo writes them run unchanged with ``import npu_device``: Keras ``fit``
 with global options, a custom ``tf.function`` loop with ``NpuLossScaleOptimizer`` and a forced overflow, a GAN with
-nested functions and a copied npu_ops.py, a TF1 script behind ``compat.enable_v1()``, and data-parallel ``fit``
-on two ranks. Each runs in a fresh
+nested functions and a copied npu_ops.py, a TF1 script behind ``compat.enable_v1()``, data-parallel ``fit``
+on two ranks, and fp16 overflow in function graphs (saturated on the simulated Ascend backend, as in TF1 sessions).
+Each runs in a fresh
 interpreter (opening the device changes TensorFlow for the whole process)."""
 
 import os
@@ -10,8 +11,10 @@ import sys
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from collective_helpers import TESTS_DIR, launch, parse_results
 from conftest import REPO_ROOT
+from precision_helpers import run_executed
 from tf2_helpers import SCRIPTS
 from tf2_helpers import run_script as _run
 
@@ -61,6 +64,46 @@ def test_loss_scaling_skips_the_overflowing_step_in_a_custom_loop(tmp_path, mode
         assert steps[3]["scale"] == steps[2]["scale"] / 2 and steps[4]["scale"] == steps[3]["scale"]
     else:
         assert {s["scale"] for s in steps} == {128.0}
+
+
+def _tf1_conv_filter_gradient():
+    """The filter gradient of conv_gradient_overflow.py, computed in a TF1 session with the same option."""
+    graph = tf.Graph()
+    with graph.as_default():
+        images = tf.compat.v1.placeholder(tf.float32, (1, 4, 4, 1))
+        factor = tf.compat.v1.placeholder(tf.float32, ())
+        filters = tf.constant(np.ones((3, 3, 1, 1), np.float32))
+        loss = tf.reduce_sum(tf.nn.conv2d(images, filters, 1, "VALID") * factor)
+        gradient = tf.gradients(loss, filters)[0]
+    value, _ = run_executed(
+        graph, gradient, {images: np.full((1, 4, 4, 1), 300.0), factor: 1000.0}, precision_mode="allow_mix_precision"
+    )
+    return value.ravel().tolist()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("backend, expected", [("ascend", 65504.0), ("cpu", np.inf)])
+def test_an_fp16_conv_filter_gradient_overflows_in_a_tf_function_as_in_a_tf1_session(
+    tmp_path, monkeypatch, backend, expected
+):
+    # 1.2e6 in float32: the simulated Ascend backend saturates it to fp16's largest value, IEEE fp16 gives inf
+    result, _ = _run("conv_gradient_overflow.py", tmp_path, env={"NPU_BRIDGE_DEVICE_TARGET": backend})
+    assert [float(v) for v in result["gradient"]] == [expected] * 9
+    monkeypatch.setenv("NPU_BRIDGE_DEVICE_TARGET", backend)
+    assert _tf1_conv_filter_gradient() == [expected] * 9
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("backend", ["ascend", "cpu"])
+def test_a_resnet_style_mixed_precision_loop_stays_finite_on_the_simulated_ascend_backend(tmp_path, backend):
+    result, _ = _run("resnet_mixed_precision_loop.py", tmp_path, "5", env={"NPU_BRIDGE_DEVICE_TARGET": backend})
+    losses = result["losses"]
+    if backend == "ascend":  # fp16 overflow saturates, as on Atlas training devices
+        assert all(isinstance(loss, float) and np.isfinite(loss) for loss in losses), losses
+    else:  # the same data overflows IEEE fp16 (the check that the loop does overflow): NaN from the second step
+        assert "nan" in losses, losses
 
 
 @pytest.mark.slow

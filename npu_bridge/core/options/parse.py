@@ -122,18 +122,25 @@ class NpuOptions:
         values = {**self._explicit, **overrides}
         return _validated(_converted_values(values, "NpuOptions.with_values"), self._unknown, "NpuOptions.with_values")
 
-    def write_parameter_map(self, custom_optimizer: Any) -> None:
-        """Replaces an NpuOptimizer entry's parameter_map by every option whose effective value is not None.
+    def write_parameter_map(self, custom_optimizer: Any, explicit_only: bool = False) -> None:
+        """Replaces an NpuOptimizer entry's parameter_map by every option whose effective value is not None (the
+        normalized write-back of a session's entry), or by the explicitly set ones only.
 
         Each value goes into its canonical AttrValue field: .b for bool, .i for int, .s (UTF-8 bytes) for str.
         Unknown keys are not written.
 
         Args:
           custom_optimizer: a ``RewriterConfig.CustomGraphOptimizer`` message (modified in place).
+          explicit_only: write only the explicitly set options, so that parsing the entry gives these options
+            back, set and unset alike. Options whose default yields to an environment variable when they are
+            unset (``device_target`` to NPU_BRIDGE_DEVICE_TARGET, ``profiling_mode`` to PROFILING_MODE) keep
+            doing so; with every effective value written they would count as set.
         """
         parameter_map = custom_optimizer.parameter_map
         parameter_map.clear()
         for name, spec in OPTIONS.items():
+            if explicit_only and name not in self._explicit:
+                continue
             value = self.get(name)
             if value is None:
                 continue

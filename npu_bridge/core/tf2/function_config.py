@@ -37,7 +37,10 @@ def install(options, device_id):
     custom.extend(kept)
     entry = custom.add()
     entry.name = config_proto.NPU_OPTIMIZER
-    options.write_parameter_map(entry)
+    # What the script set, as a TF1 script's parameter_map holds it: the bridge then plans exactly what it plans for
+    # a session with these options (an option left unset, such as device_target, yields to its environment
+    # variable there; written with its default it would count as set and overrule it).
+    options.write_parameter_map(entry, explicit_only=True)
     entry.parameter_map["session_device_id"].i = device_id
     plan = bridge.bridge_config("", config, function_graphs=True)
     for bridged in plan.config.graph_options.rewrite_options.custom_optimizers:
