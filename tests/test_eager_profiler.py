@@ -1,4 +1,4 @@
-"""``tensorflow.python.eager.profiler`` for TF2 scripts (``npu_bridge/core/tf2/eager_profiler.py``): ``save`` puts the
+"""``tensorflow.python.eager.profiler`` for user code (``npu_bridge/core/runtime/eager_profiler.py``): ``save`` puts the
 trace where TensorBoard reads it, with one marker event file, and writes nothing through a link another user
 planted in the log directory."""
 
@@ -9,8 +9,8 @@ import time
 import pytest
 import tensorflow as tf
 
+from npu_bridge.core.runtime import eager_profiler
 from npu_bridge.core.runtime.errors import UnsafePathError
-from npu_bridge.core.tf2 import eager_profiler
 
 
 def markers(logdir):

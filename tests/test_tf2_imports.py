@@ -14,8 +14,7 @@ import pytest
 from conftest import REPO_ROOT
 from tf2_helpers import run_script as _run
 
-from npu_bridge.core.runtime import user_code
-from npu_bridge.core.tf2 import legacy_paths
+from npu_bridge.core.runtime import legacy_paths, user_code
 
 KERAS_LIBRARY = """
 import keras

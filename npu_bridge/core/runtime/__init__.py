@@ -17,4 +17,13 @@ unsupported     upstream names that cannot work off the NPU
 tf_adapter_module  upstream's SWIG module ``npu_bridge.tf_adapter``: its DT_* constants; its functions unsupported
 graph_manager_scope  ``ScopedGraphManager`` (no effect here)
 api_surface     the upstream import paths the facades serve; doc_blocks: generated blocks of the docs/ pages
+
+Which modules are user code, and the imports they get (a route of ``user_imports`` for ``user_code``; the TF1
+mode and the TF2 adapter add them):
+
+user_code       the one rule for what user code is
+user_imports    the ``__import__`` wrapper and its routes
+legacy_modules  Keras of the script's era for user code in both modes: the route, the modules and views it gives
+legacy_paths    where each Keras 2.2-2.6 and moved TensorFlow-internal module lives now (the rename tables)
+eager_profiler  ``tensorflow.python.eager.profiler``, written here
 """

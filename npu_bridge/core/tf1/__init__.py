@@ -7,7 +7,8 @@ User code gets a TensorFlow 1.x ``tensorflow`` (``tensorflow.compat.v1`` names, 
 ``facade`` (the ``tensorflow`` user code sees, and what its ``import tensorflow.<x>`` gives), ``shapes`` (integral
 floats as shape dimensions in the facade's functions), ``contrib`` (the lazy ``tensorflow.contrib`` shim),
 ``aliases`` (add-only names TensorFlow 2.21 moved), ``mnist`` (the tutorials' MNIST reader) and ``mode`` (installs
-them; ``main`` runs a script).
+them; ``main`` runs a script). Standalone ``keras`` and ``tensorflow.python.keras`` of user code are tf_keras
+through the route the TF2 adapter shares (``runtime/legacy_modules``), which ``mode`` adds.
 
 What contrib routes to, written here: ``optimizers`` (``contrib.opt``), ``image_transforms`` (``contrib.image``),
 ``rnn_cells`` and ``rnn_linear`` (``contrib.rnn``'s extra cells), ``tpu`` (``contrib.tpu`` beyond the Estimator,

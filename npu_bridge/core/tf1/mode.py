@@ -1,24 +1,28 @@
 """Installs the TF1 mode in this process, and runs a script or module in it (``python -m npu_bridge.tf1``).
 
 Installing sets ``TF_USE_LEGACY_KERAS=1`` (unless set), makes child Pythons start in the mode
-(``environment.for_children``) and adds the ``tensorflow`` route to ``runtime/user_imports``: ``import
+(``environment.for_children``), adds the route that gives user code Keras of its era (``runtime/legacy_modules``,
+shared with the TF2 adapter: standalone ``keras`` and ``tensorflow.python.keras`` are tf_keras) and then the
+``tensorflow`` route to ``runtime/user_imports``: ``import
 tensorflow.<x>`` of user code gives the facade's ``tf.<x>`` (``facade.submodule``; ``contrib.imported`` below
 ``tensorflow.contrib``), or TensorFlow's own module where the facade has none (``tensorflow.python.ops``).
 TensorFlow itself is imported at the first ``import tensorflow`` of user code, which then also turns v2 behaviour
 off (graph mode, as TF 1.x started), switches npu_bridge on and adds the moved names (``aliases``).
 """
 
+import builtins
 import os
 import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import user_imports
+from npu_bridge.core.runtime import legacy_modules, user_imports
 from npu_bridge.core.tf1 import contrib, environment, facade, mnist, py_compat, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 
 _ROUTE = "tf1"
+_KERAS_ROUTE = "tf1-keras"
 _tensorflow1 = None
 
 
@@ -34,15 +38,21 @@ def install(script_directory=None):
         return None
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     os.environ.update(environment.for_children(os.environ))
-    user_imports.add_route(_ROUTE, {"tensorflow"}, scope.tf1_user_code(script_directory).contains, _resolve)
+    user = scope.tf1_user_code(script_directory).contains
+    # older than the tensorflow route, which passes it tensorflow.python.keras: Keras 2.x scripts ran on TF 1.x,
+    # so their first Keras import sets up TensorFlow 1.x behaviour as `import tensorflow` does
+    keras2 = legacy_modules.add_route(_KERAS_ROUTE, user, before_first=lambda: _facade(builtins.__import__))
+    user_imports.add_route(_ROUTE, {"tensorflow"}, user, _resolve)
     compat = ""
     if environment.py_compat():
         py_compat.install()
         compat = "; Python-level compatibility on (time.clock, NumPy 1.x aliases, collections ABCs, "
         compat += "getargspec, scipy.misc)"
+    keras = " and `import keras` Keras 2" if keras2 else ""
     return (
         "npu_bridge TF1 mode: `import tensorflow` in user code gives TensorFlow 1.x (tensorflow.compat.v1, v2 "
-        f"behaviour off, legacy Keras, tf.contrib); installed packages keep TensorFlow 2{compat} (docs/tf1_mode.md)"
+        f"behaviour off, legacy Keras, tf.contrib){keras}; installed packages keep TensorFlow 2{compat} "
+        "(docs/tf1_mode.md)"
     )
 
 
@@ -96,6 +106,8 @@ def _resolve(name, module_globals, module_locals, fromlist, proceed):
     parts = name.split(".")[1:]
     if parts[:1] == ["contrib"]:
         module = contrib.imported(tensorflow1.contrib, parts[1:], fromlist)
+    elif parts[:1] == ["python"]:  # TensorFlow's own, but tensorflow.python.keras is tf_keras (the Keras route)
+        module = proceed(name, module_globals, module_locals, fromlist, 0)
     else:
         module = facade.submodule(tensorflow1, parts)
         if module is None:  # TensorFlow's own module (tensorflow.python.ops, tensorflow.core), imported as it is
@@ -114,6 +126,8 @@ def _facade(proceed):
             real.compat.v1.contrib = contrib_root  # import tensorflow.compat.v1 as tf; tf.contrib.slim
         # tf.compat is TensorFlow's own (its v1 carries contrib), not tf.compat.v1.compat
         extras = {"contrib": contrib_root, "examples": _examples(), "compat": real.compat}
+        if user_imports.has_route(_KERAS_ROUTE):  # import tensorflow.python.keras.layers as KL; tf.python.keras
+            extras["python"] = legacy_modules.module("tensorflow.python")
         _tensorflow1 = facade.TensorFlow1(real, extras)
     return _tensorflow1
 

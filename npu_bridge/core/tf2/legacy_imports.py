@@ -1,24 +1,22 @@
 """Switching on Keras 2.6 and TensorFlow-internal imports for user code, and ``python -m npu_bridge.tf2``.
 
 ``import npu_device`` installs it (``install``): from then on user code's ``import keras...`` /
-``tensorflow.python.keras...`` gets tf_keras 2.21 and the moved TensorFlow-internal modules are found
-(``legacy_paths``). An import that ran before is not redone: a module that already holds Keras 3 is named in a
-warning. ``python -m npu_bridge.tf2 train.py`` installs it before the script's first line, for scripts that import
-``keras`` before ``npu_device``. With ``TF_USE_LEGACY_KERAS=0`` (Keras 3 kept for ``tf.keras``) nothing is
-installed: standalone ``keras`` stays Keras 3 too. Installing imports no TensorFlow.
+``tensorflow.python.keras...`` gets tf_keras 2.21 and the moved TensorFlow-internal modules are found, through the
+route the TF1 mode adds too (``runtime/legacy_modules``; the tables are ``runtime/legacy_paths``). An import that
+ran before is not redone: a module that already holds Keras 3 is named in a warning. ``python -m npu_bridge.tf2
+train.py`` installs it before the script's first line, for scripts that import ``keras`` before ``npu_device``.
+With ``TF_USE_LEGACY_KERAS=0`` (Keras 3 kept for ``tf.keras``) nothing is installed: standalone ``keras`` stays
+Keras 3 too. Installing imports no TensorFlow.
 """
 
-import importlib.util
 import os
 import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import keras_selection, log, user_code, user_imports
-from npu_bridge.core.tf2 import legacy_modules, legacy_paths
+from npu_bridge.core.runtime import legacy_modules, log, user_code, user_imports
 
 USAGE = "usage: python -m npu_bridge.tf2 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
-_KERAS_3_KEPT = ("0", "false", "False")  # TF_USE_LEGACY_KERAS values that keep Keras 3 (keras_selection)
 _ROUTE = "tf2"
 _user_code = user_code.UserCode()
 
@@ -33,13 +31,8 @@ def install():
     """
     if user_imports.has_route(_ROUTE):
         return True
-    if keras_selection.choice() in _KERAS_3_KEPT:
-        log.logger.info("TF_USE_LEGACY_KERAS keeps Keras 3: user code's `import keras` stays Keras 3 as well")
+    if not legacy_modules.add_route(_ROUTE, _user_code.contains):
         return False
-    if importlib.util.find_spec("tf_keras") is None:
-        log.logger.warning("tf_keras is not installed: user code's `import keras` stays Keras 3 (pip install tf-keras)")
-        return False
-    user_imports.add_route(_ROUTE, legacy_paths.TOP_NAMES, _user_code.contains, _resolve)
     early = _modules_holding_keras_3()
     if early:
         log.logger.warning(
@@ -98,8 +91,3 @@ def _from_keras_3(value):
     else:
         name = getattr(value, "__module__", None) if isinstance(value, type) or callable(value) else None
     return isinstance(name, str) and (name == "keras" or name.startswith("keras."))
-
-
-def _resolve(name, module_globals, module_locals, fromlist, proceed):
-    found = legacy_modules.import_for_user(name, fromlist or ())
-    return found if found is not None else proceed(name, module_globals, module_locals, fromlist, 0)

@@ -1,4 +1,9 @@
-"""The modules user code gets for the paths ``legacy_paths`` maps, and what an import statement returns.
+"""Keras of the script's era for user code, in both modes: the route, the modules and views it gives.
+
+``add_route`` (the TF1 mode at its start, the TF2 adapter at ``import npu_device``) makes user code's ``import
+keras...`` and ``tensorflow.python.keras...`` give tf_keras (Keras 2) in the Keras 2.2-2.6 layouts ``legacy_paths``
+maps, and the TensorFlow-internal modules that moved be found; installed packages keep Keras 3 and TensorFlow's own
+modules. The first Keras module it gives adds the Keras 2.x names tf_keras lacks (``Model._layers``), add-only.
 
 A mapped path is the real module it resolves to (``keras.layers.core.dense`` is ``tf_keras.src.layers.core.dense``
 itself), except where that module cannot answer for it: a Keras root (``keras``) or package, whose children may
@@ -11,11 +16,69 @@ get.
 """
 
 import importlib
+import importlib.util
+import threading
 import types
 
-from npu_bridge.core.tf2 import legacy_paths
+from npu_bridge.core.runtime import keras_selection, legacy_paths, log, user_imports
 
+_KERAS_3_KEPT = ("0", "false", "False")  # TF_USE_LEGACY_KERAS values that keep Keras 3 (keras_selection)
+_era_lock = threading.Lock()
+_era_names_added = False
 _modules = {}  # user-visible path -> its module or view
+
+
+def add_route(route_name, is_user, before_first=None):
+    """Gives user code Keras of its era from now on (see the module docstring); once per route name.
+
+    Args:
+      route_name: the ``user_imports`` route's name ("tf1-keras", "tf2").
+      is_user: function(globals of the importing module) -> True for user code (the mode's ``user_code`` rule).
+      before_first: None, or a function called once before the route maps its first import (the TF1 mode sets up
+        TensorFlow 1.x behaviour there, as Keras 2.2 ran on it).
+    Returns:
+      True when the route is on; False when ``TF_USE_LEGACY_KERAS`` keeps Keras 3 (``tf.keras`` is Keras 3, so
+      standalone ``keras`` stays Keras 3 too and the two never mix) or tf_keras is not installed.
+    Raises:
+      EnvironmentVariableError: TF_USE_LEGACY_KERAS has a value TensorFlow would read ambiguously.
+    """
+    if user_imports.has_route(route_name):
+        return True
+    if keras_selection.choice() in _KERAS_3_KEPT:
+        log.logger.info("TF_USE_LEGACY_KERAS keeps Keras 3: user code's `import keras` stays Keras 3 as well")
+        return False
+    if importlib.util.find_spec("tf_keras") is None:
+        log.logger.warning("tf_keras is not installed: user code's `import keras` stays Keras 3 (pip install tf-keras)")
+        return False
+    first = [before_first]
+
+    def resolve(name, module_globals, module_locals, fromlist, proceed):
+        if first[0] is not None and legacy_paths.candidates(name) is not None:
+            before, first[0] = first[0], None
+            before()
+        found = import_for_user(name, fromlist or ())
+        return found if found is not None else proceed(name, module_globals, module_locals, fromlist, 0)
+
+    user_imports.add_route(route_name, legacy_paths.TOP_NAMES, is_user, resolve)
+    return True
+
+
+def _add_era_names():
+    """Adds the Keras 2.x names scripts use that tf_keras 2.21 lacks (once; nothing that exists is replaced).
+
+    ``Model._layers``: Keras 2.2's list of a model's layers (a ``Sequential``'s input layer first), which
+    ``tf.keras`` renamed ``_self_tracked_trackables`` in TensorFlow 2.4; the same list, so changes show in both.
+    """
+    global _era_names_added
+    with _era_lock:
+        if _era_names_added:
+            return
+        _era_names_added = True
+        model = importlib.import_module("tf_keras.src.engine.training").Model
+        if not hasattr(model, "_layers"):
+            model._layers = property(
+                lambda self: self._self_tracked_trackables, doc="Keras 2.2's name of the model's tracked layers."
+            )
 
 
 class ModuleView(types.ModuleType):
@@ -83,7 +146,7 @@ class ModuleView(types.ModuleType):
 
     def __repr__(self):
         real = ", ".join(source.__name__ for source in self.__dict__["_npu_sources"]) or "no module of its own"
-        return f"<module {self.__name__!r} (npu_device: {real})>"
+        return f"<module {self.__name__!r} (npu_bridge: {real})>"
 
 
 def module(path):
@@ -100,6 +163,8 @@ def module(path):
     found = _modules.get(path)
     if found is not None:
         return found
+    if legacy_paths.in_keras(path):
+        _add_era_names()
     names = legacy_paths.candidates(path)
     if names is None:  # a parent of mapped paths, e.g. tensorflow.python: the real module
         names = [path]
@@ -107,14 +172,34 @@ def module(path):
     # a Keras package is a view too: a child may come from elsewhere (keras.applications.resnet50 is public tf_keras's)
     package = legacy_paths.in_keras(path) and bool(sources) and hasattr(sources[0], "__path__")
     if legacy_paths.needs_view(path) or package:
-        found = ModuleView(path, sources)
+        found = ModuleView(path, [*_v1_api(path), *sources])
     else:
         found = sources[0]
     return _modules.setdefault(path, found)
 
 
+def _v1_api(path):
+    """``[tf_keras.api._v1.keras.<rest>]`` for a Keras package while v2 behaviour is off (the TF1 mode), else ``[]``.
+
+    ``tf.keras`` is then ``tf.compat.v1.keras``, whose layers are the v1 ones TensorFlow 1.x and Keras 2.2 had
+    (``BatchNormalization`` that uses batch statistics when frozen, ``LSTM`` / ``GRU`` v1) and whose optimizers are
+    the generation v1 graphs train with; tf_keras' own packages chose the v2 classes when TensorFlow imported them.
+    A module ``legacy_paths`` moves (``layers.normalization``) keeps its own sources.
+    """
+    rest = legacy_paths.keras_rest(path)
+    if rest is None or legacy_paths.moved(path) or importlib.import_module("tensorflow.python.tf2").enabled():
+        return []
+    name = "tf_keras.api._v1.keras" + (f".{rest}" if rest else "")
+    try:
+        return [importlib.import_module(name)]
+    except ModuleNotFoundError as error:
+        if error.name is None or not (name == error.name or name.startswith(error.name + ".")):
+            raise
+        return []
+
+
 def import_for_user(name, fromlist):
-    """What an ``import`` statement of user code gets, or None when it is not npu_device's business.
+    """What an ``import`` statement of user code gets, or None when ``legacy_paths`` does not map it.
 
     Args:
       name: the module named (``import name`` / ``from name import ...``), absolute.
@@ -209,7 +294,7 @@ def _importable(path, names, every):
     missing.name, missing.msg = path, f"No module named {path!r}"  # the module the script asked for
     missing.args = (missing.msg,)
     missing.add_note(
-        f"npu_device looks up user code's `{path}` as {', '.join(names)}: none exists (docs/tf2_adapter.md, "
-        "'Keras 2.x and TensorFlow-internal imports')"
+        f"npu_bridge looks up user code's `{path}` as {', '.join(names)}: none exists (docs/tf1_mode.md, "
+        "'Keras of the script's era'; docs/tf2_adapter.md, 'Keras 2.x and TensorFlow-internal imports')"
     )
     raise missing

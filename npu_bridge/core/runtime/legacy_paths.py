@@ -1,12 +1,13 @@
-"""Where the modules TF 2.4 / 2.6 scripts import live on TensorFlow 2.21 with tf_keras 2.21.
+"""Where the Keras 2.2-2.6 modules and TensorFlow internals scripts import live on TensorFlow 2.21 / tf_keras 2.21.
 
-User code (``user_code``) that imports ``keras...`` (standalone Keras 2.6) or ``tensorflow.python.keras...``
-(TensorFlow's own Keras copy up to 2.6) gets tf_keras 2.21, the Keras ``tf.keras`` is here: ``keras.<path>`` is
-``tf_keras.src.<path>`` (whose layout is Keras 2.6's), else the public ``tf_keras.<path>``, except for the modules
-that moved (``KERAS_MOVED``). The TensorFlow-internal modules that moved or vanished (``TF_MOVED``) are added back:
-the module of that name when TensorFlow has one, else its new home.
+The tables of the route both modes add (``legacy_modules``): user code (``user_code``) that imports ``keras...``
+(standalone Keras 2.2-2.6) or ``tensorflow.python.keras...`` (TensorFlow's own Keras copy up to 2.6) gets tf_keras
+2.21, the Keras ``tf.keras`` is here: ``keras.<path>`` is ``tf_keras.src.<path>`` (whose layout is Keras 2.6's),
+else the public ``tf_keras.<path>``, except for the modules that moved (``KERAS_MOVED``, Keras 2.2's
+``engine.topology`` among them). The TensorFlow-internal modules that moved or vanished (``TF_MOVED``) are added
+back: the module of that name when TensorFlow has one, else its new home.
 
-A module path maps to candidates, best first; the first that imports is the module. A Keras 2.6 module whose names
+A module path maps to candidates, best first; the first that imports is the module. A Keras 2.x module whose names
 are now spread over several modules (``layers.merge``, ``layers.recurrent``) has several sources, searched in
 order. This module is data and string work only: it imports nothing.
 """
@@ -16,6 +17,16 @@ KERAS_BASES = ("tf_keras.src", "tf_keras")
 
 # Keras 2.6 module (below a root) -> the tf_keras 2.21 modules that hold its names now, searched in order
 KERAS_MOVED = {
+    # Keras 2.2's engine.topology (kept by 2.2 for older code): Layer, InputSpec, Node, Input, InputLayer,
+    # get_source_inputs and the HDF5 weight loaders (Network / Container are not provided)
+    "engine.topology": (
+        "tf_keras.src.engine.base_layer",
+        "tf_keras.src.engine.input_spec",
+        "tf_keras.src.engine.node",
+        "tf_keras.src.engine.input_layer",
+        "tf_keras.src.utils.layer_utils",
+        "tf_keras.src.saving.legacy.hdf5_format",
+    ),
     "layers.advanced_activations": ("tf_keras.src.layers.activation",),
     "layers.convolutional_recurrent": ("tf_keras.src.layers.rnn",),
     "layers.cudnn_recurrent": ("tf_keras.src.layers.rnn",),
@@ -68,7 +79,7 @@ TF_MOVED = {
     "tensorflow.python.training.training_ops": ("tensorflow.python.ops.gen_training_ops",),
     "tensorflow.python.distribute.distribution_strategy_context": ("tensorflow.python.distribute.distribute_lib",),
     # TensorFlow 2.0-2.3's profiler API, still imported by the zoo's copies of the official models
-    "tensorflow.python.eager.profiler": ("npu_bridge.core.tf2.eager_profiler",),
+    "tensorflow.python.eager.profiler": ("npu_bridge.core.runtime.eager_profiler",),
 }
 
 TOP_NAMES = frozenset(path.partition(".")[0] for path in (*KERAS_ROOTS, *TF_MOVED))
@@ -89,7 +100,7 @@ def candidates(path):
     Args:
       path: the dotted module name as the script writes it, e.g. "keras.layers.core".
     Returns:
-      A list of module names, or None when the path is not one npu_device maps (it is imported as usual).
+      A list of module names, or None when the path is not one npu_bridge maps (it is imported as usual).
     """
     for root in KERAS_ROOTS:
         if path == root or path.startswith(root + "."):
@@ -107,6 +118,22 @@ def _keras_candidates(rest):
     key = max((k for k in KERAS_MOVED if rest == k or rest.startswith(k + ".")), key=len, default=None)
     moved = [target + rest[len(key) :] for target in KERAS_MOVED[key]] if key else []
     return list(dict.fromkeys([*moved, *(f"{base}.{rest}" for base in KERAS_BASES)]))
+
+
+def keras_rest(path):
+    """The part of a Keras path below its root ("layers" for "keras.layers", "" for a root), or None."""
+    for root in KERAS_ROOTS:
+        if path == root:
+            return ""
+        if path.startswith(root + "."):
+            return path[len(root) + 1 :]
+    return None
+
+
+def moved(path):
+    """True when ``path`` is a Keras module ``KERAS_MOVED`` maps, or lies below one."""
+    rest = keras_rest(path)
+    return bool(rest) and any(rest == key or rest.startswith(key + ".") for key in KERAS_MOVED)
 
 
 def in_keras(path):
