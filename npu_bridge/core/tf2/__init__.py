@@ -12,14 +12,10 @@ loss_scale       ``NpuLossScaleOptimizer``
 loop_size        ``set_npu_loop_size``
 run_context      ``npu_run_context`` and ``configs.run_context_options()``
 optimizer_updates  tf_keras optimizer updates in float32 under mixed precision
+keras26          user code's ``tf.keras``: Keras 2.6's optimizers, 1-D ``fit`` inputs, ``__version__``
 profiling_calls  every function call recorded while the options profile
 compat           ``enable_v1()`` and the ``npu_device.compat.v1`` import tree
 
-Keras 2.6 and TensorFlow-internal imports of user code (``import npu_device``, ``python -m npu_bridge.tf2``), a
-route of ``runtime/user_imports`` for ``runtime/user_code``:
-
-legacy_imports   switching them on; the launcher
-legacy_paths     where each module lives now (the rename tables)
-legacy_modules   the modules and views user code gets
-eager_profiler   ``tensorflow.python.eager.profiler``, written here
+legacy_imports   Keras 2.6 and TensorFlow-internal imports of user code (``import npu_device``, ``python -m
+                 npu_bridge.tf2``): switching on the route both modes share (``runtime/legacy_modules``); the launcher
 """

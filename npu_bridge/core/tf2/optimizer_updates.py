@@ -6,7 +6,9 @@ write the same update as element-wise ops (``m + (g - m) * (1 - beta_1)``, ``sqr
 the fp16 gradient, those would compute in fp16, where Adam's second moment underflows to 0 and its epsilon (1e-7)
 rounds to 0, so that the update divides by about 0 and training diverges. ``install`` builds every tf_keras
 optimizer update in ``keep_dtype_scope()``, so it computes in float32 as the fused kernel does. The legacy
-optimizers (``tf.keras.optimizers.legacy``) call the fused kernels themselves.
+optimizers (``tf.keras.optimizers.legacy``, which user code's ``tf.keras.optimizers.Adam`` ... are: ``keras26``)
+call the fused kernels themselves; these updates are those of the new ones installed packages and
+``tf.keras.optimizers.experimental`` build.
 """
 
 import functools
