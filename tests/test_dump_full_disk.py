@@ -89,8 +89,10 @@ def test_a_disk_that_fills_up_loses_files_not_training_and_says_how_much(small_d
     flagged = {line for line in out.splitlines() if "INCOMPLETE" in line}
     assert len(flagged) == len(lost_steps)
     assert all("files could not be written" in line for line in flagged)
-    assert 0 not in lost_steps  # the first step fit: it is listed, not flagged
-    assert [line for line in out.splitlines() if ", step 0:" in line and "INCOMPLETE" not in line]
+    # Steps that fit are listed, not flagged. Which ones fit depends on how the writer threads interleave.
+    kept = sorted(set(range(12)) - lost_steps)
+    assert kept, lost_steps
+    assert [line for line in out.splitlines() if f", step {kept[0]}:" in line and "INCOMPLETE" not in line]
 
 
 def named_lost_steps(message):
