@@ -136,6 +136,47 @@ def test_viterbi_decode_and_crf_decode_find_the_best_sequence(control_flow):
         np.testing.assert_allclose(viterbi_score, score, rtol=1e-12)
 
 
+def brute_multitag(unary, transitions, bitmap):
+    """logsumexp of the scores of the tag sequences the bitmap allows (-inf when it allows none)."""
+    scores = [
+        brute_score(unary, tags, transitions) for tags in itertools.product(*(np.flatnonzero(row) for row in bitmap))
+    ]
+    return float(np.logaddexp.reduce(scores)) if scores else -np.inf
+
+
+def test_multitag_sequence_score_sums_the_sequences_the_bitmap_allows(control_flow):
+    bitmap = RNG.rand(len(LENGTHS), MAX_LEN, NUM_TAGS) < 0.6
+    bitmap[:, :, 0] |= ~bitmap.any(axis=2)  # at least one tag everywhere
+    one_hot = np.eye(NUM_TAGS, dtype=bool)[TAGS]
+    with tf.Graph().as_default():
+        transitions = tf.constant(TRANSITIONS)
+        got, plain, fed = run(
+            [
+                crf.crf_multitag_sequence_score(INPUTS, bitmap, LENGTHS, transitions),
+                crf.crf_multitag_sequence_score(INPUTS, one_hot, LENGTHS, transitions),
+                crf.crf_sequence_score(INPUTS, TAGS, LENGTHS, transitions),
+            ]
+        )
+    for b, length in enumerate(LENGTHS):
+        want = brute_multitag(INPUTS[b, :length], TRANSITIONS, bitmap[b, :length]) if length else 0.0
+        np.testing.assert_allclose(got[b], want, rtol=1e-6, err_msg=f"sequence {b}, length {length}")
+    np.testing.assert_allclose(plain, fed, rtol=1e-6)  # one tag per position: crf_sequence_score
+
+
+def test_multitag_sequence_score_of_one_position_is_the_logsumexp_of_the_allowed_tags(control_flow):
+    unary = np.array([[[4.0, 5.0, -3.0]]])
+    with tf.Graph().as_default():
+        static = crf.crf_multitag_sequence_score(unary, [[[True, True, False]]], [1], tf.constant(TRANSITIONS))
+        placeholder = tf.compat.v1.placeholder(tf.float64, [1, None, 3])
+        dynamic = crf.crf_multitag_sequence_score(placeholder, [[[True, True, False]]], [1], TRANSITIONS)
+        got = run([static, dynamic], {placeholder: unary})
+    np.testing.assert_allclose(got, [[np.logaddexp(4.0, 5.0)]] * 2)
+    with pytest.raises(NpuArgumentTypeError, match="tag_bitmap has dtype int32; it must be a bool tensor"):
+        crf.crf_multitag_sequence_score(unary, [[[1, 1, 0]]], [1], TRANSITIONS)
+    with pytest.raises(NpuArgumentError, match=r"tag_bitmap has shape \(1, 1, 2\); it must be the shape of inputs"):
+        crf.crf_multitag_sequence_score(unary, [[[True, False]]], [1], TRANSITIONS)
+
+
 def test_crf_forward_and_the_rnn_cell_give_the_alphas_at_each_sequence_end(control_flow):
     with tf.Graph().as_default():
         inputs, lengths = tf.constant(INPUTS), tf.constant(LENGTHS)

@@ -218,6 +218,58 @@ def test_v2_op_of_gen_image_ops_fills_with_zeros():
     np.testing.assert_array_equal(got[0, ..., 0], [[1, 1, 0], [1, 1, 0], [1, 1, 0]])
 
 
+def test_first_op_of_gen_image_ops_keeps_the_input_size():
+    images = np.arange(1, 13, dtype=np.int32).reshape(1, 3, 4, 1)
+    with tf.Graph().as_default():
+        ops = image.ops.gen_image_ops
+        identity, shifted = run(
+            [
+                ops.image_projective_transform(images, [[1, 0, 0, 0, 1, 0, 0, 0]], interpolation="NEAREST"),
+                ops.image_projective_transform(images, [[1, 0, -1, 0, 1, 0, 0, 0]], "NEAREST"),
+            ]
+        )
+    np.testing.assert_array_equal(identity, images)
+    assert shifted.dtype == np.int32  # the output (x, y) reads the input (x - 1, y): one column right, zeros enter
+    np.testing.assert_array_equal(shifted[0, ..., 0], [[0, 1, 2, 3], [0, 5, 6, 7], [0, 9, 10, 11]])
+
+
+@pytest.mark.parametrize(
+    "num_valid_rows, top_k, rows, columns",
+    [
+        (2, -1, [2, 1], [-1, 1, 0]),  # 0.1 (row 0, column 2) first, then 0.2 (row 1, column 1)
+        (1, -1, [2, -1], [-1, -1, 0]),
+        (0, -1, [-1, -1], [-1, -1, -1]),
+        (-1, -1, [2, 1], [-1, 1, 0]),  # negative: every row
+        ([2.0], 1, [2, -1], [-1, -1, 0]),  # one match only; a one-element list
+    ],
+)
+def test_bipartite_match_pairs_the_smallest_free_distances_first(num_valid_rows, top_k, rows, columns):
+    distances = np.array([[0.5, 0.8, 0.1], [0.3, 0.2, 0.15]], np.float32)
+    with tf.Graph().as_default():
+        row_match, column_match = image.bipartite_match(distances, num_valid_rows, top_k=top_k)
+        assert row_match.shape == (2,) and column_match.shape == (3,) and row_match.dtype == tf.int32
+        got = run([row_match, column_match])
+    np.testing.assert_array_equal(got[0], rows)
+    np.testing.assert_array_equal(got[1], columns)
+
+
+def test_bipartite_match_breaks_ties_by_row_then_column_and_checks_its_arguments():
+    with tf.Graph().as_default():
+        got = run(image.bipartite_match(tf.ones([3, 2]), -1))
+        fed = tf.compat.v1.placeholder(tf.float32, [])
+        too_many = image.bipartite_match(tf.ones([2, 2]), fed)
+        with tf.compat.v1.Session() as session, pytest.raises(tf.errors.InvalidArgumentError, match="at most 2"):
+            session.run(too_many, {fed: 3.0})
+    np.testing.assert_array_equal(got[0], [0, 1, -1])
+    np.testing.assert_array_equal(got[1], [0, 1])
+    with pytest.raises(NpuArgumentError, match=r"num_valid_rows is 3, but distance_mat has only 2 rows"):
+        image.bipartite_match(tf.ones([2, 2]), 3)
+    with pytest.raises(NpuArgumentError, match=r"distance_mat has shape \(2,\); it must be \[num_rows, num_columns\]"):
+        image.bipartite_match(tf.ones([2]), 1)
+    with pytest.raises(NpuArgumentError, match=r"num_valid_rows has shape \(2,\); it must hold one value"):
+        image.bipartite_match(tf.ones([2, 2]), [1.0, 2.0])
+
+
 # ---------------------------------------------------------------- RNN cells
 
 
@@ -335,7 +387,7 @@ def test_layer_norm_lstm_cell_drops_candidates_with_a_keep_probability_below_one
             session.run(tf.compat.v1.global_variables_initializer())
             weights = variables(session, "layer_norm_basic_lstm_cell")
             got_c = session.run(state.c)
-    i, j, _, _ = np.split(x @ weights["kernel"][:3], 4, axis=1)
+    i, j, _, _ = np.split(x @ weights["kernel"][:3] + weights["bias"], 4, axis=1)
     kept = 2 * sigmoid(i) * np.tanh(j)  # c starts at 0; kept candidates are scaled by 1 / keep_prob
     dropped = np.isclose(got_c, 0)
     assert 0.2 < dropped.mean() < 0.8
@@ -344,6 +396,94 @@ def test_layer_norm_lstm_cell_drops_candidates_with_a_keep_probability_below_one
         cell = rnn_cells.LayerNormBasicLSTMCell(4)
         cell(tf.ones([1, 3]), (tf.zeros([1, 4]), tf.zeros([1, 4])))
         assert not any("dropout" in op.name for op in tf.compat.v1.get_default_graph().get_operations())
+
+
+def test_layer_norm_basic_lstm_cell_takes_kernel_and_bias_from_the_scopes_initializer():
+    # TensorFlow 1.15 made both with the variable scope's initializer: with 0.5 everywhere, the bias is 0.5 too.
+    x, c, h = np.ones((1, 2)), np.array([[0.0, 0.1]]), np.array([[0.2, 0.3]])
+    with tf.Graph().as_default():
+        with tf.compat.v1.variable_scope("root", initializer=tf.compat.v1.constant_initializer(0.5)):
+            cell = rnn_cells.LayerNormBasicLSTMCell(2, layer_norm=False)
+            output, state = cell(tf.constant(x), (tf.constant(c), tf.constant(h)))
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            weights = variables(session, "root/layer_norm_basic_lstm_cell")
+            got_h, got_state = session.run([output, state])
+    assert (weights["bias"] == 0.5).all() and (weights["kernel"] == 0.5).all()
+    gate = 0.5 * (1 + 1 + 0.2 + 0.3) + 0.5  # every gate: the inputs and h times 0.5, plus the bias
+    new_c = c * sigmoid(gate + 1.0) + sigmoid(gate) * np.tanh(gate)
+    np.testing.assert_allclose(got_state.c, new_c, atol=1e-6)
+    np.testing.assert_allclose(got_h, np.tanh(new_c) * sigmoid(gate), atol=1e-6)
+
+
+def np_layer_norm_lstm_cell_step(x, c, m, weights, layer_norm, peepholes, cell_clip=None, proj_clip=None):
+    """One step of LayerNormLSTMCell as TensorFlow 1.15 computes it (forget bias 1, tanh)."""
+    gates = np.concatenate([x, m], 1) @ weights["kernel"]
+    i, j, f, o = np.split(gates if layer_norm else gates + weights["bias"], 4, axis=1)
+    if layer_norm:
+        i, j, f, o = (
+            np_layer_norm(v, weights[f"{s}/gamma"], weights[f"{s}/beta"])
+            for v, s in zip((i, j, f, o), ("input", "transform", "forget", "output"))
+        )
+    if peepholes:
+        f, i = f + weights["w_f_diag"] * c, i + weights["w_i_diag"] * c
+    new_c = sigmoid(f + 1.0) * c + sigmoid(i) * np.tanh(j)
+    if layer_norm:
+        new_c = np_layer_norm(new_c, weights["state/gamma"], weights["state/beta"])
+    if cell_clip is not None:
+        new_c = np.clip(new_c, -cell_clip, cell_clip)
+    new_m = sigmoid(o + weights["w_o_diag"] * new_c if peepholes else o) * np.tanh(new_c)
+    if "projection/kernel" in weights:
+        new_m = new_m @ weights["projection/kernel"]
+        if proj_clip is not None:
+            new_m = np.clip(new_m, -proj_clip, proj_clip)
+    return new_m, new_c
+
+
+@pytest.mark.parametrize("layer_norm", [True, False])
+@pytest.mark.parametrize("peepholes, num_proj", [(False, None), (True, 3)])
+def test_layer_norm_lstm_cell_matches_numpy_over_three_steps_and_names_its_variables(layer_norm, peepholes, num_proj):
+    x = RNG.randn(2, 3, 5)
+    clips = {"cell_clip": 0.75, "proj_clip": 0.25} if peepholes else {}
+    with tf.Graph().as_default():
+        cell = rnn_cells.LayerNormLSTMCell(
+            4, use_peepholes=peepholes, num_proj=num_proj, layer_norm=layer_norm, norm_gain=1.5, **clips
+        )
+        assert cell.output_size == (num_proj or 4) and tuple(cell.state_size) == (4, num_proj or 4)
+        outputs, final = tf.compat.v1.nn.dynamic_rnn(cell, x, dtype=tf.float64)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            initial = variables(session, "rnn/layer_norm_lstm_cell")
+            for v in tf.compat.v1.global_variables():  # random values everywhere, so a mixed-up gate shows
+                v.load(RNG.uniform(-1, 1, v.shape), session)
+            weights = variables(session, "rnn/layer_norm_lstm_cell")
+            got, got_final = session.run([outputs, final])
+    names = {"kernel", "bias"}  # the bias exists with layer norm too (unused), as in TensorFlow 1.15
+    names |= (LN_NAMES - {"kernel"}) if layer_norm else set()
+    names |= {"w_f_diag", "w_i_diag", "w_o_diag"} if peepholes else set()
+    names |= {"projection/kernel"} if num_proj else set()
+    assert set(initial) == names
+    assert initial["kernel"].shape == (5 + (num_proj or 4), 16) and not initial["bias"].any()
+    if layer_norm:
+        assert (initial["forget/gamma"] == 1.5).all() and not initial["state/beta"].any()
+    c, m = np.zeros((2, 4)), np.zeros((2, num_proj or 4))
+    for t in range(3):
+        m, c = np_layer_norm_lstm_cell_step(x[:, t], c, m, weights, layer_norm, peepholes, **clips)
+        np.testing.assert_allclose(got[:, t], m, atol=1e-6)
+    np.testing.assert_allclose(got_final.c, c, atol=1e-6)
+    if peepholes:
+        assert np.abs(got).max() <= 0.25 and np.abs(got_final.c).max() <= 0.75
+
+
+def test_layer_norm_lstm_cell_takes_its_initializer_for_the_kernel():
+    with tf.Graph().as_default():
+        cell = rnn_cells.LayerNormLSTMCell(2, initializer=tf.compat.v1.constant_initializer(0.25), layer_norm=True)
+        cell(tf.ones([1, 3]), (tf.zeros([1, 2]), tf.zeros([1, 2])))
+        weights = run({v.op.name: v for v in tf.compat.v1.global_variables()}, init=True)
+    assert (weights["layer_norm_lstm_cell/kernel"] == 0.25).all()
+    assert (weights["layer_norm_lstm_cell/input/gamma"] == 1.0).all()
+    with pytest.raises(NpuArgumentError, match="num_proj must be positive, got 0"):
+        rnn_cells.LayerNormLSTMCell(2, num_proj=0)
 
 
 def np_nas_step(x, c, h, weights, num_proj):
@@ -375,7 +515,7 @@ def np_nas_step(x, c, h, weights, num_proj):
 def test_nas_cell_shapes_and_one_step_match_numpy(num_proj):
     x = RNG.randn(2, 4, 5).astype(np.float32)
     with tf.Graph().as_default():
-        cell = rnn_cells.NASCell(6, num_proj=num_proj, use_biases=True)
+        cell = rnn_cells.NASCell(6, num_proj=num_proj, use_bias=True)
         assert cell.output_size == (num_proj or 6) and tuple(cell.state_size) == (6, num_proj or 6)
         outputs, final = tf.compat.v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)
         with tf.compat.v1.Session() as session:
@@ -427,6 +567,56 @@ def test_stack_bidirectional_dynamic_rnn_stacks_layers_in_their_scopes():
     # the second layer reads both directions of the first: depth 4 + 3
     assert names["stack_bidirectional_rnn/cell_1/bidirectional_rnn/fw/gru_cell/gates/kernel"] == [7 + 2, 4]
     assert names["stack_bidirectional_rnn/cell_1/bidirectional_rnn/bw/gru_cell/candidate/kernel"] == [7 + 5, 5]
+
+
+def test_stack_bidirectional_rnn_over_time_steps_equals_the_dynamic_version_with_the_same_weights():
+    x = RNG.randn(2, 4, 3)
+    lengths = [4, 2]
+
+    def cells():
+        lstm, gru = tf.compat.v1.nn.rnn_cell.LSTMCell, tf.compat.v1.nn.rnn_cell.GRUCell
+        return [lstm(4), gru(2)], [lstm(3), gru(5)]
+
+    with tf.Graph().as_default():
+        with tf.compat.v1.variable_scope("static"):
+            outputs, states_fw, states_bw = rnn_cells.stack_bidirectional_rnn(
+                *cells(), tf.unstack(tf.constant(x), axis=1), dtype=tf.float64, sequence_length=lengths
+            )
+        with tf.compat.v1.variable_scope("dynamic"):
+            dynamic, dynamic_fw, dynamic_bw = rnn_cells.stack_bidirectional_dynamic_rnn(
+                *cells(), tf.constant(x), dtype=tf.float64, sequence_length=lengths
+            )
+        static_vars = {v.op.name: v for v in tf.compat.v1.global_variables() if v.op.name.startswith("static/")}
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            for v in tf.compat.v1.global_variables():  # the dynamic layers get the static layers' weights
+                if v.op.name.startswith("dynamic/"):
+                    twin = v.op.name.replace("dynamic/", "static/").replace("/bidirectional_rnn/", "/")
+                    v.load(session.run(static_vars[twin]), session)
+            got, want = session.run([(outputs, states_fw, states_bw), (dynamic, dynamic_fw, dynamic_bw)])
+    # TensorFlow 1.15's names: the layers' fw / bw scopes sit right below cell_<i>
+    assert "static/stack_bidirectional_rnn/cell_0/fw/lstm_cell/kernel" in static_vars
+    assert static_vars["static/stack_bidirectional_rnn/cell_1/bw/gru_cell/gates/kernel"].shape == [7 + 5, 10]
+    assert isinstance(got[0], list) and len(got[0]) == 4 and got[0][0].shape == (2, 7)
+    np.testing.assert_allclose(np.stack(got[0], axis=1), want[0], atol=1e-10)
+    for static_state, dynamic_state in zip(got[1] + got[2], want[1] + want[2]):
+        np.testing.assert_allclose(np.asarray(static_state), np.asarray(dynamic_state), atol=1e-10)
+    with pytest.raises(NpuArgumentTypeError, match="inputs must be a non-empty list of time steps"):
+        rnn_cells.stack_bidirectional_rnn(*cells(), tf.constant(x), dtype=tf.float64)
+
+
+def test_nas_cell_runs_in_a_keras_rnn_layer_with_a_zero_bias():
+    with tf.Graph().as_default():
+        cell = rnn_cells.NASCell(10, use_bias=True)
+        layer = tf.compat.v1.keras.layers.RNN(cell)
+        outputs = layer(tf.constant(RNG.rand(2, 3, 5), tf.float32))
+        got, bias = run([outputs, cell.weights[2]], init=True)
+    assert got.shape == (2, 10) and [w.name.split("/")[-1] for w in cell.weights] == [
+        "recurrent_kernel:0",
+        "kernel:0",
+        "bias:0",
+    ]
+    assert not bias.any()
 
 
 def test_stack_bidirectional_dynamic_rnn_checks_its_cell_lists():
@@ -481,16 +671,18 @@ def test_contrib_image_and_rnn_routes_lead_here_and_name_what_they_lack():
     assert root.rnn.LayerNormBasicLSTMCell is rnn_cells.LayerNormBasicLSTMCell
     assert root.rnn.NASCell is rnn_cells.NASCell
     assert root.rnn.stack_bidirectional_dynamic_rnn is rnn_cells.stack_bidirectional_dynamic_rnn
+    assert root.rnn.stack_bidirectional_rnn is rnn_cells.stack_bidirectional_rnn
+    assert root.rnn.python.ops.rnn.stack_bidirectional_rnn is rnn_cells.stack_bidirectional_rnn
+    assert root.rnn.LayerNormLSTMCell is rnn_cells.LayerNormLSTMCell
     assert root.rnn.python.ops.core_rnn_cell._Linear is rnn_linear._Linear
     assert root.rnn.python.ops.rnn_cell._Linear is rnn_linear._Linear
     assert (
         root.rnn.ops.gen_lstm_ops.block_lstm is importlib.import_module("tensorflow.python.ops.gen_rnn_ops").block_lstm
     )
     assert root.rnn.BasicLSTMCell is tf.compat.v1.nn.rnn_cell.BasicLSTMCell  # TensorFlow's places come first
-    with pytest.raises(NotProvidedError, match=r"tf\.contrib\.image\.bipartite_match is not provided"):
-        root.image.python.ops.image_ops.bipartite_match  # noqa: B018
-    with pytest.raises(NotProvidedError, match=r"tf\.contrib\.image\.distort_image_ops is not provided"):
-        root.image.python.ops.distort_image_ops  # noqa: B018
+    assert root.image.python.ops.image_ops.bipartite_match is image.bipartite_match
+    with pytest.raises(NotProvidedError, match=r"tf\.contrib\.image\.connected_components is not provided"):
+        root.image.python.ops.image_ops.connected_components  # noqa: B018
     with pytest.raises(NotProvidedError, match=r"tf\.contrib\.rnn\.GridLSTMCell is not provided"):
         root.rnn.python.ops.rnn_cell.GridLSTMCell  # noqa: B018
     assert "image" not in contrib.UNROUTED

@@ -248,14 +248,18 @@ def test_nadam_steps_with_nesterov_momentum_and_differs_from_adam(use_resource, 
     assert np.abs(actual[-1]["w"] - plain[-1]["w"]).max() > 1e-4
 
 
-def lars(skip, nesterov):
+def lars(skip, nesterov, sparse=False):
+    """TensorFlow 1.15's LARS: the momentum accumulates the scaled update; sparse gradients get plain momentum."""
+
     def step(name, w, g, slots, t):
+        if sparse:
+            return momentum(w, g, slots, LR, nesterov, rows=PRESENT)
         lr = LR
         if name not in skip:
             w_norm, g_norm = np.linalg.norm(w), np.linalg.norm(g)
             trust = EETA * w_norm / (g_norm + WD * w_norm) if w_norm > 0 and g_norm > 0 else 1.0
             lr, g = LR * trust, g + WD * w
-        return momentum(w, g, slots, lr, nesterov)
+        return momentum(w, lr * g, slots, 1.0, nesterov)
 
     return step
 
@@ -267,10 +271,31 @@ def test_lars_scales_the_rate_per_variable_except_skipped_ones(use_resource, spa
         LR, MOMENTUM, weight_decay=WD, eeta=EETA, skip_list=["bias"], use_nesterov=nesterov
     )
     actual = train(make, INITS, use_resource, sparse)
-    history_matches(actual, reference(lars({"bias"}, nesterov), INITS, sparse))
-    # without the skip list "bias" is scaled too, and ends elsewhere
-    scaled = reference(lars(set(), nesterov), INITS, sparse)
-    assert np.abs(actual[-1]["bias"] - scaled[-1]["bias"]).max() > 1e-4
+    history_matches(actual, reference(lars({"bias"}, nesterov, sparse), INITS, sparse))
+    if not sparse:  # without the skip list "bias" is scaled too, and ends elsewhere
+        scaled = reference(lars(set(), nesterov), INITS, sparse)
+        assert np.abs(actual[-1]["bias"] - scaled[-1]["bias"]).max() > 1e-4
+
+
+@pytest.mark.parametrize("use_resource", [False, True])
+def test_lars_momentum_accumulates_the_trust_scaled_update(use_resource):
+    # ones, a constant gradient of ones, lr 0.1, momentum 0.9, weight decay 0.1, eeta 0.1, epsilon 1e-5: by hand,
+    # w after 10 steps is 0.62108 (TensorFlow 1.15); accumulating the raw gradient instead would give 0.65201.
+    with tf.Graph().as_default():
+        var = tf.compat.v1.get_variable("w", initializer=np.ones((3, 3)), use_resource=use_resource)
+        optimizer = LARSOptimizer(0.1, momentum=0.9, weight_decay=0.1, eeta=0.1, epsilon=1e-5)
+        train_op = optimizer.apply_gradients([(tf.ones((3, 3), tf.float64), var)])
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            w, accum = np.ones((3, 3)), np.zeros((3, 3))
+            for _ in range(10):
+                session.run(train_op)
+                scaled_lr = 0.1 * 0.1 * np.linalg.norm(w) / (3.0 + 0.1 * np.linalg.norm(w) + 1e-5)
+                accum = 0.9 * accum + scaled_lr * (1.0 + 0.1 * w)
+                w = w - accum
+                close(session.run(optimizer.get_slot(var, "momentum")), accum)
+            close(session.run(var), w)
+    np.testing.assert_allclose(w, 0.62108017, rtol=1e-6)
 
 
 # -- MovingAverageOptimizer ----------------------------------------------------------------------------------------
@@ -343,6 +368,67 @@ def test_swapping_saver_writes_the_averages_under_the_variables_names(use_resour
             optimizer.swapping_saver().restore(session, path)
             close(session.run(w), trained)
             close(session.run(_average_of("w")), averaged)
+
+
+@pytest.mark.parametrize("use_resource", [False, True])
+def test_swapping_saver_writes_a_partitioned_variable_under_its_full_name(use_resource, tmp_path, tf1_control_flow):
+    path = str(tmp_path / "model.ckpt")
+    init = RNG.normal(size=(4, 3))
+    with tf.Graph().as_default():
+        w = tf.compat.v1.get_variable(
+            "w",
+            initializer=tf.constant(init),
+            use_resource=use_resource,
+            partitioner=tf.compat.v1.fixed_size_partitioner(2),
+        )
+        optimizer = MovingAverageOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.5), average_decay=0.5)
+        train_op = optimizer.minimize(tf.reduce_sum(tf.constant(COEF[:4]) * tf.convert_to_tensor(w)))
+        saver = optimizer.swapping_saver()
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            session.run(train_op)
+            saver.save(session, path)
+    trained = init - 0.5 * COEF[:4]
+    averaged = 0.5 * init + 0.5 * trained
+    keys = dict(tf.compat.v1.train.list_variables(path))
+    assert keys == {"w": [4, 3], "w/ExponentialMovingAverage": [4, 3]}
+    reader = tf.compat.v1.train.NewCheckpointReader(path)
+    close(reader.get_tensor("w"), averaged)
+    close(reader.get_tensor("w/ExponentialMovingAverage"), trained)
+
+
+def test_swapping_saver_refuses_a_variable_without_its_average(tf1_control_flow):
+    with tf.Graph().as_default():
+        w, optimizer, _ = _moving_average_graph(use_resource=True)
+        with pytest.raises(NpuArgumentError, match=r"var_list holds w but not w/ExponentialMovingAverage"):
+            optimizer.swapping_saver(var_list=[w])
+        with pytest.raises(ValueError, match=r"holds w/ExponentialMovingAverage but not w,"):
+            optimizer.swapping_saver(var_list={"avg": _average_of("w")})
+        optimizer.swapping_saver(var_list=[w, _average_of("w")])  # both: fine
+
+
+@pytest.mark.parametrize("use_resource", [False, True])
+def test_lazy_adam_slots_have_tensorflow_1_15s_adam_names(use_resource, tmp_path):
+    path = str(tmp_path / "adam.ckpt")
+    with tf.Graph().as_default():  # a checkpoint as TensorFlow 1.15's LazyAdamOptimizer (named "Adam") wrote it
+        w = tf.compat.v1.get_variable("w", initializer=INITS["w"], use_resource=use_resource)
+        train_op = tf.compat.v1.train.AdamOptimizer(LR).minimize(tf.reduce_sum(tf.gather(w, INDICES)))
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            session.run(train_op)
+            written = {v.op.name: session.run(v) for v in tf.compat.v1.global_variables()}
+            tf.compat.v1.train.Saver().save(session, path)
+    assert sorted(written) == ["beta1_power", "beta2_power", "w", "w/Adam", "w/Adam_1"]
+    with tf.Graph().as_default():
+        w = tf.compat.v1.get_variable("w", shape=(5, 3), dtype=tf.float64, use_resource=use_resource)
+        optimizer = LazyAdamOptimizer(LR)
+        optimizer.minimize(tf.reduce_sum(tf.gather(w, INDICES)))
+        assert optimizer.get_slot(w, "m").op.name == "w/Adam"
+        assert optimizer.get_slot(w, "v").op.name == "w/Adam_1"
+        with tf.compat.v1.Session() as session:
+            tf.compat.v1.train.Saver().restore(session, path)
+            for v in tf.compat.v1.global_variables():
+                close(session.run(v), written[v.op.name])
 
 
 # -- bad arguments, wrong order, the contrib route -------------------------------------------------------------------

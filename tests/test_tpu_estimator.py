@@ -2,7 +2,9 @@
 path. ``params["batch_size"]`` is each mode's batch size, a ``TPUEstimatorSpec``'s scaffold_fn, eval_metrics and
 host_call do what they did, the result equals plain gradient descent, and CrossShardOptimizer is one replica."""
 
+import json
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeErro
 from npu_bridge.core.tf1 import contrib
 from npu_bridge.core.tf1 import tpu as contrib_tpu
 from npu_bridge.core.tf_estimator.tpu import estimator as tpu_estimator
+from npu_bridge.core.tf_estimator.tpu.config import parse_iterations_per_loop
 
 v1 = tf.compat.v1
 tpu = tf.compat.v1.estimator.tpu
@@ -176,7 +179,7 @@ def test_bad_arguments_name_themselves(tmp_path):
         tpu.TPUEstimator(model_fn, use_tpu=False, train_batch_size=0)
     with pytest.raises(NpuArgumentError, match="config must be a tpu.RunConfig"):
         tpu.TPUEstimator(model_fn, config=tf.estimator.RunConfig(), use_tpu=False)
-    with pytest.raises(NpuArgumentError, match="iterations_per_loop must be a positive integer, given: -1"):
+    with pytest.raises(NpuArgumentError, match="iterations_per_loop must be positive: .*, given: -1"):
         tpu.TPUConfig(iterations_per_loop=-1)
     with pytest.raises(NpuArgumentError, match="per_host_input_for_training must be True, False or"):
         tpu.TPUConfig(per_host_input_for_training=9)
@@ -196,6 +199,83 @@ def test_run_config_keeps_tpu_settings_through_replace():
     assert replaced.tpu_config.iterations_per_loop == 7 and replaced.model_dir == "/tmp/m"
     assert config.tpu_config.iterations_per_loop == 100
     assert tpu.InputPipelineConfig.PER_HOST_V2 == 3
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (1, (1, "count")),
+        (100, (100, "count")),
+        ("300s", (300, "seconds")),
+        ("1m", (60, "seconds")),
+        ("1h", (3600, "seconds")),
+    ],
+)
+def test_iterations_per_loop_is_a_count_or_a_duration(value, expected):
+    config = tpu.RunConfig(tpu_config=tpu.TPUConfig(iterations_per_loop=value))
+    assert config.tpu_config.iterations_per_loop == value  # kept as given, as TensorFlow 1.15 kept it
+    assert tuple(parse_iterations_per_loop(value)) == expected
+
+
+@pytest.mark.parametrize("value", [0, -1, "-1h", "-1m", "-1s", "0s", "10d", "1.5h", 2.5, True, ""])
+def test_iterations_per_loop_refuses_what_is_not_a_positive_count_or_duration(value):
+    with pytest.raises(
+        NpuArgumentError,
+        match=rf"iterations_per_loop must be positive: an integer >= 1 \(steps\) or a "
+        rf"duration '<N>s', '<N>m' or '<N>h'.*given: {re.escape(repr(value))}",
+    ):
+        tpu.TPUConfig(iterations_per_loop=value)
+
+
+def test_tpu_config_checks_shards_cores_and_pipelines_as_tensorflow_1_15():
+    assert tpu.TPUConfig().per_host_input_for_training == tpu.InputPipelineConfig.PER_HOST_V1  # True, kept as 2
+    assert tpu.TPUConfig(per_host_input_for_training=False).per_host_input_for_training == 1
+    assert tpu.TPUConfig(num_cores_per_replica=8).num_cores_per_replica == 8
+    for make, error, message in (
+        (lambda: tpu.TPUConfig(num_shards=0), NpuArgumentError, r"num_shards must be positive .*given: 0"),
+        (lambda: tpu.TPUConfig(num_shards="8"), NpuArgumentTypeError, r"num_shards must be an int, given: '8'"),
+        (
+            lambda: tpu.TPUConfig(num_cores_per_replica=7),
+            NpuArgumentError,
+            r"num_cores_per_replica must be 1, 2, 4, 8, 16, 32, 64, 128; got 7",
+        ),
+        (
+            lambda: tpu.TPUConfig(eval_training_input_configuration=tpu.InputPipelineConfig.PER_HOST_V2),
+            NpuArgumentError,
+            r"eval_training_input_configuration must be PER_HOST_V1 or SLICED; got 3",
+        ),
+        (lambda: tpu.TPUConfig(input_partition_dims=[[1, 2]]), NpuArgumentError, r"only supported in PER_HOST_V2"),
+        (
+            lambda: tpu.TPUConfig(input_partition_dims=[[1], [2], [3]]),
+            NpuArgumentError,
+            r"input_partition_dims must be a list/tuple with one or two elements",
+        ),
+        (lambda: tpu.TPUConfig(initial_infeed_sleep_secs=-3), NpuArgumentError, r"initial_infeed_sleep_secs must be"),
+        (
+            lambda: tpu.RunConfig(master="grpc://a:1", cluster=object()),
+            NpuArgumentError,
+            r"both master \('grpc://a:1'\) and cluster are set",
+        ),
+    ):
+        with pytest.raises(error, match=message):
+            make()
+
+
+def test_masters_and_job_name_come_from_tf_config(monkeypatch):
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps({"session_master": "_m", "eval_session_master": "_e", "service": {"tpu_worker_job_name": "_job"}}),
+    )
+    config = tpu.RunConfig()
+    assert (config.master, config.evaluation_master, config.tpu_config.tpu_job_name) == ("_m", "_e", "_job")
+    assert tpu.RunConfig(master="_mine").evaluation_master == "_e"
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"session_master": "_m"}))
+    assert tpu.RunConfig().evaluation_master == "_m"  # the master, when nothing says otherwise
+    evaluator = {"cluster": {"chief": ["host0:0"]}, "task": {"type": "evaluator", "index": 0}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(evaluator))
+    assert tpu.RunConfig(master="_something").evaluation_master == ""  # an evaluator task keeps its own
+    monkeypatch.delenv("TF_CONFIG")
+    assert (tpu.RunConfig().master, tpu.RunConfig().evaluation_master, tpu.RunConfig().session_config) == ("", "", None)
 
 
 def test_cross_replica_sum_of_one_replica_is_its_input():

@@ -61,6 +61,14 @@ class NpuArgumentTypeError(NpuBridgeError, TypeError):
     """An argument of a public function or class has the wrong type or dtype (upstream raises ``TypeError``)."""
 
 
+class NpuKeyError(NpuBridgeError, KeyError):
+    """A name that must exist does not, where upstream raises ``KeyError`` (``HParams.set_hparam`` of an unknown
+    hyperparameter)."""
+
+    def __str__(self):  # KeyError quotes its message; this one is a sentence
+        return str(self.args[0]) if self.args else ""
+
+
 class NpuUsageError(NpuBridgeError, RuntimeError):
     """An API was used where it cannot work: a graph-only op in eager mode, a Profiler stopped before it
     started or started twice, a host_call fn that does not take its tensors, an NpuOptimizer session without

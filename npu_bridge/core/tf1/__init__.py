@@ -10,8 +10,13 @@ floats as shape dimensions in the facade's functions), ``contrib`` (the lazy ``t
 them; ``main`` runs a script). Standalone ``keras`` and ``tensorflow.python.keras`` of user code are tf_keras
 through the route the TF2 adapter shares (``runtime/legacy_modules``), which ``mode`` adds.
 
-What contrib routes to, written here: ``optimizers`` (``contrib.opt``), ``image_transforms`` (``contrib.image``),
-``rnn_cells`` and ``rnn_linear`` (``contrib.rnn``'s extra cells), ``tpu`` (``contrib.tpu`` beyond the Estimator,
-which is ``npu_bridge.core.tf_estimator.tpu``), ``hparams`` (``contrib.training.HParams``). ``py_compat`` and
+What contrib routes to, written here: ``optimizers`` (``contrib.opt``), ``image_transforms`` and ``matching``
+(``contrib.image``), ``rnn_cells`` and ``rnn_linear`` (``contrib.rnn``'s extra cells), ``tpu`` (``contrib.tpu`` beyond
+the Estimator, which is ``npu_bridge.core.tf_estimator.tpu``), ``hparams`` and ``hparam_proto``
+(``contrib.training.HParams``), ``contrib_nn`` (``contrib.nn``), ``distort_image_ops`` (``contrib.image``'s YIQ
+adjustments), ``quantize`` (``contrib.quantize``), ``seq2seq`` and ``legacy_seq2seq`` (``contrib.seq2seq``,
+``contrib.legacy_seq2seq``).
+``internal_paths`` adds TensorFlow 1.15-internal modules to the route of ``runtime/legacy_modules``
+(``tensorflow.python.estimator`` with ``estimator_internals``, the tf.data ``threadpool``). ``py_compat`` and
 ``scipy_misc`` are the opt-in Python-level names.
 """

@@ -4,7 +4,7 @@ Each contrib submodule is a ``ContribModule`` with an ordered list of places to 
 table of renames, and extra names that live elsewhere. Nothing is imported until a name is used, so a script that
 imports ``tensorflow.contrib.tpu`` in a branch it never takes runs. A name no route provides raises
 ``NotProvidedError`` (an ``AttributeError``) when it is looked up, naming it; an import statement that names it
-(``from tensorflow.contrib.seq2seq import dynamic_decode``, ``import tensorflow.contrib.seq2seq.python.ops.x as x``)
+(``from tensorflow.contrib.graph_editor import reroute_ts``, ``import tensorflow.contrib.ffmpeg.python.ffmpeg_ops``)
 binds a ``NotProvided`` placeholder instead (``imported``), which raises when it is used. Upstream's deep paths
 (``contrib.layers.python.layers.utils``, ``contrib.framework.python.ops.arg_scope``) lose their ``python.<x>``
 segments. Aliases whose behaviour differs from TensorFlow 1.15 say so once, when first used (``DIFFERENCES``).
@@ -39,7 +39,13 @@ ROUTES = {
     "layers": Route(["tf_slim.layers", "tf_slim", "tf:compat.v1.layers"]),
     "framework": Route(
         ["tf_slim", "tf_slim.ops.variables", "tf_slim.ops.arg_scope", "tf:compat.v1.train", "tf:compat.v1"],
-        extras={"nest": "tensorflow.python.util.nest"},
+        # python.ops.variables is tf_slim's module (model_variable, ...), not TensorFlow's, which tf_slim imports
+        extras={
+            "nest": "tensorflow.python.util.nest",
+            "variables": "tf_slim.ops.variables",
+            "audio_ops": "tensorflow.python.ops.gen_audio_ops",
+            "get_name_scope": "tensorflow.python.framework.ops.get_name_scope",
+        },
     ),
     "rnn": Route(
         ["tf:compat.v1.nn.rnn_cell", "tf:compat.v1.nn", "npu_bridge.core.tf1.rnn_cells"],
@@ -52,12 +58,24 @@ ROUTES = {
     ),
     # python.ops.image_ops is the module itself; ops.gen_image_ops is an attribute of it
     "image": Route(
-        ["npu_bridge.core.tf1.image_transforms"], extras={"image_ops": "npu_bridge.core.tf1.image_transforms"}
+        ["npu_bridge.core.tf1.image_transforms", "npu_bridge.core.tf1.distort_image_ops"],
+        extras={
+            "image_ops": "npu_bridge.core.tf1.image_transforms",
+            "distort_image_ops": "npu_bridge.core.tf1.distort_image_ops",
+        },
     ),
+    "nn": Route(["npu_bridge.core.tf1.contrib_nn"]),
+    # python.graph_matcher comes right after a skipped python segment: it is the quantize module, so it has its names
+    "quantize": Route(["npu_bridge.core.tf1.quantize", "npu_bridge.core.tf1.quantize.graph_matcher"]),
     "data": Route(["tf:compat.v1.data.experimental", "tf:compat.v1.data"]),
     "training": Route(
         ["tf:compat.v1.train", "tf_slim.training.evaluation"],
-        extras={"HParams": "npu_bridge.core.tf1.hparams.HParams"},
+        # python.training.hparam is the module itself (HParams, parse_values)
+        extras={
+            "HParams": "npu_bridge.core.tf1.hparams.HParams",
+            "parse_values": "npu_bridge.core.tf1.hparams.parse_values",
+            "hparam": "npu_bridge.core.tf1.hparams",
+        },
     ),
     "metrics": Route(["tf_slim.metrics", "tf:compat.v1.metrics"]),
     "losses": Route(["tf_slim.losses", "tf:compat.v1.losses"]),
@@ -75,6 +93,25 @@ ROUTES = {
     "staging": Route(extras={"StagingArea": "tensorflow.python.ops.data_flow_ops.StagingArea"}),
     "opt": Route(["npu_bridge.core.tf1.optimizers"]),
     "crf": Route(["npu_bridge.core.tf1.crf"]),
+    # upstream's python.ops.<module> paths lead to the module of ours that holds the same names
+    "seq2seq": Route(
+        ["npu_bridge.core.tf1.seq2seq"],
+        extras={
+            upstream: f"npu_bridge.core.tf1.seq2seq.{ours}"
+            for upstream, ours in (
+                ("attention_wrapper", "attention_wrapper"),
+                ("basic_decoder", "basic_decoder"),
+                ("beam_search_decoder", "beam_search"),
+                ("beam_search_ops", "beam_search_ops"),
+                ("decoder", "decoder"),
+                ("helper", "helpers"),
+                ("loss", "loss"),
+            )
+        },
+    ),
+    "legacy_seq2seq": Route(
+        ["npu_bridge.core.tf1.legacy_seq2seq"], extras={"seq2seq": "npu_bridge.core.tf1.legacy_seq2seq"}
+    ),
     "learn": Route(["npu_bridge.core.tf1.learn"]),
     "util": Route(["tf:compat.v1"]),
     "tpu": Route(
@@ -92,9 +129,9 @@ ROUTES = {
 UNROUTED = (
     "bayesflow checkpoint cloud coder compiler constrained_optimization copy_graph cudnn_rnn deprecated "
     "distributions eager estimator factorization feature_column ffmpeg gan graph_editor grid_rnn "
-    "input_pipeline integrate kernel_methods labeled_tensor legacy_seq2seq linear_optimizer memory_stats "
-    "mixed_precision model_pruning nccl nn optimizer_v2 periodic_resample predictor proto quantization quantize "
-    "rate receptive_field recurrent reduce_slice_ops remote_fused_graph resampler rpc seq2seq signal solvers "
+    "input_pipeline integrate kernel_methods labeled_tensor linear_optimizer memory_stats "
+    "mixed_precision model_pruning nccl optimizer_v2 periodic_resample predictor proto quantization "
+    "rate receptive_field recurrent reduce_slice_ops remote_fused_graph resampler rpc signal solvers "
     "sparsemax specs stat_summarizer stateless tensor_forest tensorboard testing text tfprof timeseries"
 ).split()
 
@@ -148,7 +185,7 @@ def not_provided(path, use=""):
     """The ``NotProvidedError`` for a contrib name the mode does not provide.
 
     Args:
-      path: the name as a script writes it below ``tf`` ("tf.contrib.seq2seq.BahdanauAttention").
+      path: the name as a script writes it below ``tf`` ("tf.contrib.graph_editor.reroute_ts").
       use: how it was used, for a placeholder ("called").
     """
     return NotProvidedError(
@@ -163,7 +200,7 @@ class NotProvided:
     ``NotProvidedError`` naming it. Dead branches and unused imports stay harmless, as on TensorFlow 1.15.
 
     Args:
-      path: its name below ``tf`` ("tf.contrib.seq2seq.dynamic_decode").
+      path: its name below ``tf`` ("tf.contrib.graph_editor.reroute_ts").
     """
 
     def __init__(self, path):
@@ -192,11 +229,11 @@ def imported(root, parts, fromlist):
 
     Every module of the path and every name of ``fromlist`` that the shim does not provide is a ``NotProvided``. A
     module of the path is also bound on the shim module above it, as importing a submodule binds it on its package
-    (``import tensorflow.contrib.seq2seq.python.ops.basic_decoder as bd`` reaches it through those attributes).
+    (``import tensorflow.contrib.ffmpeg.python.ffmpeg_ops as f`` reaches it through those attributes).
 
     Args:
       root: ``tensorflow.contrib`` (a ``ContribModule``).
-      parts: the path below it (``["seq2seq", "python", "ops"]``).
+      parts: the path below it (``["ffmpeg", "python", "ffmpeg_ops"]``).
       fromlist: the names of ``from ... import`` (empty for ``import ...``).
     Returns:
       The module at the path; with a ``fromlist``, an object holding exactly its names (the module itself for

@@ -23,6 +23,7 @@ __all__ = [
     "crf_forward",
     "crf_log_likelihood",
     "crf_log_norm",
+    "crf_multitag_sequence_score",
     "crf_sequence_score",
     "crf_unary_score",
     "viterbi_decode",
@@ -51,6 +52,54 @@ def crf_sequence_score(inputs, tag_indices, sequence_lengths, transition_params)
     return _unary_score(tag_indices, sequence_lengths, inputs) + _binary_score(
         tag_indices, sequence_lengths, transition_params
     )
+
+
+def crf_multitag_sequence_score(inputs, tag_bitmap, sequence_lengths, transition_params):
+    """The unnormalized score of every tag sequence a bitmap allows, summed in log space: logsumexp of s(y) over the
+    sequences y with ``tag_bitmap[b, t, y_t]`` true at every position t < sequence_lengths[b].
+
+    With one tag allowed per position (one-hot bitmaps) this is ``crf_sequence_score``. It is the log norm of the
+    inputs with the forbidden tags' potentials set to -inf; when ``max_seq_len`` is 1 it is the logsumexp of the
+    allowed potentials, whatever the length (as in TensorFlow 1.15).
+
+    Args:
+      inputs: [batch_size, max_seq_len, num_tags] float tensor of unary potentials.
+      tag_bitmap: [batch_size, max_seq_len, num_tags] bool tensor: the tags allowed at each position.
+      sequence_lengths: [batch_size] integer tensor of sequence lengths.
+      transition_params: [num_tags, num_tags] tensor of transition scores.
+
+    Returns:
+      A [batch_size] tensor of scores (-inf for a sequence whose bitmap allows no tag at some position).
+
+    Raises:
+      NpuArgumentError: a static shape does not fit the others (``tag_bitmap``'s must be ``inputs``').
+      NpuArgumentTypeError: ``tag_bitmap`` is not a bool tensor, or ``sequence_lengths`` not an integer tensor.
+    """
+    inputs, _, sequence_lengths, transition_params = _checked(
+        "crf_multitag_sequence_score", inputs, sequence_lengths, transition_params
+    )
+    tag_bitmap = tf.convert_to_tensor(tag_bitmap, name="tag_bitmap")
+    if tag_bitmap.dtype != tf.bool:
+        raise NpuArgumentTypeError(
+            f"crf_multitag_sequence_score: tag_bitmap has dtype {tag_bitmap.dtype.name}; it must be a bool tensor"
+        )
+    if not tag_bitmap.shape.is_compatible_with(inputs.shape):
+        raise NpuArgumentError(
+            f"crf_multitag_sequence_score: tag_bitmap has shape {tag_bitmap.shape}; it must be the shape of inputs "
+            f"{inputs.shape} ([batch_size, max_seq_len, num_tags])"
+        )
+    allowed = tf.where(tag_bitmap, inputs, tf.fill(tf.shape(inputs), tf.constant(-np.inf, inputs.dtype)))
+
+    def single():
+        return tf.reduce_logsumexp(allowed, axis=[1, 2])
+
+    def several():
+        return _log_norm(allowed, sequence_lengths, transition_params)
+
+    time = inputs.shape[1]
+    if time is not None:
+        return single() if time == 1 else several()
+    return tf.cond(tf.equal(tf.shape(inputs)[1], 1), single, several)
 
 
 def crf_unary_score(tag_indices, sequence_lengths, inputs):

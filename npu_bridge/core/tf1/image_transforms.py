@@ -10,9 +10,11 @@ import types
 import tensorflow as tf
 
 from npu_bridge.core.runtime.errors import NotProvidedError, NpuArgumentError, NpuArgumentTypeError
+from npu_bridge.core.tf1.matching import bipartite_match
 
 __all__ = [
     "angles_to_projective_transforms",
+    "bipartite_match",
     "compose_transforms",
     "flat_transforms_to_matrices",
     "matrices_to_flat_transforms",
@@ -236,15 +238,33 @@ def image_projective_transform_v2(images, transforms, output_shape, interpolatio
     )
 
 
-# tf.contrib.image.ops.gen_image_ops (contrib's generated op module), which scripts take the V2 op from
-gen_image_ops = types.SimpleNamespace(image_projective_transform_v2=image_projective_transform_v2)
+def image_projective_transform(images, transforms, interpolation, name=None):
+    """TensorFlow 1.15's first ``ImageProjectiveTransform`` op: the V2 op with the output the size of the input.
+
+    Args:
+      images: [batch, height, width, channels].
+      transforms: [1, 8] or [batch, 8].
+      interpolation: "NEAREST" or "BILINEAR".
+      name: name of the op.
+
+    Returns:
+      [batch, height, width, channels], the dtype of ``images``.
+    """
+    images = tf.convert_to_tensor(images, name="images")
+    return image_projective_transform_v2(images, transforms, tf.shape(images)[1:3], interpolation, name=name)
+
+
+# tf.contrib.image.ops.gen_image_ops (contrib's generated op module), which scripts take the ops from
+gen_image_ops = types.SimpleNamespace(
+    image_projective_transform=image_projective_transform, image_projective_transform_v2=image_projective_transform_v2
+)
 ops = types.SimpleNamespace(gen_image_ops=gen_image_ops)
 
 
 def __getattr__(name):  # PEP 562: the module stands for contrib's image_ops module, so name what it lacks
     raise NotProvidedError(
         f"tf.contrib.image.{name} is not provided by npu_bridge's TF1 mode (it provides transform, rotate, "
-        "translate and the transform helpers); see docs/tf1_mode.md"
+        "translate, the transform helpers and bipartite_match); see docs/tf1_mode.md"
     )
 
 

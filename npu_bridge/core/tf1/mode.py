@@ -17,7 +17,7 @@ import sys
 import types
 
 from npu_bridge.core.runtime import legacy_modules, user_imports
-from npu_bridge.core.tf1 import contrib, environment, facade, mnist, py_compat, scope
+from npu_bridge.core.tf1 import contrib, environment, facade, internal_paths, mnist, py_compat, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 
@@ -39,10 +39,11 @@ def install(script_directory=None):
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     os.environ.update(environment.for_children(os.environ))
     user = scope.tf1_user_code(script_directory).contains
+    internal_paths.register()  # tensorflow.python.estimator & co. join the Keras route's table
     # older than the tensorflow route, which passes it tensorflow.python.keras: Keras 2.x scripts ran on TF 1.x,
     # so their first Keras import sets up TensorFlow 1.x behaviour as `import tensorflow` does
     keras2 = legacy_modules.add_route(_KERAS_ROUTE, user, before_first=lambda: _facade(builtins.__import__))
-    user_imports.add_route(_ROUTE, {"tensorflow"}, user, _resolve)
+    user_imports.add_route(_ROUTE, {"tensorflow", "tensorflow_core"}, user, _resolve)
     compat = ""
     if environment.py_compat():
         py_compat.install()
@@ -102,6 +103,8 @@ def _say(line):
 
 
 def _resolve(name, module_globals, module_locals, fromlist, proceed):
+    if name.partition(".")[0] == "tensorflow_core":  # the package TensorFlow 1.15's `tensorflow` forwarded to
+        name = "tensorflow" + name[len("tensorflow_core") :]
     tensorflow1 = _facade(proceed)
     parts = name.split(".")[1:]
     if parts[:1] == ["contrib"]:

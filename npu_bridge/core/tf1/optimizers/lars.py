@@ -2,19 +2,25 @@
 
 Each variable's learning rate is scaled by a trust ratio ``eeta * ||w|| / (||g|| + weight_decay * ||w|| + epsilon)``
 (1 when either norm is 0) and weight decay is added to its gradient; variables whose name contains a string of
-``skip_list`` keep the plain learning rate and gradient. The step is then ``ApplyMomentum``'s.
+``skip_list`` keep the plain learning rate and gradient. The momentum accumulates the scaled update, as in TensorFlow
+1.15 (so a trust ratio that changes between steps weighs only its own step)::
+
+    accum = momentum * accum + scaled_lr * (g + weight_decay * w)
+    w -= accum                                                  (Nesterov: w -= scaled_lr * (...) + momentum * accum)
+
+A sparse gradient gets TensorFlow 1.15's fallback: the plain momentum update of its rows with the unscaled learning
+rate (``SparseApplyMomentum``), without trust ratio or weight decay.
 """
 
 import tensorflow as tf
 
-from npu_bridge.core.tf1.optimizers import sparse
 from npu_bridge.core.tf1.optimizers.arguments import check_range
 
 
 class LARSOptimizer(tf.compat.v1.train.Optimizer):
     """Layer-wise Adaptive Rate Scaling with momentum.
 
-    A sparse gradient is made dense first (the norms need the whole gradient), so it costs as much as a dense one.
+    A sparse gradient updates only its rows, with plain momentum (TensorFlow 1.15's fallback for sparse gradients).
 
     Args:
       learning_rate: a float, a tensor or a callable: the base learning rate.
@@ -89,32 +95,54 @@ class LARSOptimizer(tf.compat.v1.train.Optimizer):
         trust_ratio = tf.where(tf.logical_and(w_norm > 0, g_norm > 0), ratio, tf.ones_like(ratio))
         return learning_rate * trust_ratio, grad + weight_decay * var
 
-    def _apply_dense(self, grad, var):
+    def _scaled_update(self, grad, var):
         learning_rate, grad = self._scaled_rate_and_gradient(grad, var)
+        return grad * learning_rate
+
+    def _apply_dense(self, grad, var):
         return tf.raw_ops.ApplyMomentum(
             var=var,
             accum=self.get_slot(var, "momentum"),
-            lr=learning_rate,
-            grad=grad,
+            lr=tf.constant(1, var.dtype.base_dtype),
+            grad=self._scaled_update(grad, var),
             momentum=self._hyperparameter("momentum", var.dtype.base_dtype),
             use_locking=self._use_locking,
             use_nesterov=self._use_nesterov,
         ).op
 
     def _resource_apply_dense(self, grad, var):
-        learning_rate, grad = self._scaled_rate_and_gradient(grad, var)
         return tf.raw_ops.ResourceApplyMomentum(
             var=var.handle,
             accum=self.get_slot(var, "momentum").handle,
-            lr=learning_rate,
-            grad=grad,
+            lr=tf.constant(1, var.dtype.base_dtype),
+            grad=self._scaled_update(grad, var),
             momentum=self._hyperparameter("momentum", var.dtype.base_dtype),
             use_locking=self._use_locking,
             use_nesterov=self._use_nesterov,
         )
 
     def _apply_sparse(self, grad, var):
-        return self._apply_dense(sparse.dense_gradient(grad.values, grad.indices, var), var)
+        dtype = var.dtype.base_dtype
+        return tf.raw_ops.SparseApplyMomentum(
+            var=var,
+            accum=self.get_slot(var, "momentum"),
+            lr=self._hyperparameter("learning_rate", dtype),
+            grad=grad.values,
+            indices=grad.indices,
+            momentum=self._hyperparameter("momentum", dtype),
+            use_locking=self._use_locking,
+            use_nesterov=self._use_nesterov,
+        ).op
 
     def _resource_apply_sparse(self, grad, var, indices):
-        return self._resource_apply_dense(sparse.dense_gradient(grad, indices, var), var)
+        dtype = var.dtype.base_dtype
+        return tf.raw_ops.ResourceSparseApplyMomentum(
+            var=var.handle,
+            accum=self.get_slot(var, "momentum").handle,
+            lr=self._hyperparameter("learning_rate", dtype),
+            grad=grad,
+            indices=indices,
+            momentum=self._hyperparameter("momentum", dtype),
+            use_locking=self._use_locking,
+            use_nesterov=self._use_nesterov,
+        )

@@ -20,13 +20,15 @@ class LazyAdamOptimizer(tf.compat.v1.train.AdamOptimizer):
         var[i] -= lr * sqrt(1 - beta2 ** t) / (1 - beta1 ** t) * m[i] / (sqrt(v[i]) + epsilon)
 
     Args:
-      learning_rate, beta1, beta2, epsilon, use_locking, name: as ``tf.compat.v1.train.AdamOptimizer``.
+      learning_rate, beta1, beta2, epsilon, use_locking, name: as ``tf.compat.v1.train.AdamOptimizer``; the name
+        is "Adam" by default, as in TensorFlow 1.15, so the slots are ``<var>/Adam`` and ``<var>/Adam_1`` and
+        TensorFlow 1.15 checkpoints restore.
 
     Raises:
       NpuArgumentError: a hyperparameter given as a number is out of range.
     """
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False, name="LazyAdam"):
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False, name="Adam"):
         check_adam(type(self).__name__, learning_rate, beta1, beta2, epsilon)
         super().__init__(
             learning_rate=learning_rate, beta1=beta1, beta2=beta2, epsilon=epsilon, use_locking=use_locking, name=name

@@ -2,8 +2,10 @@
 it trains, and a saver that writes the averages under the variables' own names (for evaluation and export)."""
 
 import tensorflow as tf
+from tensorflow.python.ops.variables import PartitionedVariable
+from tensorflow.python.training.saving import saveable_object_util
 
-from npu_bridge.core.runtime.errors import NpuArgumentTypeError, NpuUsageError
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError, NpuUsageError
 from npu_bridge.core.tf1.optimizers.arguments import check_range
 from npu_bridge.core.training.wrapped_optimizer import WrappedOptimizer
 
@@ -61,11 +63,13 @@ class MovingAverageOptimizer(WrappedOptimizer):
     def swapping_saver(self, var_list=None, name="swapping_saver", **kwargs):
         """A saver that exchanges each averaged variable with its average: a checkpoint it writes holds the
         averages under the variables' names (and the variables under the averages' names), and restoring reads
-        them back the same way.
+        them back the same way. A partitioned variable is saved under its full name, slice by slice, as a plain
+        ``Saver`` saves it, so an evaluation graph with the same partitioning (or none) restores the averages.
 
         Args:
-          var_list: the variables to save, a list or a {checkpoint name: variable} dict (None: all global
-            variables).
+          var_list: the variables to save, a list or a {checkpoint name: variable or list of slices} dict (None:
+            all global variables). Every averaged variable in it must come with its average, and every average
+            with its variable.
           name: the saver's name.
           **kwargs: further ``tf.compat.v1.train.Saver`` arguments.
 
@@ -74,6 +78,7 @@ class MovingAverageOptimizer(WrappedOptimizer):
 
         Raises:
           NpuUsageError: ``apply_gradients`` (or ``minimize``) has not been called yet, so there are no averages.
+          NpuArgumentError: ``var_list`` holds a variable without its average, or an average without its variable.
         """
         if not self._averaged:
             raise NpuUsageError(
@@ -82,11 +87,56 @@ class MovingAverageOptimizer(WrappedOptimizer):
             )
         if var_list is None:
             var_list = tf.compat.v1.global_variables()
-        named = dict(var_list) if isinstance(var_list, dict) else {v.op.name: v for v in var_list}
+        named = var_list if isinstance(var_list, dict) else _by_checkpoint_name(var_list)
         partner = {}
         for var in self._averaged:
             average = self._ema.average(var)
             partner[var.ref()] = average
             partner[average.ref()] = var
-        swapped = {key: partner.get(value.ref(), value) for key, value in named.items()}
-        return tf.compat.v1.train.Saver(swapped, name=name, **kwargs)
+        present = {v.ref() for value in named.values() for v in _parts(value) if _is_variable(v)}
+
+        def swapped(value):
+            if not _is_variable(value) or value.ref() not in partner:
+                return value
+            other = partner[value.ref()]
+            if other.ref() not in present:
+                raise NpuArgumentError(
+                    f"MovingAverageOptimizer.swapping_saver: Variable to swap {other.op.name} is not part of "
+                    f"variables to save: var_list holds {value.op.name} but not {other.op.name}, the variable it is "
+                    f"swapped with, so the checkpoint would hold wrong values; add {other.op.name} to var_list, or "
+                    "save with a plain Saver"
+                )
+            return other
+
+        swapped_list = {
+            key: [swapped(v) for v in _parts(value)] if _is_partitioned(value) else swapped(value)
+            for key, value in named.items()
+        }
+        return tf.compat.v1.train.Saver(swapped_list, name=name, **kwargs)
+
+
+def _by_checkpoint_name(var_list):
+    """{checkpoint name: variable, or the list of slices of a partitioned variable}, as a ``Saver`` names them."""
+    named = {}
+    for value in var_list:
+        if isinstance(value, PartitionedVariable):
+            named.setdefault(value.name, []).extend(value)
+        elif _is_variable(value) and getattr(value, "_save_slice_info", None) is not None:
+            named.setdefault(value._save_slice_info.full_name, []).append(value)
+        elif _is_variable(value):
+            named[value.op.name] = value
+        else:  # tensors and saveables: the Saver's own naming
+            named.update(saveable_object_util.op_list_to_dict([value]))
+    return named
+
+
+def _is_partitioned(value):
+    return isinstance(value, (list, tuple, PartitionedVariable))
+
+
+def _parts(value):
+    return list(value) if _is_partitioned(value) else [value]
+
+
+def _is_variable(value):
+    return isinstance(value, tf.Variable)

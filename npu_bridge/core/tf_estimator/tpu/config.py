@@ -5,8 +5,11 @@ are validated and kept (scripts read them back) but change nothing about the run
 """
 
 import collections
+import os
+import re
 
-from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+from npu_bridge.core.runtime import bounded_files
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError, shortened
 from npu_bridge.core.tf_estimator import run_config
 
 
@@ -21,6 +24,7 @@ class InputPipelineConfig:
 
 
 _PIPELINES = (True, False, 1, 2, 3, 4, 5)
+_CORES_PER_REPLICA = (1, 2, 4, 8, 16, 32, 64, 128)
 _TPU_FIELDS = (
     "iterations_per_loop",
     "num_shards",
@@ -32,22 +36,80 @@ _TPU_FIELDS = (
     "eval_training_input_configuration",
     "experimental_host_call_every_n_steps",
 )
+_DURATION = re.compile(r"(?P<value>[1-9]\d*)(?P<unit>[smh])?")
+_SECONDS = {"s": 1, "m": 60, "h": 3600}
+
+IterationsPerLoopCounter = collections.namedtuple("IterationsPerLoopCounter", ["value", "unit"])
+
+
+def parse_iterations_per_loop(iterations_per_loop):
+    """What ``TPUConfig(iterations_per_loop=...)`` means: a count of steps, or a time per loop.
+
+    Args:
+      iterations_per_loop: a positive int (steps), or a string "<N>s", "<N>m" or "<N>h" (N >= 1; "<N>" alone is a
+        count).
+
+    Returns:
+      ``IterationsPerLoopCounter(value, unit)``: (N, "count"), or (the duration in seconds, "seconds").
+
+    Raises:
+      NpuArgumentError: anything else (0, a negative number, "-1h", "10d", 2.5).
+    """
+    match = None
+    if isinstance(iterations_per_loop, (int, str)) and not isinstance(iterations_per_loop, bool):
+        match = _DURATION.fullmatch(str(iterations_per_loop))
+    if match is None:
+        raise NpuArgumentError(
+            f"TPUConfig: iterations_per_loop must be positive: an integer >= 1 (steps) or a duration '<N>s', "
+            f"'<N>m' or '<N>h' with an integer N >= 1 (such as '300s', '60m', '1h'), given: {iterations_per_loop!r}"
+        )
+    unit = match.group("unit")
+    value = int(match.group("value"))
+    return (
+        IterationsPerLoopCounter(value * _SECONDS[unit], "seconds")
+        if unit
+        else IterationsPerLoopCounter(value, "count")
+    )
 
 
 def _positive_int(name, value, allow_none=False):
     if value is None and allow_none:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise NpuArgumentError(f"TPUConfig: {name} must be a positive integer, given: {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise NpuArgumentTypeError(f"TPUConfig: {name} must be an int, given: {value!r} ({type(value).__name__})")
+    if value < 1:
+        raise NpuArgumentError(f"TPUConfig: {name} must be positive (an integer >= 1), given: {value!r}")
+
+
+def _tf_config():
+    """The TF_CONFIG environment variable as a dict ({} when it is not set)."""
+    text = os.environ.get("TF_CONFIG", "")
+    if not text:
+        return {}
+    try:
+        tf_config = bounded_files.parse_json(text)
+    except ValueError as error:
+        raise NpuArgumentError(
+            f"TF_CONFIG has invalid value {shortened(text)}: it is not valid JSON ({error})"
+        ) from None
+    return tf_config if isinstance(tf_config, dict) else {}
 
 
 class TPUConfig(collections.namedtuple("TPUConfig", _TPU_FIELDS)):
-    """The TPU part of a ``RunConfig`` (the fields and defaults of TensorFlow 1.15's ``TPUConfig``).
+    """The TPU part of a ``RunConfig`` (the fields, defaults and checks of TensorFlow 1.15's ``TPUConfig``).
+
+    ``per_host_input_for_training`` True / False is kept as ``InputPipelineConfig.PER_HOST_V1`` / ``PER_SHARD_V1``,
+    as TensorFlow 1.15 kept it; ``tpu_job_name`` defaults to TF_CONFIG's ``service.tpu_worker_job_name``.
 
     Raises:
-      ValueError: ``iterations_per_loop``, ``num_shards``, ``num_cores_per_replica`` or
-        ``experimental_host_call_every_n_steps`` is not a positive integer, or a pipeline value is not one of
-        ``InputPipelineConfig``'s.
+      ValueError: ``iterations_per_loop`` is neither a positive int nor a duration "<N>s|m|h" (see
+        ``parse_iterations_per_loop``); ``num_shards``, ``initial_infeed_sleep_secs`` or
+        ``experimental_host_call_every_n_steps`` is not positive; ``num_cores_per_replica`` is not 1, 2, 4, ..., 128;
+        ``per_host_input_for_training`` is not an ``InputPipelineConfig`` value (or a bool);
+        ``eval_training_input_configuration`` is not PER_HOST_V1 or SLICED; ``input_partition_dims`` is not a list of
+        one or two entries, or is given without PER_HOST_V2 and ``num_cores_per_replica``.
+      TypeError: ``num_shards``, ``initial_infeed_sleep_secs`` or ``experimental_host_call_every_n_steps`` is not an
+        int.
     """
 
     def __new__(
@@ -62,22 +124,48 @@ class TPUConfig(collections.namedtuple("TPUConfig", _TPU_FIELDS)):
         eval_training_input_configuration=InputPipelineConfig.PER_HOST_V1,
         experimental_host_call_every_n_steps=1,
     ):
-        _positive_int("iterations_per_loop", iterations_per_loop)
+        parse_iterations_per_loop(iterations_per_loop)
         _positive_int("num_shards", num_shards, allow_none=True)
-        _positive_int("num_cores_per_replica", num_cores_per_replica, allow_none=True)
         _positive_int("experimental_host_call_every_n_steps", experimental_host_call_every_n_steps)
-        for name, value in (
-            ("per_host_input_for_training", per_host_input_for_training),
-            ("eval_training_input_configuration", eval_training_input_configuration),
-        ):
-            if value not in _PIPELINES:
-                raise NpuArgumentError(
-                    f"TPUConfig: {name} must be True, False or an InputPipelineConfig value (1..5), given: {value!r}"
-                )
-        if initial_infeed_sleep_secs is not None and initial_infeed_sleep_secs <= 0:
+        if per_host_input_for_training not in _PIPELINES:
             raise NpuArgumentError(
-                f"TPUConfig: initial_infeed_sleep_secs must be positive, given: {initial_infeed_sleep_secs!r}"
+                "TPUConfig: per_host_input_for_training must be True, False or an InputPipelineConfig value (1..5), "
+                f"given: {per_host_input_for_training!r}"
             )
+        if input_partition_dims is not None:
+            if not isinstance(input_partition_dims, (list, tuple)) or len(input_partition_dims) not in (1, 2):
+                raise NpuArgumentError(
+                    "TPUConfig: input_partition_dims must be a list/tuple with one or two elements (the partitions "
+                    f"of the features and of the labels), given: {input_partition_dims!r}"
+                )
+            if per_host_input_for_training is not InputPipelineConfig.PER_HOST_V2:
+                raise NpuArgumentError(
+                    "TPUConfig: input_partition_dims is only supported in PER_HOST_V2 mode: set "
+                    "per_host_input_for_training=InputPipelineConfig.PER_HOST_V2, given: "
+                    f"{per_host_input_for_training!r}"
+                )
+            if num_cores_per_replica is None:
+                raise NpuArgumentError("TPUConfig: input_partition_dims requires setting num_cores_per_replica")
+        if num_cores_per_replica is not None and (
+            isinstance(num_cores_per_replica, bool) or num_cores_per_replica not in _CORES_PER_REPLICA
+        ):
+            raise NpuArgumentError(
+                f"TPUConfig: num_cores_per_replica must be 1, 2, 4, 8, 16, 32, 64, 128; got {num_cores_per_replica}"
+            )
+        if eval_training_input_configuration not in (InputPipelineConfig.PER_HOST_V1, InputPipelineConfig.SLICED):
+            raise NpuArgumentError(
+                "TPUConfig: eval_training_input_configuration must be PER_HOST_V1 or SLICED; got "
+                f"{eval_training_input_configuration!r}"
+            )
+        if per_host_input_for_training is True:
+            per_host_input_for_training = InputPipelineConfig.PER_HOST_V1
+        elif per_host_input_for_training is False:
+            per_host_input_for_training = InputPipelineConfig.PER_SHARD_V1
+        if initial_infeed_sleep_secs:
+            _positive_int("initial_infeed_sleep_secs", initial_infeed_sleep_secs)
+        if not tpu_job_name:
+            service = _tf_config().get("service")
+            tpu_job_name = (service.get("tpu_worker_job_name") if isinstance(service, dict) else None) or tpu_job_name
         return super().__new__(
             cls,
             iterations_per_loop,
@@ -100,19 +188,33 @@ class RunConfig(run_config.RunConfig):
 
     Args:
       tpu_config: a ``TPUConfig`` (default: ``TPUConfig()``).
-      evaluation_master, master: the TPU master addresses, kept (a run here is local whatever they say).
+      evaluation_master, master: the TPU master addresses, kept (a run here is local whatever they say); by default
+        TF_CONFIG's ``session_master`` and ``eval_session_master``, the evaluation master falling back to the master
+        (except in an ``evaluator`` task).
       cluster: a ``TPUClusterResolver``, kept.
       **kwargs: the arguments of ``tf.estimator.RunConfig``.
     Raises:
       TypeError: ``tpu_config`` is not a ``TPUConfig``.
-      ValueError: a ``tf.estimator.RunConfig`` argument is invalid.
+      ValueError: a ``tf.estimator.RunConfig`` argument is invalid, or both ``master`` and ``cluster`` are set.
     """
 
     def __init__(self, tpu_config=None, evaluation_master=None, master=None, cluster=None, **kwargs):
         super().__init__(**kwargs)
         self._tpu_config = _checked_tpu_config(tpu_config)
-        self._tpu_master = master or ""
-        self._tpu_evaluation_master = evaluation_master if evaluation_master is not None else self._tpu_master
+        if master is not None and cluster is not None:
+            raise NpuArgumentError(
+                f"RunConfig: both master ({master!r}) and cluster are set; give one (the cluster names its master)"
+            )
+        tf_config = _tf_config()
+        # TF_CONFIG's session_master / eval_session_master unless given; the evaluation master defaults to the
+        # master, except for an evaluator task of TF_CONFIG, which keeps its own
+        self._tpu_master = master if master is not None else tf_config.get("session_master", "")
+        if evaluation_master is not None:
+            self._tpu_evaluation_master = evaluation_master
+        else:
+            configured = tf_config.get("eval_session_master", "")
+            use_master = not configured and self.task_type != "evaluator"
+            self._tpu_evaluation_master = self._tpu_master if use_master else configured
         self._cluster = cluster
 
     tpu_config = property(lambda self: self._tpu_config)
