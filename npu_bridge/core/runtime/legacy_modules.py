@@ -20,7 +20,7 @@ import importlib.util
 import threading
 import types
 
-from npu_bridge.core.runtime import keras_selection, legacy_paths, log, user_imports
+from npu_bridge.core.runtime import addons_keras, keras_selection, legacy_paths, log, user_imports
 
 _KERAS_3_KEPT = ("0", "false", "False")  # TF_USE_LEGACY_KERAS values that keep Keras 3 (keras_selection)
 _era_lock = threading.Lock()
@@ -60,6 +60,7 @@ def add_route(route_name, is_user, before_first=None):
         return found if found is not None else proceed(name, module_globals, module_locals, fromlist, 0)
 
     user_imports.add_route(route_name, legacy_paths.TOP_NAMES, is_user, resolve)
+    addons_keras.add_route()  # tensorflow_addons, which user code imports, on tf_keras too
     return True
 
 
@@ -109,6 +110,9 @@ class ModuleView(types.ModuleType):
                 return _canonical(self, attr, child, value)
             return value
         if not dunder:
+            target = legacy_paths.moved_name(self.__name__, attr)
+            if target is not None:  # a name TensorFlow 1.15 / 2.6 had here and 2.21 moved (the generated table)
+                return _moved_name(target)
             found = _submodule(child, sources)
             if found is not None:
                 return _child(self, attr, child, found)
@@ -139,7 +143,7 @@ class ModuleView(types.ModuleType):
         return list(names) if names is not None else [n for n in vars(sources[0]) if not n.startswith("_")]
 
     def __dir__(self):
-        names = set(self.__dict__) - {"_npu_sources"}
+        names = (set(self.__dict__) - {"_npu_sources"}) | set(legacy_paths.MOVED_NAMES.get(self.__name__, ()))
         for source in self.__dict__["_npu_sources"]:
             names.update(dir(source))
         return sorted(names)
@@ -208,7 +212,7 @@ def import_for_user(name, fromlist):
       For ``from name import ...``: the module ``name`` (its listed submodules imported); for ``import a.b.c``:
       the module of ``a``, through which ``a.b.c`` resolves. None: import as usual.
     """
-    mapped = legacy_paths.candidates(name) is not None
+    mapped = legacy_paths.candidates(name) is not None or name in legacy_paths.MOVED_NAMES
     if not fromlist:
         if not mapped:
             return None
@@ -238,6 +242,16 @@ def _child_module(child, parent):
     if legacy_paths.candidates(child) is not None:
         return module(child)
     return importlib.import_module(f"{parent.__name__}.{child.rpartition('.')[2]}")
+
+
+def _moved_name(target):
+    """The value of a moved name's ``target`` ("module:name", or a module path: the module as user code gets it)."""
+    home, _, name = target.partition(":")
+    if name:
+        return getattr(importlib.import_module(home), name)
+    if legacy_paths.candidates(home) is not None or legacy_paths.needs_view(home):
+        return module(home)
+    return importlib.import_module(home)
 
 
 def _canonical(view, attr, child, value):

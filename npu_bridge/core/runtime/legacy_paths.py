@@ -5,12 +5,19 @@ The tables of the route both modes add (``legacy_modules``): user code (``user_c
 2.21, the Keras ``tf.keras`` is here: ``keras.<path>`` is ``tf_keras.src.<path>`` (whose layout is Keras 2.6's),
 else the public ``tf_keras.<path>``, except for the modules that moved (``KERAS_MOVED``, Keras 2.2's
 ``engine.topology`` among them). The TensorFlow-internal modules that moved or vanished (``TF_MOVED``) are added
-back: the module of that name when TensorFlow has one, else its new home.
+back: the module of that name when TensorFlow has one, else its new home. Besides the hand overrides written here,
+both tables take the moved rows of the generated table (``legacy_paths_table.tsv``, ``tools/derive_legacy_paths.py``:
+every ``tensorflow.python`` module or name of TensorFlow 1.15 / 2.6 that 2.21 moved), and ``MOVED_NAMES`` gives
+the names a module 2.21 still has lost (a view of that module answers them after its own).
 
 A module path maps to candidates, best first; the first that imports is the module. A Keras 2.x module whose names
 are now spread over several modules (``layers.merge``, ``layers.recurrent``) has several sources, searched in
-order. This module is data and string work only: it imports nothing.
+order. This module is data and string work only: it imports nothing (it reads the generated table).
 """
+
+import os
+
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 KERAS_ROOTS = ("keras", "tensorflow.python.keras")
 KERAS_BASES = ("tf_keras.src", "tf_keras")
@@ -82,6 +89,52 @@ TF_MOVED = {
     "tensorflow.python.eager.profiler": ("npu_bridge.core.runtime.eager_profiler",),
 }
 
+# The entries above are the hand overrides: what the generated table cannot derive (Keras 2.2's engine.topology, the
+# profiler written here) or where it would choose differently. The rest comes from the table.
+KERAS_MOVED_BY_HAND = frozenset(KERAS_MOVED)
+TF_MOVED_BY_HAND = frozenset(TF_MOVED)
+
+# The generated table (tools/derive_legacy_paths.py, from the TensorFlow 1.15 and 2.6 trees, ordered by the zoo's
+# use): every tensorflow.python module or name TensorFlow 1.15 / 2.6 had and 2.21 moved, with its new home
+TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "legacy_paths_table.tsv")
+_KERAS_PREFIX = "tensorflow.python.keras."
+
+
+def read_table(path=TABLE):
+    """The moved rows of the generated table (the other rows say why a path is not provided).
+
+    Returns:
+      (modules, keras, names): {old module: its homes} for TensorFlow modules, {Keras 2.6 module below a root:
+      its homes} for ``tensorflow.python.keras`` modules, {old module: {name: "module:name", or a module path}}
+      for the names a module TensorFlow 2.21 still has lost. Empty when the file is missing.
+    """
+    modules, keras, names = {}, {}, {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return modules, keras, names
+    for line in lines:
+        fields = line.split("\t")
+        if len(fields) < 6 or fields[4] != "moved":  # a hand row is served by its own table (TF_MOVED, tf1/...)
+            continue
+        old, kind, target = fields[0], fields[1], fields[5]
+        if kind == "name":
+            module, _, name = old.rpartition(".")
+            names.setdefault(module, {})[name] = target
+        elif old.startswith(_KERAS_PREFIX):
+            keras[old[len(_KERAS_PREFIX) :]] = tuple(target.split(","))
+        else:
+            modules[old] = tuple(target.split(","))
+    return modules, keras, names
+
+
+_generated_modules, _generated_keras, MOVED_NAMES = read_table()
+for _old, _new in _generated_keras.items():
+    KERAS_MOVED.setdefault(_old, _new)  # a hand override wins
+for _old, _new in _generated_modules.items():
+    TF_MOVED.setdefault(_old, _new)
+
 TOP_NAMES = frozenset(path.partition(".")[0] for path in (*KERAS_ROOTS, *TF_MOVED))
 
 
@@ -91,6 +144,7 @@ def _parents(path):
 
 
 _MAPPED = {f"{root}.{key}" for root in KERAS_ROOTS for key in KERAS_MOVED} | set(TF_MOVED) | set(KERAS_ROOTS)
+_MAPPED |= set(MOVED_NAMES)  # a module that lost names is a view that answers them too
 _PARENTS = set().union(*(_parents(path) for path in _MAPPED))
 
 
@@ -105,19 +159,55 @@ def candidates(path):
     for root in KERAS_ROOTS:
         if path == root or path.startswith(root + "."):
             return _keras_candidates(path[len(root) + 1 :])
-    for old, new in TF_MOVED.items():
-        if path == old or path.startswith(old + "."):
-            suffix = path[len(old) :]
-            return [path, *(target + suffix for target in new)]
+    old = max((key for key in TF_MOVED if path == key or path.startswith(key + ".")), key=len, default=None)
+    if old is not None:  # the longest entry wins: a submodule may have a home of its own
+        suffix = path[len(old) :]
+        return [path, *(target + suffix for target in TF_MOVED[old])]
     return None
 
 
-def _keras_candidates(rest):
+def add_moved(old, new):
+    """Adds a TensorFlow-internal module that a higher layer provides (the TF1 mode's
+    ``tensorflow.python.estimator``), as if it were in ``TF_MOVED``; a module with several homes is a view over
+    all of them.
+
+    Args:
+      old: the module path as scripts import it ("tensorflow.python.estimator.model_fn").
+      new: the modules that hold its names now, searched in order.
+    Raises:
+      NpuArgumentError: ``old`` lies outside the top-level names the route watches (``TOP_NAMES``).
+    """
+    if old.partition(".")[0] not in TOP_NAMES:
+        raise NpuArgumentError(f"add_moved: {old!r} is not below one of {sorted(TOP_NAMES)}")
+    TF_MOVED[old] = tuple(new)
+    _MAPPED.add(old)
+    _PARENTS.update(_parents(old))
+
+
+def _keras_candidates(rest, moved_table=None):
+    table = KERAS_MOVED if moved_table is None else moved_table
     if not rest:
         return [KERAS_BASES[0]]
-    key = max((k for k in KERAS_MOVED if rest == k or rest.startswith(k + ".")), key=len, default=None)
-    moved = [target + rest[len(key) :] for target in KERAS_MOVED[key]] if key else []
+    key = max((k for k in table if rest == k or rest.startswith(k + ".")), key=len, default=None)
+    moved = [target + rest[len(key) :] for target in table[key]] if key else []
     return list(dict.fromkeys([*moved, *(f"{base}.{rest}" for base in KERAS_BASES)]))
+
+
+def keras_rule(path):
+    """The candidates of a Keras path by the hand rule alone (no generated entry): what the table's generator
+    checks before it looks for a home of its own."""
+    rest = keras_rest(path)
+    hand = {key: KERAS_MOVED[key] for key in KERAS_MOVED_BY_HAND}
+    return _keras_candidates(rest, hand) if rest is not None else []
+
+
+def moved_name(module, name):
+    """Where a name that ``module`` had in TensorFlow 1.15 / 2.6 and lost is now, or None.
+
+    Returns:
+      "home.module:name" for a name, a module path for a name that was a module, or None.
+    """
+    return MOVED_NAMES.get(module, {}).get(name)
 
 
 def keras_rest(path):
@@ -142,17 +232,18 @@ def in_keras(path):
 
 
 def combined(path):
-    """True when ``path`` is a Keras 2.6 module whose names are now in several modules (all of them back it)."""
+    """True when ``path`` is a Keras 2.6 or TensorFlow module whose names are now in several modules (all of them
+    back it)."""
     for root in KERAS_ROOTS:
         if path.startswith(root + "."):
             return len(KERAS_MOVED.get(path[len(root) + 1 :], ())) > 1
-    return False
+    return len(TF_MOVED.get(path, ())) > 1
 
 
 def needs_view(path):
     """True when user code must see ``path`` through a view: a Keras root, a module with several sources, or a
     parent of a mapped module (whose real module lacks that child, e.g. ``tensorflow.python.training``)."""
-    return path in KERAS_ROOTS or path in _PARENTS or combined(path)
+    return path in KERAS_ROOTS or path in _PARENTS or combined(path) or path in MOVED_NAMES
 
 
 def is_mapped_child(path):

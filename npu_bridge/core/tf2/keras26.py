@@ -68,7 +68,9 @@ def install():
         if "__version__" not in vars(keras_v1_api):  # tf.compat.v1.keras: its optimizers are OptimizerV2 already
             keras_v1_api.__version__ = tf_keras.__version__
         _adapt_imported()  # `tensorflow.keras` imported as a module is a copy of tf_keras' API module
-        user_imports.add_route(_ROUTE, ("tensorflow",), _user_code.contains, _resolve)
+        # every importer: an installed package's `from tensorflow.keras import backend` (tensorflow_addons) loads the
+        # copy too, and rebinds user code's `tf.keras` to it
+        user_imports.add_route(_ROUTE, ("tensorflow",), _every_module, _resolve)
         _wrap(training.Model, "compile", _compile_for_caller)
         for name in _FIT_METHODS:
             _wrap(training.Model, name, _marking_user_runs)
@@ -134,8 +136,13 @@ def _adapt_imported():
         optimizers.__class__ = _OptimizersForUserCode
 
 
+def _every_module(module_globals):
+    return True
+
+
 def _resolve(name, module_globals, module_locals, fromlist, proceed):
-    """User code's ``import tensorflow...``: imported as usual; a copy of the Keras API it loaded gets the rules."""
+    """Any module's ``import tensorflow...``: imported as usual; a copy of the Keras API it loaded gets the rules
+    (``tensorflow.keras`` then replaces ``tf.keras``, also for user code)."""
     found = proceed(name, module_globals, module_locals, fromlist, 0)
     if name == _KERAS_COPY or name.startswith(_KERAS_COPY + "."):
         _adapt_imported()
