@@ -12,6 +12,7 @@ import sys
 
 import pytest
 from conftest import REPO_ROOT
+from tf2_helpers import SCRIPTS
 from tf2_helpers import run_script as _run
 
 from npu_bridge.core.runtime import legacy_paths, user_code
@@ -175,3 +176,37 @@ def test_the_tf1_mode_and_npu_device_imports_hold_together_and_libraries_keep_te
     assert result["dense"] == "tf_keras.src.layers.core.dense"
     assert result["library"]["keras"].startswith("3.")
     assert result["library"]["tensorflow.python.keras.layers.Dense"].startswith("tensorflow.python.keras.")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_npu_run_tf2_maps_the_imports_of_every_python_a_shell_wrapper_starts(tmp_path):
+    # A zoo wrapper runs `python3 train.py` in the background into a log: the script cannot be given the launcher.
+    wrapper = tmp_path / "train_full_1p.sh"
+    wrapper.write_text('#!/bin/bash\n"$PYTHON" "$SCRIPT" --epochs 2 > train.log 2>&1 &\nwait\ncat train.log\n')
+    script = os.path.join(SCRIPTS, "keras_before_npu_device.py")
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT, PYTHON=sys.executable, SCRIPT=script, TF_CPP_MIN_LOG_LEVEL="2")
+    launch = [sys.executable, "-m", "npu_bridge.core.launch"]
+    result = subprocess.run(
+        [*launch, "--tf2", "-n", "1", "--", "bash", str(wrapper)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (line,) = [line for line in result.stdout.splitlines() if "RESULT " in line]
+    assert json.loads(line.split("RESULT ", 1)[1]) == {"same_class": True, "argv": ["--epochs", "2"]}
+
+    both = subprocess.run(
+        [*launch, "--tf1", "--tf2", "-n", "1", "--", "bash", str(wrapper)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert both.returncode == 2 and "--tf1 and --tf2 exclude each other" in both.stderr

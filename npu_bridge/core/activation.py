@@ -63,7 +63,7 @@ def activate():
         try:
             keras_selection.select()
             log.configure()
-            from npu_bridge.core.runtime import native_library
+            from npu_bridge.core.runtime import keras_overrides, native_library
             from npu_bridge.core.tf1 import aliases
             from npu_bridge.core.tf_estimator import install
 
@@ -72,6 +72,7 @@ def activate():
             _wrap_session_init()
             install.install()
             aliases.add()
+            keras_overrides.install()
             atexit.register(_close_at_exit)
         except BaseException as e:
             _state["error"] = e

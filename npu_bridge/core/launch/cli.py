@@ -30,6 +30,7 @@ from npu_bridge.core.launch import job_network, job_secret, plan, supervisor
 from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
 from npu_bridge.core.tf1 import environment
+from npu_bridge.core.tf2 import environment as tf2_environment
 
 EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
@@ -113,6 +114,12 @@ def _parser():
         "shell wrappers: see docs/tf1_mode.md)",
     )
     parser.add_argument(
+        "--tf2",
+        action="store_true",
+        help="map the Keras 2.6 and TensorFlow-internal imports of every Python the command starts from its first "
+        "line, as python -m npu_bridge.tf2 does (also through shell wrappers: see docs/tf2_adapter.md)",
+    )
+    parser.add_argument(
         "--make-secret",
         metavar="FILE",
         help="write a new job secret to FILE (mode 0600) and exit; copy it to every machine",
@@ -150,6 +157,8 @@ def main(argv=None):
             raise LaunchError("no command given; put it after --, e.g. npu-run -n 2 -- python train.py")
         if args.stop_timeout < 0:
             raise LaunchError(f"--stop-timeout {args.stop_timeout}: must be >= 0 seconds")
+        if args.tf1 and args.tf2:
+            raise LaunchError("--tf1 and --tf2 exclude each other: a script is written for TensorFlow 1.x or 2.x")
         if args.rank_table is not None or args.server_id is not None:
             if args.rank_table is None:
                 raise LaunchError(
@@ -190,7 +199,11 @@ def main(argv=None):
     ranks = []
     for rank in job.ranks:
         env = dict(rank.env, **{exposure.NETWORK_VARIABLE: network.kind})
-        ranks.append(dataclasses.replace(rank, env=environment.for_children(env) if args.tf1 else env))
+        if args.tf1:
+            env = environment.for_children(env)
+        elif args.tf2:
+            env = tf2_environment.for_children(env)
+        ranks.append(dataclasses.replace(rank, env=env))
     job = dataclasses.replace(job, ranks=tuple(ranks))
     first, last = job.ranks[0].rank_id, job.ranks[-1].rank_id
     server = f" of server {job.server_id!r} ({_FOUND_BY[job.server_found]})" if job.server_id is not None else ""

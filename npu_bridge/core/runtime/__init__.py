@@ -22,8 +22,12 @@ Which modules are user code, and the imports they get (a route of ``user_imports
 mode and the TF2 adapter add them):
 
 user_code       the one rule for what user code is
+keras_overrides  Keras subclasses overriding private methods with Keras 2.6's signatures (``_moments``)
+after_import    a function called on a module right after its first import
+child_python    the sitecustomize folder that starts every child Python in a mode (TF1 mode, TF2 adapter)
 user_imports    the ``__import__`` wrapper and its routes
 legacy_modules  Keras of the script's era for user code in both modes: the route, the modules and views it gives
 legacy_paths    where each Keras 2.2-2.6 and moved TensorFlow-internal module lives now (the rename tables)
+addons_keras    tensorflow_addons (which user code imports) on tf_keras: its ``keras.src`` imports, Python ops first
 eager_profiler  ``tensorflow.python.eager.profiler``, written here
 """

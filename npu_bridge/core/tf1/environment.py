@@ -7,6 +7,8 @@ install it before its script runs. This module imports no TensorFlow (the launch
 
 import os
 
+from npu_bridge.core.runtime import child_python
+
 MODE_VARIABLE = "NPU_BRIDGE_TF1"
 QUIET_VARIABLE = "NPU_BRIDGE_TF1_QUIET"
 PATH_VARIABLE = "NPU_BRIDGE_TF1_PATH"
@@ -37,8 +39,4 @@ def for_children(environ):
     Returns:
       The new environment: ``NPU_BRIDGE_TF1=1`` and ``SITE_DIRECTORY`` first on ``PYTHONPATH``.
     """
-    result = dict(environ)
-    result[MODE_VARIABLE] = "1"
-    paths = [p for p in result.get("PYTHONPATH", "").split(os.pathsep) if p and p != SITE_DIRECTORY]
-    result["PYTHONPATH"] = os.pathsep.join([SITE_DIRECTORY, *paths])
-    return result
+    return child_python.for_children(environ, MODE_VARIABLE, SITE_DIRECTORY)

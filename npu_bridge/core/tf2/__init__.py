@@ -18,4 +18,5 @@ compat           ``enable_v1()`` and the ``npu_device.compat.v1`` import tree
 
 legacy_imports   Keras 2.6 and TensorFlow-internal imports of user code (``import npu_device``, ``python -m
                  npu_bridge.tf2``): switching on the route both modes share (``runtime/legacy_modules``); the launcher
+environment      ``NPU_BRIDGE_TF2``: the same from the first line of every Python ``npu-run --tf2`` starts
 """

@@ -4,7 +4,8 @@
 ``tensorflow.python.keras...`` gets tf_keras 2.21 and the moved TensorFlow-internal modules are found, through the
 route the TF1 mode adds too (``runtime/legacy_modules``; the tables are ``runtime/legacy_paths``). An import that
 ran before is not redone: a module that already holds Keras 3 is named in a warning. ``python -m npu_bridge.tf2
-train.py`` installs it before the script's first line, for scripts that import ``keras`` before ``npu_device``.
+train.py`` (and ``npu-run --tf2``) installs it before the script's first line, for scripts that import ``keras``
+before ``npu_device``, and in every Python the script starts (``environment``).
 With ``TF_USE_LEGACY_KERAS=0`` (Keras 3 kept for ``tf.keras``) nothing is installed: standalone ``keras`` stays
 Keras 3 too. Installing imports no TensorFlow.
 """
@@ -15,6 +16,7 @@ import sys
 import types
 
 from npu_bridge.core.runtime import legacy_modules, log, user_code, user_imports
+from npu_bridge.core.tf2 import environment
 
 USAGE = "usage: python -m npu_bridge.tf2 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
 _ROUTE = "tf2"
@@ -54,6 +56,7 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help") or argv == ["-m"]:
         sys.stderr.write(USAGE + "\n")
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    os.environ.update(environment.for_children(os.environ))  # the Pythons the script starts map imports too
     if argv[0] == "-m":
         sys.argv = [argv[1], *argv[2:]]
         sys.path[0] = os.getcwd()

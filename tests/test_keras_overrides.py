@@ -1,0 +1,64 @@
+"""A BatchNormalization subclass that overrides ``_moments`` with Keras 2.6's signature (EfficientNet's
+``TpuBatchNormalization``) works on tf_keras 2.21, which passes ``mask=`` too; one with the new signature is left
+alone."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+from npu_bridge.core.runtime import after_import, keras_overrides
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
+keras_overrides.install()
+
+
+class OldSignature(tf_keras.layers.BatchNormalization):
+    calls = 0
+
+    def _moments(self, inputs, reduction_axes, keep_dims):
+        OldSignature.calls += 1
+        return super()._moments(inputs, reduction_axes, keep_dims=keep_dims)
+
+
+class NewSignature(tf_keras.layers.BatchNormalization):
+    def _moments(self, inputs, reduction_axes, keep_dims, mask=None):
+        return super()._moments(inputs, reduction_axes, keep_dims=keep_dims, mask=mask)
+
+
+def test_an_override_with_keras_2_6_s_signature_is_called_without_a_mask_and_normalizes():
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    before = OldSignature.calls
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:  # graph mode, as TF1 scripts run
+        output = OldSignature(epsilon=1e-3)(tf.constant(x), training=True)
+        session.run(tf.compat.v1.global_variables_initializer())
+        y = session.run(output)
+    assert OldSignature.calls == before + 1
+    expected = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-3)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_mask_the_old_override_cannot_apply_is_refused_naming_the_class():
+    layer = OldSignature()
+    layer.build((4, 2))
+    with pytest.raises(NpuArgumentError, match=r"OldSignature\._moments\(inputs, reduction_axes, keep_dims\)"):
+        layer._moments(np.ones((4, 2), np.float32), [0], keep_dims=False, mask=np.ones((4,), np.float32))
+
+
+def test_an_override_that_takes_a_mask_is_left_as_written():
+    assert NewSignature._moments is vars(NewSignature)["_moments"]
+    assert NewSignature._moments.__qualname__ == "NewSignature._moments"
+    assert OldSignature._moments.__wrapped__.__qualname__ == "OldSignature._moments"
+
+
+def test_a_callback_waits_for_the_module_and_runs_at_once_when_it_is_imported(tmp_path, monkeypatch):
+    (tmp_path / "late_module.py").write_text("VALUE = 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = []
+    after_import.when_imported("late_module", lambda module: seen.append(module.VALUE))
+    assert seen == []
+    import late_module  # noqa: F401
+
+    assert seen == [7]
+    after_import.when_imported("late_module", lambda module: seen.append(module.VALUE * 2))
+    assert seen == [7, 14]

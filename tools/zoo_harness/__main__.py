@@ -1,0 +1,256 @@
+"""Runs a seeded random draw of the Ascend model zoo unchanged and says which entries train and why others do not.
+
+    python3 tools/zoo_harness --zoo PATH [--seed 1] [--tf1 40] [--tf2 20] [--out zoo-run] [--timeout 300]
+                              [--steps 3] [--site DIR] [--only DIR ...] [--list]
+
+PATH is a checkout of Ascend/ModelZoo-TensorFlow (this tool downloads nothing). Each drawn model directory is
+copied under ``--out``, given synthetic data in its loader's format (``data_kits.py``), and its one-device
+training script (``test/train_performance_1p.sh``, else ``train_full_1p.sh``) is run unchanged from its ``test``
+folder as its README says, through ``npu-run --tf1 -n 1`` (TensorFlow/ entries) or ``npu-run --tf2 -n 1``
+(TensorFlow2/ entries), with ``--data_path`` pointing at the data. ``python3.7`` and the like run this
+interpreter. A hook in every Python process (``hook/sitecustomize.py``) ends it once it has trained ``--steps``
+steps and records how it ended; ``classify.py`` turns that into an outcome per entry.
+
+``--out`` gets ``report.json`` and ``report.md``, rewritten after every entry (a run that is stopped keeps what it
+measured and resumes where it stopped), and one folder per entry with the copy, its data and ``output.log``.
+``--site DIR`` puts packages the scripts need (OpenCV, scikit-learn, ...) on their ``PYTHONPATH``.
+Exit codes: 0 done, 2 bad arguments.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import classify
+import data_kits
+import draw
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_PYTHON_NAMES = ("python", "python3", "python3.7", "python3.7.5", "python3.8", "python3.9", "python3.10")
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(prog="zoo_harness", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--zoo", required=True, help="a checkout of Ascend/ModelZoo-TensorFlow")
+    parser.add_argument("--seed", type=int, default=1, help="the draw's seed (default 1)")
+    parser.add_argument("--tf1", type=int, default=40, help="TF1 model directories to draw (default 40)")
+    parser.add_argument("--tf2", type=int, default=20, help="TF2 model directories to draw (default 20)")
+    parser.add_argument("--out", default="zoo-run", help="where copies, logs and the report go (default zoo-run)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per entry (default 300)")
+    parser.add_argument("--steps", type=int, default=3, help="training steps that count as training (default 3)")
+    parser.add_argument(
+        "--memory", type=float, default=8, help="GiB an entry's processes may hold together before it is ended (8)"
+    )
+    parser.add_argument("--site", action="append", default=[], help="a folder of packages the scripts may import")
+    parser.add_argument("--only", action="append", default=[], help="run this model directory (repeatable)")
+    parser.add_argument("--list", action="store_true", help="print the draw and exit")
+    args = parser.parse_args(argv)
+    for name in ("tf1", "tf2", "steps"):
+        if getattr(args, name) < 0 or (name == "steps" and args.steps < 1):
+            parser.error(
+                f"--{name} {getattr(args, name)} is out of range: it is a count of at least {int(name == 'steps')}"
+            )
+    if args.timeout <= 0:
+        parser.error(f"--timeout {args.timeout} is not a positive number of seconds")
+    if args.memory <= 0:
+        parser.error(f"--memory {args.memory} is not a positive number of GiB")
+    if not os.path.isdir(args.zoo):
+        parser.error(f"--zoo {args.zoo!r} is not a folder: pass a checkout of Ascend/ModelZoo-TensorFlow")
+    for site in args.site:
+        if not os.path.isdir(site):
+            parser.error(f"--site {site!r} is not a folder")
+    return args
+
+
+def _entries(args):
+    if not args.only:
+        return draw.draw(args.zoo, args.seed, {"tf1": args.tf1, "tf2": args.tf2})
+    known = {e.relative_dir: e for kind in draw.KIND_ROOTS for e in draw.model_dirs(args.zoo, kind)}
+    unknown = [d for d in args.only if d.rstrip("/") not in known]
+    if unknown:
+        raise SystemExit(f"zoo_harness: --only {unknown[0]!r} is not a model directory of {args.zoo}")
+    return [known[d.rstrip("/")] for d in args.only]
+
+
+def _python_shims(folder):
+    os.makedirs(folder, exist_ok=True)
+    for name in _PYTHON_NAMES:
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        os.chmod(path, 0o755)
+    return folder
+
+
+def _environment(args, shims, results):
+    env = dict(os.environ)
+    env["PATH"] = shims + os.pathsep + env.get("PATH", "")
+    paths = [os.path.join(HERE, "hook"), *map(os.path.abspath, args.site)]
+    # CANN's set_env.sh leaves an empty entry at the end of PYTHONPATH, the working directory: zoo scripts rely on it
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []) + [""])
+    env.update(ZOO_HARNESS_RESULTS=results, ZOO_HARNESS_STEPS=str(args.steps), TF_CPP_MIN_LOG_LEVEL="2")
+    env["ZOO_HARNESS_CACHE"] = os.path.join(os.path.abspath(args.out), "kits", "keras_datasets")
+    env.update(ASCEND_DEVICE_ID="0", DEVICE_ID="0", RANK_ID="0", RANK_SIZE="1", NPU_BRIDGE_TF1_QUIET="1")
+    return env
+
+
+def _run_entry(args, entry, folder, shims):
+    model = os.path.join(folder, "model")
+    data = os.path.join(folder, "data")
+    results = os.path.join(folder, "results")
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(os.path.join(args.zoo, entry.relative_dir), model, symlinks=True)
+    os.makedirs(results)
+    kit = data_kits.choose(model)
+    data_kits.make(kit, data, os.path.join(os.path.dirname(os.path.dirname(folder)), "kits"), seed=args.seed)
+    launcher = [sys.executable, "-m", "npu_bridge.core.launch", f"--{entry.kind}"]
+    command = [*launcher, "-n", "1", "--", "bash", entry.script, f"--data_path={data}"]
+    started = time.monotonic()
+    with open(os.path.join(folder, "output.log"), "wb") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=os.path.join(model, "test"),
+            env=_environment(args, shims, results),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            peak = _watch(process, started + args.timeout, args.memory * 2**30)
+        finally:
+            _end_group(process)
+        timed_out = peak is None
+    records = []
+    for name in sorted(os.listdir(results)):
+        if name.endswith(".json"):
+            with open(os.path.join(results, name)) as f:
+                records.append(json.load(f))
+    with open(os.path.join(folder, "output.log"), encoding="utf-8", errors="replace") as f:
+        output = f.read()[-20000:]
+    outcome, cause = classify.classify(records, os.path.abspath(model), os.path.abspath(data), kit, timed_out, output)
+    if peak is not None and peak > args.memory * 2**30 and outcome != "pass":
+        outcome, cause = "resources", f"its processes held {peak / 2**30:.1f} GiB, more than --memory {args.memory:g}"
+    return {
+        **entry.as_dict(),
+        "kit": kit,
+        "outcome": outcome,
+        "cause": cause,
+        "seconds": round(time.monotonic() - started, 1),
+        "steps": max((r["steps"] for r in records), default=0),
+    }
+
+
+def _watch(process, deadline, limit):
+    """Waits for the entry to end, its deadline or its processes to hold more than ``limit`` bytes together.
+
+    Returns:
+      None at the deadline; else the largest resident size seen (above ``limit`` when that ended it).
+    """
+    peak = 0
+    while time.monotonic() < deadline:
+        try:
+            process.wait(timeout=2)
+            return peak
+        except subprocess.TimeoutExpired:
+            peak = max(peak, _group_resident_bytes(process.pid))
+            if peak > limit:
+                return peak
+    return None
+
+
+def _group_resident_bytes(group):
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[2]) == group:  # the process group id (fields after the command name)
+                with open(f"/proc/{name}/statm") as f:
+                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue  # a process that ended meanwhile
+    return total
+
+
+def _end_group(process):
+    """Ends the entry's process group (the launcher, the shell wrapper, the script), by its id."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _write_report(out, args, results):
+    summary = classify.summarize(results)
+    report = {
+        "zoo": os.path.abspath(args.zoo),
+        "seed": args.seed,
+        "steps": args.steps,
+        "summary": summary,
+        "results": results,
+    }
+    with open(os.path.join(out, "report.json.tmp"), "w") as f:
+        json.dump(report, f, indent=1)
+    os.replace(os.path.join(out, "report.json.tmp"), os.path.join(out, "report.json"))
+    lines = [f"# Zoo draw, seed {args.seed}", ""]
+    for kind, s in summary.items():
+        rate = f"{s['passed']}/{s['runnable']}" if s["runnable"] else "0/0"
+        lines.append(f"- {kind}: {s['entries']} entries; pass {rate} of the runnable; outcomes {s['outcomes']}")
+    lines += ["", "| dir | kind | kit | outcome | s | cause |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        cause = r["cause"].replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {r['dir']} | {r['kind']} | {r['kit'] or '-'} | {r['outcome']} | {r['seconds']} | {cause} |")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main(argv=None):
+    args = _arguments(argv)
+    entries = _entries(args)
+    if args.list:
+        for entry in entries:
+            print(entry.kind, entry.relative_dir, entry.script)
+        return 0
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    done = {}
+    if os.path.exists(os.path.join(out, "report.json")):
+        with open(os.path.join(out, "report.json")) as f:
+            done = {r["dir"]: r for r in json.load(f)["results"]}
+    shims = _python_shims(os.path.join(out, "bin"))
+    results = []
+    for index, entry in enumerate(entries, 1):
+        result = done.get(entry.relative_dir)
+        if result is None:
+            folder = os.path.join(out, "entries", f"{index:03d}_{entry.name}")
+            result = _run_entry(args, entry, folder, shims)
+        results.append(result)
+        _write_report(out, args, results)
+        print(
+            f"[{index}/{len(entries)}] {entry.kind} {entry.relative_dir}: {result['outcome']} "
+            f"({result['seconds']} s) {result['cause'][:160]}",
+            file=sys.stderr,
+            flush=True,
+        )
+    summary = classify.summarize(results)
+    for kind, s in summary.items():
+        print(f"{kind}: passed {s['passed']} of {s['runnable']} runnable ({s['entries']} drawn) {s['outcomes']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Decides what an entry's run showed: it trains, or why not and whose fault that is.
+
+Outcomes:
+  pass      a Python process of the entry reached the training-step limit, or ended cleanly after training.
+  ours      npu_bridge / the TF1 mode / the TF2 adapter failed it: an error raised in npu_bridge, npu_device or
+            hccl; a TensorFlow, Keras or contrib name or module the mode does not provide; an error raised inside
+            TensorFlow or Keras called from the script (TensorFlow 2.21 behaving other than 1.15 / 2.6 did).
+  data      data or weights the harness cannot make: a file the loader or a restore asked for is missing, or
+            no data kit recognizes the loader and the script failed reading its (empty) data folder.
+  package   a Python package the script imports is not installed (not ours: install it next to npu_bridge).
+  script    the script's own code fails (Python 2 syntax, its own bug) or its shell wrapper ends before Python.
+  timeout   no training step within the time limit.
+  resources the entry's processes held more memory than the harness allows (set by __main__, not here).
+"""
+
+import re
+
+_OURS_PACKAGES = ("npu_bridge", "npu_device", "hccl")
+_TF_PACKAGES = ("tensorflow", "tensorflow_core", "tf_keras", "keras", "tf_slim", "tensorflow_addons")
+_DATA_WORDS = re.compile(
+    r"(no such file|not found|could not find|cannot find|does not exist|unable to open|failed to find|"
+    r"empty|no files|out of range|end of sequence|checkpoint|\.ckpt|\.h5\b|\.npy\b|\.pb\b|pretrain|weights|"
+    r"url fetch failure|name resolution|urlopen|download|save_path)",
+    re.IGNORECASE,
+)
+_DATA_TYPES = ("FileNotFoundError", "NotFoundError", "OutOfRangeError", "IsADirectoryError", "DataLossError")
+_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+
+
+def _package_of(path):
+    parts = path.replace("\\", "/").split("/")
+    if "site-packages" in parts or "dist-packages" in parts:
+        index = max(i for i, p in enumerate(parts) if p in ("site-packages", "dist-packages"))
+        return parts[index + 1] if index + 1 < len(parts) else None
+    for name in _OURS_PACKAGES:
+        if f"/{name}/" in path:
+            return name
+    return None
+
+
+def _innermost(frames, keep):
+    for frame in reversed(frames):
+        if keep(frame["file"]):
+            return frame
+    return None
+
+
+def _where(frame):
+    return f"{frame['file']}:{frame['line']} ({frame['function']})" if frame else "?"
+
+
+_WRAPPER_PARAMETER = re.compile(r"""\[Error\] para \\?["']?([A-Za-z_]+)""")
+
+
+def classify(records, model_dir, data_dir, kit, timed_out, output=""):
+    """(outcome, cause) for one entry from its processes' records and the launcher's output; see the module
+    docstring for outcomes."""
+    if any(r["ended"] == "steps_reached" for r in records):
+        return "pass", f"reached the training-step limit ({max(r['steps'] for r in records)} steps)"
+    failures = [r for r in records if r["ended"] == "exception" and r.get("exception")]
+    if not failures:
+        if any(r["steps"] > 0 and r["exit_code"] in (None, 0) for r in records):
+            return "pass", "trained and ended by itself"
+        if timed_out:
+            steps = max((r["steps"] for r in records), default=0)
+            return "timeout", f"no training-step limit reached within the time limit ({steps} steps)"
+        exits = [r for r in records if r["exit_code"] not in (None, 0)]
+        if exits:
+            return "script", f"exited with {exits[0]['exit_code']!r} before training"
+        wanted = _WRAPPER_PARAMETER.search(output)
+        if not records and wanted:  # the zoo's wrappers refuse to start without e.g. a pretrained model's path
+            return "data", f"the shell wrapper wants --{wanted.group(1)}, which the harness cannot make"
+        if not records:
+            return "script", "the shell wrapper started no Python process"
+        if kit is None:
+            return "data", "ended without training and without an error (no data kit recognizes its loader)"
+        return "script", "ended without training and without an error"
+    error = failures[-1]["exception"]
+    kind, message, frames = error["type"].rsplit(".", 1)[-1], error["message"], error["frames"]
+    user = _innermost(frames, lambda f: f.startswith(model_dir))
+    raised = frames[-1] if frames else None
+    raised_in = _package_of(raised["file"]) if raised else None
+    head = f"{kind}: {message.splitlines()[0][:300] if message else ''}"
+    missing = _MISSING_MODULE.search(message)
+    if kind in ("ModuleNotFoundError", "ImportError") and missing:
+        top = missing.group(1).split(".")[0]
+        if top in _TF_PACKAGES + _OURS_PACKAGES:
+            return "ours", f"{head} at {_where(user)}"
+        return "package", f"{head} at {_where(user)}"
+    if kind == "NotProvidedError" or raised_in in _OURS_PACKAGES:
+        return "ours", f"{head} raised at {_where(raised)}, from {_where(user)}"
+    if kind in ("SyntaxError", "TabError") or (kind == "NameError" and "print" in message):
+        return "script", f"{head} (Python 2 code)"
+    if kind == "TypeError" and "`filenames` argument must contain `tf.string` elements" in message:
+        return "data", f"{head} at {_where(user)} (an empty list of data files)"
+    data_like = kind in _DATA_TYPES or bool(_DATA_WORDS.search(message)) or (data_dir in message)
+    if data_like and (kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "Exception")):
+        reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
+        return "data", f"{head} at {_where(user)} ({reason})"
+    if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
+        return "ours", f"{head} at {_where(user)}"
+    if raised_in in _TF_PACKAGES:
+        return "ours", f"{head} raised in {raised_in} at {_where(raised)}, from {_where(user)}"
+    if kit is None and kind == "error" and "empty()" in message:  # OpenCV given the None of an image not read
+        return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; an image was not read)"
+    if kit is None and kind in ("IndexError", "ValueError", "ZeroDivisionError", "StopIteration", "KeyError"):
+        return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; the data folder was empty)"
+    return "script", f"{head} at {_where(user or raised)}"
+
+
+def summarize(results):
+    """Counts per outcome and the pass rate over runnable entries (those not stopped by data, packages or the
+    script's own code), per kind."""
+    summary = {}
+    for kind in sorted({r["kind"] for r in results}):
+        mine = [r for r in results if r["kind"] == kind]
+        counts = {}
+        for r in mine:
+            counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+        runnable = sum(counts.get(o, 0) for o in ("pass", "ours", "timeout"))
+        summary[kind] = {
+            "entries": len(mine),
+            "outcomes": counts,
+            "runnable": runnable,
+            "passed": counts.get("pass", 0),
+        }
+    return summary

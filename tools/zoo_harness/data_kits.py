@@ -1,0 +1,212 @@
+"""Synthetic training data in the formats the zoo's loaders read, chosen by what a model's code reads.
+
+A kit is chosen when the model's Python or shell files contain all of its markers; the first kit that matches
+wins. Each writes small, valid files at the top of the data path (random pixels, labels in a small range) and makes
+the sub-folder names the zoo's scripts commonly append (``data/``, ``MNIST_data/``, ...) symbolic links to it, so
+most loaders find the files wherever they look. A model whose loader no kit recognizes gets an empty data folder:
+if it then fails reading data, the harness says the data could not be made.
+"""
+
+import gzip
+import io
+import os
+import pickle
+import shutil
+import struct
+
+import numpy as np
+
+_ALIASES = ("data",)
+
+
+def _aliases(root, names=_ALIASES):
+    """Makes each name under root a symbolic link to root itself (``data/x`` is ``x``)."""
+    for name in names:
+        path = os.path.join(root, name)
+        if not os.path.lexists(path):
+            os.symlink(".", path)
+
+
+def _jpeg(rng, size=96):
+    from PIL import Image
+
+    pixels = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="JPEG", quality=80)
+    return buffer.getvalue()
+
+
+def _imagenet_tfrecords(root, rng):
+    import tensorflow as tf
+
+    def feature(value):
+        if isinstance(value, bytes):
+            return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+        if isinstance(value, float):
+            return tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+
+    def example(index):
+        label = int(rng.integers(1, 11))
+        fields = {
+            "image/encoded": _jpeg(rng),
+            "image/format": b"JPEG",
+            "image/filename": f"synthetic_{index}.JPEG".encode(),
+            "image/height": 96,
+            "image/width": 96,
+            "image/channels": 3,
+            "image/colorspace": b"RGB",
+            "image/class/label": label,
+            "image/class/synset": b"n01440764",
+            "image/class/text": b"synthetic",
+        }
+        features = {key: feature(value) for key, value in fields.items()}
+        for key in ("xmin", "ymin"):
+            features[f"image/object/bbox/{key}"] = tf.train.Feature(float_list=tf.train.FloatList(value=[0.1]))
+        for key in ("xmax", "ymax"):
+            features[f"image/object/bbox/{key}"] = tf.train.Feature(float_list=tf.train.FloatList(value=[0.9]))
+        features["image/object/bbox/label"] = feature(label)
+        return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+    records = [example(i) for i in range(32)]
+    for name in ("train-00000-of-00002", "train-00001-of-00002", "validation-00000-of-00001"):
+        with tf.io.TFRecordWriter(os.path.join(root, name)) as writer:
+            for record in records:
+                writer.write(record)
+    _aliases(root, _ALIASES + ("train", "tfrecord", "imagenet_TF"))
+
+
+class _Python2Pickler(pickle._Pickler):
+    """Pickles bytes as Python 2's ``str`` (protocol 2), as CIFAR-10's files were written: loading them with
+    ``encoding="bytes"`` gives bytes keys, with ``encoding="latin1"`` str keys, as with the real files."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def save_bytes(self, obj):
+        if len(obj) < 256:
+            self.write(pickle.SHORT_BINSTRING + bytes([len(obj)]) + obj)
+        else:
+            self.write(pickle.BINSTRING + struct.pack("<i", len(obj)) + obj)
+        self.memoize(obj)
+
+    dispatch[bytes] = save_bytes
+
+
+def _python2_pickle(value, path):
+    with open(path, "wb") as f:
+        _Python2Pickler(f, protocol=2).dump(value)
+
+
+def _cifar10(root, rng):
+    def images(count):
+        return rng.integers(0, 256, size=(count, 3072), dtype=np.uint8)
+
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        # 10,000 images per file as CIFAR-10 has: loaders copied from Keras fill arrays sized for 50,000
+        data, labels = images(10000), rng.integers(0, 10, size=10000)
+        rows = np.concatenate([labels.astype(np.uint8)[:, None], data], axis=1)
+        rows.tofile(os.path.join(root, name + ".bin"))
+        batch = {b"data": data, b"labels": labels.tolist(), b"batch_label": name.encode()}
+        _python2_pickle(batch, os.path.join(root, name))
+    meta = {b"label_names": [f"class{i}".encode() for i in range(10)], b"num_cases_per_batch": 10000}
+    _python2_pickle(meta, os.path.join(root, "batches.meta"))
+    with open(os.path.join(root, "batches.meta.txt"), "w") as f:
+        f.write("\n".join(f"class{i}" for i in range(10)) + "\n")
+    _aliases(root, _ALIASES + ("cifar-10-batches-bin", "cifar-10-batches-py", "cifar10"))
+
+
+def _mnist(root, rng):
+    def digits(count):  # mostly dark pixels, as MNIST's are (the files stay small when compressed)
+        return np.where(rng.random((count, 28, 28)) < 0.8, 0, rng.integers(0, 256, (count, 28, 28))).astype(np.uint8)
+
+    def idx_images(count):
+        return struct.pack(">IIII", 2051, count, 28, 28) + digits(count).tobytes()
+
+    def idx_labels(count):
+        return struct.pack(">II", 2049, count) + rng.integers(0, 10, size=count, dtype=np.uint8).tobytes()
+
+    # 5,500 training images: TensorFlow's input_data keeps its default 5,000 for validation and trains on the rest.
+    files = {
+        "train-images-idx3-ubyte": idx_images(5500),
+        "train-labels-idx1-ubyte": idx_labels(5500),
+        "t10k-images-idx3-ubyte": idx_images(500),
+        "t10k-labels-idx1-ubyte": idx_labels(500),
+    }
+    for name, content in files.items():
+        with gzip.open(os.path.join(root, name + ".gz"), "wb") as f:
+            f.write(content)
+        with open(os.path.join(root, name), "wb") as f:
+            f.write(content)
+    np.savez(
+        os.path.join(root, "mnist.npz"),
+        x_train=digits(5500),
+        y_train=rng.integers(0, 10, size=5500, dtype=np.uint8),
+        x_test=digits(500),
+        y_test=rng.integers(0, 10, size=500, dtype=np.uint8),
+    )
+    _aliases(root, _ALIASES + ("MNIST_data", "mnist"))
+
+
+def _image_folders(root, rng):
+    for split in ("train", "val", "validation", "test"):
+        for label in ("class0", "class1"):
+            folder = os.path.join(root, split, label)
+            os.makedirs(folder, exist_ok=True)
+            for i in range(8):
+                with open(os.path.join(folder, f"{label}_{i}.jpg"), "wb") as f:
+                    f.write(_jpeg(rng))
+    _aliases(root)
+
+
+# (name, markers that must all occur in the model's code, writer): the first match wins.
+KITS = (
+    ("imagenet-tfrecord", ("image/encoded", "image/class/label"), _imagenet_tfrecords),
+    ("cifar10", ("data_batch_",), _cifar10),
+    ("mnist", ("idx3-ubyte",), _mnist),
+    ("mnist", ("read_data_sets",), _mnist),
+    ("mnist", ("mnist.load_data",), _mnist),
+    ("mnist", ("mnist.npz",), _mnist),
+    ("image-folders", ("flow_from_directory",), _image_folders),
+    ("image-folders", ("image_dataset_from_directory",), _image_folders),
+)
+
+
+def model_code(model_dir):
+    """The text of a model's .py and .sh files (what the kits' markers are looked up in)."""
+    parts = []
+    for directory, subdirs, files in os.walk(model_dir):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+        for name in files:
+            if name.endswith((".py", ".sh")):
+                with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
+                    parts.append(f.read())
+    return "\n".join(parts)
+
+
+def choose(model_dir):
+    """The name of the kit for a model, or None when no kit recognizes its loader."""
+    code = model_code(model_dir)
+    for name, markers, _ in KITS:
+        if all(marker in code for marker in markers):
+            return name
+    return None
+
+
+def make(kit, data_dir, cache_dir, seed=0):
+    """Gives data_dir (created) kit's data; kit None leaves it empty.
+
+    The kit is written once into ``cache_dir/<kit>``; data_dir gets folders of its own holding symbolic links to
+    the cached files, so what one entry writes there does not reach the next.
+    """
+    if kit is None:
+        os.makedirs(data_dir, exist_ok=True)
+        return
+    cached = os.path.join(cache_dir, f"{kit}-{seed}")
+    if not os.path.isdir(cached):
+        writer = next(write for name, _, write in KITS if name == kit)
+        partial = cached + ".partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        os.makedirs(partial)
+        writer(partial, np.random.default_rng(seed))
+        os.replace(partial, cached)
+    shutil.copytree(cached, data_dir, symlinks=True, copy_function=os.symlink, dirs_exist_ok=True)
