@@ -91,6 +91,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "ours", f"{head} raised at {_where(raised)}, from {_where(user)}"
     if kind in ("SyntaxError", "TabError") or (kind == "NameError" and "print" in message):
         return "script", f"{head} (Python 2 code)"
+    if kind == "KeyError" and "is not a file in the archive" in message:  # an .npz with other arrays than the kit's
+        reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
+        return "data", f"{head} at {_where(user)} ({reason})"
     if kind == "TypeError" and "`filenames` argument must contain `tf.string` elements" in message:
         return "data", f"{head} at {_where(user)} (an empty list of data files)"
     data_like = kind in _DATA_TYPES or bool(_DATA_WORDS.search(message)) or (data_dir in message)

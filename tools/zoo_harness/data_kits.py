@@ -137,6 +137,9 @@ def _mnist(root, rng):
             f.write(content)
         with open(os.path.join(root, name), "wb") as f:
             f.write(content)
+        dotted = name.replace("-idx", ".idx")  # the name some mirrors and tutorials use
+        os.symlink(name, os.path.join(root, dotted))
+        os.symlink(name + ".gz", os.path.join(root, dotted + ".gz"))
     np.savez(
         os.path.join(root, "mnist.npz"),
         x_train=digits(5500),
@@ -144,7 +147,7 @@ def _mnist(root, rng):
         x_test=digits(500),
         y_test=rng.integers(0, 10, size=500, dtype=np.uint8),
     )
-    _aliases(root, _ALIASES + ("MNIST_data", "mnist"))
+    _aliases(root, _ALIASES + ("MNIST_data", "mnist", "MNIST"))
 
 
 def _image_folders(root, rng):
