@@ -35,7 +35,8 @@ class Route:
 
 
 ROUTES = {
-    "slim": Route(["tf_slim"], extras={"variable_scope": "tf:compat.v1.variable_scope"}),
+    # TF 1.15's slim.variable_scope was the module (slim.variable_scope.variable_scope("scope"))
+    "slim": Route(["tf_slim"], extras={"variable_scope": "tensorflow.python.ops.variable_scope"}),
     "layers": Route(["tf_slim.layers", "tf_slim", "tf:compat.v1.layers"]),
     "framework": Route(
         ["tf_slim", "tf_slim.ops.variables", "tf_slim.ops.arg_scope", "tf:compat.v1.train", "tf:compat.v1"],
