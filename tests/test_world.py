@@ -61,6 +61,21 @@ def test_rank_size_one_needs_no_rank_id():
     assert summary(world.load_world({"RANK_SIZE": "1"})) == ("env", 1, 0, 0, 1, 0, "127.0.0.1")
 
 
+def test_a_rank_id_next_to_rank_size_one_labels_the_device_of_a_one_rank_job(tmp_path, caplog):
+    # the zoo's 1p wrappers export RANK_SIZE=1 RANK_ID=1; Ascend runs that one device without HCCL
+    assert summary(world.load_world({"RANK_SIZE": "1", "RANK_ID": "1"}))[:4] == ("env", 1, 0, 0)
+    assert world.rank_id_from_environment({"RANK_SIZE": "1", "RANK_ID": "1"}) == 0
+    table = tmp_path / "one.json"
+    table.write_text(
+        '{"server_count": "1", "server_list": [{"server_id": "127.0.0.1", "device": '
+        '[{"device_id": "0", "device_ip": "127.0.0.1", "rank_id": "0"}]}], "status": "completed", "version": "1.0"}'
+    )
+    under_npu_run = world.load_world({"RANK_TABLE_FILE": str(table), "RANK_SIZE": "1", "RANK_ID": "1"})
+    assert (under_npu_run.rank_id, under_npu_run.rank_size) == (0, 1)
+    assert "RANK_SIZE=1 with RANK_ID='1': a one-rank job; it runs as rank 0 of 1" in caplog.text
+    assert "must be an integer" in world_error({"RANK_SIZE": "1", "RANK_ID": "x"})
+
+
 @pytest.mark.parametrize(
     "environ, message",
     [

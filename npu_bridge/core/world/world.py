@@ -184,14 +184,16 @@ def rank_id_from_environment(environ=os.environ):
     Args:
       environ: mapping of environment variables to read.
     Returns:
-      The rank id; 0 when RANK_ID is unset or empty.
+      The rank id; 0 when RANK_ID is unset or empty, or labels the device of a RANK_SIZE=1 job.
     Raises:
-      RankTableError: RANK_ID is not an integer in [0, 32767], or not below a valid RANK_SIZE.
+      RankTableError: RANK_ID is not an integer in [0, 32767], or not below a valid RANK_SIZE other than 1.
     """
     env = {k: v for k, v in environ.items() if v != ""}
     if "RANK_ID" not in env:
         return 0
     rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+    if _single_rank_label(env):
+        return 0
     if "RANK_SIZE" in env and rank >= _env_int(env, "RANK_SIZE", 1, MAX_RANKS):
         raise RankTableError(
             f"RANK_ID={shortened(env['RANK_ID'])} must be less than RANK_SIZE={shortened(env['RANK_SIZE'])}"
@@ -268,6 +270,9 @@ def _rank_in_table(env, table, device, device_source):
     size, path = table.rank_size, table.path
     pod = env.get("POD_NAME")
     pods_known = table.template == 2 and any(r.pod_name for r in table.ranks)
+    if size == 1 and _single_rank_label(env):
+        _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)  # still a number in range
+        return 0
     if "RANK_ID" in env:
         rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
@@ -391,9 +396,26 @@ def _cm_world(env, cm_set, device, device_source):
     return _world(ranks, rank, device, "cm", env, chief_address=f"{_bracketed(chief_ip)}:{port}")
 
 
+def _single_rank_label(env):
+    """True when the environment says RANK_SIZE=1 and a RANK_ID other than 0: a one-device job whose scripts label
+    the device (the zoo's 1p wrappers export RANK_ID=1 next to RANK_SIZE=1; Ascend runs that one device without
+    HCCL). Such a job runs as rank 0 of 1; saying so once."""
+    if env.get("RANK_SIZE", "").strip() != "1" or env.get("RANK_ID", "0").strip() in ("0", ""):
+        return False
+    log.warn_once(
+        ("world_single_rank_label", env["RANK_ID"]),
+        "RANK_SIZE=1 with RANK_ID=%s: a one-rank job; it runs as rank 0 of 1",
+        shortened(env["RANK_ID"]),
+    )
+    return True
+
+
 def _env_world(env, device, device_source):
     size = _env_int(env, "RANK_SIZE", 1, MAX_RANKS) if "RANK_SIZE" in env else 1
-    if "RANK_ID" in env:
+    if _single_rank_label(env):
+        _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)  # still a number in range
+        rank = 0
+    elif "RANK_ID" in env:
         rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
             size_text = f"RANK_SIZE={shortened(env['RANK_SIZE'])}" if "RANK_SIZE" in env else "RANK_SIZE (unset, so 1)"
