@@ -24,6 +24,14 @@ _DATA_WORDS = re.compile(
     re.IGNORECASE,
 )
 _DATA_TYPES = ("FileNotFoundError", "NotFoundError", "OutOfRangeError", "IsADirectoryError", "DataLossError")
+# What TensorFlow and Python say when a loader found no files (an empty list of file names, an empty dataset)
+_EMPTY_DATA = (
+    "`filenames` argument must contain `tf.string` elements",
+    "that does not match expected type of string",
+    "No files matched pattern",
+    "Cannot choose from an empty sequence",
+    "is not in [0, 0)",
+)
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 
 
@@ -94,12 +102,15 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     if kind == "KeyError" and "is not a file in the archive" in message:  # an .npz with other arrays than the kit's
         reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
         return "data", f"{head} at {_where(user)} ({reason})"
-    if kind == "TypeError" and "`filenames` argument must contain `tf.string` elements" in message:
-        return "data", f"{head} at {_where(user)} (an empty list of data files)"
+    empty = next((sign for sign in _EMPTY_DATA if sign in message), None)
+    if empty is not None:
+        return "data", f"{head} at {_where(user)} (no data found: {empty})"
     data_like = kind in _DATA_TYPES or bool(_DATA_WORDS.search(message)) or (data_dir in message)
     if data_like and (kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "Exception")):
         reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
         return "data", f"{head} at {_where(user)} ({reason})"
+    if kind == "AttributeError" and "module 'numpy' has no attribute" in message:
+        return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the TF1 mode's --py-compat provides it)"
     if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
         return "ours", f"{head} at {_where(user)}"
     if raised_in in _TF_PACKAGES:

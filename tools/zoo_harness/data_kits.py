@@ -73,7 +73,7 @@ def _imagenet_tfrecords(root, rng):
         with tf.io.TFRecordWriter(os.path.join(root, name)) as writer:
             for record in records:
                 writer.write(record)
-    _aliases(root, _ALIASES + ("train", "tfrecord", "imagenet_TF"))
+    _aliases(root, _ALIASES + ("train", "tfrecord", "imagenet_TF", "ILSVRC2012", "imagenet", "tf_records"))
 
 
 class _Python2Pickler(pickle._Pickler):
