@@ -82,6 +82,21 @@ def _pick_decoder(feed_previous, build, decoder_inputs, structure):
     return both[:count], state
 
 
+def _embedding_encoder(cell, encoder_inputs, num_encoder_symbols, embedding_size, dtype):
+    """``static_rnn`` of ``cell`` on ``embedding_size``-deep embeddings of the encoder's ids; returns
+    ``(outputs, state)``."""
+    encoder_cell = EmbeddingWrapper(cell, embedding_classes=num_encoder_symbols, embedding_size=embedding_size)
+    return tf.compat.v1.nn.static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
+
+
+def _decode(build, feed_previous, decoder_inputs, structure):
+    """``build(feed_previous)`` for a Python bool; for a bool tensor, the ``_pick_decoder`` of the two decoders
+    ``build(feed_previous_bool, False)`` (their fed-back ids do not update the embedding)."""
+    if isinstance(feed_previous, bool):
+        return build(feed_previous)
+    return _pick_decoder(feed_previous, lambda fp: build(fp, False), decoder_inputs, structure)
+
+
 def embedding_rnn_seq2seq(
     encoder_inputs,
     decoder_inputs,
@@ -114,10 +129,9 @@ def embedding_rnn_seq2seq(
             scope.set_dtype(dtype)
         else:
             dtype = scope.dtype
-        encoder_cell = EmbeddingWrapper(
-            copy.deepcopy(cell), embedding_classes=num_encoder_symbols, embedding_size=embedding_size
+        _, encoder_state = _embedding_encoder(
+            copy.deepcopy(cell), encoder_inputs, num_encoder_symbols, embedding_size, dtype
         )
-        _, encoder_state = tf.compat.v1.nn.static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
         if output_projection is None:
             cell = OutputProjectionWrapper(cell, num_decoder_symbols)
 
@@ -133,9 +147,7 @@ def embedding_rnn_seq2seq(
                 update_embedding_for_previous=update_embedding,
             )
 
-        if isinstance(feed_previous, bool):
-            return build(feed_previous)
-        return _pick_decoder(feed_previous, lambda fp: build(fp, False), decoder_inputs, encoder_state)
+        return _decode(build, feed_previous, decoder_inputs, encoder_state)
 
 
 def embedding_tied_rnn_seq2seq(
@@ -224,10 +236,9 @@ def embedding_attention_seq2seq(
     """
     with tf.compat.v1.variable_scope(scope or "embedding_attention_seq2seq", dtype=dtype) as scope:
         dtype = scope.dtype
-        encoder_cell = EmbeddingWrapper(
-            copy.deepcopy(cell), embedding_classes=num_encoder_symbols, embedding_size=embedding_size
+        encoder_outputs, encoder_state = _embedding_encoder(
+            copy.deepcopy(cell), encoder_inputs, num_encoder_symbols, embedding_size, dtype
         )
-        encoder_outputs, encoder_state = tf.compat.v1.nn.static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
         attention_states = tf.concat([tf.reshape(e, [-1, 1, cell.output_size]) for e in encoder_outputs], 1)
         output_size = None
         if output_projection is None:
@@ -250,9 +261,7 @@ def embedding_attention_seq2seq(
                 initial_state_attention=initial_state_attention,
             )
 
-        if isinstance(feed_previous, bool):
-            return build(feed_previous)
-        return _pick_decoder(feed_previous, lambda fp: build(fp, False), decoder_inputs, encoder_state)
+        return _decode(build, feed_previous, decoder_inputs, encoder_state)
 
 
 def one2many_rnn_seq2seq(
@@ -292,8 +301,7 @@ def one2many_rnn_seq2seq(
     outputs_dict, state_dict = {}, {}
     with tf.compat.v1.variable_scope(scope or "one2many_rnn_seq2seq", dtype=dtype) as scope:
         dtype = scope.dtype
-        encoder_cell = EmbeddingWrapper(enc_cell, embedding_classes=num_encoder_symbols, embedding_size=embedding_size)
-        _, encoder_state = tf.compat.v1.nn.static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
+        _, encoder_state = _embedding_encoder(enc_cell, encoder_inputs, num_encoder_symbols, embedding_size, dtype)
         for name, decoder_inputs in decoder_inputs_dict.items():
             num_decoder_symbols = num_decoder_symbols_dict[name]
             with tf.compat.v1.variable_scope(f"one2many_decoder_{name}"):

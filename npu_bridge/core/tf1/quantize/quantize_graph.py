@@ -89,12 +89,7 @@ def experimental_create_training_graph(
     _create_graph(
         input_graph,
         True,
-        weight_bits=_bits("weight_bits", weight_bits),
-        activation_bits=_bits("activation_bits", activation_bits),
-        symmetric=_flag("symmetric", symmetric),
-        quant_delay=_delay("quant_delay", quant_delay),
-        freeze_bn_delay=_delay("freeze_bn_delay", freeze_bn_delay),
-        scope=_scope(scope),
+        **_experimental_options(weight_bits, activation_bits, symmetric, quant_delay, freeze_bn_delay, scope),
     )
 
 
@@ -104,14 +99,20 @@ def experimental_create_eval_graph(
     """``create_eval_graph`` with the choices of ``experimental_create_training_graph`` (which must match the
     training graph's)."""
     _create_graph(
-        input_graph,
-        False,
-        weight_bits=_bits("weight_bits", weight_bits),
-        activation_bits=_bits("activation_bits", activation_bits),
-        symmetric=_flag("symmetric", symmetric),
-        quant_delay=_delay("quant_delay", quant_delay),
-        scope=_scope(scope),
+        input_graph, False, **_experimental_options(weight_bits, activation_bits, symmetric, quant_delay, None, scope)
     )
+
+
+def _experimental_options(weight_bits, activation_bits, symmetric, quant_delay, freeze_bn_delay, scope):
+    """The checked choices of the ``experimental_`` entry points, as ``_create_graph``'s keyword arguments."""
+    return {
+        "weight_bits": _bits("weight_bits", weight_bits),
+        "activation_bits": _bits("activation_bits", activation_bits),
+        "symmetric": _flag("symmetric", symmetric),
+        "quant_delay": _delay("quant_delay", quant_delay),
+        "freeze_bn_delay": _delay("freeze_bn_delay", freeze_bn_delay),
+        "scope": _scope(scope),
+    }
 
 
 def _create_graph(

@@ -204,7 +204,77 @@ def _dense(num_units, name, dtype):
     return tf.compat.v1.layers.Dense(num_units, name=name, use_bias=False, dtype=dtype)
 
 
-class LuongAttention(_BaseAttentionMechanism):
+def _scores_only(probability_fn):
+    """``probability_fn`` of the scores (softmax by default) as a ``(score, previous_alignments)`` function."""
+    probability_fn = probability_fn or tf.nn.softmax
+    return lambda score, _: probability_fn(score)
+
+
+class _ScoredAttentionMechanism(_BaseAttentionMechanism):
+    """A mechanism of ``num_units`` whose keys come from a bias-free ``Dense`` named "memory_layer" (and, with
+    ``with_query_layer``, whose queries go through one named "query_layer") in ``dtype`` (default float32); a call
+    scores the query with ``_score`` in a variable scope named ``_scope`` and returns the alignments as the next
+    state too."""
+
+    _scope = None
+
+    def __init__(
+        self,
+        num_units,
+        memory,
+        probability_fn,
+        memory_sequence_length,
+        score_mask_value,
+        dtype,
+        custom_key_value_fn,
+        name,
+        with_query_layer=False,
+    ):
+        dtype = dtype or tf.float32
+        super().__init__(
+            query_layer=_dense(num_units, "query_layer", dtype) if with_query_layer else None,
+            memory_layer=_dense(num_units, "memory_layer", dtype),
+            memory=memory,
+            probability_fn=probability_fn,
+            memory_sequence_length=memory_sequence_length,
+            score_mask_value=score_mask_value,
+            custom_key_value_fn=custom_key_value_fn,
+            name=name,
+        )
+        self._num_units = num_units
+        self._name = name
+
+    def _score(self, query):
+        """The [batch, max_time] scores of ``query``."""
+        raise NotImplementedError
+
+    def __call__(self, query, state):
+        """Returns ``(alignments, next_state)`` for ``query`` [batch, query_depth]; ``state`` is the previous
+        alignments."""
+        with tf.compat.v1.variable_scope(None, self._scope, [query]):
+            score = self._score(query)
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
+
+class _LuongScoredMechanism(_ScoredAttentionMechanism):
+    """Scores ``luong_score`` (times ``attention_g`` with ``_scale``)."""
+
+    def _score(self, query):
+        return luong_score(query, self._keys, luong_scale(self._scale, query.dtype))
+
+
+class _BahdanauScoredMechanism(_ScoredAttentionMechanism):
+    """Scores ``bahdanau_score`` of the query through ``query_layer`` (weight-normalized with ``_normalize``)."""
+
+    def _score(self, query):
+        processed_query = self.query_layer(query) if self.query_layer else query
+        return bahdanau_score(
+            processed_query, self._keys, *bahdanau_variables(self._num_units, self._normalize, query.dtype)
+        )
+
+
+class LuongAttention(_LuongScoredMechanism):
     """Multiplicative attention (Luong et al., 2015): score = query . keys, optionally times a learned scalar
     ``attention_g`` (``scale=True``) (``tf.contrib.seq2seq.LuongAttention``).
 
@@ -220,6 +290,8 @@ class LuongAttention(_BaseAttentionMechanism):
       name: name scope.
     """
 
+    _scope = "luong_attention"
+
     def __init__(
         self,
         num_units,
@@ -233,31 +305,20 @@ class LuongAttention(_BaseAttentionMechanism):
         name="LuongAttention",
     ):
         _check_units("LuongAttention", num_units)
-        probability_fn = probability_fn or tf.nn.softmax
-        dtype = dtype or tf.float32
         super().__init__(
-            query_layer=None,
-            memory_layer=_dense(num_units, "memory_layer", dtype),
-            memory=memory,
-            probability_fn=lambda score, _: probability_fn(score),
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value,
-            custom_key_value_fn=custom_key_value_fn,
-            name=name,
+            num_units,
+            memory,
+            _scores_only(probability_fn),
+            memory_sequence_length,
+            score_mask_value,
+            dtype,
+            custom_key_value_fn,
+            name,
         )
-        self._num_units = num_units
         self._scale = scale
-        self._name = name
-
-    def __call__(self, query, state):
-        """Returns ``(alignments, next_state)`` for ``query`` [batch, num_units]."""
-        with tf.compat.v1.variable_scope(None, "luong_attention", [query]):
-            score = luong_score(query, self._keys, luong_scale(self._scale, query.dtype))
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
 
 
-class BahdanauAttention(_BaseAttentionMechanism):
+class BahdanauAttention(_BahdanauScoredMechanism):
     """Additive attention (Bahdanau et al., 2015): score = v . tanh(keys + query_layer(query)), optionally
     weight-normalized (``normalize=True``, Salimans and Kingma, 2016) (``tf.contrib.seq2seq.BahdanauAttention``).
 
@@ -273,6 +334,8 @@ class BahdanauAttention(_BaseAttentionMechanism):
       name: name scope.
     """
 
+    _scope = "bahdanau_attention"
+
     def __init__(
         self,
         num_units,
@@ -286,31 +349,18 @@ class BahdanauAttention(_BaseAttentionMechanism):
         name="BahdanauAttention",
     ):
         _check_units("BahdanauAttention", num_units)
-        probability_fn = probability_fn or tf.nn.softmax
-        dtype = dtype or tf.float32
         super().__init__(
-            query_layer=_dense(num_units, "query_layer", dtype),
-            memory_layer=_dense(num_units, "memory_layer", dtype),
-            memory=memory,
-            probability_fn=lambda score, _: probability_fn(score),
-            custom_key_value_fn=custom_key_value_fn,
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value,
-            name=name,
+            num_units,
+            memory,
+            _scores_only(probability_fn),
+            memory_sequence_length,
+            score_mask_value,
+            dtype,
+            custom_key_value_fn,
+            name,
+            with_query_layer=True,
         )
-        self._num_units = num_units
         self._normalize = normalize
-        self._name = name
-
-    def __call__(self, query, state):
-        """Returns ``(alignments, next_state)`` for ``query`` [batch, query_depth]."""
-        with tf.compat.v1.variable_scope(None, "bahdanau_attention", [query]):
-            processed_query = self.query_layer(query) if self.query_layer else query
-            score = bahdanau_score(
-                processed_query, self._keys, *bahdanau_variables(self._num_units, self._normalize, query.dtype)
-            )
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
 
 
 def hardmax(logits, name=None):

@@ -120,6 +120,30 @@ def _checked_probability(sampling_probability, owner):
     return probability
 
 
+class _BatchHelper(Helper):
+    """A helper whose batch size is its ``_batch_size`` and whose sample ids are, unless it says otherwise, scalar
+    int32 ids."""
+
+    @property
+    def batch_size(self):
+        return self._batch_size
+
+    @property
+    def sample_ids_shape(self):
+        return tf.TensorShape([])
+
+    @property
+    def sample_ids_dtype(self):
+        return tf.int32
+
+
+class _StartInputsHelper(_BatchHelper):
+    """A helper that starts every entry, unfinished, on its ``_start_inputs``."""
+
+    def initialize(self, name=None):
+        return tf.tile([False], [self._batch_size]), self._start_inputs
+
+
 class CustomHelper(Helper):
     """A helper made of three functions (``tf.contrib.seq2seq.CustomHelper``).
 
@@ -169,7 +193,7 @@ class CustomHelper(Helper):
             return self._next_inputs_fn(time=time, outputs=outputs, state=state, sample_ids=sample_ids)
 
 
-class TrainingHelper(Helper):
+class TrainingHelper(_BatchHelper):
     """Teacher forcing: the inputs at step t + 1 are ``inputs[:, t + 1]`` (``tf.contrib.seq2seq.TrainingHelper``).
 
     An entry is finished once ``t + 1 >= sequence_length``; sample ids are the argmax of the outputs. When every
@@ -208,18 +232,6 @@ class TrainingHelper(Helper):
     @property
     def sequence_length(self):
         return self._sequence_length
-
-    @property
-    def batch_size(self):
-        return self._batch_size
-
-    @property
-    def sample_ids_shape(self):
-        return tf.TensorShape([])
-
-    @property
-    def sample_ids_dtype(self):
-        return tf.int32
 
     def _inputs_at(self, time, finished):
         return tf.compat.v1.cond(
@@ -385,7 +397,7 @@ class ScheduledOutputTrainingHelper(TrainingHelper):
             return finished, next_inputs, state
 
 
-class GreedyEmbeddingHelper(Helper):
+class GreedyEmbeddingHelper(_StartInputsHelper):
     """Greedy decoding: the sample is the argmax of the outputs, the next input its embedding; an entry is finished
     when its sample is ``end_token`` (``tf.contrib.seq2seq.GreedyEmbeddingHelper``).
 
@@ -413,21 +425,6 @@ class GreedyEmbeddingHelper(Helper):
                 f"{type(self).__name__}: end_token must be a scalar, got shape {self._end_token.shape}"
             )
         self._start_inputs = self._embedding_fn(self._start_tokens)
-
-    @property
-    def batch_size(self):
-        return self._batch_size
-
-    @property
-    def sample_ids_shape(self):
-        return tf.TensorShape([])
-
-    @property
-    def sample_ids_dtype(self):
-        return tf.int32
-
-    def initialize(self, name=None):
-        return tf.tile([False], [self._batch_size]), self._start_inputs
 
     def sample(self, time, outputs, state, name=None):
         _check_single_tensor(outputs, type(self).__name__)
@@ -462,7 +459,7 @@ class SampleEmbeddingHelper(GreedyEmbeddingHelper):
         return categorical_sample(logits=logits, seed=self._seed)
 
 
-class InferenceHelper(Helper):
+class InferenceHelper(_StartInputsHelper):
     """Decoding without embeddings: ``sample_fn(outputs)`` gives the sample, ``next_inputs_fn(sample)`` (or the
     sample itself) the next input, ``end_fn(sample)`` the finished flags (``tf.contrib.seq2seq.InferenceHelper``).
 
@@ -485,19 +482,12 @@ class InferenceHelper(Helper):
         self._start_inputs = tf.convert_to_tensor(start_inputs, name="start_inputs")
 
     @property
-    def batch_size(self):
-        return self._batch_size
-
-    @property
     def sample_ids_shape(self):
         return self._sample_shape
 
     @property
     def sample_ids_dtype(self):
         return self._sample_dtype
-
-    def initialize(self, name=None):
-        return tf.tile([False], [self._batch_size]), self._start_inputs
 
     def sample(self, time, outputs, state, name=None):
         return self._sample_fn(outputs)

@@ -13,13 +13,10 @@ import tensorflow as tf
 
 from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.tf1.seq2seq.attention import (
-    _BaseAttentionMechanism,
+    _BahdanauScoredMechanism,
     _check_units,
-    _dense,
-    bahdanau_score,
-    bahdanau_variables,
-    luong_scale,
-    luong_score,
+    _LuongScoredMechanism,
+    _ScoredAttentionMechanism,
 )
 
 __all__ = ["BahdanauMonotonicAttention", "LuongMonotonicAttention", "monotonic_attention", "safe_cumprod"]
@@ -86,13 +83,52 @@ def _check_mode(owner, mode):
         raise NpuArgumentError(f"{owner}: mode must be one of {', '.join(_MODES)}, got {mode!r}")
 
 
-class _BaseMonotonicAttentionMechanism(_BaseAttentionMechanism):
+class _BaseMonotonicAttentionMechanism(_ScoredAttentionMechanism):
+    """The monotonic mechanisms: ``owner``'s arguments checked, the scores plus a learned scalar
+    ``attention_score_bias`` (initialized to ``score_bias_init``) through ``_monotonic_probability``."""
+
+    def __init__(
+        self,
+        owner,
+        num_units,
+        memory,
+        memory_sequence_length,
+        score_mask_value,
+        sigmoid_noise,
+        sigmoid_noise_seed,
+        score_bias_init,
+        mode,
+        dtype,
+        name,
+        with_query_layer=False,
+    ):
+        _check_units(owner, num_units)
+        _check_mode(owner, mode)
+        super().__init__(
+            num_units,
+            memory,
+            functools.partial(_monotonic_probability, sigmoid_noise=sigmoid_noise, mode=mode, seed=sigmoid_noise_seed),
+            memory_sequence_length,
+            score_mask_value,
+            dtype,
+            custom_key_value_fn=None,
+            name=name,
+            with_query_layer=with_query_layer,
+        )
+        self._score_bias_init = score_bias_init
+
+    def _score(self, query):
+        # The bias has the scores' dtype, which is the query's (the scores' ops take one dtype).
+        score = super()._score(query)
+        score += tf.compat.v1.get_variable("attention_score_bias", dtype=score.dtype, initializer=self._score_bias_init)
+        return score
+
     def initial_alignments(self, batch_size, dtype):
         """[batch_size, max_time], all attention on the first memory element."""
         return tf.one_hot(tf.zeros((batch_size,), dtype=tf.int32), self._alignments_size, dtype=dtype)
 
 
-class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
+class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism, _BahdanauScoredMechanism):
     """Monotonic attention on Bahdanau scores plus a learned scalar ``attention_score_bias``
     (``tf.contrib.seq2seq.BahdanauMonotonicAttention``). Variables in ``bahdanau_monotonic_attention/``.
 
@@ -103,6 +139,8 @@ class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
       score_bias_init: initial value of ``attention_score_bias``.
       mode: "parallel", "recursive" or "hard" (``monotonic_attention``).
     """
+
+    _scope = "bahdanau_monotonic_attention"
 
     def __init__(
         self,
@@ -118,40 +156,24 @@ class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
         dtype=None,
         name="BahdanauMonotonicAttention",
     ):
-        _check_units("BahdanauMonotonicAttention", num_units)
-        _check_mode("BahdanauMonotonicAttention", mode)
-        dtype = dtype or tf.float32
         super().__init__(
-            query_layer=_dense(num_units, "query_layer", dtype),
-            memory_layer=_dense(num_units, "memory_layer", dtype),
-            memory=memory,
-            probability_fn=functools.partial(
-                _monotonic_probability, sigmoid_noise=sigmoid_noise, mode=mode, seed=sigmoid_noise_seed
-            ),
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value,
-            name=name,
+            "BahdanauMonotonicAttention",
+            num_units,
+            memory,
+            memory_sequence_length,
+            score_mask_value,
+            sigmoid_noise,
+            sigmoid_noise_seed,
+            score_bias_init,
+            mode,
+            dtype,
+            name,
+            with_query_layer=True,
         )
-        self._num_units = num_units
         self._normalize = normalize
-        self._name = name
-        self._score_bias_init = score_bias_init
-
-    def __call__(self, query, state):
-        """Returns ``(alignments, next_state)``; ``state`` is the previous alignments."""
-        with tf.compat.v1.variable_scope(None, "bahdanau_monotonic_attention", [query]):
-            processed_query = self.query_layer(query) if self.query_layer else query
-            score = bahdanau_score(
-                processed_query, self._keys, *bahdanau_variables(self._num_units, self._normalize, query.dtype)
-            )
-            score += tf.compat.v1.get_variable(
-                "attention_score_bias", dtype=processed_query.dtype, initializer=self._score_bias_init
-            )
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
 
 
-class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
+class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism, _LuongScoredMechanism):
     """Monotonic attention on Luong scores plus a learned scalar ``attention_score_bias``
     (``tf.contrib.seq2seq.LuongMonotonicAttention``). Variables in ``luong_monotonic_attention/``.
 
@@ -159,6 +181,8 @@ class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
       num_units, memory, memory_sequence_length, scale, score_mask_value, dtype, name: as ``LuongAttention``.
       sigmoid_noise, sigmoid_noise_seed, score_bias_init, mode: as ``BahdanauMonotonicAttention``.
     """
+
+    _scope = "luong_monotonic_attention"
 
     def __init__(
         self,
@@ -174,31 +198,17 @@ class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
         dtype=None,
         name="LuongMonotonicAttention",
     ):
-        _check_units("LuongMonotonicAttention", num_units)
-        _check_mode("LuongMonotonicAttention", mode)
-        dtype = dtype or tf.float32
         super().__init__(
-            query_layer=None,
-            memory_layer=_dense(num_units, "memory_layer", dtype),
-            memory=memory,
-            probability_fn=functools.partial(
-                _monotonic_probability, sigmoid_noise=sigmoid_noise, mode=mode, seed=sigmoid_noise_seed
-            ),
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value,
-            name=name,
+            "LuongMonotonicAttention",
+            num_units,
+            memory,
+            memory_sequence_length,
+            score_mask_value,
+            sigmoid_noise,
+            sigmoid_noise_seed,
+            score_bias_init,
+            mode,
+            dtype,
+            name,
         )
-        self._num_units = num_units
         self._scale = scale
-        self._score_bias_init = score_bias_init
-        self._name = name
-
-    def __call__(self, query, state):
-        """Returns ``(alignments, next_state)``; ``state`` is the previous alignments."""
-        with tf.compat.v1.variable_scope(None, "luong_monotonic_attention", [query]):
-            score = luong_score(query, self._keys, luong_scale(self._scale, query.dtype))
-            score += tf.compat.v1.get_variable(
-                "attention_score_bias", dtype=query.dtype, initializer=self._score_bias_init
-            )
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
