@@ -59,6 +59,7 @@ def test_tensorflow_python_keras_and_moved_tensorflow_internals_resolve_and_an_l
     assert result["backend"] == "float32"
     assert result["optimizer_v2"] == "tf_keras.src.optimizers.legacy.adam"  # Keras 2.6's optimizer generation
     assert result["keras_tensor"] == "tf_keras.src.engine.keras_tensor"
+    assert result["generic_utils"] == [True, True, [3]]
     assert result["losses"][-1] < result["losses"][0] / 10
     assert result["variable"] == [0.5, 1.5]  # training_ops.resource_apply_gradient_descent: v -= 0.5 * 1
     assert result["last_id"] == [0, 3]  # two constants and an add

@@ -264,7 +264,11 @@ def _hand_overrides():
     for name in ("npu_bridge", "npu_bridge.core", "npu_bridge.core.runtime"):
         stubs[name] = sys.modules.get(name)
         sys.modules[name] = type(sys)(name)
+    for name in ("npu_bridge.core.runtime.errors", "npu_bridge.core.runtime.legacy_paths"):
+        stubs[name] = sys.modules.get(name)  # loaded from their files below, then put back as they were
     try:
+        errors = _load("npu_bridge.core.runtime.errors", ("core", "runtime", "errors.py"))  # legacy_paths raises these
+        sys.modules["npu_bridge.core.runtime"].errors = errors
         legacy_paths = _load("npu_bridge.core.runtime.legacy_paths", ("core", "runtime", "legacy_paths.py"))
         sys.modules["npu_bridge.core.runtime"].legacy_paths = legacy_paths
         internal = _load("_internal_paths_for_table", ("core", "tf1", "internal_paths.py"))
@@ -274,7 +278,6 @@ def _hand_overrides():
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = module
-        sys.modules.pop("npu_bridge.core.runtime.legacy_paths", None)
     hand = {old: (legacy_paths.TF_MOVED[old], "legacy_paths.TF_MOVED") for old in legacy_paths.TF_MOVED_BY_HAND}
     if internal is not None:
         for old, new in internal.MOVED.items():

@@ -1,7 +1,7 @@
 """Runs a seeded random draw of the Ascend model zoo unchanged and says which entries train and why others do not.
 
     python3 tools/zoo_harness --zoo PATH [--seed 1] [--tf1 40] [--tf2 20] [--out zoo-run] [--timeout 300]
-                              [--steps 3] [--site DIR] [--only DIR ...] [--list]
+                              [--steps 3] [--memory 8] [--site DIR] [--only DIR ...] [--list] [--reclassify]
 
 PATH is a checkout of Ascend/ModelZoo-TensorFlow (this tool downloads nothing). Each drawn model directory is
 copied under ``--out``, given synthetic data in its loader's format (``data_kits.py``), and its one-device
@@ -13,7 +13,8 @@ steps and records how it ended; ``classify.py`` turns that into an outcome per e
 
 ``--out`` gets ``report.json`` and ``report.md``, rewritten after every entry (a run that is stopped keeps what it
 measured and resumes where it stopped), and one folder per entry with the copy, its data and ``output.log``.
-``--site DIR`` puts packages the scripts need (OpenCV, scikit-learn, ...) on their ``PYTHONPATH``.
+``--site DIR`` puts packages the scripts need (OpenCV, scikit-learn, ...) on their ``PYTHONPATH``. ``--reclassify``
+runs nothing: it classifies the entries ``--out`` holds again, after a rule in ``classify.py`` changed.
 Exit codes: 0 done, 2 bad arguments.
 """
 
@@ -49,6 +50,11 @@ def _arguments(argv):
     parser.add_argument("--site", action="append", default=[], help="a folder of packages the scripts may import")
     parser.add_argument("--only", action="append", default=[], help="run this model directory (repeatable)")
     parser.add_argument("--list", action="store_true", help="print the draw and exit")
+    parser.add_argument(
+        "--reclassify",
+        action="store_true",
+        help="classify the entries --out already holds again (after a rule changed), running nothing",
+    )
     args = parser.parse_args(argv)
     for name in ("tf1", "tf2", "steps"):
         if getattr(args, name) < 0 or (name == "steps" and args.steps < 1):
@@ -125,7 +131,19 @@ def _run_entry(args, entry, folder, shims):
             peak = _watch(process, started + args.timeout, args.memory * 2**30)
         finally:
             _end_group(process)
-        timed_out = peak is None
+    measured = {
+        **entry.as_dict(),
+        "kit": kit,
+        "seconds": round(time.monotonic() - started, 1),
+        "timed_out": peak is None,
+        "peak_gib": None if peak is None else round(peak / 2**30, 2),
+    }
+    return _judge(args, measured, folder)
+
+
+def _judge(args, measured, folder):
+    """The entry's result: what was measured, with the outcome and cause classify.py gives its records."""
+    results = os.path.join(folder, "results")
     records = []
     for name in sorted(os.listdir(results)):
         if name.endswith(".json"):
@@ -133,17 +151,14 @@ def _run_entry(args, entry, folder, shims):
                 records.append(json.load(f))
     with open(os.path.join(folder, "output.log"), encoding="utf-8", errors="replace") as f:
         output = f.read()[-20000:]
-    outcome, cause = classify.classify(records, os.path.abspath(model), os.path.abspath(data), kit, timed_out, output)
-    if peak is not None and peak > args.memory * 2**30 and outcome != "pass":
-        outcome, cause = "resources", f"its processes held {peak / 2**30:.1f} GiB, more than --memory {args.memory:g}"
-    return {
-        **entry.as_dict(),
-        "kit": kit,
-        "outcome": outcome,
-        "cause": cause,
-        "seconds": round(time.monotonic() - started, 1),
-        "steps": max((r["steps"] for r in records), default=0),
-    }
+    model, data = (os.path.abspath(os.path.join(folder, sub)) for sub in ("model", "data"))
+    timed_out = measured.get("timed_out", measured.get("outcome") == "timeout")  # reports of the first version
+    outcome, cause = classify.classify(records, model, data, measured["kit"], timed_out, output)
+    peak = measured.get("peak_gib")
+    if peak is not None and peak > args.memory and outcome != "pass":
+        outcome, cause = "resources", f"its processes held {peak:.1f} GiB, more than --memory {args.memory:g}"
+    steps = max((r["steps"] for r in records), default=0)
+    return {**measured, "outcome": outcome, "cause": cause, "steps": steps}
 
 
 def _watch(process, deadline, limit):
@@ -235,9 +250,13 @@ def main(argv=None):
     results = []
     for index, entry in enumerate(entries, 1):
         result = done.get(entry.relative_dir)
-        if result is None:
-            folder = os.path.join(out, "entries", f"{index:03d}_{entry.name}")
+        folder = os.path.join(out, "entries", f"{index:03d}_{entry.name}")
+        if result is None and not args.reclassify:
             result = _run_entry(args, entry, folder, shims)
+        elif result is None:
+            continue  # --reclassify: not measured yet
+        elif args.reclassify:
+            result = _judge(args, result, folder)
         results.append(result)
         _write_report(out, args, results)
         print(

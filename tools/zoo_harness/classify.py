@@ -95,6 +95,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         if top in _TF_PACKAGES + _OURS_PACKAGES:
             return "ours", f"{head} at {_where(user)}"
         return "package", f"{head} at {_where(user)}"
+    cannot_import = re.search(r"cannot import name '[^']+' from '([A-Za-z_]+)", message)
+    if kind == "ImportError" and cannot_import and cannot_import.group(1) in _TF_PACKAGES:
+        return "ours", f"{head} at {_where(user)}"
     if kind == "NotProvidedError" or raised_in in _OURS_PACKAGES:
         return "ours", f"{head} raised at {_where(raised)}, from {_where(user)}"
     if kind in ("SyntaxError", "TabError") or (kind == "NameError" and "print" in message):

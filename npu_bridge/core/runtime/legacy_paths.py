@@ -79,6 +79,13 @@ KERAS_MOVED = {
     "saving.saved_model": ("tf_keras.src.saving.legacy.saved_model",),
     "saving.saving_utils": ("tf_keras.src.saving.legacy.saving_utils",),
     "utils.all_utils": ("tf_keras.src.utils",),
+    # Keras 2.6's (de)serialize_keras_object and the custom-object registry moved to saving modules (custom losses
+    # and layers copied from Keras import them from here)
+    "utils.generic_utils": (
+        "tf_keras.src.utils.generic_utils",
+        "tf_keras.src.saving.legacy.serialization",
+        "tf_keras.src.saving.object_registration",
+    ),
 }
 
 # TensorFlow-internal module -> where its names are on TensorFlow 2.21 (used only when the module is missing)

@@ -23,6 +23,7 @@ from tensorflow.python.framework import ops
 from tensorflow.python.keras import backend
 from tensorflow.python.keras.layers import LSTM, Dense
 from tensorflow.python.keras.mixed_precision import loss_scale_optimizer
+from tensorflow.python.keras.utils.generic_utils import deserialize_keras_object, get_custom_objects, to_list
 from tensorflow.python.profiler import model_analyzer, option_builder, profiler_v2, trace
 from tensorflow.python.training import training_ops
 
@@ -63,6 +64,15 @@ print(
             "optimizer_v2": type(model.optimizer.inner_optimizer).__module__,
             "loss_scale_optimizer": isinstance(model.optimizer, tf.keras.mixed_precision.LossScaleOptimizer),
             "keras_tensor": keras_tensor.KerasTensor.__module__,
+            # Keras 2.6's generic_utils names, moved to tf_keras' saving modules (a custom loss copied from Keras)
+            "generic_utils": [
+                type(
+                    deserialize_keras_object({"class_name": "Dense", "config": {"units": 2}}, tf.keras.layers.__dict__)
+                )
+                is tf.keras.layers.Dense,
+                isinstance(get_custom_objects(), dict),
+                to_list(3),
+            ],
             "losses": history.history["loss"],
             "tensor_in_function": bool(sgd_step(tf.constant([1.0, 1.0]))),
             "variable": variable.numpy().tolist(),
