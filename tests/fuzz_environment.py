@@ -333,6 +333,11 @@ ENV_SPECS = {
     "NPU_BRIDGE_TF1_QUIET": EnvSpec(_env_any, drivers=("import",), samples=("1",), few=True),
     "NPU_BRIDGE_TF1_PATH": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent",), few=True),
     "NPU_BRIDGE_TF1_PY_COMPAT": EnvSpec(_env_any, drivers=("import",), samples=("1",), few=True),
+    # The TF2 adapter's import mapping in child Pythons (npu_bridge.core.tf2.environment): read only by its
+    # sitecustomize, and only "1" turns it on, so every other value must be harmless.
+    "NPU_BRIDGE_TF2": EnvSpec(_env_any, drivers=("import",), samples=("0",), extra=("yes", "1 0"), few=True),
+    # tensorflow_addons' own switch to its Python ops (npu_bridge.core.runtime.addons_keras sets it only when unset).
+    "TF_ADDONS_PY_OPS": EnvSpec(_env_any, drivers=("import",), samples=("0",), extra=("garbage",), few=True),
     # npu-run's stop file (npu_bridge.core.runtime.interrupt): read at import; no file there means "not stopping".
     "NPU_RUN_STOP_FILE": EnvSpec(
         _env_any, drivers=("import",), samples=("/nonexistent/stop",), extra=("/dev/null",), few=True
