@@ -3,18 +3,16 @@ ranges and values against a NumPy fake quantization), batch norm folding, ``quan
 the learned ranges, errors, and a conv net trained and evaluated in the mode."""
 
 import contextlib
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf1_helpers
 import tf_slim as slim
 
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
-from npu_bridge.core.tf1 import environment, quantize
+from npu_bridge.core.tf1 import quantize
 from npu_bridge.core.tf1.quantize import graph_matcher
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -339,21 +337,7 @@ print("RESULT " + json.dumps({
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_slim_conv_net_trains_quantized_and_its_eval_graph_uses_the_learned_ranges(tmp_path):
-    (tmp_path / "script.py").write_text(SCRIPT)
-    env = dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="2", NPU_BRIDGE_TF1_QUIET="1")
-    env.pop(environment.MODE_VARIABLE, None)
-    result = subprocess.run(
-        [sys.executable, "-m", "npu_bridge.tf1", "script.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=280,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
-    found = json.loads(line[len("RESULT ") :])
+    found = tf1_helpers.run_tf1_script(tmp_path, SCRIPT, timeout=280)
     assert found["train_quants"] == [
         f"{layer}/{kind}_quant/FakeQuantWithMinMaxVars"
         for layer in ("conv1", "conv2", "logits")

@@ -2,17 +2,14 @@
 values computed by hand or NumPy, TensorFlow 1.15's variable names, errors naming the bad argument."""
 
 import itertools
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from collective_helpers import REPO_ROOT, TESTS_DIR
+import tf1_helpers
 
 from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
-from npu_bridge.core.tf1 import contrib, environment, seq2seq
+from npu_bridge.core.tf1 import contrib, seq2seq
 from npu_bridge.core.tf1 import legacy_seq2seq as legacy
 
 RNG = np.random.RandomState(5)
@@ -523,22 +520,6 @@ print("RESULT " + json.dumps({"shape": list(got["ids"].shape), "lengths": got["l
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_tf1_script_imports_and_runs_seq2seq_in_the_mode(tmp_path):
-    (tmp_path / "decode.py").write_text(SCRIPT)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]), TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop(environment.MODE_VARIABLE, None)
-    result = subprocess.run(
-        [sys.executable, "-m", "npu_bridge.tf1", "decode.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
-    import json
-
-    got = json.loads(line[len("RESULT ") :])
+    got = tf1_helpers.run_tf1_script(tmp_path, SCRIPT)
     assert got["shape"][0] == 2 and got["shape"][1] <= 3
     assert all(1 <= n <= 3 for n in got["lengths"]) and np.isfinite(got["loss"])

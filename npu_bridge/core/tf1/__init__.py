@@ -15,7 +15,13 @@ What contrib routes to, written here: ``optimizers`` (``contrib.opt``), ``image_
 the Estimator, which is ``npu_bridge.core.tf_estimator.tpu``), ``hparams`` and ``hparam_proto``
 (``contrib.training.HParams``), ``contrib_nn`` (``contrib.nn``), ``distort_image_ops`` (``contrib.image``'s YIQ
 adjustments), ``quantize`` (``contrib.quantize``), ``seq2seq`` and ``legacy_seq2seq`` (``contrib.seq2seq``,
-``contrib.legacy_seq2seq``).
+``contrib.legacy_seq2seq``), ``mixed_precision`` (``contrib.mixed_precision``), ``tfprof`` (``contrib.tfprof``),
+``contrib_data`` and ``distributions`` (``contrib.data``'s and ``contrib.distributions``' names TensorFlow 2.21 lacks),
+``graph_editor`` (``contrib.graph_editor``), ``cudnn_rnn`` and ``functional_rnn`` (``contrib.cudnn_rnn``,
+``contrib.recurrent``), ``all_reduce`` (``contrib.all_reduce``), ``gradient_transforms``
+(``contrib.estimator.clip_gradients_by_norm``), ``feeding_queue_runner`` (``contrib.training.FeedingQueueRunner``),
+``contrib_tensor_util`` (``contrib.framework``'s ``tensor_util``), ``indexed_slices_gradients`` (a 1.x name
+``aliases`` adds back).
 ``internal_paths`` adds TensorFlow 1.15-internal modules to the route of ``runtime/legacy_modules``
 (``tensorflow.python.estimator`` with ``estimator_internals``, the tf.data ``threadpool``). ``py_compat`` and
 ``scipy_misc`` are the opt-in Python-level names.

@@ -43,6 +43,13 @@ MOVED = {
         "tensorflow.python.framework.tensor_conversion",
         "convert_to_tensor_v2_with_dispatch",
     ),
+    # TF 1.x's hidden name of the op wrapper (MAML-style second-order max-pool gradients)
+    ("tensorflow.python.ops.gen_nn_ops", "_max_pool_grad"): ("tensorflow.python.ops.gen_nn_ops", "max_pool_grad"),
+    # TF 1.x (up to 1.14) summed towers' sparse gradients with it; npu_bridge provides it
+    ("tensorflow.python.ops.gradients_impl", "_AggregateIndexedSlicesGradients"): (
+        "npu_bridge.core.tf1.indexed_slices_gradients",
+        "_AggregateIndexedSlicesGradients",
+    ),
 }
 # (module, class, old property) -> the attribute of that class holding the same value now. Graph._last_id was the
 # number of operations created in the graph, which Graph.version counts.

@@ -4,7 +4,7 @@ Each contrib submodule is a ``ContribModule`` with an ordered list of places to 
 table of renames, and extra names that live elsewhere. Nothing is imported until a name is used, so a script that
 imports ``tensorflow.contrib.tpu`` in a branch it never takes runs. A name no route provides raises
 ``NotProvidedError`` (an ``AttributeError``) when it is looked up, naming it; an import statement that names it
-(``from tensorflow.contrib.graph_editor import reroute_ts``, ``import tensorflow.contrib.ffmpeg.python.ffmpeg_ops``)
+(``from tensorflow.contrib.grid_rnn import Grid2LSTMCell``, ``import tensorflow.contrib.ffmpeg.python.ffmpeg_ops``)
 binds a ``NotProvided`` placeholder instead (``imported``), which raises when it is used. Upstream's deep paths
 (``contrib.layers.python.layers.utils``, ``contrib.framework.python.ops.arg_scope``) lose their ``python.<x>``
 segments. Aliases whose behaviour differs from TensorFlow 1.15 say so once, when first used (``DIFFERENCES``).
@@ -46,6 +46,7 @@ ROUTES = {
             "variables": "tf_slim.ops.variables",
             "audio_ops": "tensorflow.python.ops.gen_audio_ops",
             "get_name_scope": "tensorflow.python.framework.ops.get_name_scope",
+            "tensor_util": "npu_bridge.core.tf1.contrib_tensor_util",
         },
     ),
     "rnn": Route(
@@ -68,7 +69,25 @@ ROUTES = {
     "nn": Route(["npu_bridge.core.tf1.contrib_nn"]),
     # python.graph_matcher comes right after a skipped python segment: it is the quantize module, so it has its names
     "quantize": Route(["npu_bridge.core.tf1.quantize", "npu_bridge.core.tf1.quantize.graph_matcher"]),
-    "data": Route(["tf:compat.v1.data.experimental", "tf:compat.v1.data"]),
+    "data": Route(["tf:compat.v1.data.experimental", "tf:compat.v1.data", "npu_bridge.core.tf1.contrib_data"]),
+    # upstream's python.loss_scale_manager and python.loss_scale_optimizer are the module holding both
+    "mixed_precision": Route(
+        ["npu_bridge.core.tf1.mixed_precision"],
+        extras=dict.fromkeys(("loss_scale_manager", "loss_scale_optimizer"), "npu_bridge.core.tf1.mixed_precision"),
+    ),
+    # python.ops.sample_stats (percentile) comes after a skipped python segment: it is the module of percentile
+    "distributions": Route(
+        ["tf:compat.v1.distributions", "npu_bridge.core.tf1.distributions"],
+        extras={"sample_stats": "npu_bridge.core.tf1.distributions"},
+    ),
+    # model_analyzer is the module itself (print_model_analysis, the option dictionaries, ProfileContext)
+    "tfprof": Route(
+        ["npu_bridge.core.tf1.tfprof"],
+        extras={
+            "model_analyzer": "npu_bridge.core.tf1.tfprof",
+            "tfprof_logger": "tensorflow.python.profiler.tfprof_logger",
+        },
+    ),
     "training": Route(
         ["tf:compat.v1.train", "tf_slim.training.evaluation"],
         # python.training.hparam is the module itself (HParams, parse_values)
@@ -76,6 +95,7 @@ ROUTES = {
             "HParams": "npu_bridge.core.tf1.hparams.HParams",
             "parse_values": "npu_bridge.core.tf1.hparams.parse_values",
             "hparam": "npu_bridge.core.tf1.hparams",
+            "FeedingQueueRunner": "npu_bridge.core.tf1.feeding_queue_runner.FeedingQueueRunner",
         },
     ),
     "metrics": Route(["tf_slim.metrics", "tf:compat.v1.metrics"]),
@@ -114,7 +134,29 @@ ROUTES = {
         ["npu_bridge.core.tf1.legacy_seq2seq"], extras={"seq2seq": "npu_bridge.core.tf1.legacy_seq2seq"}
     ),
     "learn": Route(["npu_bridge.core.tf1.learn"]),
-    "util": Route(["tf:compat.v1"]),
+    "graph_editor": Route(["npu_bridge.core.tf1.graph_editor"]),
+    "util": Route(
+        ["tf:compat.v1"],
+        extras={
+            "constant_value": "tensorflow.python.framework.tensor_util.constant_value",
+            "ops_used_by_graph_def": "tensorflow.python.framework.meta_graph.ops_used_by_graph_def",
+            "stripped_op_list_for_graph": "tensorflow.python.framework.meta_graph.stripped_op_list_for_graph",
+        },
+    ),
+    # python.layers.cudnn_rnn and python.ops.cudnn_rnn_ops are the module itself
+    "cudnn_rnn": Route(
+        ["npu_bridge.core.tf1.cudnn_rnn"],
+        extras=dict.fromkeys(("cudnn_rnn", "cudnn_rnn_ops"), "npu_bridge.core.tf1.cudnn_rnn"),
+    ),
+    "recurrent": Route(["npu_bridge.core.tf1.functional_rnn"]),
+    "all_reduce": Route(["npu_bridge.core.tf1.all_reduce"], extras={"all_reduce": "npu_bridge.core.tf1.all_reduce"}),
+    # TensorFlow 2.21 still has contrib.compiler's modules (xla.compile, jit.experimental_jit_scope)
+    "compiler": Route(
+        extras={"xla": "tensorflow.python.compiler.xla.xla", "jit": "tensorflow.python.compiler.xla.jit"}
+    ),
+    "estimator": Route(
+        extras={"clip_gradients_by_norm": "npu_bridge.core.tf1.gradient_transforms.clip_gradients_by_norm"}
+    ),
     "tpu": Route(
         ["npu_bridge.core.tf1.tpu", "npu_bridge.core.tf_estimator.tpu", "tf:compat.v1.tpu"],
         extras={
@@ -128,12 +170,12 @@ ROUTES = {
 
 # contrib submodules of TensorFlow 1.15 the mode has no route for: importing them works, using a name raises.
 UNROUTED = (
-    "bayesflow checkpoint cloud coder compiler constrained_optimization copy_graph cudnn_rnn deprecated "
-    "distributions eager estimator factorization feature_column ffmpeg gan graph_editor grid_rnn "
+    "bayesflow checkpoint cloud coder constrained_optimization copy_graph deprecated "
+    "eager factorization feature_column ffmpeg gan grid_rnn "
     "input_pipeline integrate kernel_methods labeled_tensor linear_optimizer memory_stats "
-    "mixed_precision model_pruning nccl optimizer_v2 periodic_resample predictor proto quantization "
-    "rate receptive_field recurrent reduce_slice_ops remote_fused_graph resampler rpc signal solvers "
-    "sparsemax specs stat_summarizer stateless tensor_forest tensorboard testing text tfprof timeseries"
+    "model_pruning nccl optimizer_v2 periodic_resample predictor proto quantization "
+    "rate receptive_field reduce_slice_ops remote_fused_graph resampler rpc signal solvers "
+    "sparsemax specs stat_summarizer stateless tensor_forest tensorboard testing text timeseries"
 ).split()
 
 DIFFERENCES = {
@@ -141,6 +183,12 @@ DIFFERENCES = {
     "written by TF 1.15's LSTMBlockCell do not load)",
     "rnn.GRUBlockCell": "is tf.nn.rnn_cell.GRUCell here: the same computation, other variable names",
     "rnn.GRUBlockCellV2": "is tf.nn.rnn_cell.GRUCell here: the same computation, other variable names",
+    **{
+        f"cudnn_rnn.{name}": "computes cuDNN's function with graph ops here; its variables are the canonical "
+        "weights TF 1.15 wrote to checkpoints (no opaque_kernel: a checkpoint holding only the opaque cuDNN buffer "
+        "does not load)"
+        for name in ("CudnnLSTM", "CudnnGRU")
+    },
 }
 
 _MISSING = object()
@@ -186,7 +234,7 @@ def not_provided(path, use=""):
     """The ``NotProvidedError`` for a contrib name the mode does not provide.
 
     Args:
-      path: the name as a script writes it below ``tf`` ("tf.contrib.graph_editor.reroute_ts").
+      path: the name as a script writes it below ``tf`` ("tf.contrib.grid_rnn.Grid2LSTMCell").
       use: how it was used, for a placeholder ("called").
     """
     return NotProvidedError(
@@ -201,7 +249,7 @@ class NotProvided:
     ``NotProvidedError`` naming it. Dead branches and unused imports stay harmless, as on TensorFlow 1.15.
 
     Args:
-      path: its name below ``tf`` ("tf.contrib.graph_editor.reroute_ts").
+      path: its name below ``tf`` ("tf.contrib.grid_rnn.Grid2LSTMCell").
     """
 
     def __init__(self, path):

@@ -4,6 +4,7 @@ from npu_bridge.core.tf1.optimizers.lars import LARSOptimizer
 from npu_bridge.core.tf1.optimizers.lazy_adam import LazyAdamOptimizer
 from npu_bridge.core.tf1.optimizers.moving_average import MovingAverageOptimizer
 from npu_bridge.core.tf1.optimizers.nadam import NadamOptimizer
+from npu_bridge.core.tf1.optimizers.scipy_interface import ExternalOptimizerInterface, ScipyOptimizerInterface
 from npu_bridge.core.tf1.optimizers.weight_decay import (
     AdamWOptimizer,
     DecoupledWeightDecayExtension,
@@ -14,10 +15,12 @@ from npu_bridge.core.tf1.optimizers.weight_decay import (
 __all__ = [
     "AdamWOptimizer",
     "DecoupledWeightDecayExtension",
+    "ExternalOptimizerInterface",
     "LARSOptimizer",
     "LazyAdamOptimizer",
     "MomentumWOptimizer",
     "MovingAverageOptimizer",
     "NadamOptimizer",
+    "ScipyOptimizerInterface",
     "extend_with_decoupled_weight_decay",
 ]
