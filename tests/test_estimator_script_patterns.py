@@ -239,8 +239,10 @@ def test_canned_estimators_raise_an_error_saying_what_to_write_instead(lookup, n
 
 
 def test_other_missing_names_raise_the_same_error_and_probing_stays_sane():
-    with pytest.raises(NotProvidedError, match=r"tf\.estimator\.experimental is a name that is not provided .* "):
-        tf.estimator.experimental  # noqa: B018
+    with pytest.raises(
+        NotProvidedError, match=r"tf\.estimator\.experimental\.InMemoryEvaluatorHook is a name that is not provided .* "
+    ):
+        tf.estimator.experimental.InMemoryEvaluatorHook  # noqa: B018
     with pytest.raises(NotProvidedError, match=r"tf\.estimator\.inputs\.pandas_input_fn .*from_tensor_slices"):
         tf.estimator.inputs.pandas_input_fn  # noqa: B018
     with pytest.raises(NotProvidedError, match=r"provides ClassificationOutput, .* in tf\.estimator\.export"):

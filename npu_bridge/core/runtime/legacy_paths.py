@@ -69,6 +69,9 @@ KERAS_MOVED = {
     "initializers.initializers_v2": ("tf_keras.src.initializers.initializers",),
     # Keras 2.6's optimizer generation is tf_keras's legacy one (keras.optimizers stays tf.keras.optimizers)
     "optimizer_v1": ("tf_keras.src.optimizers.optimizer_v1",),
+    # Keras 2.6's preprocessing.image re-exported keras_preprocessing's load_img / img_to_array / array_to_img /
+    # save_img; tf_keras 2.21 keeps them in utils.image_utils
+    "preprocessing.image": ("tf_keras.src.preprocessing.image", "tf_keras.src.utils.image_utils"),
     "optimizer_v2": ("tf_keras.src.optimizers.legacy",),
     "optimizer_v2.learning_rate_schedule": ("tf_keras.src.optimizers.schedules.learning_rate_schedule",),
     "optimizer_v2.legacy_learning_rate_decay": ("tf_keras.src.optimizers.legacy_learning_rate_decay",),

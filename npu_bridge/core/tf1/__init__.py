@@ -20,8 +20,13 @@ adjustments), ``quantize`` (``contrib.quantize``), ``seq2seq`` and ``legacy_seq2
 ``graph_editor`` (``contrib.graph_editor``), ``cudnn_rnn`` and ``functional_rnn`` (``contrib.cudnn_rnn``,
 ``contrib.recurrent``), ``all_reduce`` (``contrib.all_reduce``), ``gradient_transforms``
 (``contrib.estimator.clip_gradients_by_norm``), ``feeding_queue_runner`` (``contrib.training.FeedingQueueRunner``),
-``contrib_tensor_util`` (``contrib.framework``'s ``tensor_util``), ``indexed_slices_gradients`` (a 1.x name
-``aliases`` adds back).
+``tower_replication`` (``contrib.estimator.replicate_model_fn``), ``learn`` and ``learn_preprocessing``
+(``contrib.learn``),
+``contrib_tensor_util`` (``contrib.framework``'s ``tensor_util``), ``contrib_signatures`` (1.15 contrib's signatures of
+``lookup``, ``metrics.confusion_matrix`` and ``util.loader`` over TensorFlow's), ``contrib_cloud`` (``contrib.cloud``,
+accepted but unavailable), ``sparsemax`` (``contrib.sparsemax``), ``projector`` (``contrib.tensorboard``'s projector
+config), ``indexed_slices_gradients`` and
+``rnn_cell_checks`` (1.x names ``aliases`` adds back).
 ``internal_paths`` adds TensorFlow 1.15-internal modules to the route of ``runtime/legacy_modules``
 (``tensorflow.python.estimator`` with ``estimator_internals``, the tf.data ``threadpool``). ``py_compat`` and
 ``scipy_misc`` are the opt-in Python-level names.

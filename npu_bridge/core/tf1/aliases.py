@@ -9,7 +9,8 @@ Add-only: a name is set only where it is missing, so nothing that exists is repl
   ``slim.batch_norm`` / ``tf.layers.batch_normalization`` would fail without it.
 - TensorFlow-internal functions TF1-era scripts import from their old modules (``MOVED``):
   ``from tensorflow.python.ops.control_flow_ops import cond``, ``graph_util.convert_variables_to_constants``,
-  ``ops.convert_to_tensor_v2``, ...
+  ``ops.convert_to_tensor_v2``, ``rnn_cell_impl._like_rnncell``,
+  ``variable_scope.variable``, ...
 - ``Graph._last_id`` (``RENAMED_PROPERTIES``): the copied ``npu_ops.py`` of TF2 scripts seeds dropout with it.
 """
 
@@ -35,6 +36,10 @@ MOVED = {
     ),
     # TensorFlow 2.21 dropped this helper of TF1-era custom cells; npu_bridge provides it
     ("tensorflow.python.ops.rnn_cell_impl", "_Linear"): ("npu_bridge.core.tf1.rnn_linear", "_Linear"),
+    # TF 1.x's check whether an object behaves like an RNNCell; npu_bridge provides it
+    ("tensorflow.python.ops.rnn_cell_impl", "_like_rnncell"): ("npu_bridge.core.tf1.rnn_cell_checks", "_like_rnncell"),
+    # TF 1.15's variable_scope.variable was VariableV1 (variables created through the creator stack)
+    ("tensorflow.python.ops.variable_scope", "variable"): ("tensorflow.python.ops.variable_v1", "VariableV1"),
     ("tensorflow.python.framework.ops", "convert_to_tensor_v2"): (
         "tensorflow.python.framework.tensor_conversion",
         "convert_to_tensor_v2",

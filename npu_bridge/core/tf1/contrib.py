@@ -96,9 +96,15 @@ ROUTES = {
             "parse_values": "npu_bridge.core.tf1.hparams.parse_values",
             "hparam": "npu_bridge.core.tf1.hparams",
             "FeedingQueueRunner": "npu_bridge.core.tf1.feeding_queue_runner.FeedingQueueRunner",
+            # python.training.evaluation: tf_slim's port of contrib's module (checkpoints_iterator,
+            # wait_for_new_checkpoint, evaluate_repeatedly, StopAfterNEvalsHook, ...)
+            "evaluation": "tf_slim.training.evaluation",
         },
     ),
-    "metrics": Route(["tf_slim.metrics", "tf:compat.v1.metrics"]),
+    "metrics": Route(
+        ["tf_slim.metrics", "tf:compat.v1.metrics"],
+        extras={"confusion_matrix": "npu_bridge.core.tf1.contrib_signatures.confusion_matrix"},
+    ),
     "losses": Route(["tf_slim.losses", "tf:compat.v1.losses"]),
     # tf.contrib.summary of TensorFlow 1.15 lives on as summary_ops_v2 (scalar(name, tensor, family, step), ...)
     "summary": Route(
@@ -106,11 +112,48 @@ ROUTES = {
         renames={"flush": "legacy_raw_flush"},  # TF 1.15's flush took the writer's resource tensor too
         extras={"all_summary_ops": "tf:compat.v1.summary.all_v2_summary_ops"},
     ),
-    "lookup": Route(["tf:compat.v1.lookup"], renames={"HashTable": "StaticHashTable"}),
+    # 1.15's contrib.lookup.lookup_ops: its *_from_tensor functions take `mapping` (written here), the rest is
+    # TensorFlow's lookup_ops
+    "lookup": Route(
+        ["tf:compat.v1.lookup"],
+        renames={"HashTable": "StaticHashTable"},
+        extras={
+            **{
+                name: f"npu_bridge.core.tf1.contrib_signatures.{name}"
+                for name in (
+                    "index_table_from_tensor",
+                    "index_to_string_table_from_tensor",
+                    "string_to_index",
+                    "index_to_string",
+                    "string_to_index_table_from_file",
+                    "string_to_index_table_from_tensor",
+                )
+            },
+            **{
+                name: f"tensorflow.python.ops.lookup_ops.{name}"
+                for name in (
+                    "index_table_from_file",
+                    "index_to_string_table_from_file",
+                    "IdTableWithHashBuckets",
+                    "InitializableLookupTableBase",
+                    "LookupInterface",
+                    "TableInitializerBase",
+                    "TextFileIdTableInitializer",
+                    "TextFileStringTableInitializer",
+                    "HasherSpec",
+                    "FastHashSpec",
+                    "StrongHashSpec",
+                    "MutableHashTable",
+                )
+            },
+            "MutableDenseHashTable": "tensorflow.python.ops.lookup_ops.DenseHashTable",
+        },
+    ),
     "distribute": Route(["tf:distribute"]),
     "cluster_resolver": Route(["tf:distribute.cluster_resolver"]),
     "keras": Route(["tf:compat.v1.keras"]),
-    "saved_model": Route(["tf:compat.v1.saved_model"]),
+    # python.saved_model.reader (read_saved_model, get_saved_model_tag_sets) lives on in TensorFlow's tools
+    "saved_model": Route(["tf:compat.v1.saved_model"], extras={"reader": "tensorflow.python.tools.saved_model_utils"}),
     "staging": Route(extras={"StagingArea": "tensorflow.python.ops.data_flow_ops.StagingArea"}),
     "opt": Route(["npu_bridge.core.tf1.optimizers"]),
     "crf": Route(["npu_bridge.core.tf1.crf"]),
@@ -141,6 +184,7 @@ ROUTES = {
             "constant_value": "tensorflow.python.framework.tensor_util.constant_value",
             "ops_used_by_graph_def": "tensorflow.python.framework.meta_graph.ops_used_by_graph_def",
             "stripped_op_list_for_graph": "tensorflow.python.framework.meta_graph.stripped_op_list_for_graph",
+            "loader": "npu_bridge.core.tf1.contrib_signatures",  # loader.load_op_library
         },
     ),
     # python.layers.cudnn_rnn and python.ops.cudnn_rnn_ops are the module itself
@@ -154,8 +198,10 @@ ROUTES = {
     "compiler": Route(
         extras={"xla": "tensorflow.python.compiler.xla.xla", "jit": "tensorflow.python.compiler.xla.jit"}
     ),
+    # replicate_model_fn runs one tower here (towers over several devices are not replicated)
     "estimator": Route(
-        extras={"clip_gradients_by_norm": "npu_bridge.core.tf1.gradient_transforms.clip_gradients_by_norm"}
+        ["npu_bridge.core.tf1.tower_replication"],
+        extras={"clip_gradients_by_norm": "npu_bridge.core.tf1.gradient_transforms.clip_gradients_by_norm"},
     ),
     "tpu": Route(
         ["npu_bridge.core.tf1.tpu", "npu_bridge.core.tf_estimator.tpu", "tf:compat.v1.tpu"],
@@ -166,16 +212,38 @@ ROUTES = {
             "datasets": "tensorflow.python.tpu.datasets",
         },
     ),
+    # accepted but unavailable: constructing one raises NotAvailableError (they need Google Cloud's services)
+    "cloud": Route(["npu_bridge.core.tf1.contrib_cloud"]),
+    "sparsemax": Route(["npu_bridge.core.tf1.sparsemax"]),
+    "stateless": Route(
+        extras={
+            name: f"tensorflow.python.ops.stateless_random_ops.{name}"
+            for name in (
+                "stateless_random_normal",
+                "stateless_random_uniform",
+                "stateless_truncated_normal",
+                "stateless_multinomial",
+            )
+        }
+    ),
+    # TensorFlow 0.x's contrib.ctc (1.15 had it as tf.nn's)
+    "ctc": Route(
+        extras={
+            name: f"tf:compat.v1.nn.{name}" for name in ("ctc_loss", "ctc_greedy_decoder", "ctc_beam_search_decoder")
+        }
+    ),
+    # plugins.projector: ProjectorConfig, EmbeddingInfo, SpriteMetadata, visualize_embeddings
+    "tensorboard": Route(extras={"plugins": "npu_bridge.core.tf1.projector.plugins"}),
 }
 
 # contrib submodules of TensorFlow 1.15 the mode has no route for: importing them works, using a name raises.
 UNROUTED = (
-    "bayesflow checkpoint cloud coder constrained_optimization copy_graph deprecated "
+    "bayesflow checkpoint coder constrained_optimization copy_graph deprecated "
     "eager factorization feature_column ffmpeg gan grid_rnn "
     "input_pipeline integrate kernel_methods labeled_tensor linear_optimizer memory_stats "
     "model_pruning nccl optimizer_v2 periodic_resample predictor proto quantization "
     "rate receptive_field reduce_slice_ops remote_fused_graph resampler rpc signal solvers "
-    "sparsemax specs stat_summarizer stateless tensor_forest tensorboard testing text timeseries"
+    "specs stat_summarizer tensor_forest testing text timeseries"
 ).split()
 
 DIFFERENCES = {
@@ -207,6 +275,8 @@ class ContribModule(types.ModuleType):
     def __init__(self, path, route, real):
         super().__init__(f"tensorflow.contrib{'.' + path if path else ''}")
         self.__dict__["_npu"] = (path, route, real)
+        if not path:  # 1.15's contrib held its deprecation warning here; scripts set it to None to silence it
+            self.__dict__["_warning"] = None
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):

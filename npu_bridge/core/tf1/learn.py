@@ -1,18 +1,19 @@
 """The parts of ``tf.contrib.learn`` TF1-era scripts still use, for the TF1 mode.
 
 ``ModeKeys`` (contrib.learn's own: "train", "eval", "infer"), ``datasets.mnist`` (the MNIST reader of
-``tensorflow.examples.tutorials.mnist``, with ``load_mnist``), ``datasets.base.Datasets`` and
-``monitored_session`` (TensorFlow's, which contrib.learn re-exported). The rest of contrib.learn (``Experiment``,
-``Estimator``, monitors, ``preprocessing``) is not provided: use ``tf.estimator``.
+``tensorflow.examples.tutorials.mnist``, with ``load_mnist``), ``datasets.base.Datasets``,
+``monitored_session`` (TensorFlow's, which contrib.learn re-exported) and ``preprocessing``
+(``VocabularyProcessor``, in ``learn_preprocessing``). The rest of contrib.learn (``Experiment``, ``Estimator``,
+monitors) is not provided: use ``tf.estimator``.
 """
 
 import types
 
 from tensorflow.python.training import monitored_session
 
-from npu_bridge.core.tf1 import mnist
+from npu_bridge.core.tf1 import learn_preprocessing, mnist
 
-__all__ = ["ModeKeys", "datasets", "monitored_session"]
+__all__ = ["ModeKeys", "datasets", "monitored_session", "preprocessing"]
 
 
 class ModeKeys:
@@ -23,4 +24,5 @@ class ModeKeys:
     INFER = "infer"
 
 
+preprocessing = learn_preprocessing
 datasets = types.SimpleNamespace(mnist=mnist, base=types.SimpleNamespace(Datasets=mnist.Datasets))

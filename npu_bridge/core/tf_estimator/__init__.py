@@ -10,7 +10,7 @@ what to write instead (see ``missing.py``).
 
 import tensorflow as _tf
 
-from npu_bridge.core.tf_estimator import export, inputs, missing, tpu
+from npu_bridge.core.tf_estimator import experimental, export, inputs, missing, tpu
 from npu_bridge.core.tf_estimator.estimator import Estimator
 from npu_bridge.core.tf_estimator.export import Exporter, FinalExporter, LatestExporter
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
@@ -68,6 +68,7 @@ __all__ = [
     "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "experimental",
     "export",
     "inputs",
     "tpu",

@@ -154,6 +154,10 @@ class Estimator:
 
         return public_model_fn
 
+    def eval_dir(self, name=None):
+        """The directory ``evaluate(name=name)`` writes its summaries to: ``model_dir/eval`` (``eval_<name>``)."""
+        return os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
+
     def latest_checkpoint(self):
         """Returns the newest checkpoint path in ``model_dir``, or None."""
         return tf.train.latest_checkpoint(self._model_dir)
@@ -497,7 +501,7 @@ class Estimator:
         return loss
 
     def _write_eval_summaries(self, results, name):
-        directory = os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
+        directory = self.eval_dir(name)
         summary = v1.Summary()
         for key, value in results.items():
             if key != "global_step" and getattr(value, "size", 1) == 1:
