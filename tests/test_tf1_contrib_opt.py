@@ -476,5 +476,6 @@ def test_tf_contrib_opt_routes_to_these_optimizers():
     assert opt.AdamWOptimizer is AdamWOptimizer
     assert opt.LARSOptimizer is LARSOptimizer
     assert opt.MovingAverageOptimizer is MovingAverageOptimizer
-    with pytest.raises(NotProvidedError, match=r"tf\.contrib\.opt\.ScipyOptimizerInterface is not provided"):
-        opt.ScipyOptimizerInterface  # noqa: B018
+    assert opt.ScipyOptimizerInterface.__module__ == "npu_bridge.core.tf1.optimizers.scipy_interface"
+    with pytest.raises(NotProvidedError, match=r"tf\.contrib\.opt\.ElasticAverageOptimizer is not provided"):
+        opt.ElasticAverageOptimizer  # noqa: B018
