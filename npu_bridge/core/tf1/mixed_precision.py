@@ -154,20 +154,18 @@ class LossScaleOptimizer(LossScaleWrapper):
 
         A callable ``loss`` is called here in a graph, and stays a callable when executing eagerly.
         """
-        loss_scale = self._loss_scale_manager.get_loss_scale()
-        if tf.executing_eagerly():
-            scaled = scaling.scaled_loss(loss, loss_scale)
-        else:
-            scaled = scaling.scaled_loss(loss() if callable(loss) else loss, loss_scale)
-        grads_and_vars = self._optimizer.compute_gradients(
-            scaled,
+        if callable(loss) and not tf.executing_eagerly():
+            loss = loss()
+        return scaling.scaled_gradients(
+            self._optimizer,
+            loss,
+            self._loss_scale_manager.get_loss_scale(),
             var_list=var_list,
             gate_gradients=gate_gradients,
             aggregation_method=aggregation_method,
             colocate_gradients_with_ops=colocate_gradients_with_ops,
             grad_loss=grad_loss,
         )
-        return scaling.unscaled(grads_and_vars, loss_scale)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Applies the gradients when all are finite; updates the loss scale either way.

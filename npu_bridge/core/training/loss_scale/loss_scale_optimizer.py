@@ -47,16 +47,16 @@ class NPULossScaleOptimizer(LossScaleWrapper):
         grad_loss=None,
     ):
         """Gradients of ``loss * loss_scale``, divided by ``loss_scale``; see ``Optimizer.compute_gradients``."""
-        loss_scale = self._loss_scale_manager.get_loss_scale()
-        grads_and_vars = self._optimizer.compute_gradients(
-            scaling.scaled_loss(loss, loss_scale),
+        return scaling.scaled_gradients(
+            self._optimizer,
+            loss,
+            self._loss_scale_manager.get_loss_scale(),
             var_list=var_list,
             gate_gradients=gate_gradients,
             aggregation_method=aggregation_method,
             colocate_gradients_with_ops=colocate_gradients_with_ops,
             grad_loss=grad_loss,
         )
-        return scaling.unscaled(grads_and_vars, loss_scale)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Applies the gradients unless the step overflowed; updates the loss scale either way.

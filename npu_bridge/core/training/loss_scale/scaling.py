@@ -11,6 +11,12 @@ def scaled_loss(loss, loss_scale):
     return loss * tf.cast(loss_scale, loss.dtype)
 
 
+def scaled_gradients(optimizer, loss, loss_scale, **compute_gradients_args):
+    """``optimizer.compute_gradients`` of ``loss * loss_scale``, each gradient divided by ``loss_scale`` again."""
+    grads_and_vars = optimizer.compute_gradients(scaled_loss(loss, loss_scale), **compute_gradients_args)
+    return unscaled(grads_and_vars, loss_scale)
+
+
 def unscaled(grads_and_vars, loss_scale):
     """Divides every gradient by ``loss_scale`` (IndexedSlices keep their indices; None stays None)."""
     result = []
