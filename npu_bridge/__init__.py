@@ -14,14 +14,15 @@ in the process, before or after this package. The ``npu-run`` launcher therefore
 from npu_bridge.core import activation as _activation
 from npu_bridge.core.runtime import interrupt as _interrupt
 from npu_bridge.core.runtime.errors import NpuBridgeError
-from npu_bridge.core.tf1 import environment as _tf1_environment
+from npu_bridge.core.runtime.version import PACKAGE_VERSION
+from npu_bridge.core.tf1 import environment as _environment
 
-__version__ = "0.1.0"
+__version__ = PACKAGE_VERSION
 __all__ = ["NpuBridgeError", "__version__"]
 
 _interrupt.install()  # a rank npu-run started: Ctrl-C ends it with one line (npu_bridge.core.runtime.interrupt)
 _activation.activate_with_tensorflow()
-if _tf1_environment.requested():  # NPU_BRIDGE_TF1=1: user code that imports tensorflow after this gets TF 1.x
-    from npu_bridge.core.tf1 import mode as _tf1_mode
+if _environment.requested():  # NPU_BRIDGE_TF1=1: user code that imports tensorflow after this gets TF 1.x
+    from npu_bridge.core.tf1 import mode as _mode
 
-    _tf1_mode.install_if_requested()
+    _mode.install_if_requested()

@@ -45,3 +45,15 @@ def test_npu_bridge_info_hides_tensorflows_start_up_lines():
     assert "TensorFlow 2.21" in result.stdout
     for noise in ("oneDNN custom operations", "cuda", "absl::InitializeLog", "cpu_feature_guard"):
         assert noise not in result.stderr, result.stderr
+
+
+def test_the_package_version_is_the_one_pyproject_declares():
+    import tomllib
+
+    from conftest import REPO_ROOT
+
+    import npu_bridge
+
+    with open(f"{REPO_ROOT}/pyproject.toml", "rb") as f:
+        declared = tomllib.load(f)["project"]["version"]
+    assert npu_bridge.__version__ == declared

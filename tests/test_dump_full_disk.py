@@ -16,7 +16,16 @@ from dump_helpers import dump_config, feed, mlp_graph, train
 from test_overflow_detection import debug_config, exploding_graph
 
 from npu_bridge.core import dump
-from npu_bridge.core.dump import cli, dump_file, dump_status, dump_tree, dump_writer, overflow_records, session_step
+from npu_bridge.core.dump import (
+    cli,
+    dump_file,
+    dump_reports,
+    dump_status,
+    dump_tree,
+    dump_writer,
+    overflow_records,
+    writer_watch,
+)
 
 v1 = tf.compat.v1
 
@@ -105,7 +114,7 @@ def named_lost_steps(message):
 
 def test_the_incomplete_dump_message_names_the_lost_steps_in_step_order(tmp_path, npu_log):
     root = str(tmp_path / "20240101000000" / "0")
-    report = session_step._Report(root, str(tmp_path))
+    report = dump_reports.RootReport(root, str(tmp_path))
     steps = [100, 11, 5, 10, *range(200, 296)]
     status = {
         "lost_dirs": {os.path.join(root, "ge_default", "1", str(step)): 2 for step in steps},
@@ -122,7 +131,7 @@ def test_the_incomplete_dump_message_names_the_lost_steps_in_step_order(tmp_path
     ) in message
 
     npu_log.clear()
-    report = session_step._Report(root, str(tmp_path))
+    report = dump_reports.RootReport(root, str(tmp_path))
     status["lost_dirs"] = {os.path.join(root, "ge_default", "1", name): 1 for name in ("5", "10", "11", "100", "x")}
     report.finish(status, exiting=True)
     (message,) = [m for m in npu_log if "is incomplete" in m]
@@ -141,7 +150,7 @@ def test_the_overflow_signal_survives_a_full_disk(small_disk, npu_log):
         for step in range(3):
             feed_dict = {x: np.linspace(0.5, 1.0, 4).astype(np.float32), scale: 1000.0 if step == 1 else 1.0}
             losses.append(sess.run([loss, train_op], feed_dict)[0])  # a full disk does not stop training
-        session_step.poll(final=True)
+        writer_watch.poll(final=True)
         root = root_of(disk)
         assert any("overflow detected: [Exp] explode at step 1 overflowed first" in m for m in npu_log)
         assert any(f"overflow: the report in {root} could not be written" in m for m in npu_log)
@@ -183,11 +192,11 @@ def test_later_errors_are_logged_with_the_latest_file_not_a_stale_one(small_disk
     with v1.Session(graph=graph, config=dump_config(disk)) as sess:
         sess.run(parts["init"])
         fill(disk)
-        monkeypatch.setattr(session_step, "ERROR_LOG_INTERVAL_SECONDS", 0.0)
+        monkeypatch.setattr(writer_watch, "ERROR_LOG_INTERVAL_SECONDS", 0.0)
         for step in range(4):
             sess.run(parts["train"], feed(x, y, step))
             dump.flush()
-            session_step.poll()
+            writer_watch.poll()
     status = dump_writer.status()
     assert status["error_count"] > 20 and len(status["errors"]) == 20
     later = [m for m in npu_log if "more dump writes failed" in m]

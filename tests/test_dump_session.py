@@ -12,7 +12,7 @@ from conftest import npu_config
 from dump_helpers import artifacts, device_dirs, dump_config, dumped, feed, mlp_graph, training_model
 
 from npu_bridge.core import dump
-from npu_bridge.core.dump import dump_writer, session_step
+from npu_bridge.core.dump import dump_root, dump_writer
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu import util
 from npu_bridge.estimator.npu.npu_config import DumpConfig
@@ -334,8 +334,8 @@ def test_dump_config_maps_onto_parameter_map_options(tmp_path):
 
 def test_a_dump_that_cannot_be_written_is_reported_not_lost_silently(tmp_path, npu_log):
     # (A {time} that is not a directory of ours is passed over for a new one: the obstacle sits below it.)
-    (tmp_path / session_step.process_time()).mkdir()
-    (tmp_path / session_step.process_time() / "0").write_text("a file where the dump directory should be")
+    (tmp_path / dump_root.process_time()).mkdir()
+    (tmp_path / dump_root.process_time() / "0").write_text("a file where the dump directory should be")
     errors_before = dump_writer.status()["error_count"]
     _, fetched = train(dump_config(tmp_path), steps=1)
     assert fetched[0]["loss"] > 0  # training is not stopped

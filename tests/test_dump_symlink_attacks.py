@@ -24,7 +24,7 @@ from test_exception_dump import lookup_graph
 from test_overflow_detection import debug_config, exploding_graph
 
 from npu_bridge.core import dump
-from npu_bridge.core.dump import cli, dump_status, dump_writer, overflow_records, session_step
+from npu_bridge.core.dump import cli, dump_root, dump_status, dump_writer, overflow_records
 from npu_bridge.core.runtime import safe_paths
 from npu_bridge.core.runtime.errors import EnvironmentVariableError, NpuOptionError
 
@@ -129,7 +129,7 @@ def test_squatted_time_directories_are_passed_over_for_a_new_one_and_nothing_is_
     shared = shared_directory(tmp_path)
     victim_dir, secret = victim(tmp_path)
     # The {time} of this process's dumps is the second its first dumping session is created: the next one here.
-    monkeypatch.setitem(session_step._state, "time", None)
+    monkeypatch.setitem(dump_root._state, "time", None)
     planted = plant_time_directories(shared, victim_dir, secret, plant, time.time())
     victim_before = snapshot(victim_dir)
     lost_before = dump_writer.status()["files_lost"]
@@ -137,7 +137,7 @@ def test_squatted_time_directories_are_passed_over_for_a_new_one_and_nothing_is_
     losses = train(dump_config(shared, dump_mode="all"))
 
     assert len(losses) == 2 and np.all(np.isfinite(losses))
-    stamp = session_step.process_time()
+    stamp = dump_root.process_time()
     squatted = os.path.join(os.path.realpath(shared), stamp)
     assert squatted in planted, "the session's {time} was not one the attacker planted"
     (time_dir,) = [d for d in os.listdir(shared) if os.path.realpath(shared / d) not in planted]

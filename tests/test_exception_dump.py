@@ -9,7 +9,7 @@ import tensorflow as tf
 from conftest import npu_config
 
 from npu_bridge.core import dump
-from npu_bridge.core.dump import session_step
+from npu_bridge.core.dump import exception_directory
 from npu_bridge.core.runtime.errors import NpuOptionError
 
 v1 = tf.compat.v1
@@ -99,9 +99,9 @@ def test_the_exception_dump_directory_may_be_created_later(tmp_path, monkeypatch
     monkeypatch.setenv("NPU_COLLECT_PATH", "")  # empty counts as unset
     monkeypatch.setenv("ASCEND_WORK_PATH", str(tmp_path / "new" / "work"))
     expected = str(tmp_path / "new" / "work" / "extra-info" / "data-dump" / "3")
-    assert session_step.exception_dir(3) == expected
+    assert exception_directory.exception_dir(3) == expected
     with v1.Session(graph=tf.Graph(), config=npu_config(enable_exception_dump=1)):
         pass
     assert not os.path.exists(tmp_path / "new")  # made only when an op fails
     monkeypatch.setenv("NPU_COLLECT_PATH", str(tmp_path))
-    assert session_step.exception_dir(0) == str(tmp_path / "extra-info" / "data-dump" / "0")
+    assert exception_directory.exception_dir(0) == str(tmp_path / "extra-info" / "data-dump" / "0")

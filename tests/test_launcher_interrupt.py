@@ -22,7 +22,7 @@ from collective_helpers import REPO_ROOT, TESTS_DIR, WORKERS
 
 from npu_bridge.core.launch.stop_output import RankStderr
 from npu_bridge.core.runtime import interrupt
-from npu_bridge.core.session import setup_steps
+from npu_bridge.core.session import run_hooks, step_api
 
 LINE = re.compile(
     r"\[rank (\d)\] interrupted by Ctrl-C \(SIGINT from npu-run\) during `(.*)` at interrupt_worker\.py:\d+; exiting"
@@ -339,7 +339,7 @@ class _Session:
         raise AssertionError("not used")
 
 
-class _Hook(setup_steps.RunHook):
+class _Hook(step_api.RunHook):
     def __init__(self):
         self.failed = []
 
@@ -353,7 +353,7 @@ def test_a_hidden_interrupt_in_a_session_run_is_raised_as_keyboard_interrupt():
     assert not interrupt.is_hidden_interrupt(RuntimeError("MISMATCH ... REPLACED BY ValueError"))
     for error in (RuntimeError(HIDDEN), KeyboardInterrupt()):
         session, hook = _Session(error), _Hook()
-        setup_steps.attach_run_hooks(session, [hook])
+        run_hooks.attach_run_hooks(session, [hook])
         with pytest.raises(KeyboardInterrupt) as raised:
             session.run("fetch")
         assert raised.value.__cause__ is None and raised.value.__suppress_context__ == isinstance(error, RuntimeError)

@@ -151,21 +151,13 @@ def core_imports(path):
     return targets
 
 
-def registers_a_setup_step(path):
-    return re.search(r"\bsetup_step\(", path.read_text()) is not None and "session/setup_steps.py" not in str(path)
-
-
 def layer_violations(paths, layers):
     """[(importer, imported)] against ``layers``: an import of a higher layer, or of another folder on the same
-    layer (the session layer, which holds the modules that register setup steps, excepted)."""
+    layer."""
     rank = {folder: index for index, folders in enumerate(layers) for folder in folders}
-    session = rank["session"]
-    step_modules = {module_name(p) for p in paths if registers_a_setup_step(p)}
 
     def layer(module):
         parts = module.split(".")
-        if module in step_modules:
-            return session
         return rank.get(parts[2]) if len(parts) > 2 else None
 
     violations = []
@@ -175,7 +167,7 @@ def layer_violations(paths, layers):
             if imported.split(".")[:3] == importer.split(".")[:3] or layer(imported) is None:
                 continue
             low, high = layer(imported), layer(importer)
-            if low > high or (low == high and high != session):
+            if low >= high:
                 violations.append((importer, imported))
     return violations
 
@@ -287,3 +279,111 @@ def test_paths_named_in_the_developer_docs_exist(doc):
     assert named, doc
     missing = sorted(p for p in named if not (ROOT / p).exists())
     assert not missing, f"{doc} names paths that do not exist: {missing}"
+
+
+def test_cpp_includes_go_from_optimizers_to_ops_only():
+    # The passes may use what ops/runtime/ declares; kernels and registrations never depend on a pass.
+    offenders = [
+        f"{path.relative_to(ROOT)}: {line.strip()}"
+        for path in sorted((ROOT / "ops").rglob("*"))
+        if path.suffix in (".cc", ".h")
+        for line in path.read_text().splitlines()
+        if re.match(r'\s*#\s*include\s+"optimizers/', line)
+    ]
+    assert not offenders, f"ops/ includes optimizers/: {offenders}"
+
+
+def module_import_names(sources, known, packages=()):
+    """{module: {name: [importers]}}: the names each module of ``known`` is bound to where it is imported.
+
+    ``import a.b as n`` and ``from a import b [as n]`` (b a module, also relative) bind a module to a name; a
+    leading underscore (a private binding, e.g. in ``npu_bridge/__init__.py``) is not part of the name, and a
+    facade's re-export under a name in its ``__all__`` (upstream's module names) is not counted.
+
+    Args:
+      sources: {module name: source text} of the importing modules.
+      known: the module names that count (e.g. every ``npu_bridge.core`` module).
+      packages: the importers that are packages (their ``__init__.py``), for relative imports.
+    """
+    names = {}
+    for importer, source in sources.items():
+        tree = ast.parse(source)
+        exported = {
+            elt.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets)
+            for elt in getattr(node.value, "elts", [])
+            if isinstance(elt, ast.Constant)
+        }
+        package = importer.split(".") + (["__init__"] if importer in packages else [])
+        for node in ast.walk(tree):
+            bound = []
+            if isinstance(node, ast.Import):
+                bound = [(alias.name, alias.asname) for alias in node.names if alias.asname]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    stem = package[: len(package) - node.level]
+                    base = ".".join(stem + ([node.module] if node.module else []))
+                bound = [(f"{base}.{alias.name}", alias.asname or alias.name) for alias in node.names]
+            for module, name in bound:
+                if module in known and name not in exported:
+                    names.setdefault(module, {}).setdefault(name.lstrip("_"), []).append(importer)
+    return names
+
+
+def test_every_core_module_is_imported_under_one_name():
+    files = python_files("npu_bridge")
+    sources = {module_name(p): p.read_text() for p in files}
+    known = {name for name in sources if name.startswith("npu_bridge.core.")}
+    packages = {module_name(p) for p in files if p.name == "__init__.py"}
+    several = {m: sorted(n) for m, n in module_import_names(sources, known, packages).items() if len(n) > 1}
+    assert not several, f"modules imported under more than one name (rename the clashing local instead): {several}"
+
+
+def test_the_import_name_check_finds_a_second_name():
+    known = {"pkg.core.world.world", "pkg.core.world.groups"}
+    sources = {
+        "pkg.core.a": "from pkg.core.world import world\n",
+        "pkg.core.b": "def f():\n    from pkg.core.world import world as world_lib\n",
+        "pkg.core.world.groups": "from . import world as _world\n",
+        "pkg.core.world": "from . import world as world_module\n",
+        "pkg.core.c": "import pkg.core.world.groups as g\nfrom pkg.core.world.world import World\n",
+        "pkg.facade": "from pkg.core.world import world as upstream_name\n__all__ = ['upstream_name']\n",
+    }
+    assert module_import_names(sources, known, packages={"pkg.core.world"}) == {
+        "pkg.core.world.world": {
+            "world": ["pkg.core.a", "pkg.core.world.groups"],
+            "world_lib": ["pkg.core.b"],
+            "world_module": ["pkg.core.world"],
+        },
+        "pkg.core.world.groups": {"g": ["pkg.core.c"]},
+    }
+
+
+def unlisted_modules(package_dir):
+    """The modules and subpackages of a package that its ``__init__.py`` docstring does not name (as a word)."""
+    doc = ast.get_docstring(ast.parse((package_dir / "__init__.py").read_text())) or ""
+    names = [p.stem for p in package_dir.glob("*.py") if p.name != "__init__.py"]
+    names += [p.name for p in package_dir.iterdir() if (p / "__init__.py").is_file()]
+    return sorted(n for n in names if not re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", doc))
+
+
+def core_packages():
+    return sorted(p.parent for p in (ROOT / "npu_bridge" / "core").rglob("__init__.py") if p.parent.name != "core")
+
+
+@pytest.mark.parametrize("package", core_packages(), ids=lambda p: p.relative_to(ROOT / "npu_bridge").as_posix())
+def test_every_core_package_docstring_lists_its_modules(package):
+    assert not unlisted_modules(package), f"{package}/__init__.py does not name: {unlisted_modules(package)}"
+
+
+def test_the_module_list_check_finds_an_unlisted_module(tmp_path):
+    (tmp_path / "__init__.py").write_text('"""A package.\n\nlisted   one line\nsub/     a subpackage\n"""\n')
+    for name in ("listed.py", "unlisted.py", "listed_too.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "__init__.py").write_text("")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "__init__.py").write_text("")
+    assert unlisted_modules(tmp_path) == ["listed_too", "other", "unlisted"]

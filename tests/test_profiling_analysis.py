@@ -6,8 +6,9 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.framework import step_stats_pb2, types_pb2
 
-from npu_bridge.core.profiling import op_classes, raw_trace, roofline, session_step, step_trace, summary
+from npu_bridge.core.profiling import op_classes, raw_trace, roofline, step_trace, summary
 from npu_bridge.core.profiling.models import ModelRegistry
+from npu_bridge.core.profiling.run_signature import run_signature
 from npu_bridge.core.profiling.step_stats import OpRun, RunOps, StepStatsReader, split_iterations
 from npu_bridge.core.profiling.streams import StreamAssigner
 from npu_bridge.core.runtime.errors import ProfileDataError
@@ -223,12 +224,12 @@ def test_run_signatures_name_what_a_run_fetches_and_feeds():
         x = tf.compat.v1.placeholder(tf.float32, name="x")
         y = tf.identity(x, name="y")
         train = tf.group(y, name="train")
-    first = session_step.run_signature({"loss": y, "ops": [train]}, {x: 1.0})
+    first = run_signature({"loss": y, "ops": [train]}, {x: 1.0})
     assert first == "fetch:train,y:0|feed:x:0"
-    assert session_step.run_signature([train, y], {"x:0": 2.0}) == first  # order and spelling do not matter
-    assert session_step.run_signature(["y:0"], None) == "fetch:y:0|feed:"
+    assert run_signature([train, y], {"x:0": 2.0}) == first  # order and spelling do not matter
+    assert run_signature(["y:0"], None) == "fetch:y:0|feed:"
     hook = object()  # MonitoredSession keys the hooks' fetches by the hook
-    assert session_step.run_signature({"caller": [train], hook: {"y": y}}, {x: 1.0}) == first
+    assert run_signature({"caller": [train], hook: {"y": y}}, {x: 1.0}) == first
 
 
 def test_points_are_ops_of_every_iteration_of_a_loop_run():

@@ -1,22 +1,32 @@
 """The extension point capabilities use: setup steps edit a bridged session's plan; run hooks see its runs."""
 
+import types
+
 import pytest
 import tensorflow as tf
 from conftest import npu_config
 
-from npu_bridge.core.session import repeated_runs
-from npu_bridge.core.session import setup_steps as session_setup
+from npu_bridge.core.session import planner, repeated_runs, step_api
+from npu_bridge.core.session.steps import precision
 
 v1 = tf.compat.v1
 
 
 @pytest.fixture
-def private_steps(monkeypatch):
-    session_setup.load_capabilities()
-    monkeypatch.setattr(session_setup, "_steps", list(session_setup._steps))
+def add_step(monkeypatch):
+    """Adds ``function(plan)`` as a setup step after the precision step, for this test only."""
+    steps = planner.step_modules()
+    at = steps.index(precision) + 1
+
+    def add(function):
+        added = steps[:at] + (types.SimpleNamespace(setup=function),) + steps[at:]
+        monkeypatch.setattr(planner, "step_modules", lambda: added)
+        return function
+
+    return add
 
 
-class Recorder(session_setup.RunHook):
+class Recorder(step_api.RunHook):
     def __init__(self):
         self.events = []
 
@@ -32,11 +42,11 @@ class Recorder(session_setup.RunHook):
         self.events.append(("end",))
 
 
-def test_steps_edit_the_plan_and_hooks_see_every_run(private_steps):
+def test_steps_edit_the_plan_and_hooks_see_every_run(add_step):
     recorder = Recorder()
     seen_options = []
 
-    @session_setup.setup_step(250, "test")
+    @add_step
     def step(plan):
         seen_options.append(plan.options.get("precision_mode"))
         plan.config.intra_op_parallelism_threads = 1

@@ -5,8 +5,8 @@ are thin facades over these folders; nothing here imports a facade.
 
 Imports go one way: a module imports only its own folder and the folders of lower layers (``LAYERS``, lowest
 first; folders on one layer do not import each other), at module level, inside functions and through
-``importlib`` strings alike. A module that registers a session setup step (``setup_steps.setup_step``) belongs to
-the session layer wherever it sits. ``tests/test_layout.py`` checks all of it.
+``importlib`` strings alike. The session layer owns the capabilities' setup steps (``session/steps/``), which call
+down into the domains; no domain imports the session. ``tests/test_layout.py`` checks all of it, without exception.
 
   runtime       the ground floor: the C++ library and its C functions, errors, logging, files, system state,
                 Ctrl-C in ranks, clean-up at exit
@@ -21,7 +21,8 @@ the session layer wherever it sits. ``tests/test_layout.py`` checks all of it.
   profiling     profiling sessions, artifacts, ``npu-prof``
   training      optimizer wrappers, iterations_per_loop, outfeed, distributed training, loss scaling
   tf_estimator  ``tf.estimator`` for TensorFlow releases that no longer ship it
-  session       orchestration: the session bridge, setup steps, process resources (npu_resource_init, npu_close)
+  session       orchestration: the session bridge, the planner and the capabilities' setup steps, run hooks,
+                process resources (npu_resource_init, npu_close)
   npu_estimator NPUEstimator / NPURunConfig and their hooks
   tf1           the TF1 mode (``python -m npu_bridge.tf1``)
   tf2           the TF2 adapter ``npu_device`` (its function graphs go through the session bridge's plan)

@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "ops/runtime/dump_format.h"
+#include "ops/runtime/dump_layout.h"
+#include "ops/runtime/dump_node_attrs.h"
 #include "ops/runtime/dump_steps.h"
 #include "ops/runtime/dump_writer.h"
 #include "ops/runtime/no_throw.h"
-#include "optimizers/iterations_loop.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_util.h"
@@ -25,40 +26,14 @@ class DumpOp : public NpuOpKernel {
  public:
   explicit DumpOp(tensorflow::OpKernelConstruction* ctx) : NpuOpKernel(ctx) {
     Construct(ctx, [&] {
-      tensorflow::DataTypeVector outputs, forwarded, inputs;
-      std::vector<int64_t> dump_steps;
-      int64_t model_id = 0;
-      std::vector<int32_t> ref_inputs;
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("Tout", &outputs));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("Tin", &inputs));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("Tfwd", &forwarded));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("op_name", &op_name_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("op_type", &op_type_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_dir", &dump_dir_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_root", &dump_root_));
-      if (dump_root_.empty()) dump_root_ = dump_dir_;  // a hand-made node: its dump_dir is taken as given
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("model_id", &model_id));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("task_id", &task_id_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_steps", &dump_steps));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("dump_outputs", &dump_outputs_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_inputs", &ref_inputs));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("ref_outputs", &ref_outputs_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("Tdump", &written_as_));
-      OP_REQUIRES(ctx, written_as_.empty() || written_as_.size() == outputs.size() + inputs.size(),
-                  tensorflow::errors::InvalidArgument("NpuDump: Tdump must be empty or name every dumped tensor"));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("stats", &stats_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr("golden", &golden_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr(kStepsPerRunAttr, &steps_per_run_));
-      OP_REQUIRES_OK(ctx, ctx->GetAttr(kInLoopAttr, &in_loop_));
-      OP_REQUIRES(ctx, forwarded.empty() || forwarded == outputs,
-                  tensorflow::errors::InvalidArgument("NpuDump: Tfwd must be empty or equal to Tout"));
-      num_outputs_ = outputs.size();
-      num_inputs_ = inputs.size();
-      forward_ = !forwarded.empty();
-      ref_inputs_.insert(ref_inputs.begin(), ref_inputs.end());
-      OP_REQUIRES_OK(ctx, StepSelection::FromPairs(dump_steps, &selection_));
-      steps_ = ModelSteps::ForModel(model_id);
+      OP_REQUIRES_OK(ctx, ReadDumpNodeAttrs(tensorflow::AttrSlice(ctx->def()), &attrs_));
+      if (attrs_.dump_root.empty()) attrs_.dump_root = attrs_.dump_dir;  // a hand-made node: dump_dir as given
+      num_outputs_ = attrs_.output_types.size();
+      num_inputs_ = attrs_.input_types.size();
+      forward_ = !attrs_.forwarded_types.empty();
+      ref_inputs_.insert(attrs_.ref_inputs.begin(), attrs_.ref_inputs.end());
+      OP_REQUIRES_OK(ctx, StepSelection::FromPairs(attrs_.dump_steps, &selection_));
+      steps_ = ModelSteps::ForModel(attrs_.model_id);
     });
   }
 
@@ -69,26 +44,27 @@ class DumpOp : public NpuOpKernel {
     if (forward_) {
       for (int i = 0; i < num_outputs_; ++i) ctx->set_output(i, ctx->input(i));
     }
-    const int64_t step = steps_->StepOf(ctx->step_id(), steps_per_run_, in_loop_);
+    const int64_t step = steps_->StepOf(ctx->step_id(), attrs_.steps_per_run, attrs_.in_iterations_loop);
     if (!selection_.Contains(step)) return;
     DumpRecord record;
-    record.root = dump_root_;
-    record.dir = dump_dir_ + "/" + std::to_string(step);
-    record.op_type = op_type_;
-    record.op_name = op_name_;
-    record.task_id = task_id_;
+    record.root = attrs_.dump_root;
+    record.dir = StepDumpDir(attrs_.dump_dir, step);
+    record.op_type = attrs_.op_type;
+    record.op_name = attrs_.op_name;
+    record.task_id = attrs_.task_id;
     record.timestamp = NextDumpTimestamp();
-    record.stats = stats_;
-    record.golden = golden_ && dump_outputs_;
-    if (dump_outputs_) {
+    record.stats = attrs_.stats;
+    record.golden = attrs_.golden && attrs_.dump_outputs;
+    if (attrs_.dump_outputs) {
       for (int i = 0; i < num_outputs_; ++i) {
-        record.outputs.push_back(MakeDumpTensor(WrittenAs(i, Snapshot(ctx->input(i), ref_outputs_)), data_format_));
+        record.outputs.push_back(
+            MakeDumpTensor(WrittenAs(i, Snapshot(ctx->input(i), attrs_.ref_outputs)), attrs_.data_format));
       }
     }
     for (int i = 0; i < num_inputs_; ++i) {
       const int k = num_outputs_ + i;
       record.inputs.push_back(
-          MakeDumpTensor(WrittenAs(k, Snapshot(ctx->input(k), ref_inputs_.count(i) > 0)), data_format_));
+          MakeDumpTensor(WrittenAs(k, Snapshot(ctx->input(k), ref_inputs_.count(i) > 0)), attrs_.data_format));
     }
     DumpWriter::Get().Submit(std::move(record));
   }
@@ -102,8 +78,8 @@ class DumpOp : public NpuOpKernel {
   // Dumped tensor k (outputs, then inputs) in the type Tdump gives it: float32 as float16 or bfloat16 (a new
   // tensor, so no copy of a reference variable's buffer is needed); other tensors as they are.
   tensorflow::Tensor WrittenAs(int k, const tensorflow::Tensor& tensor) const {
-    if (written_as_.empty() || !tensor.IsInitialized() || tensor.dtype() != tensorflow::DT_FLOAT) return tensor;
-    const tensorflow::DataType type = written_as_[k];
+    if (attrs_.written_as.empty() || !tensor.IsInitialized() || tensor.dtype() != tensorflow::DT_FLOAT) return tensor;
+    const tensorflow::DataType type = attrs_.written_as[k];
     if (type != tensorflow::DT_HALF && type != tensorflow::DT_BFLOAT16) return tensor;
     tensorflow::Tensor converted(type, tensor.shape());
     if (type == tensorflow::DT_HALF) {
@@ -114,11 +90,9 @@ class DumpOp : public NpuOpKernel {
     return converted;
   }
 
-  std::string op_name_, op_type_, dump_dir_, dump_root_, data_format_;
-  tensorflow::DataTypeVector written_as_;
-  int64_t task_id_ = 0, steps_per_run_ = 1;
+  DumpNodeAttrs attrs_;
   int num_outputs_ = 0, num_inputs_ = 0;
-  bool forward_ = false, dump_outputs_ = true, ref_outputs_ = false, stats_ = false, golden_ = true, in_loop_ = false;
+  bool forward_ = false;
   std::set<int> ref_inputs_;
   StepSelection selection_;
   ModelSteps* steps_ = nullptr;
@@ -126,6 +100,6 @@ class DumpOp : public NpuOpKernel {
 
 }  // namespace
 
-REGISTER_KERNEL_BUILDER(Name("NpuDump").Device(tensorflow::DEVICE_CPU), DumpOp);
+REGISTER_KERNEL_BUILDER(Name(dump_node::kOp).Device(tensorflow::DEVICE_CPU), DumpOp);
 
 }  // namespace npu_bridge

@@ -2,8 +2,8 @@
 // builds the loop; if it ever runs, no loop was built, and one sess.run would silently perform one training
 // step instead of iterations_per_loop steps. It fails instead, with the reason in its `message` attr (the
 // Python default, or what the pass found wrong).
+#include "ops/runtime/iterations_loop.h"
 #include "ops/runtime/no_throw.h"
-#include "optimizers/iterations_loop.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 

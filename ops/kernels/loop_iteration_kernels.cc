@@ -3,8 +3,8 @@
 // its run (LoopIterations, ops/runtime/dump_steps.h), so the dump and overflow kernels of that iteration -- in
 // nested while loops too -- number their step as the run's first step plus the iteration.
 #include "ops/runtime/dump_steps.h"
+#include "ops/runtime/iterations_loop.h"
 #include "ops/runtime/no_throw.h"
-#include "optimizers/iterations_loop.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 

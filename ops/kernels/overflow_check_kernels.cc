@@ -13,11 +13,12 @@
 #include <cstring>
 
 #include "ops/runtime/dump_format.h"
+#include "ops/runtime/dump_layout.h"
 #include "ops/runtime/dump_steps.h"
 #include "ops/runtime/dump_writer.h"
 #include "ops/runtime/float_status.h"
+#include "ops/runtime/iterations_loop.h"
 #include "ops/runtime/no_throw.h"
-#include "optimizers/iterations_loop.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor_util.h"
@@ -144,7 +145,7 @@ class OverflowCheckOp : public NpuOpKernel {
   void Report(tensorflow::OpKernelContext* ctx, const tensorflow::Tensor& x, int64_t step) {
     DumpRecord record;
     record.root = dump_root_;
-    record.dir = dump_dir_ + "/" + std::to_string(step);
+    record.dir = StepDumpDir(dump_dir_, step);
     record.op_type = op_type_;
     record.op_name = op_name_;
     record.task_id = task_id_;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ops/runtime/c_api.h"
+#include "ops/runtime/dump_layout.h"
 #include "ops/runtime/json_text.h"
 #include "ops/runtime/no_throw.h"
 #include "ops/runtime/tensor_stats.h"
@@ -25,13 +26,8 @@ std::string FileNameFor(AppendedFiles* appended, const DumpRecord& r, const std:
                         const std::string& suffix) {
   if (name.size() + suffix.size() <= kMaxFileNameLength) return name + suffix;
   const std::string short_name = ShortFileName(name, suffix);
-  appended->Append(r.root, r.dir, "mapping.csv", "", short_name + "," + name + suffix + "\n");
+  appended->Append(r.root, r.dir, kMappingFile, "", short_name + "," + name + suffix + "\n");
   return short_name;
-}
-
-std::string DumpFileName(const DumpRecord& r) {
-  return SanitizeName(r.op_type) + "." + SanitizeName(r.op_name) + "." + std::to_string(r.task_id) + "." +
-         std::to_string(r.stream_id) + "." + std::to_string(r.timestamp);
 }
 
 std::string ShapeText(const tensorflow::TensorShape& shape) {
@@ -211,8 +207,8 @@ absl::StatusOr<std::string> DumpWriter::Write(const DumpRecord& r) {
 std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::string* opdebug_path) {
   std::string dump_path;
   if (r.stats) {
-    appended_.Append(r.root, r.dir, "statistic.csv", kStatsCsvHeader, StatsRows(r));
-    dump_path = r.dir + "/statistic.csv";
+    appended_.Append(r.root, r.dir, kStatisticsFile, kStatsCsvHeader, StatsRows(r));
+    dump_path = DumpFilePath(r.dir, kStatisticsFile);
   } else if (r.dump_file) {
     const std::string header = EncodeDumpHeader(r.op_name, r.timestamp / 1000, r.inputs, r.outputs);
     uint64_t header_size = header.size();  // little-endian on every platform TensorFlow builds for
@@ -224,10 +220,11 @@ std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::strin
       }
     }
     for (const Piece& p : pieces) bytes += p.size;
-    const std::string name = FileNameFor(&appended_, r, DumpFileName(r), "");
+    const std::string name =
+        FileNameFor(&appended_, r, DumpFileName(r.op_type, r.op_name, r.task_id, r.stream_id, r.timestamp), "");
     const absl::Status status = WriteFileAtomically(r.root, r.dir, name, pieces);
     tally->Add(status, bytes);
-    if (status.ok()) dump_path = r.dir + "/" + name;
+    if (status.ok()) dump_path = DumpFilePath(r.dir, name);
   }
   if (r.golden && !r.stats) {
     for (size_t i = 0; i < r.outputs.size(); ++i) {
@@ -241,8 +238,7 @@ std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::strin
         for (int64_t k = 0; k < source.size(); ++k) target(k) = static_cast<float>(source(k));
       }
       const std::string header = NpyHeader(t.dtype, t.shape);
-      const std::string name = FileNameFor(
-          &appended_, r, SanitizeName(r.op_name) + "." + std::to_string(i) + "." + std::to_string(r.timestamp), ".npy");
+      const std::string name = FileNameFor(&appended_, r, GoldenFileStem(r.op_name, i, r.timestamp), ".npy");
       tally->Add(
           WriteFileAtomically(r.root, r.dir, name,
                               {{header.data(), header.size()}, {data.tensor_data().data(), data.tensor_data().size()}}),
@@ -253,14 +249,13 @@ std::string DumpWriter::WriteFiles(const DumpRecord& r, Tally* tally, std::strin
     const std::string header = EncodeOpdebugHeader(r.opdebug_timestamp / 1000);
     const std::string payload = OverflowPayload(r.model_id, r.stream_id, r.task_id, r.overflow_status);
     uint64_t header_size = header.size();
-    const std::string name = "Opdebug.Node_OpDebug." + std::to_string(r.task_id) + "." + std::to_string(r.stream_id) +
-                             "." + std::to_string(r.opdebug_timestamp);
+    const std::string name = OpdebugFileName(r.task_id, r.stream_id, r.opdebug_timestamp);
     const absl::Status status = WriteFileAtomically(r.root, r.dir, name,
                                                     {{reinterpret_cast<const char*>(&header_size), 8},
                                                      {header.data(), header.size()},
                                                      {payload.data(), payload.size()}});
     tally->Add(status, 8 + header.size() + payload.size());
-    if (status.ok()) *opdebug_path = r.dir + "/" + name;
+    if (status.ok()) *opdebug_path = DumpFilePath(r.dir, name);
   }
   return dump_path;
 }

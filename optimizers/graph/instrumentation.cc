@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <ctime>
 #include <utility>
 #include <vector>
 
+#include "ops/runtime/dump_layout.h"
+#include "ops/runtime/dump_node_attrs.h"
 #include "optimizers/pass_contract.h"
 #include "tensorflow/core/framework/node_def_util.h"
 #include "tensorflow/core/framework/op.h"
@@ -40,8 +41,8 @@ int64_t TaskIdOf(tensorflow::NodeDef* node) {
 DumpModel FindOrCreateModel(const tensorflow::GraphDef& graph, const std::string& root) {
   for (const auto& node : graph.node()) {
     if (!IsInstrumentationOp(node.op())) continue;
-    auto id = node.attr().find("model_id");
-    auto dir = node.attr().find("dump_dir");
+    auto id = node.attr().find(dump_node::kModelId);  // the same names on every instrumentation op
+    auto dir = node.attr().find(dump_node::kDumpDir);
     if (id != node.attr().end() && id->second.i() > 0 && dir != node.attr().end()) {
       return {id->second.i(), dir->second.s()};
     }
@@ -49,13 +50,7 @@ DumpModel FindOrCreateModel(const tensorflow::GraphDef& graph, const std::string
   static std::atomic<int64_t> next_model_id{1};
   DumpModel model;
   model.id = next_model_id++;
-  // Ascend names a model after its graph; ours are named like GE's default graphs.
-  char time_text[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(time_text, sizeof(time_text), "%Y%m%d%H%M%S", std::localtime(&now));
-  if (!root.empty()) {
-    model.dir = root + "/ge_default_" + time_text + "_" + std::to_string(model.id) + "/" + std::to_string(model.id);
-  }
+  if (!root.empty()) model.dir = ModelDumpDir(root, model.id);
   return model;
 }
 

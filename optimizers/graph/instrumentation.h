@@ -48,9 +48,10 @@ bool IsFunctionBody(const tensorflow::grappler::GrapplerItem& item, bool functio
 // The op's task id: the one stamped earlier by another pass, or a new process-wide id stamped now.
 int64_t TaskIdOf(tensorflow::NodeDef* node);
 
-// The model an instrumented graph is dumped as: {root}/{model_name}/{model_id}. Every pass finds the same
-// model on the same graph (the id is read back from nodes instrumented earlier); every graph a session runs
-// gets a model id of its own. With an empty root (no dump: the exception capture) the dir is empty.
+// The model an instrumented graph is dumped as: {root}/{model_name}/{model_id} (ModelDumpDir,
+// ops/runtime/dump_layout.h). Every pass finds the same model on the same graph (the id is read back from nodes
+// instrumented earlier); every graph a session runs gets a model id of its own. With an empty root (no dump: the
+// exception capture) the dir is empty.
 struct DumpModel {
   int64_t id = 0;
   std::string dir;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/runtime/dump_node_attrs.h"
 #include "optimizers/graph/instrumentation.h"
 #include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
@@ -25,7 +26,6 @@
 namespace npu_bridge {
 namespace {
 
-constexpr char kDumpOp[] = "NpuDump";
 constexpr char kSourceSuffix[] = "npu_dump_source";
 constexpr char kDumpedAttr[] = "_npu_dumped";  // on ops this pass instrumented: it runs again on its output
 
@@ -45,12 +45,6 @@ struct Settings {
   DumpModel model;
   std::string base;  // dump_path: the root of the directories the writer verifies
 };
-
-void SetTypes(tensorflow::NodeDef* node, const char* attr, const tensorflow::DataTypeVector& types) {
-  auto* list = (*node->mutable_attr())[attr].mutable_list();
-  list->Clear();
-  for (tensorflow::DataType type : types) list->add_type(tensorflow::BaseType(type));
-}
 
 class DumpPass : public RewritePass {
  public:
@@ -120,7 +114,8 @@ class DumpPass : public RewritePass {
       for (tensorflow::DataType type : output_types) forwards &= !tensorflow::IsRefType(type);
       Followers& follow = followers[name];
       if (forwards) {
-        SetTypes(&dump, "Tfwd", output_types);
+        auto* forwarded = (*dump.mutable_attr())[dump_node::kForwardedTypes].mutable_list();
+        for (tensorflow::DataType type : output_types) forwarded->add_type(tensorflow::BaseType(type));
         for (int i = 0; i < shown; ++i) follow.replacements[i] = TensorName(dump.name(), i);
       } else {
         follow.waits.push_back(dump.name());
@@ -144,55 +139,50 @@ class DumpPass : public RewritePass {
     NodeTypes(node, &input_types, &output_types);
     output_types.resize(ArtifactOutputCount(node, output_types.size()));
     tensorflow::NodeDef dump;
-    dump.set_op(kDumpOp);
+    dump.set_op(dump_node::kOp);
     dump.set_device(CpuDevice(node.device()));
     for (size_t i = 0; i < output_types.size(); ++i) dump.add_input("");
-    SetTypes(&dump, "Tout", output_types);
-    SetTypes(&dump, "Tfwd", {});
-    tensorflow::DataTypeVector dumped_input_types;
-    auto& attrs = *dump.mutable_attr();
-    auto* written_as = attrs["Tdump"].mutable_list();
+    DumpNodeAttrs attrs;
+    attrs.output_types = output_types;  // Tfwd stays empty here: the caller sets it when the dump forwards them
     auto write_as = [&](const std::string& tensor, tensorflow::DataType type) {
       const auto parsed = ParseInput(tensor);
       auto low = settings.low_precision.find(TensorName(parsed.first, parsed.second));
-      written_as->add_type(low != settings.low_precision.end() && type == tensorflow::DT_FLOAT
-                               ? low->second
-                               : tensorflow::BaseType(type));
+      attrs.written_as.push_back(low != settings.low_precision.end() && type == tensorflow::DT_FLOAT
+                                     ? low->second
+                                     : tensorflow::BaseType(type));
     };
     for (size_t i = 0; i < output_types.size(); ++i) write_as(TensorName(node.name(), i), output_types[i]);
-    attrs["ref_inputs"].mutable_list();
     if (dumps_inputs) {
       const std::vector<std::string> inputs = DataInputs(node);
       for (size_t i = 0; i < inputs.size(); ++i) {
         dump.add_input(inputs[i]);
-        dumped_input_types.push_back(input_types[i]);
+        attrs.input_types.push_back(input_types[i]);
         write_as(inputs[i], input_types[i]);
         if (tensorflow::IsRefType(input_types[i]) || AliasesVariable(graph, index_of, inputs[i])) {
-          attrs["ref_inputs"].mutable_list()->add_i(i);
+          attrs.ref_inputs.push_back(static_cast<int32_t>(i));
         }
       }
     }
-    SetTypes(&dump, "Tin", dumped_input_types);
     const std::vector<std::string> inputs = DataInputs(node);
     bool aliases = false;  // outputs that may be a variable's buffer are copied too
     for (tensorflow::DataType type : output_types) aliases |= tensorflow::IsRefType(type);
     if (ForwardsInput(node.op()) && !inputs.empty()) aliases |= AliasesVariable(graph, index_of, inputs[0]);
-    attrs["ref_outputs"].set_b(aliases);
-    attrs["op_name"].set_s(OriginalName(node));
-    attrs["op_type"].set_s(ArtifactOpType(node));
-    attrs["dump_dir"].set_s(settings.model.dir);
-    attrs["dump_root"].set_s(settings.base);
-    attrs["model_id"].set_i(settings.model.id);
-    attrs["task_id"].set_i(task_id);
-    auto* steps = attrs["dump_steps"].mutable_list();
-    for (int64_t step : settings.dump_steps) steps->add_i(step);
-    attrs["dump_outputs"].set_b(settings.dump_outputs);
-    attrs["stats"].set_b(settings.stats);
-    attrs["golden"].set_b(settings.golden);
+    attrs.ref_outputs = aliases;
+    attrs.op_name = OriginalName(node);
+    attrs.op_type = ArtifactOpType(node);
+    attrs.dump_dir = settings.model.dir;
+    attrs.dump_root = settings.base;
+    attrs.model_id = settings.model.id;
+    attrs.task_id = task_id;
+    attrs.dump_steps = settings.dump_steps;
+    attrs.dump_outputs = settings.dump_outputs;
+    attrs.stats = settings.stats;
+    attrs.golden = settings.golden;
     auto format = node.attr().find("data_format");
     if (format != node.attr().end() && format->second.value_case() == tensorflow::AttrValue::kS) {
-      attrs["data_format"].set_s(format->second.s());
+      attrs.data_format = format->second.s();
     }
+    WriteDumpNodeAttrs(attrs, &dump);
     return dump;
   }
 

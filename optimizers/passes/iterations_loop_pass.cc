@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ops/runtime/iterations_loop.h"
 #include "optimizers/graph/graph_util.h"
-#include "optimizers/iterations_loop.h"
 #include "optimizers/pass_contract.h"
 #include "optimizers/rewrite_pass.h"
 #include "tensorflow/core/framework/function.h"
@@ -53,6 +53,8 @@ using tensorflow::DataType;
 using tensorflow::GraphDef;
 using tensorflow::NodeDef;
 
+// Bool attr on the node that replaces a fetched IterationOp once the loop is built (makes the pass idempotent).
+constexpr char kLoopBuiltAttr[] = "_npu_iterations_loop_built";
 constexpr char kPrefix[] = "npu_iterations_loop";
 constexpr char kFrameName[] = "npu_iterations_loop/frame";
 

@@ -1,12 +1,11 @@
 """HCCL collectives across rank processes, on TensorFlow's gRPC distributed runtime.
 
-Every rank is an OS process (as every NPU has its own process on Ascend). The pieces:
+Every rank is an OS process (as every NPU has its own process on Ascend). Bridged sessions take part through the
+session layer's collectives step (``npu_bridge.core.session.steps.collectives``). The pieces:
 
   settings      HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT / ``hccl_timeout``, HCCL_IF_BASE_PORT
   server        this rank's ``tf.distribute.Server`` and the wait for every other rank to arrive
   watchdog      ends a rank that waits in a collective for a peer that is gone (TF can hang there)
-  session_step  the session setup step: bridged sessions target the rank's server; the run hook that
-                fails fast after a collective failure and turns TF errors into ``CollectiveError``
   keys          deterministic group and instance keys (the same on every rank, with no communication)
   registry      which collective ops a graph has and which of them a ``Session.run`` executes
   primitives    the TensorFlow collective ops everything lowers to
@@ -17,4 +16,8 @@ Every rank is an OS process (as every NPU has its own process on Ascend). The pi
   variable_write_back  ``broadcast`` into variables: assigns the root's values back, as HCCL does
   lowering      differentiable collectives over resolved groups (gradients next to each op)
   membership    group name -> member ranks and this process's place among them
+
+  failures      what a failed collective means, said the same way for TF1 session runs and TF2 function calls
+  function_calls  collective failures in TF2 function calls become ``CollectiveError``s, as in session runs
+  exposure      who can reach a job's collective servers, and the one warning when it is more than the job
 """

@@ -1,11 +1,11 @@
 """Collective failures in TF2 function calls become ``CollectiveError``s, as in TF1 session runs.
 
-A TF1 session's run hook (``session_step``) explains a failed collective; TF2 code runs its collectives in eager
-``tf.function`` calls, which have no run hooks. So in a world of several ranks whose eager context joined the job,
-``explain_failures`` wraps ``Function.__call__`` (the class behind ``tf.function``, the script's steps and Keras'
-``train_function`` alike): a TensorFlow error a collective raised in a call is re-raised as the ``CollectiveError``
-TF1 would give (``failures``), naming the rank to blame, with TensorFlow's error as its cause. Other errors, and
-calls traced into a graph, pass unchanged.
+A TF1 session's run hook (``npu_bridge.core.session.steps.collectives``) explains a failed collective; TF2 code runs
+its collectives in eager ``tf.function`` calls, which have no run hooks. So in a world of several ranks whose eager
+context joined the job, ``explain_failures`` wraps ``Function.__call__`` (the class behind ``tf.function``, the
+script's steps and Keras' ``train_function`` alike): a TensorFlow error a collective raised in a call is re-raised
+as the ``CollectiveError`` TF1 would give (``failures``), naming the rank to blame, with TensorFlow's error as its
+cause. Other errors, and calls traced into a graph, pass unchanged.
 """
 
 import functools

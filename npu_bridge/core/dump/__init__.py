@@ -1,7 +1,15 @@
 """Data dump, overflow detection and exception dump in Ascend's formats, and the tools that read them.
 
 Sessions dump through NpuOptimizer options (``enable_dump``, ``enable_dump_debug``, ``enable_exception_dump``;
-see ``session_step``). The tools -- also the ``npu-dump`` command -- read dumps written here and by Ascend's
+see ``npu_bridge.core.session.steps.dump``), which that step maps onto the modules here:
+
+  dump_root            the dump root {dump_path}/{time}/{device id} and its {time} directory
+  exception_directory  where exception dumps go, checked when the session is created
+  dump_writer          Python's handle on the C++ dump writer and its environment variables
+  writer_watch         follows the writer: overflow events, failed writes, finishing the reports
+  dump_reports         a dump root's dump_status.json and overflow report; op_sources: where ops were created
+
+The tools -- also the ``npu-dump`` command -- read dumps written here and by Ascend's
 runtime:
 
   load(path)                       one dump file, Opdebug record or .npy tensor (``dump_file.DumpFile``)
@@ -9,6 +17,19 @@ runtime:
   compare(mine, truth)             two dump trees, tensor by tensor (``dump_compare.Comparison``)
   overflow_report(root)            the overflow report of a dump tree, as text
   flush()                          waits until this process's dumps are on disk
+
+Its modules besides those above:
+
+  dump_config          ``DumpConfig`` for ``NPURunConfig(dump_config=...)``
+  cli                  ``npu-dump``
+  dump_file            one dump file; dump_proto: the ``DumpData`` protobuf schema, declared in code
+  dump_names           file names of Ascend dump artifacts and how to read them back
+  dump_tree            finding the artifacts in a dump directory tree
+  dump_layouts         device layouts of tensors in Ascend's dumps, turned back into TensorFlow's
+  dump_convert         dump files -> .npy, named as msaccucmp names them
+  dump_compare         two dump trees compared tensor by tensor
+  overflow_records     the overflow report: which ops overflowed, in which step, first overflow first
+  tensor_stats         statistics of dumped tensors, computed block by block (bounded memory)
 """
 
 from npu_bridge.core.dump import overflow_records

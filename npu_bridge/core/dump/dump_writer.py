@@ -7,6 +7,8 @@ disk. Its memory limit, thread count and file mode come from the environment:
   NPU_BRIDGE_DUMP_THREADS    writer threads (default 2, at most 16; fixed once the writer has started)
   NPU_BRIDGE_DATA_MODE       the mode of every file it writes (octal, default 600: owner-only; see
                              ``safe_paths.data_mode``), and of the directories it creates (``directory_mode``)
+  NPU_BRIDGE_DUMP_GOLDEN     1 (default) writes golden .npy files next to the dump files, 0 does not (read for
+                             each dumping session, ``golden_files_wanted``)
 The first two are whole numbers in ASCII digits (``str.isdigit`` and ``int`` also take other scripts' digits).
 """
 
@@ -20,6 +22,7 @@ from npu_bridge.core.runtime.errors import NpuOptionError
 
 QUEUE_VARIABLE = "NPU_BRIDGE_DUMP_QUEUE_MB"
 THREADS_VARIABLE = "NPU_BRIDGE_DUMP_THREADS"
+GOLDEN_VARIABLE = "NPU_BRIDGE_DUMP_GOLDEN"
 _DEFAULT_QUEUE_MB = 256
 _DEFAULT_THREADS = 2
 MAX_QUEUE_MB = 1 << 20  # 1 TiB; the byte count (MB << 20) must fit the writer's int64 with room to spare
@@ -90,6 +93,20 @@ def configure_from_environment(environ=None):
         queue_mb << 20, threads, file_mode, safe_paths.directory_mode(file_mode)
     )
     return file_mode
+
+
+def golden_files_wanted(environ=None):
+    """NPU_BRIDGE_DUMP_GOLDEN: 1 (default) writes golden .npy files next to the dump files, 0 does not.
+
+    Raises:
+      NpuOptionError: the variable holds something else.
+    """
+    text = (os.environ if environ is None else environ).get(GOLDEN_VARIABLE, "").strip()
+    if text not in ("", "0", "1"):
+        raise NpuOptionError(
+            GOLDEN_VARIABLE, text, "0 / 1", "the environment variable chooses whether golden .npy files are written"
+        )
+    return text != "0"
 
 
 def _positive(environ, name, default, maximum):

@@ -9,4 +9,12 @@
   cli         the command line
 
 This package must not import TensorFlow: ``npu_bridge/__init__.py`` stays light when the launcher runs.
+
+  __main__    ``python -m npu_bridge.core.launch``, the same as ``npu-run``
+  job_network  the network a job's ranks run in, chosen and set up before the first rank starts
+  private_network  a private network for a job whose ranks all run on this machine
+  shared_private_network  one private network for the launchers of a multi-server job on this machine
+  relay       authenticated connections between the private networks of a job's machines (``--job-secret``)
+  job_secret  the secret of a job across machines, and the handshake that proves a connection knows it
+  gate_admission  the gate's door: one thread that accepts connections to the gate's ports and runs handshakes
 """

@@ -2,6 +2,16 @@
 
 ``OPTIONS`` is the single source of truth. ``parse_config`` / ``parse_values`` turn a ConfigProto or Python
 values into validated ``NpuOptions``; ``render_markdown`` documents the table.
+
+spec               the data model of one option (``OptionSpec``)
+table              the table itself: one ``OptionSpec`` per parameter_map key
+checks             reusable validators of one option value
+rules              rules that involve more than one option
+profiling_options  the ``profiling_options`` value: its forms, the keys Ascend knows, what each means here
+parse              reads options from a ConfigProto or Python values, validates them, writes them back
+config_objects     the sub-configs of ``NPURunConfig`` (MemoryConfig, ExperimentalConfig, ...)
+docs               renders the table (markdown for docs/options.md, plain text for a terminal)
+__main__           ``python -m npu_bridge.core.options [--write-docs]``
 """
 
 from npu_bridge.core.options.docs import render_markdown

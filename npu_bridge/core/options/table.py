@@ -9,6 +9,9 @@ Defaults are upstream's adapter defaults as normalized Python values. None means
 unset, including upstream's "" and -1 "not configured" sentinels, so that None is the only way to say unset.
 Stages follow upstream's buckets: I -> init, S -> session, I+S -> init, G -> graph, P -> pass. The two keys
 upstream writes but never reads (enable_reduce_precision, min_group_size) are "session".
+
+One file over 500 lines on purpose: the table is the single source of every option, read and reviewed as one list
+in upstream's order.
 """
 
 import difflib
@@ -232,7 +235,10 @@ _PRECISION = (
         None,
         EMULATED,
         "Ascend precision: cube ops (MatMul, Conv*, ...) round inputs (and for allow_fp32_to_fp16 outputs) "
-        "through fp16 with fp32 accumulation; mixed modes run TensorFlow's automatic mixed precision; unset = "
+        "through fp16 with fp32 accumulation; mixed modes compute the white-listed ops and the gray ops they feed "
+        "in fp16 / bf16 (npu_bridge's precision pass with Ascend's white / black / gray lists, which modify_mixlist "
+        "edits; never TensorFlow's automatic mixed precision): rounded through fp16 / bf16 on cpu and the simulated "
+        "Ascend backend, really converted on gpu; unset = "
         "allow_fp32_to_fp16 on the simulated Ascend backend, unchanged on cpu / gpu.",
         allowed=" / ".join(PRECISION_MODES),
         check=modes.mode_check(

@@ -5,7 +5,7 @@ attributes); ``optimizers/pass_contract_keys.h`` is generated from it (``contrac
 from the table ``PassPlan`` (one field per key), ``KEYS``, ``RECORD_FIELDS``, ``NODE_ATTRS`` and the node attribute
 constants (``KEEP_DTYPE_ATTR``, ...), and encodes and decodes the values.
 
-A bridged session's setup steps fill one ``PassPlan`` (``npu_bridge.core.session.setup_steps``) and ``write``
+A bridged session's setup steps fill one ``PassPlan`` (``npu_bridge.core.session.planner``) and ``write``
 puts all of it into the session's NpuOptimizer entry once, at the end of the plan. Values go down validated,
 normalized and structured, never as text for C++ to parse: lists as AttrValue lists, rules as NameAttrList
 records. C++ reads these keys only, never the user's options; what only Python reads (the init options) stays in

@@ -1,9 +1,20 @@
 """``Profiler``: profile a block of code, whatever the sessions' options say (upstream's scoped profiler)."""
 
-from npu_bridge.core.profiling import recorder, session_step
+from npu_bridge.core.profiling import recorder
 from npu_bridge.core.profiling import settings as profiling_settings
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuUsageError
+
+_start_listeners = []
+
+
+def on_start(listener):
+    """Calls ``listener()`` whenever a ``Profiler`` starts, once however often it is given.
+
+    The session layer's profiling step gives the function that hooks the bridged sessions already open.
+    """
+    if listener not in _start_listeners:
+        _start_listeners.append(listener)
 
 
 class Profiler:
@@ -34,7 +45,8 @@ class Profiler:
         """
         recorder.start_scope(self._settings)
         self._started = True
-        session_step.hook_open_sessions()
+        for listener in list(_start_listeners):
+            listener()
 
     def stop(self):
         """Stops profiling and publishes the profile.

@@ -111,7 +111,7 @@ def ensure_started(settings, context):
 
 def record(session, run, start_ns, end_ns, step_stats, graph=""):
     """Appends a traced run to the active profile (dropped when none is active); ``graph`` is the run's graph
-    signature (``session_step.run_signature``)."""
+    signature (``run_signature``)."""
     recording = _active
     if recording is not None:
         recording.writer.write(session, run, start_ns, end_ns, step_stats, graph)

@@ -30,4 +30,9 @@ legacy_modules  Keras of the script's era for user code in both modes: the route
 legacy_paths    where each Keras 2.2-2.6 and moved TensorFlow-internal module lives now (the rename tables)
 addons_keras    tensorflow_addons (which user code imports) on tf_keras: its ``keras.src`` imports, Python ops first
 eager_profiler  ``tensorflow.python.eager.profiler``, written here
+
+Writing files:
+
+atomic_write    text files readers see whole (old or new, never cut); output files users name
+safe_paths      files land only where the user put them; readers stay inside the tree they were given
 """

@@ -22,10 +22,10 @@ npu-run is stopping the job already). From then on:
     signal handler inside that error's constructor, and pybind11 reports "RuntimeError: ... MISMATCH of
     original and normalized active exception types: ORIGINAL UnavailableError REPLACED BY
     KeyboardInterrupt". Bridged sessions raise a plain KeyboardInterrupt instead
-    (``session.setup_steps.attach_run_hooks``), in any process;
+    (``session.run_hooks.attach_run_hooks``), in any process;
   * a collective that fails while npu-run stops the job raises KeyboardInterrupt (the interruption reached
     this rank through its peers) instead of a ``CollectiveError`` blaming a peer
-    (``collectives.session_step``), and the watchdog ends a rank that waits for a peer that is gone with the
+    (``session.steps.collectives``), and the watchdog ends a rank that waits for a peer that is gone with the
     interrupted line and exit code 130 instead of 70 (``collectives.watchdog``).
 
 This module imports no TensorFlow (``import npu_bridge`` installs it).

@@ -82,9 +82,9 @@ def render_markdown():
 
 if __name__ == "__main__":
     # Run as a script this file is `__main__`, whose registry the facades never fill: use the real module.
-    from npu_bridge.core.runtime import unsupported as _module
+    from npu_bridge.core.runtime.unsupported import render_markdown as real_render_markdown
 
     if sys.argv[1:] == ["--write-docs"]:
-        doc_blocks.write_block(DOCS_BLOCK, _module.render_markdown(), DOCS_PAGE)
+        doc_blocks.write_block(DOCS_BLOCK, real_render_markdown(), DOCS_PAGE)
     else:
-        sys.stdout.write(_module.render_markdown())
+        sys.stdout.write(real_render_markdown())

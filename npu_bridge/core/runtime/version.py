@@ -2,6 +2,8 @@
 
 from npu_bridge.core.runtime import native_library
 
+PACKAGE_VERSION = "0.1.0"  # npu_bridge.__version__; pyproject.toml's version (tests/test_cli_version.py checks both)
+
 
 def version_text(prog):
     """Returns e.g. "npu-dump 0.1.0 (C++ library built for TensorFlow 2.21.0)".
@@ -9,10 +11,8 @@ def version_text(prog):
     Args:
       prog: the tool's name.
     """
-    import npu_bridge  # the package root holds __version__
-
     try:
         built = f"C++ library built for TensorFlow {native_library.read_build_info().get('tensorflow_version', '?')}"
     except (OSError, ValueError):
         built = "C++ library not built"
-    return f"{prog} {npu_bridge.__version__} ({built})"
+    return f"{prog} {PACKAGE_VERSION} ({built})"

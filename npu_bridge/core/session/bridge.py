@@ -15,13 +15,16 @@ For a bridged session the bridge:
      ``min_graph_nodes = -1`` so even the one-node ``initialize_system`` graph is optimized; it turns
      ``place_pruned_graph`` off (``InteractiveSession`` turns it on), because TF skips Grappler -- and so the
      NpuOptimizer pass -- for pruned-graph placement;
-  4. plans the session (``npu_bridge.core.session.setup_steps``): resolves the collective world (device id,
+  4. plans the session (``npu_bridge.core.session.planner``): resolves the collective world (device id,
      rank table -- a malformed rank table fails here) and the backend once, runs the capabilities' setup
      steps, which map options onto TensorFlow's own machinery, may redirect the target and may attach run
      hooks, and writes the pass plan for the C++ passes (``npu_bridge.core.plan.pass_contract``);
   5. makes repeated runs of the same fetches and feed keys skip TensorFlow's per-run Python work
      (``npu_bridge.core.session.repeated_runs``).
-The user's ConfigProto is never modified: the session gets a copy.
+The user's ConfigProto is never modified: the session gets a copy. Steps 2-4 are ``plan_validated``, which TF2's
+``npu_device.open()`` calls directly, for its function graphs, with the options it validated from
+``global_options()`` and the world it resolved: the same planning from the same options, without a parameter_map
+in between.
 """
 
 from tensorflow.core.protobuf import config_pb2
@@ -29,11 +32,10 @@ from tensorflow.core.protobuf import config_pb2
 from npu_bridge.core.options import parse as option_parse
 from npu_bridge.core.runtime import log, native_library, system
 from npu_bridge.core.runtime.errors import NpuUsageError
-from npu_bridge.core.session import config_proto, repeated_runs
-from npu_bridge.core.session import setup_steps as session_setup
+from npu_bridge.core.session import config_proto, planner, repeated_runs, run_hooks
+from npu_bridge.core.session.step_api import PLAN_ATTRIBUTE, SessionPlan
 
 OPTIONS_ATTRIBUTE = option_parse.SESSION_ATTRIBUTE  # set on every bridged session instance
-PLAN_ATTRIBUTE = "_npu_bridge_plan"  # the SessionPlan of every bridged session instance
 
 _inject_all = False
 
@@ -59,7 +61,7 @@ def create_session(original_init, session, target, graph, config):
     setattr(session, PLAN_ATTRIBUTE, plan)
     if plan.options is not None:
         repeated_runs.install(session)
-    session_setup.attach_run_hooks(session, plan.run_hooks)
+    run_hooks.attach_run_hooks(session, plan.run_hooks)
 
 
 def inject_npu_config(enabled=True):
@@ -72,15 +74,14 @@ def inject_npu_config(enabled=True):
     _inject_all = bool(enabled)
 
 
-def bridge_config(target, config, function_graphs=False):
+def bridge_config(target, config):
     """Decides how a session is created.
 
     Args:
       target: the session target the user passed.
       config: the ConfigProto the user passed (or None).
-      function_graphs: plan for TF2 function graphs instead of a session's graphs (``npu_device``).
     Returns:
-      A ``session_setup.SessionPlan``: target and config to create the session with, the validated
+      A ``SessionPlan``: target and config to create the session with, the validated
       ``NpuOptions`` (None for a session that is not bridged) and run hooks to attach.
     Raises:
       NpuOptionError: an option has a bad value.
@@ -90,10 +91,10 @@ def bridge_config(target, config, function_graphs=False):
     if config is None and _inject_all:
         config = config_pb2.ConfigProto()
     if not isinstance(config, config_pb2.ConfigProto):
-        return session_setup.SessionPlan(options=None, config=config, target=target)
+        return SessionPlan(options=None, config=config, target=target)
     if not config_proto.has_npu_optimizer(config):
         if not _inject_all:
-            return session_setup.SessionPlan(options=None, config=config, target=target)
+            return SessionPlan(options=None, config=config, target=target)
         config = config_proto.npu_config_proto(_copy(config))
     log.configure()
     if not native_library.is_loaded():
@@ -102,12 +103,31 @@ def bridge_config(target, config, function_graphs=False):
             "loaded, so the session would silently run without it. Import npu_bridge before creating sessions "
             f"and check that it imports without errors. {native_library.REBUILD_HINT}"
         )
-    options = _with_process_init_options(option_parse.parse_config(config))
+    return plan_validated(option_parse.parse_config(config), config, target)
+
+
+def plan_validated(options, config, target="", world=None, function_graphs=False):
+    """Plans a bridged session, or TF2's function graphs, from options validated once by the caller.
+
+    Args:
+      options: the validated ``NpuOptions``.
+      config: the ConfigProto to plan on (not modified); its NpuOptimizer entries become one, appended if it has
+        none.
+      target: the session target.
+      world: the collective ``World``, when the caller already resolved it for the options' device id.
+      function_graphs: plan for TF2 function graphs instead of a session's graphs (``npu_device``).
+    Returns:
+      The ``SessionPlan``.
+    Raises:
+      RankTableError, DeviceIdError: the collective world is misconfigured.
+      NpuOptionError: a setup step rejects the options.
+    """
+    options = _with_process_init_options(options)
     bridged = _copy(config)
     _write_single_entry(bridged, options)
     bridged.graph_options.rewrite_options.min_graph_nodes = -1
     bridged.graph_options.place_pruned_graph = False
-    return session_setup.plan_session(options, bridged, target, function_graphs)
+    return planner.plan_session(options, bridged, target, function_graphs, world)
 
 
 def _copy(config):
@@ -141,7 +161,8 @@ def _with_process_init_options(options):
 
 
 def _write_single_entry(config, options):
-    """Replaces every NpuOptimizer entry by one normalized entry at the position of the first."""
+    """Replaces every NpuOptimizer entry by one normalized entry at the position of the first (appended when
+    there is none)."""
     custom = config.graph_options.rewrite_options.custom_optimizers
     kept = list(custom)
     del custom[:]
@@ -150,10 +171,16 @@ def _write_single_entry(config, options):
         if entry.name != config_proto.NPU_OPTIMIZER:
             custom.add().CopyFrom(entry)
         elif not written:
-            target_entry = custom.add()
-            target_entry.name = config_proto.NPU_OPTIMIZER
-            options.write_parameter_map(target_entry)  # the pass-contract keys follow when the plan is done
+            _add_entry(custom, options)
             written = True
+    if not written:
+        _add_entry(custom, options)
+
+
+def _add_entry(custom, options):
+    entry = custom.add()
+    entry.name = config_proto.NPU_OPTIMIZER
+    options.write_parameter_map(entry)  # the pass-contract keys follow when the plan is done
 
 
 def decorator_tf_session(session_init):

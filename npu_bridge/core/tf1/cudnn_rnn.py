@@ -25,6 +25,7 @@ import numbers
 import tensorflow as tf
 
 from npu_bridge.core.runtime.errors import NotAvailableError, NpuArgumentError, NpuArgumentTypeError
+from npu_bridge.core.tf1.cudnn_initializers import canonical_initializer
 
 __all__ = [
     "CUDNN_GRU",
@@ -314,7 +315,7 @@ class _CudnnRNN(tf.compat.v1.layers.Layer):
         return [f"stack_bidirectional_rnn/cell_{layer}/bidirectional_rnn/{way}/{cell}" for way in ("fw", "bw")]
 
     def _variable(self, name, shape, initializer):
-        return self.add_weight(name, shape, dtype=self._plain_dtype, initializer=_as_init(initializer))
+        return self.add_weight(name, shape, dtype=self._plain_dtype, initializer=canonical_initializer(initializer))
 
     def state_shape(self, batch_size):
         """The shapes of the states: [num_layers * num_dirs, batch_size, num_units] each."""
@@ -454,36 +455,6 @@ class CudnnGRU(_CudnnRNN):
 
     def _step(self, inputs, state, variables):
         return _gru_step(inputs, state, variables)
-
-
-def _as_init(spec):
-    """An initializer of a canonical variable from cuDNN's per-matrix initializer (as TensorFlow 1.15 initialized the
-    canonical matrices, then converted them).
-
-    ``(init, [(width, units), ...])``: a kernel, one column block per gate, each the input matrix W over the
-    recurrent matrix R, both drawn as cuDNN's [units, width] / [units, units] and transposed. ``(init, n)``: a bias of
-    n gates, each the sum of cuDNN's input and recurrent bias. ``(init, None)``: one matrix drawn as cuDNN's
-    (transposed) or one bias.
-    """
-    init, blocks = spec
-
-    def initializer(shape, dtype=None, partition_info=None):
-        del partition_info
-        if blocks is None:
-            if len(shape) == 2:
-                return tf.transpose(init([shape[1], shape[0]], dtype=dtype))
-            return init(shape, dtype=dtype)
-        if isinstance(blocks, int):
-            size = shape[0] // blocks
-            return tf.concat([init([size], dtype=dtype) + init([size], dtype=dtype) for _ in range(blocks)], 0)
-        columns = []
-        for width, units in blocks:
-            w = tf.transpose(init([units, width], dtype=dtype))
-            r = tf.transpose(init([units, units], dtype=dtype))
-            columns.append(tf.concat([w, r], 0))
-        return tf.concat(columns, 1)
-
-    return initializer
 
 
 def _known_depth(shape, owner):

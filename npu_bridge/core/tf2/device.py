@@ -1,18 +1,18 @@
 """``npu_device.open()``: opening "the NPU" of a TF2 process, and its handle.
 
 The device is a name over the backend that computes (cpu, gpu or the simulated Ascend backend): ``open()`` reads
-``global_options()`` once, validates them through the option table, initializes the NPU system with their
-init-stage options, and puts an ``NpuOptimizer`` entry carrying the session plan of those options into the
-configuration TensorFlow optimizes every ``tf.function`` graph with (``function_config``). Every function a script
-then runs -- its own ``tf.function`` steps and Keras' ``train_function`` -- goes through the same C++ passes as a
-TF1 session's graph.
+``global_options()`` once and validates them through the option table once (``option_values``, the device id
+included as ``session_device_id``), resolves the collective world once, has the session layer plan them as it
+plans a TF1 session (``function_config``), which puts an ``NpuOptimizer`` entry carrying the plan into the
+configuration TensorFlow optimizes every ``tf.function`` graph with, and initializes the NPU system with their
+init-stage options. Every function a script then runs -- its own ``tf.function`` steps and Keras'
+``train_function`` -- goes through the same C++ passes as a TF1 session's graph.
 """
 
 import os
 import threading
 
-from npu_bridge.core.collectives import server
-from npu_bridge.core.device import device_id as device_ids
+from npu_bridge.core.device.device_id import resolve as resolve_device_id
 from npu_bridge.core.runtime import log, system
 from npu_bridge.core.runtime.errors import DeviceIdError, NpuUsageError, RankTableError
 from npu_bridge.core.tf2 import (
@@ -109,11 +109,10 @@ def open(device_id=None):  # noqa: A001  (upstream's name)
                 "npu_device.open(): RANK_SIZE and CM_WORKER_SIZE are both set; set the world size with one of them"
             )
         loop_size.npu_loop_size()  # a bad NPU_LOOP_SIZE fails here, as when the adapter's backend loads
-        options = option_values.parse_assigned(global_options.snapshot())
-        current = world.environment_world(wanted)
-        if current.rank_size > 1:
-            server.ensure_started(current, eager=True)  # before the plan, whose collectives step finds it
-        plan = function_config.install(options, wanted)
+        log.configure()
+        options = option_values.parse_assigned(global_options.snapshot(), wanted)  # the one validation
+        current = world.environment_world(wanted)  # the one world: the plan takes it as it is
+        plan = function_config.install(options, current)  # with several ranks, its collectives step joins the job
         optimizer_updates.install()
         profiling_calls.install(plan)
         system.initialize(plan.options.by_stage("init"), "npu_device.open", is_global=True)
@@ -134,7 +133,7 @@ def global_npu_ctx():
 
 def _device_id(device_id):
     if device_id is None:
-        return device_ids.resolve()
+        return resolve_device_id()
     if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
         raise DeviceIdError(f"npu_device.open(device_id={device_id!r}): the device id must be an integer >= 0")
     return device_id

@@ -16,7 +16,7 @@ import sys
 import types
 
 from npu_bridge.core.runtime import legacy_modules, log, user_code, user_imports
-from npu_bridge.core.tf2 import environment
+from npu_bridge.core.tf2 import environment as tf2_environment
 
 USAGE = "usage: python -m npu_bridge.tf2 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
 _ROUTE = "tf2"
@@ -56,7 +56,7 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help") or argv == ["-m"]:
         sys.stderr.write(USAGE + "\n")
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2
-    os.environ.update(environment.for_children(os.environ))  # the Pythons the script starts map imports too
+    os.environ.update(tf2_environment.for_children(os.environ))  # the Pythons the script starts map imports too
     if argv[0] == "-m":
         sys.argv = [argv[1], *argv[2:]]
         sys.path[0] = os.getcwd()

@@ -8,11 +8,12 @@ from npu_bridge.core.tf2 import option_fields
 SOURCE = "npu_device.global_options()"
 
 
-def parse_assigned(assigned):
-    """Validates the assigned fields through the option table.
+def parse_assigned(assigned, device_id=None):
+    """Validates the assigned fields through the option table, once.
 
     Args:
       assigned: {field path: value} (``global_options.snapshot()``).
+      device_id: the device id the device opens with, set as ``session_device_id``; None leaves it unset.
     Returns:
       ``NpuOptions``.
     Raises:
@@ -30,6 +31,8 @@ def parse_assigned(assigned):
         values[name] = _as_kind(OPTIONS[name].kind, value)
     if values.get("profiling_mode") and "profiling_options" not in values:
         values["profiling_options"] = option_fields.DEFAULT_PROFILING_OPTIONS  # the adapter's default
+    if device_id is not None:
+        values["session_device_id"] = device_id
     return option_parse.parse_values(values, source=SOURCE)
 
 

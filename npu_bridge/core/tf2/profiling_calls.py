@@ -19,8 +19,9 @@ import functools
 import threading
 import time
 
-from npu_bridge.core.profiling import graph_tensors, profiler_trace, recorder, session_step
+from npu_bridge.core.profiling import graph_tensors, profiler_trace, recorder
 from npu_bridge.core.profiling import settings as profiling_settings
+from npu_bridge.core.profiling.profile_context import profile_context
 from npu_bridge.core.runtime import log
 
 SIGNATURE_PREFIX = "function:"
@@ -52,7 +53,7 @@ def install(plan):
         if _state["original"] is not None:
             return True
         _state["settings"] = settings
-        _state["context"] = session_step.profile_context(plan, _TRACE_LEVEL)
+        _state["context"] = profile_context(plan, _TRACE_LEVEL)
         original = polymorphic_function.Function.__call__
         _state["original"] = original
         polymorphic_function.Function.__call__ = _wrap(original)

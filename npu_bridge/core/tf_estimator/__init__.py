@@ -6,6 +6,17 @@ installed TensorFlow has no Estimator (see ``install.py``), so Estimator scripts
 MonitoredSession; the canned estimators (DNNClassifier, ...) and distributed (TF_CONFIG) training are not
 provided: looking up a name this package lacks raises ``NotProvidedError`` (an ``AttributeError``) saying so and
 what to write instead (see ``missing.py``).
+
+estimator     ``Estimator`` on ``tf.compat.v1`` MonitoredSession
+calling       how ``model_fn`` and ``input_fn`` are called: only with the arguments their signatures take
+spec          ``EstimatorSpec``; mode_keys: ``ModeKeys``
+run_config    ``RunConfig``; run_log: the Estimator's log messages, through the ``tensorflow`` logger
+training      ``TrainSpec``, ``EvalSpec``, ``train_and_evaluate`` (local)
+warm_start    ``WarmStartSettings``
+export        serving input receivers and SavedModel export; inputs: numpy input functions (TF1)
+experimental  TensorFlow 1.15's early-stopping hooks
+install       installs this package as ``tf.estimator``; missing: the names it does not provide
+tpu/          ``tf.estimator.tpu``: TPUEstimator without a TPU
 """
 
 import tensorflow as _tf

@@ -9,6 +9,9 @@ What it logs, and at which verbosity, is TensorFlow's Estimator's (see ``run_log
 
 Subclasses (``NPUEstimator``) adjust a run through a few methods: ``_create_saver``,
 ``_checkpoint_saver_hook`` and the ``_session_config`` / ``_steps_per_run`` attributes.
+
+One file over 500 lines because it is one class, TensorFlow's ``Estimator`` with the methods subclasses override;
+what stands apart from it already lives next to it (calling, export, run_log, warm_start).
 """
 
 import contextlib

@@ -24,8 +24,7 @@ import hashlib
 import threading
 
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.world import pending_split
-from npu_bridge.core.world import world as world_lib
+from npu_bridge.core.world import pending_split, world
 
 WORLD_GROUP = "hccl_world_group"
 MAX_GROUP_NAME_LENGTH = 127
@@ -317,7 +316,7 @@ class GroupRegistry:
         return [r for r in g.ranks if r in local]
 
 
-@world_lib.once_per_initialization("hccl group registry")
+@world.once_per_initialization("hccl group registry")
 def registry():
     """Returns the ``GroupRegistry`` of the current initialization of the NPU system.
 
@@ -326,5 +325,4 @@ def registry():
     Raises:
       NotInitializedError: the system is not initialized.
     """
-    world = world_lib.current_world()
-    return GroupRegistry(world, pending_split.take())
+    return GroupRegistry(world.current_world(), pending_split.take())

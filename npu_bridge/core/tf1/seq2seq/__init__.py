@@ -1,11 +1,13 @@
 """``tf.contrib.seq2seq`` of TensorFlow 1.15 for the TF1 mode, written here on TensorFlow 2.21's graph-mode APIs.
 
 Modules, one job each: ``decoder`` (``Decoder``, ``dynamic_decode``), ``helpers`` (the ``Helper`` classes),
-``basic_decoder`` (``BasicDecoder``), ``attention`` (Bahdanau and Luong mechanisms, ``hardmax``), ``monotonic``
-(monotonic attention), ``attention_wrapper`` (``AttentionWrapper``), ``beam_search_ops`` (``gather_tree``, the
-``GatherTree`` kernel in TensorFlow ops), ``beam_search`` (``BeamSearchDecoder``, ``tile_batch``) and ``loss``
-(``sequence_loss``). Variable names and scopes are TensorFlow 1.15's, so its checkpoints restore. The contrib shim
-routes upstream's deep module paths (``contrib.seq2seq.python.ops.attention_wrapper``, ...) to these modules.
+``sampling`` (their Bernoulli and categorical samplers), ``basic_decoder`` (``BasicDecoder``), ``attention``
+(Bahdanau and Luong mechanisms, ``hardmax``), ``monotonic`` (monotonic attention), ``attention_wrapper``
+(``AttentionWrapper``), ``beam_search_ops`` (``gather_tree``, the ``GatherTree`` kernel in TensorFlow ops),
+``beam_tiling`` (``tile_batch``, ``gather_tree_from_array``), ``beam_search`` (``BeamSearchDecoder``; upstream's
+``beam_search_decoder`` module, re-exporting ``tile_batch``) and ``loss`` (``sequence_loss``). Variable names and
+scopes are TensorFlow 1.15's, so its checkpoints restore. The contrib shim routes upstream's deep module paths
+(``contrib.seq2seq.python.ops.attention_wrapper``, ...) to these modules.
 """
 
 from npu_bridge.core.tf1.seq2seq.attention import AttentionMechanism, BahdanauAttention, LuongAttention, hardmax

@@ -1,12 +1,12 @@
-// iterations_per_loop: names shared by the loop's ops and kernels and the rewrite pass that builds the loop. What
-// Python hands down (the IterationOp attribute, the loop count) is in the pass contract (pass_contract.h).
-#ifndef NPU_BRIDGE_OPTIMIZERS_ITERATIONS_LOOP_H_
-#define NPU_BRIDGE_OPTIMIZERS_ITERATIONS_LOOP_H_
+// iterations_per_loop: the names the loop's kernels (ops/kernels) share with the rewrite pass that builds the loop
+// (optimizers/passes/iterations_loop_pass.cc). They live here, below both, because includes go one way: optimizers/
+// may include ops/runtime/, ops/ never includes optimizers/. What Python hands down (the IterationOp attribute, the
+// loop count) is in the pass contract (optimizers/pass_contract.h).
+#ifndef NPU_BRIDGE_OPS_RUNTIME_ITERATIONS_LOOP_H_
+#define NPU_BRIDGE_OPS_RUNTIME_ITERATIONS_LOOP_H_
 
 namespace npu_bridge {
 
-// Bool attr on the node that replaces a fetched IterationOp once the loop is built (makes the pass idempotent).
-constexpr char kLoopBuiltAttr[] = "_npu_iterations_loop_built";
 // The op every IterationOp depends on. It fails when it runs, i.e. when no loop was built around the
 // IterationOp, with the message in its attr; the pass removes it when it builds the loop.
 constexpr char kGuardOp[] = "NpuIterationsLoopGuard";
@@ -22,4 +22,4 @@ constexpr char kInLoopAttr[] = "in_iterations_loop";
 
 }  // namespace npu_bridge
 
-#endif  // NPU_BRIDGE_OPTIMIZERS_ITERATIONS_LOOP_H_
+#endif  // NPU_BRIDGE_OPS_RUNTIME_ITERATIONS_LOOP_H_

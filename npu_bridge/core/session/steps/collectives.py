@@ -1,4 +1,4 @@
-"""How bridged sessions take part in a multi-rank job (session setup step 300, "collectives").
+"""The collectives step: how bridged sessions take part in a multi-rank job.
 
 For every bridged session:
   * the session's collective timeout (``hccl_timeout`` > HCCL_EXEC_TIMEOUT > 1836 s) is decided once, here, and
@@ -9,8 +9,9 @@ For every bridged session:
     The watchdog and error messages of the session's runs use the same value;
   * in a world of more than one rank, the rank's collective server is started (once; it waits for every
     rank) and the session targets it, restricted to this rank's own worker. A session the user pointed at
-    a target of their own keeps it. When the eager context is the server (TF2 code), the plan is for
-    function graphs: their collectives keep the session's timeout as their own, and there is no run hook.
+    a target of their own keeps it. A plan for TF2 function graphs (``npu_device.open()``) makes the eager
+    context the rank's server instead (unless a session started one before): their collectives keep the
+    session's timeout as their own, and there is no run hook.
   * a run hook watches the runs that execute collectives: it gives V2 collectives their graph key, tells the
     watchdog what the run waits for, turns a collective failure into a ``CollectiveError`` that says what
     happened and which rank is to blame, and makes every later collective run fail at once with that cause
@@ -22,18 +23,17 @@ import tensorflow as tf
 from npu_bridge.core.collectives import failures, function_calls, registry, server, settings
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
-from npu_bridge.core.session.setup_steps import RunHook, setup_step
+from npu_bridge.core.session.step_api import RunHook
 
 
-@setup_step(300, "collectives")
-def attach_collectives(plan):
+def setup(plan):
     """Decides the collective timeout and, with more than one rank, redirects the session to the rank's server."""
     timeout = settings.exec_timeout(plan.options.get("hccl_timeout"))
     plan.pass_plan.collective_timeout = timeout
     current = plan.world
     if current.rank_size == 1:
         return  # no run hook: the collectives keep their own timeout
-    runtime = server.ensure_started(current)
+    runtime = server.ensure_started(current, eager=plan.pass_plan.function_graphs)
     if plan.pass_plan.function_graphs:
         # TF2 function graphs run without RunOptions: each collective keeps the timeout the pass stamps, and the
         # function calls take the run hook's part in explaining a failure.

@@ -1,4 +1,4 @@
-"""The precision setup step (order 200) of every bridged session.
+"""The precision step of every bridged session.
 
 It applies the session's backend (``npu_bridge.core.device.backend``), works out the precision policy (``modes``)
 and applies it, filling the precision part of the session's pass plan:
@@ -16,14 +16,12 @@ from npu_bridge.core.device import backend
 from npu_bridge.core.plan.pass_contract import EVERY_SLOT, PrecisionRule
 from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
 from npu_bridge.core.runtime import log
-from npu_bridge.core.session.setup_steps import setup_step
 
 _OFF = rewriter_config_pb2.RewriterConfig.OFF
 _IMPL_OPTIONS = ("op_select_implmode", "optypelist_for_implmode", "op_precision_mode")
 
 
-@setup_step(200, "precision")
-def configure_precision(plan):
+def setup(plan):
     """Applies the session's backend and precision options to its config (see the module docstring)."""
     target = backend.configure(plan)
     options = plan.options

@@ -1,13 +1,12 @@
-"""``deterministic=1`` -> TensorFlow op determinism (process-wide, like the init option it mirrors)."""
+"""The determinism step: ``deterministic=1`` -> TensorFlow op determinism (process-wide, like the init option it
+mirrors)."""
 
 import logging
 
 from npu_bridge.core.runtime import log
-from npu_bridge.core.session.setup_steps import setup_step
 
 
-@setup_step(100, "deterministic")
-def enable_op_determinism(plan):
+def setup(plan):
     """Turns TensorFlow op determinism on when the session asks for ``deterministic=1``."""
     if plan.options.get("deterministic") == 1:
         import tensorflow as tf

@@ -1,4 +1,4 @@
-"""How profiling takes part in bridged sessions: a setup step and a run hook (``npu_bridge.core.session.setup_steps``).
+"""The profiling step: a run hook for the bridged sessions that profile.
 
 A bridged session gets a ``ProfilingHook`` when its options (or ``PROFILING_MODE``) profile, when it is
 created inside a ``Profiler`` scope, or when a ``Profiler`` scope starts while it is open; other sessions are
@@ -12,19 +12,19 @@ kept (the RunMetadata
 then also holds the step stats).
 """
 
-import collections.abc
 import itertools
 import time
 import weakref
 
 from tensorflow.core.protobuf import config_pb2
 
-from npu_bridge.core.profiling import recorder
+from npu_bridge.core.profiling import profiler_scope, recorder
 from npu_bridge.core.profiling import settings as profiling_settings
+from npu_bridge.core.profiling.profile_context import profile_context
+from npu_bridge.core.profiling.run_signature import run_signature
 from npu_bridge.core.runtime import system
-from npu_bridge.core.session import bridge
-from npu_bridge.core.session import setup_steps as session_setup
-from npu_bridge.core.session.setup_steps import RunHook, setup_step
+from npu_bridge.core.session import run_hooks
+from npu_bridge.core.session.step_api import PLAN_ATTRIBUTE, RunHook
 
 _LOCAL_TRACE_LEVEL = config_pb2.RunOptions.SOFTWARE_TRACE
 _DISTRIBUTED_TRACE_LEVEL = config_pb2.RunOptions.FULL_TRACE
@@ -88,9 +88,10 @@ class ProfilingHook(RunHook):
             recorder.finish_after_shutdown(system.is_initialized)
 
 
-@setup_step(500, "profiling")
-def attach_profiling_hook(plan):
-    """Validates the session's profiling settings and attaches the profiling hook when something profiles."""
+def setup(plan):
+    """Validates the session's profiling settings and attaches the profiling hook when something profiles; from
+    now on a ``Profiler`` that starts hooks the open sessions too."""
+    profiler_scope.on_start(hook_open_sessions)
     settings = profiling_settings.from_session_options(plan.options)
     if settings is not None or recorder.scoped_settings() is not None:
         plan.run_hooks.append(ProfilingHook(settings, plan))
@@ -99,69 +100,13 @@ def attach_profiling_hook(plan):
 def hook_open_sessions():
     """Attaches a profiling hook to every open bridged session that has none (a ``Profiler`` scope starts)."""
     hooked = {id(hook.options) for hook in list(_hooks)}
-    for session in session_setup.open_sessions():
-        plan = getattr(session, bridge.PLAN_ATTRIBUTE, None)
+    for session in run_hooks.open_sessions():
+        plan = getattr(session, PLAN_ATTRIBUTE, None)
         if plan is not None and plan.options is not None and id(plan.options) not in hooked:
-            session_setup.attach_run_hooks(session, [ProfilingHook(None, plan)])
-
-
-def run_signature(fetches, feed_dict):
-    """What identifies the graph TensorFlow executes for a run: the names of what it fetches and feeds.
-
-    TensorFlow builds (and the NpuOptimizer instruments) one graph per such signature in a session, so runs with
-    the same signature are iterations of one model -- also when a cond takes another branch.
-
-    Args:
-      fetches: the run's fetches (any structure of tensors, operations, variables or names).
-      feed_dict: its feed dict, or None.
-    Returns:
-      A text such as "fetch:loss:0,train|feed:x:0".
-    """
-    fetched = sorted({_fetch_name(item) for item in _leaves(fetches)})
-    fed = sorted({_fetch_name(item) for item in _leaves(list(feed_dict or ()))})
-    return "fetch:" + ",".join(fetched) + "|feed:" + ",".join(fed)
-
-
-def _leaves(structure):
-    """The leaves of nested dicts (their values: MonitoredSession keys hooks' fetches by hook), lists and tuples."""
-    if isinstance(structure, collections.abc.Mapping):
-        for value in structure.values():
-            yield from _leaves(value)
-    elif isinstance(structure, (list, tuple)):
-        for item in structure:
-            yield from _leaves(item)
-    else:
-        yield structure
-
-
-def _fetch_name(item):
-    name = getattr(item, "name", None)
-    return name if isinstance(name, str) else str(item)
+            run_hooks.attach_run_hooks(session, [ProfilingHook(None, plan)])
 
 
 def _trace_level(session):
     """The trace level that gets step stats from this session's runtime."""
     target = getattr(session, "sess_str", b"") or b""
     return _DISTRIBUTED_TRACE_LEVEL if target.startswith(b"grpc://") else _LOCAL_TRACE_LEVEL
-
-
-def profile_context(plan, trace_level):
-    """Rank, device, backend and precision of a session (or of an opened TF2 device), recorded with its profile.
-
-    Args:
-      plan: the ``SessionPlan``.
-      trace_level: how its runs are traced, e.g. "SOFTWARE_TRACE".
-    Returns:
-      The context dict.
-    """
-    options = plan.options
-    return {
-        "rank_id": plan.world.rank_id,
-        "rank_size": plan.world.rank_size,
-        "device_id": plan.world.device_id,
-        "backend": plan.backend,
-        "precision_mode": options.get("precision_mode"),
-        "precision_mode_v2": options.get("precision_mode_v2"),
-        "iterations_per_loop": options.get("iterations_per_loop"),
-        "trace_level": trace_level,
-    }

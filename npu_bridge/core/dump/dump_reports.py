@@ -1,0 +1,182 @@
+"""The reports of one dump root: {root}/dump_status.json (is the dump complete, which steps lack files) and the
+overflow report {root}/overflow_report.txt with op_sources.json, kept from the dump writer's overflow events.
+
+The directories from dump_path to the root are this module's (or the writer's) or refused: the root is created
+below dump_path without following symlinks, or checked to be a real directory of this user, then held open and
+written relative to, so a directory swapped for a symlink later sends nothing elsewhere. Files are created
+under unpredictable names without following symlinks and renamed into place, owner-only unless
+NPU_BRIDGE_DATA_MODE widens them.
+"""
+
+import json
+import os
+import time
+
+from npu_bridge.core.dump import dump_status, dump_writer, op_sources, overflow_records
+from npu_bridge.core.runtime import log, safe_paths
+
+REPORT_INTERVAL_SECONDS = 5.0  # the overflow report is rewritten at most this often while sessions run
+STEPS_NAMED = 5  # lost step directories an incomplete-dump message names; the rest are counted
+
+
+def _step_order(directory):
+    # Step directories end in the step number ({model}/{model id}/{step}): 5 before 10, then the other names.
+    step = os.path.basename(directory)
+    return (0, int(step), directory) if step.isdigit() else (1, 0, directory)
+
+
+def lost_steps_summary(directories, named=STEPS_NAMED):
+    """Names the step directories that lost files, for a message.
+
+    Args:
+      directories: step directories relative to the dump root ({model}/{model id}/{step}), in any order.
+      named: how many to name; the rest are counted.
+    Returns:
+      In step order, e.g. "the first lost step is 5: m/1/5, m/1/10, m/1/11, m/1/100, m/1/101 and 95 more"
+      (without the first step when no directory is a step number).
+    """
+    ordered = sorted(directories, key=_step_order)
+    text = ", ".join(ordered[:named])
+    if len(ordered) > named:
+        text += f" and {len(ordered) - named} more"
+    first = os.path.basename(ordered[0]) if ordered else ""
+    return f"the first lost step is {first}: {text}" if first.isdigit() else text
+
+
+class RootReport:
+    """The reports of one dump root; the overflow report is kept from the writer's overflow events (no directory
+    scans)."""
+
+    def __init__(self, root, base):
+        self.root = root
+        self.base = base  # dump_path: the directories from it to the root are ours or refused
+        self.directory_mode = 0o700
+        self.sources = {}
+        self.entries = []
+        self.pending = False
+        self.written_at = None
+        self.write_failure = None
+        self.lost_logged = (0, 0)
+        self.sessions = 0  # open sessions dumping into the root
+        self._dir_fd = None  # the root, held open once made: its files follow it wherever it is moved
+
+    def root_fd(self):
+        """The root, opened below ``base`` without following symlinks at its first use (again if removed).
+
+        Raises:
+          OSError: it cannot be made or opened (UnsafePathError: it is a symlink or another user's).
+        """
+        if self._dir_fd is not None and os.fstat(self._dir_fd).st_nlink == 0:  # removed: make it again
+            os.close(self._dir_fd)
+            self._dir_fd = None
+        if self._dir_fd is None:
+            self._dir_fd = safe_paths.open_dirs(
+                self.base, os.path.relpath(self.root, self.base), mode=self.directory_mode
+            )
+        return self._dir_fd
+
+    def losses(self, status):
+        """({step directory: files lost}, [appended files missing rows]) of this root, from the writer's status."""
+        prefix = self.root + os.sep
+        lost = {d: n for d, n in status["lost_dirs"].items() if d.startswith(prefix)}
+        return lost, [p for p in status["unwritten_files"] if p.startswith(prefix)]
+
+    def write_status(self, state, status):
+        """Writes {root}/dump_status.json from the writer's ``status`` (a failure is logged once)."""
+        lost, unwritten = self.losses(status)
+        try:
+            dump_status.write(
+                self.root_fd(), self.root, state, lost, sum(lost.values()), unwritten, status["errors"][:5]
+            )
+        except OSError as e:
+            log.warn_once(
+                ("dump-status", self.root),
+                "dump: %s could not be written (%s); readers will take the dump as unfinished",
+                os.path.join(self.root, dump_status.STATUS_FILE),
+                e.strerror or e,
+            )
+
+    def finish(self, status, exiting):
+        """Records whether the dump is complete, and says so (once per change) when it is not."""
+        lost, unwritten = self.losses(status)
+        incomplete = bool(lost or unwritten or status["lost_dirs_dropped"])
+        final = "incomplete" if incomplete else "complete"
+        self.write_status(final if exiting or self.sessions <= 0 else "running", status)
+        files_lost = sum(lost.values())
+        if not incomplete or (files_lost, len(unwritten)) == self.lost_logged:
+            return
+        self.lost_logged = (files_lost, len(unwritten))
+        steps = [os.path.relpath(d, self.root) for d in lost]
+        log.logger.error(
+            "dump: the dump in %s is incomplete: %d files could not be written (in %d step directories%s)%s; "
+            "%s lists them and `npu-dump info` flags those steps. The latest error: %s",
+            self.root,
+            files_lost,
+            len(steps),
+            f", {lost_steps_summary(steps)}" if steps else "",
+            f", and {len(unwritten)} statistic.csv / mapping.csv files are missing rows" if unwritten else "",
+            dump_status.STATUS_FILE,
+            status["last_error"],
+        )
+
+    def add(self, event):
+        """Takes in one overflow event of the writer in this root (the first one is warned about)."""
+        if not self.entries:
+            log.logger.warning(
+                "overflow detected: [%s] %s at step %d overflowed first; the report is %s",
+                event["op_type"],
+                event["op_name"],
+                event["step"],
+                os.path.join(self.root, overflow_records.REPORT_FILE),
+            )
+        if event["op_name"] not in self.sources:
+            self.sources[event["op_name"]] = op_sources.creation_site(event["op_name"])
+        model_dir = os.path.dirname(event["dir"])
+        self.entries.append(
+            overflow_records.OverflowEntry(
+                event["step"],
+                f"{os.path.basename(os.path.dirname(model_dir))}/{os.path.basename(model_dir)}",
+                event["timestamp"],
+                event["op_type"],
+                event["op_name"],
+                event["task_id"],
+                0,
+                event["status"],
+                event["opdebug"],
+                event["dump"],
+                self.sources[event["op_name"]],
+            )
+        )
+        self.pending = True
+
+    def write_if_due(self, final):
+        """Rewrites the overflow report when it has news and is due (``final``: now, whenever it has news)."""
+        due = self.written_at is None or time.monotonic() - self.written_at >= REPORT_INTERVAL_SECONDS
+        if not self.pending or not (final or due):
+            return
+        sources = {name: site for name, site in self.sources.items() if site}
+        if dump_writer.status()["overflow_events_dropped"]:  # the writer stopped listing them: read the files
+            entries = overflow_records.find(self.root, sources)
+        else:
+            self.entries.sort(key=lambda entry: entry.timestamp)
+            entries = self.entries
+        self.written_at = time.monotonic()
+        try:
+            root_fd = self.root_fd()
+            safe_paths.write_file_at(
+                root_fd, overflow_records.SOURCES_FILE, json.dumps(sources, indent=1, sort_keys=True)
+            )
+            safe_paths.write_file_at(root_fd, overflow_records.REPORT_FILE, overflow_records.render(entries, self.root))
+        except OSError as e:
+            if self.write_failure is None:
+                log.logger.error(
+                    "overflow: the report in %s could not be written (%s); its %d overflow records are kept and "
+                    "the report is written again later",
+                    self.root,
+                    e.strerror or e,
+                    len(entries),
+                )
+            self.write_failure = e
+            return
+        self.write_failure = None
+        self.pending = False
