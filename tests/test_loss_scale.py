@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import npu_config
+from tf1_helpers import run_tf1_script
 
 from npu_bridge.core.collectives import operations as collective_operations
 from npu_bridge.core.device import device_mode, device_target
@@ -254,3 +255,42 @@ def test_a_fetched_value_that_saturates_counts_in_its_own_step_not_the_next(monk
                 values.append(float(value[0, 0]))
     assert values[1] == 65504.0  # saturated, finite
     assert steps == [1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9]
+
+
+_FETCH_BY_NAME = """
+from npu_bridge.npu_init import *
+import json
+
+x = tf.placeholder(tf.float32, [2])
+w = tf.get_variable("w", initializer=tf.constant([1.0, 2.0]))
+manager = ExponentialUpdateLossScaleManager(
+    init_loss_scale=16, incr_every_n_steps=2, decr_every_n_nan_or_inf=1, decr_ratio=0.5
+)
+optimizer = {make}
+grads_and_vars = optimizer.compute_gradients(tf.reduce_sum(w * x))
+with tf.name_scope("apply_grads"):
+    train_op = optimizer.apply_gradients(grads_and_vars)
+seen = []
+with tf.Session(config=npu_config_proto()) as sess:
+    sess.run(tf.global_variables_initializer())
+    for value in (1.0, 1e38, 1.0):
+        _, status = sess.run([train_op, "apply_grads/overflow_status_reduce_all:0"], {{x: [value, value]}})
+        seen.append([bool(status), float(sess.run("loss_scale:0"))])
+print("RESULT " + json.dumps(seen))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "make",
+    [
+        "NPULossScaleOptimizer(tf.train.GradientDescentOptimizer(0.1), manager)",
+        "NPUOptimizer(tf.train.GradientDescentOptimizer(0.1), manager, is_loss_scale=True)",
+    ],
+    ids=["NPULossScaleOptimizer", "NPUOptimizer"],
+)
+def test_scripts_fetch_the_step_status_and_the_loss_scale_by_name(tmp_path, make):
+    # BERT scripts of the zoo log skipped steps from a hook that fetches, by name,
+    # 'apply_grads/overflow_status_reduce_all:0' (True: the step was applied) and 'loss_scale:0'.
+    seen = run_tf1_script(tmp_path, _FETCH_BY_NAME.format(make=make))
+    assert seen == [[True, 16.0], [False, 8.0], [True, 8.0]]

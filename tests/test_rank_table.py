@@ -159,6 +159,21 @@ def test_empty_device_ip_counts_as_absent(write):
     assert rank_table.load(write(data)).ranks[0].device_ip is None
 
 
+def test_an_empty_server_id_is_accepted_only_in_a_single_server_table(write):
+    # Zoo wrappers fill server_id from `ifconfig` and device_ip from /etc/hccn.conf: off an Ascend host, both are ""
+    data = template1((("10.0.0.10", 1),))
+    data["server_list"][0]["server_id"] = ""
+    data["server_list"][0]["device"][0]["device_ip"] = ""
+    (rank,) = rank_table.load(write(data)).ranks
+    assert (rank.server_id, rank.host, rank.device_ip) == ("", "127.0.0.1", None)
+    data = template1((("10.0.0.10", 1), ("10.0.0.11", 1)))
+    data["server_list"][1]["server_id"] = ""
+    path = write(data)
+    assert load_error(path) == (
+        f'rank table {path}: server_list[1].server_id has invalid value "": must be a non-empty string'
+    )
+
+
 def test_atlas_topology_is_a_warning(write, npu_log):
     path = write(template1((("10.0.0.10", 3),)))
     table = rank_table.load(path)

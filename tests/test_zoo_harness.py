@@ -81,3 +81,79 @@ def test_a_draw_trains_the_runnable_entries_and_says_why_the_others_stop(tmp_pat
     # A second run resumes: every entry is already measured, nothing runs again.
     again = _harness("--zoo", ZOO, "--tf1", "3", "--tf2", "1", "--out", str(out), "--timeout", "200", timeout=120)
     assert again.returncode == 0 and json.loads((out / "report.json").read_text())["results"] == report["results"]
+
+
+def _tool_module(name):
+    sys.path.insert(0, HARNESS)
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(HARNESS)
+
+
+def test_the_paths_a_training_script_names_under_its_data_path_lead_to_the_kit(tmp_path):
+    data_paths = _tool_module("data_paths")
+    data = tmp_path / "data"
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    data.mkdir()
+    for name in ("part-00000-of-00002.tfrecord", "part-00001-of-00002.tfrecord"):
+        (kit / name).write_bytes(b"records")
+        os.symlink(kit / name, data / name)
+    os.symlink(".", data / "data")  # a kit's alias
+    os.symlink(kit / "part-00000-of-00002.tfrecord", data / "part.tfrecord")  # a second name of one file
+    script = (
+        "python3 run.py --input_files_dir=${data_path}/wikipedia_128 --eval_dir=$data_path/a/b\n"
+        "  --input_file=${data_path}/data/news_1.tfrecord --init_checkpoint=${data_path}/model/bert_model.ckpt\n"
+        '  --escape="${data_path}/../../etc" --glob=${data_path}/x/*.json --var=${data_path}/${task}\n'
+    )
+    assert data_paths.referenced(script) == [
+        "wikipedia_128",
+        "a/b",
+        "data/news_1.tfrecord",
+        "model/bert_model.ckpt",
+    ]
+    made = data_paths.link(script, str(data))
+    assert made == ["wikipedia_128", "a", "a/b", "data/news_1.tfrecord", "model"]
+    # a folder a loader reads every file of holds the kit's files only
+    assert sorted(os.listdir(data / "wikipedia_128")) == [
+        "part-00000-of-00002.tfrecord",
+        "part-00001-of-00002.tfrecord",
+        "part.tfrecord",
+    ]
+    assert (data / "a" / "b" / "part-00001-of-00002.tfrecord").read_bytes() == b"records"
+    assert os.path.realpath(data / "news_1.tfrecord") == str(kit / "part-00000-of-00002.tfrecord")
+    assert not (data / "model" / "bert_model.ckpt").exists()  # weights are not made up
+    assert not (tmp_path / "etc").exists()
+
+
+def test_a_process_killed_without_a_word_is_an_entry_out_of_resources():
+    classify = _tool_module("classify")
+    killed = {"argv": ["/usr/bin/python3", "-m", "albert.run_pretraining"], "pid": 7, "steps": 0}
+    records = [{**killed, "ended": "killed", "exit_code": None, "exception": None}]
+    outcome, cause = classify.classify(records, "/m", "/d", "bert-pretraining", False)
+    assert outcome == "resources"
+    assert "-m albert.run_pretraining was killed by a signal" in cause
+
+
+def test_a_tensor_missing_from_the_graph_is_not_missing_data():
+    classify = _tool_module("classify")
+    message = "The name 'apply_grads/overflow_status_reduce_all:0' refers to a Tensor which does not exist."
+    frame = {
+        "file": "/venv/lib/python3.11/site-packages/tensorflow/python/client/session.py",
+        "line": 1,
+        "function": "f",
+    }
+    error = {"type": "builtins.ValueError", "message": message + " ... in the graph.", "frames": [frame]}
+    records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
+    assert classify.classify(records, "/m", "/d", "bert-pretraining", False)[0] == "ours"
+
+
+def test_a_wrapper_that_wants_another_path_stops_for_data_even_after_the_launcher_recorded_its_exit():
+    classify = _tool_module("classify")
+    launcher = {"argv": ["npu-run"], "pid": 3, "steps": 0, "ended": "exit", "exit_code": 1, "exception": None}
+    output = '[rank 0] [Error] para "model_path" must be config\nnpu-run: rank 0 exited with code 1\n'
+    assert classify.classify([launcher], "/m", "/d", None, False, output) == (
+        "data",
+        "the shell wrapper wants --model_path, which the harness cannot make",
+    )

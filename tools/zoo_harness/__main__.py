@@ -1,19 +1,23 @@
 """Runs a seeded random draw of the Ascend model zoo unchanged and says which entries train and why others do not.
 
     python3 tools/zoo_harness --zoo PATH [--seed 1] [--tf1 40] [--tf2 20] [--out zoo-run] [--timeout 300]
-                              [--steps 3] [--memory 8] [--site DIR] [--only DIR ...] [--list] [--reclassify]
+                              [--steps 3] [--memory 8] [--site DIR] [--only DIR ...] [--py-compat] [--list]
+                              [--reclassify]
 
-PATH is a checkout of Ascend/ModelZoo-TensorFlow (this tool downloads nothing). Each drawn model directory is
-copied under ``--out``, given synthetic data in its loader's format (``data_kits.py``), and its one-device
-training script (``test/train_performance_1p.sh``, else ``train_full_1p.sh``) is run unchanged from its ``test``
-folder as its README says, through ``npu-run --tf1 -n 1`` (TensorFlow/ entries) or ``npu-run --tf2 -n 1``
-(TensorFlow2/ entries), with ``--data_path`` pointing at the data. ``python3.7`` and the like run this
-interpreter. A hook in every Python process (``hook/sitecustomize.py``) ends it once it has trained ``--steps``
-steps and records how it ended; ``classify.py`` turns that into an outcome per entry.
+PATH is a checkout of Ascend/ModelZoo-TensorFlow (this tool downloads nothing). Each drawn model directory is copied
+under ``--out``, given synthetic data in its loader's format (``data_kits.py``) at the paths its training script
+names under ``${data_path}`` (``data_paths.py``), and its one-device training script
+(``test/train_performance_1p.sh``, else ``train_full_1p.sh``) is run unchanged from its ``test`` folder as its
+README says, through ``npu-run --tf1 -n 1`` (TensorFlow/ entries) or ``npu-run --tf2 -n 1`` (TensorFlow2/ entries),
+with ``--data_path`` pointing at the data. ``python3.7`` and the like run this interpreter. A hook in every Python
+process (``hook/sitecustomize.py``) ends it once it has trained ``--steps`` steps and records how it ended;
+``classify.py`` turns that into an outcome per entry.
 
 ``--out`` gets ``report.json`` and ``report.md``, rewritten after every entry (a run that is stopped keeps what it
 measured and resumes where it stopped), and one folder per entry with the copy, its data and ``output.log``.
-``--site DIR`` puts packages the scripts need (OpenCV, scikit-learn, ...) on their ``PYTHONPATH``. ``--reclassify``
+``--site DIR`` puts packages the scripts need (OpenCV, scikit-learn, ...) on their ``PYTHONPATH``. ``--py-compat``
+runs TF1 entries with the TF1 mode's Python-level compatibility (``python -m npu_bridge.tf1 --py-compat``: NumPy 1.x
+aliases, ``scipy.misc``, ...), which the report then says. ``--reclassify``
 runs nothing: it classifies the entries ``--out`` holds again, after a rule in ``classify.py`` changed.
 Exit codes: 0 done, 2 bad arguments.
 """
@@ -29,6 +33,7 @@ import time
 
 import classify
 import data_kits
+import data_paths
 import draw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,6 +54,9 @@ def _arguments(argv):
     )
     parser.add_argument("--site", action="append", default=[], help="a folder of packages the scripts may import")
     parser.add_argument("--only", action="append", default=[], help="run this model directory (repeatable)")
+    parser.add_argument(
+        "--py-compat", action="store_true", help="TF1 entries get the TF1 mode's Python-level compatibility"
+    )
     parser.add_argument("--list", action="store_true", help="print the draw and exit")
     parser.add_argument(
         "--reclassify",
@@ -102,6 +110,8 @@ def _environment(args, shims, results):
     env.update(ZOO_HARNESS_RESULTS=results, ZOO_HARNESS_STEPS=str(args.steps), TF_CPP_MIN_LOG_LEVEL="2")
     env["ZOO_HARNESS_CACHE"] = os.path.join(os.path.abspath(args.out), "kits", "keras_datasets")
     env.update(ASCEND_DEVICE_ID="0", DEVICE_ID="0", RANK_ID="0", RANK_SIZE="1", NPU_BRIDGE_TF1_QUIET="1")
+    if args.py_compat:
+        env["NPU_BRIDGE_TF1_PY_COMPAT"] = "1"  # what `python -m npu_bridge.tf1 --py-compat` sets for every child
     return env
 
 
@@ -113,7 +123,12 @@ def _run_entry(args, entry, folder, shims):
     shutil.copytree(os.path.join(args.zoo, entry.relative_dir), model, symlinks=True)
     os.makedirs(results)
     kit = data_kits.choose(model)
-    data_kits.make(kit, data, os.path.join(os.path.dirname(os.path.dirname(folder)), "kits"), seed=args.seed)
+    with open(os.path.join(model, "test", entry.script), encoding="utf-8", errors="replace") as f:
+        script = f.read()
+    cache = os.path.join(os.path.dirname(os.path.dirname(folder)), "kits")
+    data_kits.make(kit, data, cache, seed=args.seed, sizes=data_kits.hints(script))
+    if kit is not None:
+        data_paths.link(script, data)
     launcher = [sys.executable, "-m", "npu_bridge.core.launch", f"--{entry.kind}"]
     command = [*launcher, "-n", "1", "--", "bash", entry.script, f"--data_path={data}"]
     started = time.monotonic()
@@ -145,10 +160,14 @@ def _judge(args, measured, folder):
     """The entry's result: what was measured, with the outcome and cause classify.py gives its records."""
     results = os.path.join(folder, "results")
     records = []
-    for name in sorted(os.listdir(results)):
+    names = sorted(os.listdir(results))
+    for name in names:
         if name.endswith(".json"):
             with open(os.path.join(results, name)) as f:
                 records.append(json.load(f))
+        elif name.endswith(".started") and name.replace(".started", ".json") not in names:
+            with open(os.path.join(results, name)) as f:  # started, and never recorded how it ended
+                records.append({**json.load(f), "steps": 0, "ended": "killed", "exit_code": None, "exception": None})
     with open(os.path.join(folder, "output.log"), encoding="utf-8", errors="replace") as f:
         output = f.read()[-20000:]
     model, data = (os.path.abspath(os.path.join(folder, sub)) for sub in ("model", "data"))
@@ -173,25 +192,35 @@ def _watch(process, deadline, limit):
             process.wait(timeout=2)
             return peak
         except subprocess.TimeoutExpired:
-            peak = max(peak, _group_resident_bytes(process.pid))
+            peak = max(peak, _tree_resident_bytes(process.pid))
             if peak > limit:
                 return peak
     return None
 
 
-def _group_resident_bytes(group):
-    total = 0
+def _tree_resident_bytes(root):
+    """The resident size of process ``root`` and all its descendants (npu-run starts ranks in sessions of their
+    own, so the launcher's process group does not hold them)."""
+    parents, sizes = {}, {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[2]) == group:  # the process group id (fields after the command name)
-                with open(f"/proc/{name}/statm") as f:
-                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            with open(f"/proc/{name}/statm") as f:
+                sizes[int(name)] = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            parents[int(name)] = int(fields[1])  # the parent's id (the fields after the command name)
         except (OSError, IndexError, ValueError):
             continue  # a process that ended meanwhile
+    children = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += sizes.get(pid, 0)
+        todo.extend(children.get(pid, ()))
     return total
 
 
@@ -215,13 +244,15 @@ def _write_report(out, args, results):
         "zoo": os.path.abspath(args.zoo),
         "seed": args.seed,
         "steps": args.steps,
+        "py_compat": args.py_compat,
         "summary": summary,
         "results": results,
     }
     with open(os.path.join(out, "report.json.tmp"), "w") as f:
         json.dump(report, f, indent=1)
     os.replace(os.path.join(out, "report.json.tmp"), os.path.join(out, "report.json"))
-    lines = [f"# Zoo draw, seed {args.seed}", ""]
+    compat = " (TF1 entries with --py-compat)" if args.py_compat else ""
+    lines = [f"# Zoo draw, seed {args.seed}{compat}", ""]
     for kind, s in summary.items():
         rate = f"{s['passed']}/{s['runnable']}" if s["runnable"] else "0/0"
         lines.append(f"- {kind}: {s['entries']} entries; pass {rate} of the runnable; outcomes {s['outcomes']}")

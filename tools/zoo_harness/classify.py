@@ -10,7 +10,8 @@ Outcomes:
   package   a Python package the script imports is not installed (not ours: install it next to npu_bridge).
   script    the script's own code fails (Python 2 syntax, its own bug) or its shell wrapper ends before Python.
   timeout   no training step within the time limit.
-  resources the entry's processes held more memory than the harness allows (set by __main__, not here).
+  resources the entry's processes held more memory than the harness allows (set by __main__), or a process of it
+            was killed by a signal (no exit, no exception recorded: the out-of-memory killer, typically).
 """
 
 import re
@@ -66,18 +67,22 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     if any(r["ended"] == "steps_reached" for r in records):
         return "pass", f"reached the training-step limit ({max(r['steps'] for r in records)} steps)"
     failures = [r for r in records if r["ended"] == "exception" and r.get("exception")]
+    killed = [r for r in records if r["ended"] == "killed"]
+    if killed and not failures and not timed_out:
+        program = " ".join(str(a) for a in killed[0]["argv"][:3])
+        return "resources", f"{program} was killed by a signal before it ended (the kernel's out-of-memory killer?)"
     if not failures:
         if any(r["steps"] > 0 and r["exit_code"] in (None, 0) for r in records):
             return "pass", "trained and ended by itself"
         if timed_out:
             steps = max((r["steps"] for r in records), default=0)
             return "timeout", f"no training-step limit reached within the time limit ({steps} steps)"
+        wanted = _WRAPPER_PARAMETER.search(output)
+        if wanted:  # the zoo's wrappers refuse to start without e.g. a pretrained model's path
+            return "data", f"the shell wrapper wants --{wanted.group(1)}, which the harness cannot make"
         exits = [r for r in records if r["exit_code"] not in (None, 0)]
         if exits:
             return "script", f"exited with {exits[0]['exit_code']!r} before training"
-        wanted = _WRAPPER_PARAMETER.search(output)
-        if not records and wanted:  # the zoo's wrappers refuse to start without e.g. a pretrained model's path
-            return "data", f"the shell wrapper wants --{wanted.group(1)}, which the harness cannot make"
         if not records:
             return "script", "the shell wrapper started no Python process"
         if kit is None:
@@ -108,7 +113,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     empty = next((sign for sign in _EMPTY_DATA if sign in message), None)
     if empty is not None:
         return "data", f"{head} at {_where(user)} (no data found: {empty})"
-    data_like = kind in _DATA_TYPES or bool(_DATA_WORDS.search(message)) or (data_dir in message)
+    # "The name 'x:0' refers to a Tensor which does not exist ... in the graph" is about a graph, not files
+    data_words = bool(_DATA_WORDS.search(message)) and "in the graph" not in message
+    data_like = kind in _DATA_TYPES or data_words or (data_dir in message)
     if data_like and (kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "Exception")):
         reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
         return "data", f"{head} at {_where(user)} ({reason})"

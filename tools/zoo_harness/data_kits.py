@@ -8,9 +8,11 @@ if it then fails reading data, the harness says the data could not be made.
 """
 
 import gzip
+import inspect
 import io
 import os
 import pickle
+import re
 import shutil
 import struct
 
@@ -150,6 +152,42 @@ def _mnist(root, rng):
     _aliases(root, _ALIASES + ("MNIST_data", "mnist", "MNIST"))
 
 
+def _bert_pretraining(root, rng, hints):
+    """BERT/ALBERT pre-training records (masked LM and next-sentence features) of the script's lengths."""
+    import tensorflow as tf
+
+    length, predictions = hints.get("max_seq_length", 128), hints.get("max_predictions_per_seq", 20)
+
+    def ints(values):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in values]))
+
+    def example():
+        used = int(rng.integers(length // 2, length + 1))
+        ids = np.zeros(length, np.int64)
+        ids[:used] = rng.integers(5, 100, size=used)  # token ids below 100: inside every vocabulary
+        positions = np.sort(rng.choice(np.arange(1, used), size=min(predictions, used - 1), replace=False))
+        padded = np.zeros(predictions, np.int64)
+        padded[: len(positions)] = positions
+        weights = np.zeros(predictions, np.float32)
+        weights[: len(positions)] = 1.0
+        features = {
+            "input_ids": ints(ids),
+            "input_mask": ints(np.arange(length) < used),
+            "segment_ids": ints(np.arange(length) >= used // 2),
+            "token_boundary": ints(np.ones(length)),
+            "masked_lm_positions": ints(padded),
+            "masked_lm_ids": ints(rng.integers(5, 100, size=predictions)),
+            "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(value=weights.tolist())),
+            "next_sentence_labels": ints([rng.integers(0, 2)]),
+        }
+        return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+    for name in ("part-00000-of-00002.tfrecord", "part-00001-of-00002.tfrecord"):
+        with tf.io.TFRecordWriter(os.path.join(root, name)) as writer:
+            for _ in range(64):
+                writer.write(example())
+
+
 def _image_folders(root, rng):
     for split in ("train", "val", "validation", "test"):
         for label in ("class0", "class1"):
@@ -163,6 +201,7 @@ def _image_folders(root, rng):
 
 # (name, markers that must all occur in the model's code, writer): the first match wins.
 KITS = (
+    ("bert-pretraining", ("masked_lm_positions", "next_sentence_labels"), _bert_pretraining),
     ("imagenet-tfrecord", ("image/encoded", "image/class/label"), _imagenet_tfrecords),
     ("cifar10", ("data_batch_",), _cifar10),
     ("mnist", ("idx3-ubyte",), _mnist),
@@ -195,21 +234,39 @@ def choose(model_dir):
     return None
 
 
-def make(kit, data_dir, cache_dir, seed=0):
+_HINT = re.compile(r"--(max_seq_length|max_predictions_per_seq)[= ]+(\d+)")
+
+
+def hints(script_text):
+    """The sizes a training script asks its data to have (``--max_seq_length=128`` ...), first of each."""
+    found = {}
+    for name, value in _HINT.findall(script_text):
+        found.setdefault(name, int(value))
+    return found
+
+
+def make(kit, data_dir, cache_dir, seed=0, sizes=None):
     """Gives data_dir (created) kit's data; kit None leaves it empty.
 
-    The kit is written once into ``cache_dir/<kit>``; data_dir gets folders of its own holding symbolic links to
-    the cached files, so what one entry writes there does not reach the next.
+    The kit is written once into ``cache_dir/<kit>-<seed>[-<sizes>]``; data_dir gets folders of its own holding
+    symbolic links to the cached files, so what one entry writes there does not reach the next. ``sizes`` (from
+    ``hints``) reaches the kits that take it.
     """
     if kit is None:
         os.makedirs(data_dir, exist_ok=True)
         return
-    cached = os.path.join(cache_dir, f"{kit}-{seed}")
+    writer = next(write for name, _, write in KITS if name == kit)
+    takes_sizes = "hints" in inspect.signature(writer).parameters
+    suffix = "".join(f"-{value}" for _, value in sorted((sizes or {}).items())) if takes_sizes else ""
+    cached = os.path.join(cache_dir, f"{kit}-{seed}{suffix}")
     if not os.path.isdir(cached):
-        writer = next(write for name, _, write in KITS if name == kit)
         partial = cached + ".partial"
         shutil.rmtree(partial, ignore_errors=True)
         os.makedirs(partial)
-        writer(partial, np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        if takes_sizes:
+            writer(partial, rng, sizes or {})
+        else:
+            writer(partial, rng)
         os.replace(partial, cached)
     shutil.copytree(cached, data_dir, symlinks=True, copy_function=os.symlink, dirs_exist_ok=True)

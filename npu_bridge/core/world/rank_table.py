@@ -26,7 +26,8 @@ and what is allowed):
   * integers are non-negative and written as strings ("0", as upstream writes them) or JSON numbers;
   * rank ids are unique and contiguous from 0; device ids are unique per server; template 1 server ids and
     template 2 pod names are unique; ``device_ip`` and ``host_ip`` are IP addresses when present and
-    non-empty;
+    non-empty; server ids are non-empty strings, except in a template 1 table with a single server (zoo wrappers
+    fill ``server_id`` from ``ifconfig`` / ``/etc/hccn.conf``, which give nothing off an Ascend host);
   * template 2 has exactly one group. Its ranks are the devices of its instances: an instance's
     ``rank_id`` is the rank of its first device and its k-th device has rank ``rank_id + k``; without
     ``rank_id`` on any instance, ranks are numbered in file order. Some instances with and some without a
@@ -264,7 +265,9 @@ class _Parser:
         for i, server in enumerate(servers):
             location = f"server_list[{i}]"
             self._object(server, location)
-            server_id = self._text(self._field(server, "server_id", location), f"{location}.server_id")
+            server_id = self._field(server, "server_id", location)
+            if not (server_id == "" and len(servers) == 1):  # one server: its ranks use loopback, whatever its id
+                server_id = self._text(server_id, f"{location}.server_id")
             if server_id in first_location_of_server:
                 raise self.error(
                     f"{location}.server_id {_short(server_id)} is also the server_id of "

@@ -39,6 +39,13 @@ def _write():
     os.replace(path + ".tmp", path)
 
 
+def _write_started():
+    """A mark that this process started: a mark without a record later means it was killed (SIGKILL, OOM)."""
+    if _RESULTS and os.path.isdir(_RESULTS):
+        with open(os.path.join(_RESULTS, f"{os.getpid()}.started"), "w") as f:
+            json.dump({"argv": sys.argv, "pid": os.getpid()}, f)
+
+
 def _count_step():
     with _lock:
         _state["steps"] += 1
@@ -234,6 +241,33 @@ def _synthetic_download(fname, cache_dir):
         with gzip.open(path, "wb") as f:
             f.write(content)
         return path
+    if fname in ("imdb.npz", "reuters.npz"):
+        path = os.path.join(folder, fname)
+
+        def reviews(count):  # lists of word indices from 1 (the start mark) up, of uneven lengths
+            rows = np.empty(count, dtype=object)
+            rows[:] = [[1] + rng.integers(4, 5000, int(rng.integers(20, 200))).tolist() for _ in range(count)]
+            return rows
+
+        classes = 2 if fname == "imdb.npz" else 46
+        if fname == "imdb.npz":
+            arrays = {"x_train": reviews(2000), "x_test": reviews(500)}
+            arrays.update(y_train=rng.integers(0, classes, 2000), y_test=rng.integers(0, classes, 500))
+        else:
+            arrays = {"x": reviews(2500), "y": rng.integers(0, classes, 2500)}
+        np.savez(path, **arrays)
+        return path
+    if fname in ("imdb_word_index.json", "reuters_word_index.json"):
+        import json
+
+        path = os.path.join(folder, fname)
+        with open(path, "w") as f:
+            json.dump({f"word{i}": i for i in range(1, 5000)}, f)
+        return path
+    if fname == "boston_housing.npz":
+        path = os.path.join(folder, fname)
+        np.savez(path, x=rng.random((506, 13)) * 10, y=rng.random(506) * 50)
+        return path
     if fname.startswith(("cifar-10-batches-py", "cifar-100-python")):
         import pickle
 
@@ -324,6 +358,7 @@ def _wrap_loader(spec, patch):
 
 
 if _RESULTS:
+    _write_started()
     for _name, _patch in _PATCHES.items():
         if _name in sys.modules:
             _patch(sys.modules[_name])

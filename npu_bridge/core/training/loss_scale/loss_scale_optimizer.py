@@ -73,4 +73,5 @@ class NPULossScaleOptimizer(LossScaleWrapper):
             finite = overflow.grads_are_finite(grads)
         else:
             finite = overflow.status_is_clear(grads, self._is_distributed)
+        finite = overflow.named_status(finite)
         return scaling.apply_if_finite(self._optimizer, grads_and_vars, global_step, name, finite, manager)

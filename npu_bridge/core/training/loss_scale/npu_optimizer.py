@@ -92,6 +92,7 @@ class NPUOptimizer(LossScaleWrapper):
         if not self._is_loss_scale:
             return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
         finite = overflow.status_is_clear([grad for grad, _ in grads_and_vars], self._is_distributed)
+        finite = overflow.named_status(finite)
         return scaling.apply_if_finite(
             self._optimizer, grads_and_vars, global_step, name, finite, self._loss_scale_manager
         )

@@ -13,6 +13,10 @@ import tensorflow as tf
 
 from npu_bridge.core.precision import float_status
 
+# The name upstream's loss-scaling optimizers give their "this step is finite" tensor; scripts fetch it by name
+# (``'overflow_status_reduce_all:0'``, under the name scope ``apply_gradients`` was called in) to log skipped steps.
+STATUS_TENSOR_NAME = "overflow_status_reduce_all"
+
 
 def _gradient_values(grads):
     return [g.values if isinstance(g, tf.IndexedSlices) else g for g in grads if g is not None]
@@ -47,3 +51,8 @@ def status_is_clear(grads, is_distributed):
         status = operations.allreduce(status, "sum")
     with tf.control_dependencies([cleared]):
         return tf.reduce_all(tf.equal(status, 0))
+
+
+def named_status(finite):
+    """``finite`` as the tensor scripts fetch by name: ``<caller's name scope>/overflow_status_reduce_all``."""
+    return tf.identity(finite, name=STATUS_TENSOR_NAME)
