@@ -2,6 +2,8 @@
 ``TpuBatchNormalization``) works on tf_keras 2.21, which passes ``mask=`` too; one with the new signature is left
 alone."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -62,3 +64,16 @@ def test_a_callback_waits_for_the_module_and_runs_at_once_when_it_is_imported(tm
     assert seen == [7]
     after_import.when_imported("late_module", lambda module: seen.append(module.VALUE * 2))
     assert seen == [7, 14]
+
+
+def test_a_module_only_looked_up_keeps_its_callbacks_for_its_import(tmp_path, monkeypatch):
+    # TensorFlow asks where tf_keras is (importlib.util.find_spec) before importing it: that is not the import
+    (tmp_path / "probed_module.py").write_text("VALUE = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = []
+    after_import.when_imported("probed_module", lambda module: seen.append(module.VALUE))
+    assert importlib.util.find_spec("probed_module") is not None
+    assert seen == []
+    import probed_module  # noqa: F401
+
+    assert seen == [3]

@@ -94,6 +94,13 @@ def test_keras_2_6_imports_before_npu_device_need_python_m_npu_bridge_tf2(tmp_pa
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
+def test_a_keras_optimizer_imported_before_npu_device_is_keras_2_6_s_under_python_m_npu_bridge_tf2(tmp_path):
+    result, _ = _run("optimizer_before_npu_device.py", tmp_path, launcher=("-m", "npu_bridge.tf2"))
+    assert result == {"adam": "tf_keras.src.optimizers.legacy.adam", "epochs": 2}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_keras_3_imported_before_npu_device_stays_and_npu_device_says_so(tmp_path):
     result, stderr = _run("keras3_before_npu_device.py", tmp_path)
     assert result["early"].startswith("3.") and result["later"] == "tf_keras.src.layers.core.dense"

@@ -26,27 +26,41 @@ def when_imported(name, callback):
 
 
 class _AfterImportFinder(importlib.abc.MetaPathFinder):
-    """Finds a waited-for module as usual and runs its callbacks once its code has run."""
+    """Finds a waited-for module as usual and runs its callbacks once its code has run.
+
+    Callbacks are taken when the module is executed, not when it is found: ``importlib.util.find_spec`` only asks
+    (TensorFlow asks where ``tf_keras`` is before importing it), and a spec found that way is never executed.
+    """
 
     def find_spec(self, fullname, path=None, target=None):  # the finder protocol
         with _lock:
-            if fullname not in _waiting:
+            if fullname not in _waiting or fullname in _finding.names:
                 return None
-            callbacks = _waiting.pop(fullname)
-            if not _waiting and _finder in sys.meta_path:
-                sys.meta_path.remove(_finder)
-        spec = importlib.util.find_spec(fullname)
+        _finding.names = _finding.names | {fullname}
+        try:
+            spec = importlib.util.find_spec(fullname)  # the other finders' answer
+        finally:
+            _finding.names = _finding.names - {fullname}
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run_module = spec.loader.exec_module
 
         def exec_then_call(module):
             run_module(module)
+            with _lock:
+                callbacks = _waiting.pop(fullname, [])
+                if not _waiting and _finder in sys.meta_path:
+                    sys.meta_path.remove(_finder)
             for callback in callbacks:
                 callback(module)
 
-        spec.loader.exec_module = exec_then_call  # this loader instance serves only this import
+        spec.loader.exec_module = exec_then_call  # this loader instance serves only this spec
         return spec
 
 
+class _Finding(threading.local):
+    names = frozenset()  # the modules this thread is looking up through the other finders
+
+
+_finding = _Finding()
 _finder = _AfterImportFinder()

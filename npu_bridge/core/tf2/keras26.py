@@ -33,7 +33,7 @@ from tf_keras.api._v2 import keras as keras_api
 from tf_keras.src import optimizers as keras_optimizers
 from tf_keras.src.engine import training
 
-from npu_bridge.core.runtime import keras_selection, user_code, user_imports
+from npu_bridge.core.runtime import after_import, keras_selection, user_code, user_imports
 
 # the names tf.keras.optimizers had in Keras 2.6 that tf_keras 2.21 gives to its new optimizer generation
 LEGACY_NAMES = ("Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop", "SGD")
@@ -68,6 +68,8 @@ def install():
         if "__version__" not in vars(keras_v1_api):  # tf.compat.v1.keras: its optimizers are OptimizerV2 already
             keras_v1_api.__version__ = tf_keras.__version__
         _adapt_imported()  # `tensorflow.keras` imported as a module is a copy of tf_keras' API module
+        for copy in (_KERAS_COPY, _KERAS_COPY + ".optimizers"):  # loaded by an import statement under way now
+            after_import.when_imported(copy, lambda _module: _adapt_imported())
         # every importer: an installed package's `from tensorflow.keras import backend` (tensorflow_addons) loads the
         # copy too, and rebinds user code's `tf.keras` to it
         user_imports.add_route(_ROUTE, ("tensorflow",), _every_module, _resolve)

@@ -1,6 +1,7 @@
 """Switching on Keras 2.6 and TensorFlow-internal imports for user code, and ``python -m npu_bridge.tf2``.
 
-``import npu_device`` installs it (``install``): from then on user code's ``import keras...`` /
+``import npu_device`` installs it (``install``, which also installs ``keras26``'s rules once tf_keras is imported):
+from then on user code's ``import keras...`` /
 ``tensorflow.python.keras...`` gets tf_keras 2.21 and the moved TensorFlow-internal modules are found, through the
 route the TF1 mode adds too (``runtime/legacy_modules``; the tables are ``runtime/legacy_paths``). An import that
 ran before is not redone: a module that already holds Keras 3 is named in a warning. ``python -m npu_bridge.tf2
@@ -15,7 +16,7 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import legacy_modules, log, user_code, user_imports
+from npu_bridge.core.runtime import after_import, legacy_modules, log, user_code, user_imports
 from npu_bridge.core.tf2 import environment as tf2_environment
 
 USAGE = "usage: python -m npu_bridge.tf2 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
@@ -35,6 +36,9 @@ def install():
         return True
     if not legacy_modules.add_route(_ROUTE, _user_code.contains):
         return False
+    # Keras 2.6's optimizer generation and 1-D inputs, which `import npu_device` installs: here from the moment
+    # tf_keras is first imported (`from tensorflow.keras.optimizers import Adam` above `import npu_device`)
+    after_import.when_imported("tf_keras", _install_keras26)
     early = _modules_holding_keras_3()
     if early:
         log.logger.warning(
@@ -72,6 +76,12 @@ def main(argv=None):
     install()
     runpy.run_path(script, run_name="__main__")
     return 0
+
+
+def _install_keras26(_tf_keras):
+    from npu_bridge.core.tf2 import keras26
+
+    keras26.install()
 
 
 def _modules_holding_keras_3():
