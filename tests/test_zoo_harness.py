@@ -157,3 +157,15 @@ def test_a_wrapper_that_wants_another_path_stops_for_data_even_after_the_launche
         "data",
         "the shell wrapper wants --model_path, which the harness cannot make",
     )
+
+
+def test_an_ascend_feature_that_needs_npu_silicon_is_reported_apart_and_not_counted_as_runnable():
+    classify = _tool_module("classify")
+    frame = {"file": "/m/host_cache.py", "line": 314, "function": "swap"}
+    message = "npu_bridge.npu_cpu.npu_cpu_ops.embeddingrankid is not supported off the NPU: Ascend AI CPU ops"
+    error = {"type": "npu_bridge.core.runtime.errors.NotSupportedOffNpuError", "message": message, "frames": [frame]}
+    records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
+    outcome, cause = classify.classify(records, "/m", "/d", None, False)
+    assert outcome == "npu-only" and cause.endswith("at /m/host_cache.py:314 (swap)")
+    summary = classify.summarize([{"kind": "tf1", "outcome": "npu-only"}, {"kind": "tf1", "outcome": "pass"}])
+    assert summary["tf1"]["runnable"] == 1

@@ -9,6 +9,8 @@ Outcomes:
             no data kit recognizes the loader and the script failed reading its (empty) data folder.
   package   a Python package the script imports is not installed (not ours: install it next to npu_bridge).
   script    the script's own code fails (Python 2 syntax, its own bug) or its shell wrapper ends before Python.
+  npu-only  the script uses an Ascend feature that needs NPU silicon (``NotSupportedOffNpuError``; the fidelity
+            table in docs/fidelity.md lists them): accepted and reported, as on any machine without an NPU.
   timeout   no training step within the time limit.
   resources the entry's processes held more memory than the harness allows (set by __main__), or a process of it
             was killed by a signal (no exit, no exception recorded: the out-of-memory killer, typically).
@@ -25,6 +27,7 @@ _DATA_WORDS = re.compile(
     re.IGNORECASE,
 )
 _DATA_TYPES = ("FileNotFoundError", "NotFoundError", "OutOfRangeError", "IsADirectoryError", "DataLossError")
+_DOWNLOAD_TYPES = ("URLError", "HTTPError")  # a download of data or weights (the harness has no network)
 # What TensorFlow and Python say when a loader found no files (an empty list of file names, an empty dataset)
 _EMPTY_DATA = (
     "`filenames` argument must contain `tf.string` elements",
@@ -103,6 +106,8 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     cannot_import = re.search(r"cannot import name '[^']+' from '([A-Za-z_]+)", message)
     if kind == "ImportError" and cannot_import and cannot_import.group(1) in _TF_PACKAGES:
         return "ours", f"{head} at {_where(user)}"
+    if kind == "NotSupportedOffNpuError":
+        return "npu-only", f"{head} at {_where(user)}"
     if kind == "NotProvidedError" or raised_in in _OURS_PACKAGES:
         return "ours", f"{head} raised at {_where(raised)}, from {_where(user)}"
     if kind in ("SyntaxError", "TabError") or (kind == "NameError" and "print" in message):
@@ -115,6 +120,8 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "data", f"{head} at {_where(user)} (no data found: {empty})"
     # "The name 'x:0' refers to a Tensor which does not exist ... in the graph" is about a graph, not files
     data_words = bool(_DATA_WORDS.search(message)) and "in the graph" not in message
+    if kind in _DOWNLOAD_TYPES:
+        return "data", f"{head} at {_where(user)} (a download: the harness has no network)"
     data_like = kind in _DATA_TYPES or data_words or (data_dir in message)
     if data_like and (kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "Exception")):
         reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
