@@ -97,7 +97,7 @@ def test_compare_of_identical_runs_finds_no_difference(runs, tmp_path, capsys):
     assert "no tensor differs" in out and "no op diverges" in out and "at step 0" in out
     with open(output, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    assert tuple(rows[0]) == dump_compare.CSV_HEADER
+    assert tuple(rows[0]) == dump_compare.CSV_HEADER + ("Source",)  # the session wrote op_sources.json
     assert rows[0][:12] == [
         "Index",
         "OpSequence",

@@ -39,7 +39,8 @@ def test_a_failing_op_has_its_inputs_dumped_and_the_error_says_where(tmp_path, m
     (name,) = os.listdir(directory)
     path = os.path.join(directory, name)
     assert name.startswith("GatherV2.lookup.") and f"were written to {path}" in message
-    assert "the 3 inputs of GatherV2 lookup" in message
+    assert "the 3 inputs of GatherV2 lookup (the op that failed, created at " in message
+    assert f"{__file__}:{lookup_graph.__code__.co_firstlineno + 5} in lookup_graph)" in message
     inputs = [tensor.array() for tensor in dump.load(path).inputs]
     np.testing.assert_array_equal(inputs[0], features)
     assert inputs[1].tolist() == [0, 5] and inputs[2].tolist() == 0  # params, indices, axis

@@ -164,7 +164,8 @@ def test_a_failing_op_is_captured_whether_a_run_fetches_it_or_a_value_computed_f
                 sess.run(fetch, {params: [1.0, 2.0, 3.0], indices: [7]})
             messages.append(str(raised.value))
     for message in messages:
-        assert "the 3 inputs of GatherV2 lookup (the op that failed) were written to" in message, message
+        assert "the 3 inputs of GatherV2 lookup (the op that failed, created at " in message, message
+        assert f"{__file__}:" in message and "were written to" in message
 
 
 def test_a_stateful_op_keeps_one_kernel_across_the_graphs_of_a_dumping_session(tmp_path, monkeypatch):

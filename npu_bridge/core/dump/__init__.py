@@ -7,7 +7,8 @@ see ``npu_bridge.core.session.steps.dump``), which that step maps onto the modul
   exception_directory  where exception dumps go, checked when the session is created
   dump_writer          Python's handle on the C++ dump writer and its environment variables
   writer_watch         follows the writer: overflow events, failed writes, finishing the reports
-  dump_reports         a dump root's dump_status.json and overflow report; op_sources: where ops were created
+  dump_reports         a dump root's dump_status.json, overflow report and op_sources.json (op_sources: where
+                       ops were created; dumped_ops: which ops the root holds files for)
 
 The tools -- also the ``npu-dump`` command -- read dumps written here and by Ascend's
 runtime:

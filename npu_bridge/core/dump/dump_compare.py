@@ -20,6 +20,10 @@ Metrics, with a = my tensor and b = the ground truth, over the positions where b
 A tensor *differs* when it is not bit-for-bit equal (NaNs equal), and *diverges* when its cosine
 similarity is below the threshold, its inf/NaN positions differ, or its shape does not match. Rows are
 sorted worst first; OpSequence is the execution order in my dump.
+
+When either tree holds op_sources.json (written by the sessions that dumped here), the summary names where each
+op it shows was created ("created at file:line in function") and the CSV gets a last column, Source; both are
+inert text (``inert_text``), the CSV cell guarded against formulas.
 """
 
 import csv
@@ -31,7 +35,7 @@ from typing import Optional
 
 import numpy as np
 
-from npu_bridge.core.dump import dump_file, dump_names, dump_tree, tensor_stats
+from npu_bridge.core.dump import dump_file, dump_names, dump_tree, overflow_records, tensor_stats
 from npu_bridge.core.runtime import atomic_write, inert_text
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
@@ -65,6 +69,7 @@ CSV_HEADER = (
     + ALGORITHMS
     + ("CompareFailReason",)
 )
+SOURCE_COLUMN = "Source"  # ours, after Ascend's columns, when a tree has op_sources.json
 DEFAULT_COSINE_THRESHOLD = 0.99
 _RELATIVE_FLOOR = 1e-7
 _HISTOGRAM_BINS = 100
@@ -131,12 +136,26 @@ class Comparison:
       step: the step compared (None when neither tree has steps).
       threshold: the cosine similarity threshold of divergence.
       duplicates: repeated occurrences of tensors that were not compared (loops, other graphs).
+      sources: {op name: "file:line in function"} from the trees' op_sources.json (mine wins), maybe empty.
     """
 
-    def __init__(self, rows, mine, truth, step, threshold, duplicates):
+    def __init__(self, rows, mine, truth, step, threshold, duplicates, sources=None):
         self.rows = sorted(rows, key=_badness)
         self.mine, self.truth, self.step, self.threshold = mine, truth, step, threshold
         self.duplicates = duplicates
+        self.sources = {name: site for name, site in (sources or {}).items() if isinstance(site, str)}
+        self._sanitized = {dump_names.sanitize(name): site for name, site in self.sources.items()}
+
+    def source(self, row):
+        """Where the row's op was created ("file:line in function", as read from a file: not inert), or None."""
+        for side in (row.mine, row.truth):
+            if side is not None and side.op_name in self.sources:
+                return self.sources[side.op_name]
+        return self._sanitized.get(row.key[0])
+
+    def _describe(self, row):
+        site = self.source(row)
+        return _describe(row) + (f", created at {inert_text.value(site)}" if site else "")
 
     @property
     def compared(self):
@@ -182,15 +201,15 @@ class Comparison:
         if difference is None:
             lines.append("no tensor differs")
         else:
-            lines.append(f"first difference: #{difference.sequence} {_describe(difference)}")
+            lines.append(f"first difference: #{difference.sequence} {self._describe(difference)}")
         if divergence is None:
             lines.append(f"no op diverges (every cosine similarity >= {self.threshold:g})")
         else:
-            lines.append(f"first diverging op: #{divergence.sequence} {_describe(divergence)}")
+            lines.append(f"first diverging op: #{divergence.sequence} {self._describe(divergence)}")
         worst = [row for row in compared if not row.identical][:top]
         if worst:
             lines.append("worst tensors:")
-            lines.extend(f"  #{row.sequence} {_describe(row)}" for row in worst)
+            lines.extend(f"  #{row.sequence} {self._describe(row)}" for row in worst)
         return "\n".join(lines)
 
     def write_csv(self, path):
@@ -201,9 +220,13 @@ class Comparison:
         """
         text = io.StringIO(newline="")
         writer = csv.writer(text)
-        writer.writerow(CSV_HEADER)
+        with_sources = bool(self.sources)
+        writer.writerow(CSV_HEADER + ((SOURCE_COLUMN,) if with_sources else ()))
         for number, row in enumerate(self.rows, 1):
-            writer.writerow(_csv_cells(number, row))
+            cells = _csv_cells(number, row)
+            if with_sources:
+                cells.append(inert_text.csv_name(self.source(row) or ""))
+            writer.writerow(cells)
         atomic_write.write_output(path, text.getvalue(), "result CSV")
 
 
@@ -246,7 +269,8 @@ def compare(mine, truth, step=None, cosine_threshold=DEFAULT_COSINE_THRESHOLD, p
         rows.append(row)
         if progress:
             progress(done, len(keys))
-    return Comparison(rows, mine, truth, chosen, cosine_threshold, my_duplicates + truth_duplicates)
+    sources = {**overflow_records.read_sources(truth), **overflow_records.read_sources(mine)}
+    return Comparison(rows, mine, truth, chosen, cosine_threshold, my_duplicates + truth_duplicates, sources)
 
 
 def _choose_step(mine, truth, step, mine_root, truth_root):

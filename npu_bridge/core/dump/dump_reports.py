@@ -1,5 +1,6 @@
-"""The reports of one dump root: {root}/dump_status.json (is the dump complete, which steps lack files) and the
-overflow report {root}/overflow_report.txt with op_sources.json, kept from the dump writer's overflow events.
+"""The reports of one dump root: {root}/dump_status.json (is the dump complete, which steps lack files), the
+overflow report {root}/overflow_report.txt, kept from the dump writer's overflow events, and {root}/op_sources.json:
+where every op the dump holds files for (or that overflowed) was created in the user's code.
 
 The directories from dump_path to the root are this module's (or the writer's) or refused: the root is created
 below dump_path without following symlinks, or checked to be a real directory of this user, then held open and
@@ -12,7 +13,7 @@ import json
 import os
 import time
 
-from npu_bridge.core.dump import dump_status, dump_writer, op_sources, overflow_records
+from npu_bridge.core.dump import dump_status, dump_writer, dumped_ops, op_sources, overflow_records
 from npu_bridge.core.runtime import log, safe_paths
 
 REPORT_INTERVAL_SECONDS = 5.0  # the overflow report is rewritten at most this often while sessions run
@@ -51,7 +52,12 @@ class RootReport:
         self.root = root
         self.base = base  # dump_path: the directories from it to the root are ours or refused
         self.directory_mode = 0o700
-        self.sources = {}
+        self.sources = {}  # op name -> creation site (None: unknown), each looked up once
+        self.dumped = dumped_ops.DumpedOps()
+        self.scanned_at = None
+        self.unresolved = set()  # file op names no noted graph had (looked up again when a graph is noted)
+        self.unresolved_at = 0  # op_sources.graphs_noted() when they were looked up
+        self.sources_pending = False  # op_sources.json lacks sites (a write failed): written again at the next scan
         self.entries = []
         self.pending = False
         self.written_at = None
@@ -149,6 +155,53 @@ class RootReport:
         )
         self.pending = True
 
+    def note_dumped_ops(self, final):
+        """Adds the ops with new dump files to op_sources.json (the step directories are scanned at most every
+        ``REPORT_INTERVAL_SECONDS``, and whenever ``final``); each op's creation site is looked up once."""
+        now = time.monotonic()
+        if not final and self.scanned_at is not None and now - self.scanned_at < REPORT_INTERVAL_SECONDS:
+            return
+        self.scanned_at = now
+        try:
+            file_names = self.dumped.scan(self.root_fd())
+        except OSError:
+            return  # the dump itself reports a root it cannot write
+        if self.unresolved and op_sources.graphs_noted() != self.unresolved_at:  # their graph may be noted now
+            file_names = sorted(self.unresolved.union(file_names))
+            self.unresolved = set()
+        self.unresolved_at = op_sources.graphs_noted()
+        for file_name in file_names:
+            found = op_sources.site_of_file_name(file_name)
+            if found is None:
+                self.unresolved.add(file_name)  # at most dumped_ops.MAX_NAMES
+            elif found[0] not in self.sources:
+                self.sources[found[0]] = found[1]
+                self.sources_pending = self.sources_pending or found[1] is not None
+        if self.dumped.truncated:
+            log.warn_once(
+                ("dump-sources-bounded", self.root),
+                "dump: %s lists the creation sites of the first %d ops in the first %d step directories only",
+                os.path.join(self.root, overflow_records.SOURCES_FILE),
+                dumped_ops.MAX_NAMES,
+                dumped_ops.MAX_STEP_DIRS,
+            )
+        if self.sources_pending:
+            try:
+                self._write_sources(self.root_fd())
+            except OSError as e:
+                log.warn_once(
+                    ("dump-sources", self.root),
+                    "dump: %s could not be written (%s); it is written again at the next scan, until then "
+                    "npu-dump shows no creation sites for some ops of this dump",
+                    os.path.join(self.root, overflow_records.SOURCES_FILE),
+                    e.strerror or e,
+                )
+
+    def _write_sources(self, root_fd):
+        sources = {name: site for name, site in self.sources.items() if site}
+        safe_paths.write_file_at(root_fd, overflow_records.SOURCES_FILE, json.dumps(sources, indent=1, sort_keys=True))
+        self.sources_pending = False
+
     def write_if_due(self, final):
         """Rewrites the overflow report when it has news and is due (``final``: now, whenever it has news)."""
         due = self.written_at is None or time.monotonic() - self.written_at >= REPORT_INTERVAL_SECONDS
@@ -163,9 +216,7 @@ class RootReport:
         self.written_at = time.monotonic()
         try:
             root_fd = self.root_fd()
-            safe_paths.write_file_at(
-                root_fd, overflow_records.SOURCES_FILE, json.dumps(sources, indent=1, sort_keys=True)
-            )
+            self._write_sources(root_fd)
             safe_paths.write_file_at(root_fd, overflow_records.REPORT_FILE, overflow_records.render(entries, self.root))
         except OSError as e:
             if self.write_failure is None:

@@ -77,7 +77,16 @@ def poll(final=False):
             if report is not None:
                 report.add(event)
         for report in _reports.values():
+            report.note_dumped_ops(final)
             report.write_if_due(final)
+
+
+def note_dumped_ops(root):
+    """Adds the ops with new dump files in ``root`` to its op_sources.json when a scan is due (cheap otherwise)."""
+    with _lock:
+        report = _reports.get(root)
+        if report is not None:
+            report.note_dumped_ops(final=False)
 
 
 def _log_new_errors(status):

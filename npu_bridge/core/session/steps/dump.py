@@ -11,11 +11,13 @@ Setup, for a session with enable_dump, enable_dump_debug or enable_exception_dum
     scripts turn the remapper off anyway);
   * a ``DumpRunHook`` is attached.
 
-The hook costs one call into the library per run. When the writer has news it hands over to
-``dump.writer_watch``, which warns once about overflows, notes where each overflowing op was created
-(op_sources.json) and rewrites {root}/overflow_report.txt (at most every few seconds, and when the session closes
-and the process exits). When a run fails in a session with enable_exception_dump=1, it writes the failed op's
-inputs and says where in the error.
+The hook costs one call into the library per run. Every few seconds (and when the session closes and the process
+exits) ``dump.writer_watch`` adds the ops that got new dump files to {root}/op_sources.json, where each was created
+in the user's code (looked up once per op). When the writer has news it hands over to ``dump.writer_watch``, which
+warns once about overflows, notes where each overflowing op was created (op_sources.json too) and rewrites
+{root}/overflow_report.txt (at most every few seconds, and when the session closes and the process exits). When a
+run fails in a session with enable_exception_dump=1, it writes the failed op's inputs and says where in the error
+(and where the op was created).
 """
 
 import itertools
@@ -100,6 +102,8 @@ class DumpRunHook(RunHook):
         if self._unchecked_layer:
             _warn_unknown_layer_ops(context.session.graph, self._unchecked_layer)
             self._unchecked_layer = ()
+        if self._root is not None:
+            writer_watch.note_dumped_ops(self._root)
         if writer_watch.has_news():
             writer_watch.poll()
 
@@ -115,10 +119,12 @@ class DumpRunHook(RunHook):
         node = match.group(1)
         result = dump_writer.exception_dump(f"{self._session_id}/{node}")
         if "path" in result:
+            site = op_sources.creation_site(result["op_name"])
+            created = f", created at {site}" if site else ""
             note = (
                 f"npu_bridge exception dump: the {result['inputs']} inputs of {result['op_type']} "
-                f"{result['op_name']} (the op that failed) were written to {result['path']}; read them with "
-                f"`npu-dump info {result['path']}`"
+                f"{result['op_name']} (the op that failed{created}) were written to {result['path']}; read them "
+                f"with `npu-dump info {result['path']}`"
             )
         else:
             note = f"npu_bridge exception dump: the inputs of {node} were not captured ({result['error']})"
