@@ -688,6 +688,19 @@ def test_contrib_image_and_rnn_routes_lead_here_and_name_what_they_lack():
     assert "image" not in contrib.UNROUTED
 
 
+def test_contrib_rnn_serves_the_projection_and_embedding_wrappers():
+    from npu_bridge.core.tf1.legacy_seq2seq import wrappers
+
+    root = contrib.ContribModule("", None, tf)
+    assert root.rnn.OutputProjectionWrapper is wrappers.OutputProjectionWrapper
+    assert root.rnn.python.ops.core_rnn_cell.EmbeddingWrapper is wrappers.EmbeddingWrapper
+    with tf.Graph().as_default():
+        cell = root.rnn.OutputProjectionWrapper(tf.compat.v1.nn.rnn_cell.GRUCell(4), 7)
+        outputs, _ = tf.compat.v1.nn.dynamic_rnn(cell, tf.ones([2, 5, 3]), dtype=tf.float32)
+        assert outputs.shape.as_list() == [2, 5, 7]
+        assert run(outputs, init=True).shape == (2, 5, 7)
+
+
 def test_rnn_cell_impl_linear_alias_points_at_the_helper():
     (home, name) = aliases.MOVED[("tensorflow.python.ops.rnn_cell_impl", "_Linear")]
     assert getattr(importlib.import_module(home), name) is rnn_linear._Linear

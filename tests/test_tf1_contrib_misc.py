@@ -161,7 +161,7 @@ def test_rank_sampled_softmax_loss_keeps_the_highest_ranked_samples_and_checks_i
     np.testing.assert_allclose(loss, -logits[:, 0] + np.log(np.exp(logits).sum(1)), rtol=1e-5)
     with pytest.raises(NpuArgumentError, match=r"num_resampled \(4\) must be less than num_sampled \(4\)"):
         contrib_nn.rank_sampled_softmax_loss(weights, biases, labels, inputs, 4, 4, 8, 1, None, 1.0, False, "div")
-    with pytest.raises(NpuArgumentError, match="partition_strategy must be 'div' or 'mod', given 'x'"):
+    with pytest.raises(NpuArgumentError, match=r"unsupported partition_strategy \(x\): .* must be 'div' or 'mod'"):
         contrib_nn.rank_sampled_softmax_loss(weights, biases, labels, inputs, 4, 2, 8, 1, None, 1.0, False, "x")
 
 
@@ -221,8 +221,10 @@ def test_random_hsv_in_yiq_draws_within_its_bounds_and_refuses_bad_ones():
             distort_image_ops.random_hsv_in_yiq(images, max_delta_hue=-1)
         with pytest.raises(NpuArgumentError, match=r"lower_value \(2\) must be at most upper_value \(1\)"):
             distort_image_ops.random_hsv_in_yiq(images, lower_value=2, upper_value=1)
-        with pytest.raises(NpuArgumentError, match="rank >= 3 and 3 channels last"):
+        with pytest.raises(NpuArgumentError, match="Shape must be at least rank 3: image must have rank >= 3"):
             distort_image_ops.adjust_hsv_in_yiq(np.zeros((4, 4), np.float32))
+        with pytest.raises(NpuArgumentError, match="input must have 3 channels but instead has 5 channels"):
+            distort_image_ops.adjust_hsv_in_yiq(np.zeros((2, 2, 5), np.float32))
 
 
 # ---------------------------------------------------------------- the import paths, in the mode

@@ -220,19 +220,36 @@ def test_multivariate_normal_diag_matches_independent_normals():
         assert mvn.batch_shape.as_list() == [2] and mvn.event_shape.as_list() == [3]
         assert samples.shape.as_list() == [20000, 2, 3]
         fetches = [mvn.log_prob(x), wide.log_prob(x), mvn.entropy(), mvn.covariance(), samples]
-        fetches.append(v1.distributions.kl_divergence(mvn, wide))
+        fetches += [v1.distributions.kl_divergence(mvn, wide), wide.stddev()]
+        # TF 1.15's moments are the scale's: a batch of loc alone leaves them unbatched
+        assert mvn.covariance().shape.as_list() == [3, 3] and mvn.variance().shape.as_list() == [3]
+        unit = distributions.MultivariateNormalDiag(loc=loc)
+        assert unit.stddev().shape.as_list() == [3] and unit.mean().shape.as_list() == [2, 3]
         with v1.Session() as session:
-            log_prob, wide_log_prob, entropy, covariance, drawn, kl = session.run(fetches)
+            log_prob, wide_log_prob, entropy, covariance, drawn, kl, wide_stddev = session.run(fetches)
     np.testing.assert_allclose(log_prob, _normal_log_pdf(x, loc, scale), rtol=1e-5)
     np.testing.assert_allclose(wide_log_prob, _normal_log_pdf(x, 0.0, 2.0), rtol=1e-5)
     np.testing.assert_allclose(entropy, [np.log(2 * np.pi * np.e * scale**2).sum() / 2] * 2, rtol=1e-5)
-    np.testing.assert_allclose(covariance[1], np.diag(scale**2))
+    np.testing.assert_allclose(covariance, np.diag(scale**2))
+    np.testing.assert_allclose(wide_stddev, [2.0, 2.0, 2.0])
     kl_expected = (np.log(2.0 / scale) + (scale**2 + loc**2) / 8.0 - 0.5).sum(-1)
     np.testing.assert_allclose(kl, kl_expected, rtol=1e-5)
     np.testing.assert_allclose(drawn.mean(0), loc, atol=0.05)
     np.testing.assert_allclose(drawn.std(0), np.broadcast_to(scale, (2, 3)), rtol=0.03)
     with pytest.raises(NpuArgumentError, match="loc or scale_diag"):
         distributions.MultivariateNormalDiag()
+
+
+def test_multivariate_normal_diag_needs_an_event_dimension_and_names_a_singular_scale():
+    with tf.Graph().as_default():
+        with pytest.raises(NpuArgumentError, match="loc must have at least 1 dimension"):
+            distributions.MultivariateNormalDiag(loc=0.25, scale_diag=[2.0])
+        with pytest.raises(NpuArgumentError, match="scale_diag must have at least 1 dimension"):
+            distributions.MultivariateNormalDiag(loc=[0.25, 1.0], scale_diag=3.0)
+        checked = distributions.MultivariateNormalDiag(loc=[0.25, 1.0], scale_diag=[3.0, 0.0], validate_args=True)
+        with v1.Session() as session:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Singular operator"):
+                session.run(checked.sample(seed=1))
 
 
 # ---------------------------------------------------------------- the names, run in the mode

@@ -377,6 +377,19 @@ def test_with_same_shape_checks_statically_and_at_run_time():
                 session.run(checked, {unknown: np.ones([4, 3])})
 
 
+def test_tensor_util_argument_errors_keep_tf115_wording():
+    # scripts and TF 1.15's own checks match these phrases ("Invalid rank", "Invalid dtype", "Expected integer")
+    with tf.Graph().as_default():
+        t = tf.zeros([4])
+        with pytest.raises(NpuArgumentError, match="Invalid rank"):
+            contrib_tensor_util.with_shape([[4], [1]], t)
+        with pytest.raises(NpuArgumentError, match="Invalid dtype"):
+            contrib_tensor_util.with_shape([4.5], t)
+        with pytest.raises(NpuArgumentError, match="Expected integer"):
+            contrib_tensor_util.assert_scalar_int(tf.constant(2.5))
+        contrib_tensor_util.assert_scalar_int(tf.constant(7))
+
+
 def test_aggregate_indexed_slices_gradients_concatenates_the_towers_slices():
     with tf.Graph().as_default():
         t0 = tf.IndexedSlices(tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([0, 2]), tf.constant([3, 2]))

@@ -363,6 +363,51 @@ def test_attention_wrapper_decodes_with_tensorflow_1_15_variable_names_and_luong
     assert isinstance(cloned, seq2seq.AttentionWrapperState)
 
 
+def test_attention_variables_are_created_in_tensorflow_1_15_order_with_its_initial_values():
+    # Under a graph seed an initializer without its own seed takes one from what the graph made before it (every op
+    # in TF 1.15, the earlier unseeded random ops in TF 2), so the memory layers are built with the mechanisms
+    # (outside the decoder's scope) and each step creates its variables in TF 1.15's order: the query layer, v, g, b
+    # (Bahdanau), g (scaled Luong), each mechanism's attention layer after it.
+    rng = np.random.RandomState(7)  # its own draws: the module's RNG stays as the other tests expect
+    memory = tf.constant(rng.randn(2, 3, 4).astype(np.float32))
+    bahdanau = seq2seq.BahdanauAttention(5, memory, memory_sequence_length=[3, 2], normalize=True)
+    luong = seq2seq.LuongAttention(6, memory, scale=True)
+    assert [v.op.name for v in tf.compat.v1.global_variables()] == ["memory_layer/kernel", "memory_layer_1/kernel"]
+    initializer = tf.compat.v1.constant_initializer(0.5)
+    with tf.compat.v1.variable_scope("root", initializer=initializer):
+        cell = seq2seq.AttentionWrapper(
+            tf.compat.v1.nn.rnn_cell.LSTMCell(6), [bahdanau, luong], attention_layer_size=[2, 3]
+        )
+        helper = seq2seq.TrainingHelper(tf.constant(rng.randn(2, 2, 3).astype(np.float32)), [2, 1])
+        outputs, _, _ = seq2seq.dynamic_decode(seq2seq.BasicDecoder(cell, helper, cell.zero_state(2, tf.float32)))
+    created = [v.op.name for v in tf.compat.v1.global_variables()]
+    inner = "root/decoder/attention_wrapper/"
+    assert created == ["memory_layer/kernel", "memory_layer_1/kernel"] + [
+        inner + name
+        for name in (
+            "lstm_cell/kernel",
+            "lstm_cell/bias",
+            "bahdanau_attention/query_layer/kernel",
+            "bahdanau_attention/attention_v",
+            "bahdanau_attention/attention_g",
+            "bahdanau_attention/attention_b",
+            "attention_layer/kernel",
+            "luong_attention/attention_g",
+            "attention_layer_1/kernel",
+        )
+    ]
+    got = run({"outputs": outputs.rnn_output, "vars": dict(zip(created, tf.compat.v1.global_variables()))})
+    w = got["vars"]
+    assert got["outputs"].shape == (2, 2, 5)
+    # g and b keep their own initializers under the scope's; v and the layers take the scope's.
+    np.testing.assert_allclose(w[inner + "bahdanau_attention/attention_g"], np.sqrt(1 / 5), rtol=1e-6)
+    np.testing.assert_array_equal(w[inner + "bahdanau_attention/attention_b"], np.zeros(5))
+    np.testing.assert_array_equal(w[inner + "luong_attention/attention_g"], 1.0)
+    np.testing.assert_array_equal(w[inner + "bahdanau_attention/attention_v"], np.full(5, 0.5, np.float32))
+    # The memory layers are outside "root": the default (Glorot uniform) initializer, not the scope's constant.
+    assert np.all(w["memory_layer/kernel"] != 0.5) and np.abs(w["memory_layer/kernel"]).max() <= np.sqrt(6 / 9)
+
+
 def test_monotonic_attention_modes_agree_and_hard_attention_moves_forward():
     p = RNG.uniform(0.1, 0.9, (2, 5)).astype(np.float32)
     previous = np.array([[1, 0, 0, 0, 0], [0, 0.5, 0.5, 0, 0]], np.float32)

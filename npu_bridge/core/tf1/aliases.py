@@ -11,6 +11,8 @@ Add-only: a name is set only where it is missing, so nothing that exists is repl
   ``from tensorflow.python.ops.control_flow_ops import cond``, ``graph_util.convert_variables_to_constants``,
   ``ops.convert_to_tensor_v2``, ``rnn_cell_impl._like_rnncell``,
   ``variable_scope.variable``, ...
+- ``keras.utils.multi_gpu_model`` of TensorFlow 1.15's Keras (``multi_gpu``), on tf_keras' v1 API;
+  the reach of graph gradients that asks ``gradients_util._IsBackpropagatable`` again (``backprop_reach``).
 - ``Graph._last_id`` (``RENAMED_PROPERTIES``): the copied ``npu_ops.py`` of TF2 scripts seeds dropout with it.
 """
 
@@ -50,6 +52,14 @@ MOVED = {
     ),
     # TF 1.x's hidden name of the op wrapper (MAML-style second-order max-pool gradients)
     ("tensorflow.python.ops.gen_nn_ops", "_max_pool_grad"): ("tensorflow.python.ops.gen_nn_ops", "max_pool_grad"),
+    # TF 2.0-2.6's name of the function that records an eager op on the tape (SHAP wraps and replaces it)
+    ("tensorflow.python.eager.backprop", "_record_gradient"): ("tensorflow.python.eager.backprop", "record_gradient"),
+    # TF 1.15 / 2.6's test of the tensors graph gradients reach through; npu_bridge provides it (backprop_reach
+    # makes tf.gradients ask it again)
+    ("tensorflow.python.ops.gradients_util", "_IsBackpropagatable"): (
+        "npu_bridge.core.tf1.backprop_reach",
+        "_IsBackpropagatable",
+    ),
     # TF 1.x (up to 1.14) summed towers' sparse gradients with it; npu_bridge provides it
     ("tensorflow.python.ops.gradients_impl", "_AggregateIndexedSlicesGradients"): (
         "npu_bridge.core.tf1.indexed_slices_gradients",
@@ -80,6 +90,10 @@ def add():
         owner = getattr(importlib.import_module(module_name), class_name, None)
         if owner is not None and not hasattr(owner, name) and hasattr(owner, current):
             setattr(owner, name, property(operator.attrgetter(current), doc=f"{class_name}.{current}"))
+    from npu_bridge.core.tf1 import backprop_reach, multi_gpu  # import TensorFlow
+
+    backprop_reach.add()
+    multi_gpu.add()
     try:
         package = importlib.import_module("tf_keras.src.legacy_tf_layers")
     except ImportError:

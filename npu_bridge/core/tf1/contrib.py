@@ -7,7 +7,10 @@ imports ``tensorflow.contrib.tpu`` in a branch it never takes runs. A name no ro
 (``from tensorflow.contrib.grid_rnn import Grid2LSTMCell``, ``import tensorflow.contrib.ffmpeg.python.ffmpeg_ops``)
 binds a ``NotProvided`` placeholder instead (``imported``), which raises when it is used. Upstream's deep paths
 (``contrib.layers.python.layers.utils``, ``contrib.framework.python.ops.arg_scope``) lose their ``python.<x>``
-segments. Aliases whose behaviour differs from TensorFlow 1.15 say so once, when first used (``DIFFERENCES``).
+segments, except those to one of upstream's source modules the route lists (``Route.modules``):
+``contrib.opt.python.training.lazy_adam_optimizer`` is that module, ``contrib.nn.python.ops.alpha_dropout`` the
+module holding ``alpha_dropout``. Aliases whose behaviour differs from TensorFlow 1.15 say so once, when first used
+(``DIFFERENCES``).
 
 A place is ``"tf:<attribute path>"`` (below the real ``tensorflow`` module) or an importable module path.
 """
@@ -26,12 +29,15 @@ class Route:
       places: where to look names up, in order.
       renames: {contrib name: name in the places}.
       extras: {contrib name: a place of its own} (``"tf:compat.v1.variable_scope"``, ``"a.module"``).
+      modules: {upstream source module below ``python`` (``"training.lazy_adam_optimizer"``): the place holding its
+        names}; that path is a contrib module of its own, which names what it lacks.
     """
 
-    def __init__(self, places=(), renames=None, extras=None):
+    def __init__(self, places=(), renames=None, extras=None, modules=None):
         self.places = tuple(places)
         self.renames = dict(renames or {})
         self.extras = dict(extras or {})
+        self.modules = dict(modules or {})
 
 
 ROUTES = {
@@ -47,6 +53,10 @@ ROUTES = {
             "audio_ops": "tensorflow.python.ops.gen_audio_ops",
             "get_name_scope": "tensorflow.python.framework.ops.get_name_scope",
             "tensor_util": "npu_bridge.core.tf1.contrib_tensor_util",
+        },
+        modules={
+            "framework.checkpoint_utils": "tensorflow.python.training.checkpoint_utils",
+            "ops.sort_ops": "tensorflow.python.ops.sort_ops",
         },
     ),
     "rnn": Route(
@@ -66,7 +76,13 @@ ROUTES = {
             "distort_image_ops": "npu_bridge.core.tf1.distort_image_ops",
         },
     ),
-    "nn": Route(["npu_bridge.core.tf1.contrib_nn"]),
+    "nn": Route(
+        ["npu_bridge.core.tf1.contrib_nn"],
+        modules={
+            f"ops.{name}": "npu_bridge.core.tf1.contrib_nn"
+            for name in ("alpha_dropout", "cross_entropy", "sampling_ops", "scaled_softplus")
+        },
+    ),
     # python.graph_matcher comes right after a skipped python segment: it is the quantize module, so it has its names
     "quantize": Route(["npu_bridge.core.tf1.quantize", "npu_bridge.core.tf1.quantize.graph_matcher"]),
     "data": Route(["tf:compat.v1.data.experimental", "tf:compat.v1.data", "npu_bridge.core.tf1.contrib_data"]),
@@ -79,6 +95,7 @@ ROUTES = {
     "distributions": Route(
         ["tf:compat.v1.distributions", "npu_bridge.core.tf1.distributions"],
         extras={"sample_stats": "npu_bridge.core.tf1.distributions"},
+        modules={"ops.mvn_diag": "npu_bridge.core.tf1.distributions"},
     ),
     # model_analyzer is the module itself (print_model_analysis, the option dictionaries, ProfileContext)
     "tfprof": Route(
@@ -96,9 +113,16 @@ ROUTES = {
             "parse_values": "npu_bridge.core.tf1.hparams.parse_values",
             "hparam": "npu_bridge.core.tf1.hparams",
             "FeedingQueueRunner": "npu_bridge.core.tf1.feeding_queue_runner.FeedingQueueRunner",
+            # python.training.bucket_ops is the module itself
+            "bucket_ops": "npu_bridge.core.tf1.bucket_ops",
+            **{name: f"npu_bridge.core.tf1.bucket_ops.{name}" for name in ("bucket", "bucket_by_sequence_length")},
             # python.training.evaluation: tf_slim's port of contrib's module (checkpoints_iterator,
             # wait_for_new_checkpoint, evaluate_repeatedly, StopAfterNEvalsHook, ...)
             "evaluation": "tf_slim.training.evaluation",
+        },
+        modules={
+            "training.feeding_queue_runner": "npu_bridge.core.tf1.feeding_queue_runner",
+            "training.training": "tf_slim.training.training",  # tf_slim's port (create_train_op, train, ...)
         },
     ),
     "metrics": Route(
@@ -149,14 +173,30 @@ ROUTES = {
             "MutableDenseHashTable": "tensorflow.python.ops.lookup_ops.DenseHashTable",
         },
     ),
-    "distribute": Route(["tf:distribute"]),
+    "distribute": Route(
+        ["tf:distribute"],
+        extras={"CollectiveAllReduceStrategy": "npu_bridge.core.tf1.contrib_distribute.CollectiveAllReduceStrategy"},
+    ),
     "cluster_resolver": Route(["tf:distribute.cluster_resolver"]),
     "keras": Route(["tf:compat.v1.keras"]),
     # python.saved_model.reader (read_saved_model, get_saved_model_tag_sets) lives on in TensorFlow's tools
     "saved_model": Route(["tf:compat.v1.saved_model"], extras={"reader": "tensorflow.python.tools.saved_model_utils"}),
     "staging": Route(extras={"StagingArea": "tensorflow.python.ops.data_flow_ops.StagingArea"}),
-    "opt": Route(["npu_bridge.core.tf1.optimizers"]),
-    "crf": Route(["npu_bridge.core.tf1.crf"]),
+    "opt": Route(
+        ["npu_bridge.core.tf1.optimizers"],
+        modules={
+            f"training.{upstream}": f"npu_bridge.core.tf1.optimizers.{ours}"
+            for upstream, ours in (
+                ("external_optimizer", "scipy_interface"),
+                ("lars_optimizer", "lars"),
+                ("lazy_adam_optimizer", "lazy_adam"),
+                ("moving_average_optimizer", "moving_average"),
+                ("nadam_optimizer", "nadam"),
+                ("weight_decay_optimizers", "weight_decay"),
+            )
+        },
+    ),
+    "crf": Route(["npu_bridge.core.tf1.crf"], modules={"ops.crf": "npu_bridge.core.tf1.crf"}),
     # upstream's python.ops.<module> paths lead to the module of ours that holds the same names
     "seq2seq": Route(
         ["npu_bridge.core.tf1.seq2seq"],
@@ -176,7 +216,13 @@ ROUTES = {
     "legacy_seq2seq": Route(
         ["npu_bridge.core.tf1.legacy_seq2seq"], extras={"seq2seq": "npu_bridge.core.tf1.legacy_seq2seq"}
     ),
-    "learn": Route(["npu_bridge.core.tf1.learn"]),
+    "learn": Route(
+        ["npu_bridge.core.tf1.learn"],
+        modules=dict.fromkeys(
+            ("learn.preprocessing.text", "learn.preprocessing.categorical_vocabulary"),
+            "npu_bridge.core.tf1.learn_preprocessing",
+        ),
+    ),
     "graph_editor": Route(["npu_bridge.core.tf1.graph_editor"]),
     "util": Route(
         ["tf:compat.v1"],
@@ -192,12 +238,12 @@ ROUTES = {
         ["npu_bridge.core.tf1.cudnn_rnn"],
         extras=dict.fromkeys(("cudnn_rnn", "cudnn_rnn_ops"), "npu_bridge.core.tf1.cudnn_rnn"),
     ),
-    "recurrent": Route(["npu_bridge.core.tf1.functional_rnn"]),
-    "all_reduce": Route(["npu_bridge.core.tf1.all_reduce"], extras={"all_reduce": "npu_bridge.core.tf1.all_reduce"}),
-    # TensorFlow 2.21 still has contrib.compiler's modules (xla.compile, jit.experimental_jit_scope)
-    "compiler": Route(
-        extras={"xla": "tensorflow.python.compiler.xla.xla", "jit": "tensorflow.python.compiler.xla.jit"}
+    "recurrent": Route(
+        ["npu_bridge.core.tf1.functional_rnn"], modules={"ops.functional_rnn": "npu_bridge.core.tf1.functional_rnn"}
     ),
+    "all_reduce": Route(["npu_bridge.core.tf1.all_reduce"], extras={"all_reduce": "npu_bridge.core.tf1.all_reduce"}),
+    # TensorFlow 2.21 still has xla.compile and jit.experimental_jit_scope; xla.estimator_model_fn is written here
+    "compiler": Route(extras={"xla": "npu_bridge.core.tf1.contrib_xla", "jit": "tensorflow.python.compiler.xla.jit"}),
     # replicate_model_fn runs one tower here (towers over several devices are not replicated)
     "estimator": Route(
         ["npu_bridge.core.tf1.tower_replication"],
@@ -231,6 +277,10 @@ ROUTES = {
         extras={
             name: f"tf:compat.v1.nn.{name}" for name in ("ctc_loss", "ctc_greedy_decoder", "ctc_beam_search_decoder")
         }
+    ),
+    # python.trt_convert is the module itself (create_inference_graph)
+    "tensorrt": Route(
+        ["npu_bridge.core.tf1.contrib_tensorrt"], extras={"trt_convert": "npu_bridge.core.tf1.contrib_tensorrt"}
     ),
     # plugins.projector: ProjectorConfig, EmbeddingInfo, SpriteMetadata, visualize_embeddings
     "tensorboard": Route(extras={"plugins": "npu_bridge.core.tf1.projector.plugins"}),
@@ -283,7 +333,7 @@ class ContribModule(types.ModuleType):
             raise AttributeError(name)
         path, route, real = self.__dict__["_npu"]
         if name == "python" and path:
-            value = _SkippedSegment(self)
+            value = _SkippedSegment(self, route or Route(), real)
         elif not path and name in ROUTES:
             value = ContribModule(name, ROUTES[name], real)
         elif not path and name in UNROUTED:
@@ -381,13 +431,34 @@ def imported(root, parts, fromlist):
 
 class _SkippedSegment:
     """``contrib.layers.python``: any attribute of it is its contrib module again (``python.layers.utils`` ->
-    ``contrib.layers.utils``), as the deep paths of TensorFlow 1.x's sources mean the same names."""
+    ``contrib.layers.utils``), as the deep paths of TensorFlow 1.x's sources mean the same names, except the paths
+    to the source modules of ``Route.modules`` (the segments on the way there are ``_SkippedSegment`` too).
 
-    def __init__(self, module):
-        self._module = module
+    Args:
+      module: the contrib module (``contrib.layers``).
+      route: its ``Route``.
+      real: the real ``tensorflow`` module.
+      below: the path below ``python`` so far (``"learn.preprocessing"``; "" for ``python`` itself).
+      collapsed: what that path means without the skipped segments (``contrib.learn.preprocessing``).
+    """
+
+    def __init__(self, module, route, real, below="", collapsed=None):
+        self._npu = (module, route, real, below, collapsed)
 
     def __getattr__(self, name):
-        return self._module
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        module, route, real, below, collapsed = self._npu
+        key = f"{below}.{name}" if below else name
+        if key in route.modules:  # kept on the contrib module, under a name no attribute access reaches
+            if f"python.{key}" not in module.__dict__:
+                path = f"{module.__name__[len('tensorflow.contrib.') :]}.python.{key}"
+                module.__dict__[f"python.{key}"] = ContribModule(path, Route([route.modules[key]]), real)
+            return module.__dict__[f"python.{key}"]
+        value = getattr(collapsed, name) if below else module
+        if any(upstream.startswith(f"{key}.") for upstream in route.modules):
+            return _SkippedSegment(module, route, real, key, value)
+        return value
 
 
 def _lookup(route, name, real):

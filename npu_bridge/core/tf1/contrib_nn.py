@@ -166,7 +166,8 @@ def rank_sampled_softmax_loss(
         )
     if partition_strategy not in ("div", "mod"):
         raise NpuArgumentError(
-            f"rank_sampled_softmax_loss: partition_strategy must be 'div' or 'mod', given {partition_strategy!r}"
+            f"rank_sampled_softmax_loss: unsupported partition_strategy ({partition_strategy}): partition_strategy "
+            f"must be 'div' or 'mod', given {partition_strategy!r}"
         )
     with _v1.name_scope(
         name, "rank_sampled_softmax_loss", [weights, biases, labels, inputs, sampled_values, resampling_temperature]

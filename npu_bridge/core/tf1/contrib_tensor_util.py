@@ -56,7 +56,8 @@ def with_shape(expected_shape, tensor):
     dynamic = is_tensor(expected_shape)
     if dynamic and expected_shape.dtype.base_dtype != tf.int32:
         raise NpuArgumentError(
-            f"expected_shape of {tensor.name} must be int32, got {expected_shape.dtype.name} ({expected_shape})"
+            f"Invalid dtype {expected_shape.dtype.name} for expected_shape of {tensor.name}: it must be int32 "
+            f"({expected_shape})"
         )
     if not dynamic:
         expected_shape = np.asarray(list(expected_shape) if isinstance(expected_shape, tuple) else expected_shape)
@@ -64,11 +65,13 @@ def with_shape(expected_shape, tensor):
             expected_shape = expected_shape.astype(np.int32)
         if expected_shape.ndim > 1:
             raise NpuArgumentError(
-                f"expected_shape of {tensor.name} must be 1-D, got rank {expected_shape.ndim}: {expected_shape}"
+                f"Invalid rank for expected_shape of {tensor.name}: it must be 1-D, got rank {expected_shape.ndim}: "
+                f"{expected_shape}"
             )
         if not np.issubdtype(expected_shape.dtype, np.integer):
             raise NpuArgumentError(
-                f"expected_shape of {tensor.name} must hold ints, got {expected_shape.dtype}: {expected_shape}"
+                f"Invalid dtype {expected_shape.dtype} for expected_shape of {tensor.name}: it must hold ints: "
+                f"{expected_shape}"
             )
         expected_shape = expected_shape.astype(np.int32)
     actual = tensor.get_shape()
@@ -120,7 +123,7 @@ def assert_scalar_int(tensor, name=None):
     with tf.compat.v1.name_scope(name, "assert_scalar_int", [tensor]) as scope:
         tensor = tf.convert_to_tensor(tensor)
         if not tensor.dtype.base_dtype.is_integer:
-            raise NpuArgumentError(f"{tensor.name} must be of an integer dtype, got {tensor.dtype.name}")
+            raise NpuArgumentError(f"Expected integer type for {tensor.name}, got {tensor.dtype.name}")
         return check_ops.assert_scalar(tensor, name=scope)
 
 

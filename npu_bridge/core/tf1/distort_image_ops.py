@@ -43,8 +43,15 @@ def adjust_hsv_in_yiq(image, delta_hue=0, scale_saturation=1, scale_value=1, nam
         image = tf.convert_to_tensor(image, name="image")
         shape = image.shape
         if shape.rank is not None and (shape.rank < 3 or shape[-1] not in (None, 3)):
+            # the leading phrases are TensorFlow 1.15's (its op's shape function and kernel)
+            problem = (
+                "Shape must be at least rank 3"
+                if shape.rank < 3
+                else f"input must have 3 channels but instead has {shape[-1]} channels"
+            )
             raise NpuArgumentError(
-                f"adjust_hsv_in_yiq: image must have rank >= 3 and 3 channels last (RGB), given shape {shape}"
+                f"adjust_hsv_in_yiq: {problem}: image must have rank >= 3 and 3 channels last (RGB), given shape "
+                f"{shape}"
             )
         original_dtype = image.dtype
         pixels = tf.image.convert_image_dtype(image, tf.float32)

@@ -109,6 +109,13 @@ def _samples_last(x, axes):
     return tf.reshape(moved, outer + [-1])
 
 
+def _check_has_event_dimension(what, tensor):
+    if tensor is not None and tensor.shape.ndims == 0:
+        raise NpuArgumentError(
+            f"MultivariateNormalDiag: {what} must have at least 1 dimension (the event dimension), got a scalar"
+        )
+
+
 class MultivariateNormalDiag(distribution.Distribution):
     """The multivariate normal distribution with mean ``loc`` and covariance ``scale @ scale.T``, ``scale`` diagonal.
 
@@ -125,7 +132,7 @@ class MultivariateNormalDiag(distribution.Distribution):
       allow_nan_stats: as for every ``tf.compat.v1.distributions.Distribution``.
       name: name scope.
     Raises:
-      ValueError: ``loc`` and ``scale_diag`` are both None.
+      ValueError: ``loc`` and ``scale_diag`` are both None, or one of them is a scalar (no event dimension).
     """
 
     def __init__(
@@ -145,19 +152,26 @@ class MultivariateNormalDiag(distribution.Distribution):
             dtype = next((t.dtype for t in given if isinstance(t, tf.Tensor)), None)
             loc = None if loc is None else tf.convert_to_tensor(loc, dtype=dtype, name="loc")
             dtype = dtype or (loc.dtype if loc is not None else None)
+            _check_has_event_dimension("loc", loc)
             if scale_diag is not None:
                 diag = tf.convert_to_tensor(scale_diag, dtype=dtype, name="scale_diag")
+                _check_has_event_dimension("scale_diag", diag)
                 if scale_identity_multiplier is not None:
                     diag += tf.convert_to_tensor(scale_identity_multiplier, dtype=diag.dtype)[..., tf.newaxis]
-            elif scale_identity_multiplier is not None:
+            elif scale_identity_multiplier is not None:  # a scaled identity: batched as the multiplier only
                 multiplier = tf.convert_to_tensor(scale_identity_multiplier, dtype=loc.dtype)
-                diag = multiplier[..., tf.newaxis] * tf.ones_like(loc)
-            else:
-                diag = tf.ones_like(loc)
+                diag = multiplier[..., tf.newaxis] * tf.ones(tf.shape(loc)[-1:], loc.dtype)
+            else:  # the identity, unbatched
+                diag = tf.ones(tf.shape(loc)[-1:], loc.dtype)
             if loc is None:
                 loc = tf.zeros_like(diag)
             if validate_args:
-                with tf.control_dependencies([tf.compat.v1.assert_none_equal(diag, tf.zeros([], diag.dtype))]):
+                # checked when run, as TF 1.15 did (assert_none_equal would raise here for a constant diagonal)
+                nonzero = tf.debugging.Assert(
+                    tf.reduce_all(tf.not_equal(diag, tf.zeros([], diag.dtype))),
+                    ["Singular operator: scale_diag has a zero:", diag],
+                )
+                with tf.control_dependencies([nonzero]):
                     diag = tf.identity(diag)
             self._loc = tf.identity(loc, name="loc")
             self._diag = tf.identity(diag, name="scale_diag")
@@ -221,8 +235,8 @@ class MultivariateNormalDiag(distribution.Distribution):
     def _mode(self):
         return self._mean()
 
-    def _stddev(self):
-        return self._broadcast(tf.abs(self._diag))
+    def _stddev(self):  # the scale's alone, as TF 1.15's: not broadcast to a batch of loc
+        return tf.abs(self._diag)
 
     def _variance(self):
         return tf.square(self._stddev())

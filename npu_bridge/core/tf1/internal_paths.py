@@ -2,7 +2,8 @@
 
 They join the route both modes share (``runtime/legacy_paths.TF_MOVED``, ``runtime/legacy_modules``): user code's
 ``from tensorflow.python.estimator import estimator`` gets npu_bridge's Estimator (``tf.estimator`` in the mode),
-``tensorflow.python.data.experimental.ops.threadpool`` the thread pool of ``threadpool``. A module with several
+``tensorflow.python.data.experimental.ops.threadpool`` the thread pool of ``threadpool``,
+``tensorflow.tools.graph_transforms`` the Graph Transform Tool's ``TransformGraph``. A module with several
 homes (``model_fn``: ``EstimatorSpec`` and ``ModeKeys``) is a view over all of them, in order. Installed packages
 keep TensorFlow's own modules (TensorFlow 2.21 has none of these).
 """
@@ -15,6 +16,8 @@ _OLD = "tensorflow.python.estimator"
 # TensorFlow 1.15 module -> where its names are, searched in order
 MOVED = {
     "tensorflow.python.data.experimental.ops.threadpool": ("npu_bridge.core.tf1.threadpool",),
+    # the Graph Transform Tool's Python module (TensorFlow 2.21 keeps the tool, not the module)
+    "tensorflow.tools.graph_transforms": ("npu_bridge.core.tf1.graph_transforms",),
     _OLD: (_ESTIMATOR,),
     f"{_OLD}.estimator_lib": (_ESTIMATOR,),
     f"{_OLD}.estimator": (f"{_ESTIMATOR}.estimator", "npu_bridge.core.tf1.estimator_internals"),

@@ -2,11 +2,12 @@
 
 ``read_data_sets(train_dir)`` reads the four files of the MNIST distribution from ``train_dir``
 (``train-images-idx3-ubyte.gz``, ``train-labels-idx1-ubyte.gz``, ``t10k-images-idx3-ubyte.gz``,
-``t10k-labels-idx1-ubyte.gz``), as TensorFlow 1.x's reader did once it had them; it never downloads: a missing
-file is an error naming it. Images are float32 in [0, 1] (``dtype=tf.uint8`` keeps 0..255), flattened to 784
-values unless ``reshape=False``; labels are class numbers, or one-hot rows with ``one_hot=True``. The first
-``validation_size`` training images form the validation set. ``DataSet.next_batch`` shuffles at the start of every
-epoch (``shuffle=True``) and fills a batch that crosses the end of an epoch from the next one.
+``t10k-labels-idx1-ubyte.gz``), as TensorFlow 1.x's reader did once it had them; it never downloads: a missing file
+is an error naming it. Images are float32 in [0, 1] (``dtype=tf.uint8`` keeps 0..255), flattened to 784 values
+unless ``reshape=False`` (then [N, 28, 28, 1], with the depth axis 1.x gave them); labels are class numbers, or
+one-hot rows with ``one_hot=True``. The first ``validation_size`` training images form the validation set.
+``DataSet.next_batch`` shuffles at the start of every epoch (``shuffle=True``) and fills a batch that crosses the
+end of an epoch from the next one.
 """
 
 import collections
@@ -50,7 +51,7 @@ class DataSet:
     """Images and labels of one split, with ``next_batch``.
 
     Args:
-      images: uint8 [N, 28, 28] (or [N, 28, 28, 1]).
+      images: uint8 [N, 28, 28, 1].
       labels: [N] class numbers, or [N, 10] one-hot rows.
       dtype: ``tf.float32`` / "float32" (scaled to [0, 1]) or ``tf.uint8`` / "uint8".
       reshape: flatten images to [N, rows * columns].
@@ -129,9 +130,9 @@ def read_data_sets(
                 f"MNIST file {path} not found: put the four MNIST .gz files ({', '.join(FILES.values())}) in "
                 f"{train_dir} (npu_bridge's TF1 mode never downloads them)"
             )
-    train_images = _read_idx(paths["train_images"], _IMAGES_MAGIC, 3)
+    train_images = _read_idx(paths["train_images"], _IMAGES_MAGIC, 3)[..., np.newaxis]
     train_labels = _read_idx(paths["train_labels"], _LABELS_MAGIC, 1)
-    test_images = _read_idx(paths["test_images"], _IMAGES_MAGIC, 3)
+    test_images = _read_idx(paths["test_images"], _IMAGES_MAGIC, 3)[..., np.newaxis]
     test_labels = _read_idx(paths["test_labels"], _LABELS_MAGIC, 1)
     if one_hot:
         train_labels, test_labels = (

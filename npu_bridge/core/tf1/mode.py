@@ -43,7 +43,7 @@ def install(script_directory=None):
     # older than the tensorflow route, which passes it tensorflow.python.keras: Keras 2.x scripts ran on TF 1.x,
     # so their first Keras import sets up TensorFlow 1.x behaviour as `import tensorflow` does
     keras2 = legacy_modules.add_route(_KERAS_ROUTE, user, before_first=lambda: _facade(builtins.__import__))
-    user_imports.add_route(_ROUTE, {"tensorflow", "tensorflow_core"}, user, _resolve)
+    user_imports.add_route(_ROUTE, {"tensorflow", "tensorflow_core", "npu_bridge"}, user, _resolve)
     compat = ""
     if environment.py_compat():
         py_compat.install()
@@ -103,6 +103,10 @@ def _say(line):
 
 
 def _resolve(name, module_globals, module_locals, fromlist, proceed):
+    if name.partition(".")[0] == "npu_bridge":
+        # `from npu_bridge.npu_init import *` is many scripts' only TensorFlow import: its `tf` must be 1.x as well
+        _facade(proceed)
+        return proceed(name, module_globals, module_locals, fromlist, 0)
     if name.partition(".")[0] == "tensorflow_core":  # the package TensorFlow 1.15's `tensorflow` forwarded to
         name = "tensorflow" + name[len("tensorflow_core") :]
     tensorflow1 = _facade(proceed)
@@ -131,6 +135,7 @@ def _facade(proceed):
         extras = {"contrib": contrib_root, "examples": _examples(), "compat": real.compat}
         if user_imports.has_route(_KERAS_ROUTE):  # import tensorflow.python.keras.layers as KL; tf.python.keras
             extras["python"] = legacy_modules.module("tensorflow.python")
+            extras["tools"] = legacy_modules.module("tensorflow.tools")  # tf.tools.graph_transforms (internal_paths)
         _tensorflow1 = facade.TensorFlow1(real, extras)
     return _tensorflow1
 

@@ -2,7 +2,8 @@
 
 ``LayerNormBasicLSTMCell``, ``LayerNormLSTMCell`` and ``NASCell`` (``tf.compat.v1.nn.rnn_cell.RNNCell``
 subclasses, usable with ``tf.compat.v1.nn.dynamic_rnn``), ``stack_bidirectional_rnn``,
-``stack_bidirectional_dynamic_rnn`` and ``_Linear``. The contrib shim also
+``stack_bidirectional_dynamic_rnn``, ``_Linear``, and legacy_seq2seq's ``EmbeddingWrapper`` and
+``OutputProjectionWrapper`` (contrib.rnn's in TensorFlow 1.15). The contrib shim also
 uses this module for upstream's ``contrib.rnn.python.ops.{rnn_cell,core_rnn_cell,rnn}`` modules, and ``ops``
 for ``contrib.rnn.ops.gen_lstm_ops`` (the block LSTM ops are in ``gen_rnn_ops`` in TensorFlow 2.21).
 """
@@ -463,11 +464,19 @@ def _checked_layers(cells_fw, cells_bw, initial_states_fw, initial_states_bw):
     return layers
 
 
+# contrib.rnn's (core_rnn_cell's) wrappers, written for legacy_seq2seq: imported when first used
+_WRAPPERS = ("EmbeddingWrapper", "OutputProjectionWrapper")
+
+
 def __getattr__(name):  # PEP 562: the module stands for contrib.rnn's own modules, so name what it lacks
+    if name in _WRAPPERS:
+        from npu_bridge.core.tf1.legacy_seq2seq import wrappers
+
+        return getattr(wrappers, name)
     raise NotProvidedError(
         f"tf.contrib.rnn.{name} is not provided by npu_bridge's TF1 mode (of contrib.rnn's own cells it provides "
-        "LayerNormBasicLSTMCell, LayerNormLSTMCell, NASCell, stack_bidirectional_rnn, stack_bidirectional_dynamic_rnn "
-        "and _Linear); see docs/tf1_mode.md"
+        "LayerNormBasicLSTMCell, LayerNormLSTMCell, NASCell, EmbeddingWrapper, OutputProjectionWrapper, "
+        "stack_bidirectional_rnn, stack_bidirectional_dynamic_rnn and _Linear); see docs/tf1_mode.md"
     )
 
 

@@ -6,6 +6,9 @@ Conv2D / DepthwiseConv2dNative / MatMul layers (``fold_batch_norms``: fused ones
 separate ops) and insert ``FakeQuantWithMinMaxVars``
 ops with ``min`` / ``max`` variables on the layers' weights and activations (``rewrite``, ``quant_ops``), in place.
 ``graph_matcher`` is the pattern matcher they use (TensorFlow 1.15's API).
+
+``quantize_graph`` holds the entry points; ``graph_edit`` the graph edits the rewrite shares (consumers,
+rerouting a tensor, the quantization step counter).
 """
 
 from npu_bridge.core.tf1.quantize import graph_matcher
