@@ -663,13 +663,17 @@ def test_a_script_importing_only_npu_init_gets_tensorflow_1_behaviour(tmp_path):
         """
 from npu_bridge.npu_init import *
 import json
+import tensorflow
 
 w = tf.get_variable("w", initializer=tf.constant([1.0, 2.0]))
+halved = tf.get_variable("halved", [2, 8 / 2])  # a Python 2 era dimension: an integral float
 step = tf.train.get_or_create_global_step()
 with tf.Session(config=npu_config_proto()) as sess:
     sess.run(tf.global_variables_initializer())
     values = sess.run(["w:0", "global_step:0"])
-print("RESULT " + json.dumps([type(w).__name__, values[0].tolist(), int(values[1])]))
+same = tf is tensorflow
+print("RESULT " + json.dumps([type(w).__name__, values[0].tolist(), int(values[1]), halved.shape.as_list(), same]))
 """,
     )
-    assert result == ["RefVariable", [1.0, 2.0], 0]
+    # npu_init's tf is the mode's TensorFlow 1.x, the one `import tensorflow` gives
+    assert result == ["RefVariable", [1.0, 2.0], 0, [2, 4], True]

@@ -24,6 +24,8 @@ USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-
 _ROUTE = "tf1"
 _KERAS_ROUTE = "tf1-keras"
 _tensorflow1 = None
+_NPU_INIT = "npu_bridge.npu_init"
+_npu_init_for_user = None  # npu_init with the mode's `tf`, made at the first user import from it
 
 
 def install(script_directory=None):
@@ -105,8 +107,9 @@ def _say(line):
 def _resolve(name, module_globals, module_locals, fromlist, proceed):
     if name.partition(".")[0] == "npu_bridge":
         # `from npu_bridge.npu_init import *` is many scripts' only TensorFlow import: its `tf` must be 1.x as well
-        _facade(proceed)
-        return proceed(name, module_globals, module_locals, fromlist, 0)
+        tensorflow1 = _facade(proceed)
+        module = proceed(name, module_globals, module_locals, fromlist, 0)
+        return _npu_init_view(module, tensorflow1) if name == _NPU_INIT and fromlist else module
     if name.partition(".")[0] == "tensorflow_core":  # the package TensorFlow 1.15's `tensorflow` forwarded to
         name = "tensorflow" + name[len("tensorflow_core") :]
     tensorflow1 = _facade(proceed)
@@ -120,6 +123,18 @@ def _resolve(name, module_globals, module_locals, fromlist, proceed):
         if module is None:  # TensorFlow's own module (tensorflow.python.ops, tensorflow.core), imported as it is
             module = proceed(name, module_globals, module_locals, fromlist, 0)
     return module if fromlist else tensorflow1
+
+
+def _npu_init_view(npu_init, tensorflow1):
+    """``npu_bridge.npu_init`` as user code imports from it: its names, with ``tf`` the mode's TensorFlow 1.x (the
+    one ``import tensorflow as tf`` gives: contrib, integral float dimensions, ...) instead of compat.v1 itself."""
+    global _npu_init_for_user
+    if _npu_init_for_user is None:
+        view = types.ModuleType(_NPU_INIT, npu_init.__doc__)
+        view.__dict__.update({k: v for k, v in vars(npu_init).items() if k not in ("__name__", "__doc__")})
+        view.tf = tensorflow1
+        _npu_init_for_user = view
+    return _npu_init_for_user
 
 
 def _facade(proceed):
