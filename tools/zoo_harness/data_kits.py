@@ -70,10 +70,11 @@ def _imagenet_tfrecords(root, rng):
         features["image/object/bbox/label"] = feature(label)
         return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
 
-    records = [example(i) for i in range(32)]
+    records = [example(i) for i in range(64)]
+    # 512 records a shard: scripts derive steps per epoch as records // batch size, with batches of up to 256
     for name in ("train-00000-of-00002", "train-00001-of-00002", "validation-00000-of-00001"):
         with tf.io.TFRecordWriter(os.path.join(root, name)) as writer:
-            for record in records:
+            for record in records * 8:
                 writer.write(record)
     _aliases(root, _ALIASES + ("train", "tfrecord", "imagenet_TF", "ILSVRC2012", "imagenet", "tf_records"))
 
