@@ -169,3 +169,16 @@ def test_an_ascend_feature_that_needs_npu_silicon_is_reported_apart_and_not_coun
     assert outcome == "npu-only" and cause.endswith("at /m/host_cache.py:314 (swap)")
     summary = classify.summarize([{"kind": "tf1", "outcome": "npu-only"}, {"kind": "tf1", "outcome": "pass"}])
     assert summary["tf1"]["runnable"] == 1
+
+
+def test_a_file_our_reader_finds_missing_is_data_not_ours():
+    classify = _tool_module("classify")
+    frames = [
+        {"file": "/m/imageloader.py", "line": 17, "function": "load_datasets"},
+        {"file": "/work/main/npu_bridge/core/tf1/mnist.py", "line": 129, "function": "read_data_sets"},
+    ]
+    message = "MNIST file /d/MNIST_data/train-images-idx3-ubyte.gz not found: put the four MNIST .gz files in /d"
+    error = {"type": "builtins.FileNotFoundError", "message": message, "frames": frames}
+    records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
+    outcome, cause = classify.classify(records, "/m", "/d", "cifar10", False)
+    assert outcome == "data" and cause.endswith("(the cifar10 kit's files did not fit)")

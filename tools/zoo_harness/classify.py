@@ -108,6 +108,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "ours", f"{head} at {_where(user)}"
     if kind == "NotSupportedOffNpuError":
         return "npu-only", f"{head} at {_where(user)}"
+    if kind == "FileNotFoundError" and raised_in in _OURS_PACKAGES:  # our readers (input_data) name a missing file
+        reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
+        return "data", f"{head} at {_where(user)} ({reason})"
     if kind == "NotProvidedError" or raised_in in _OURS_PACKAGES:
         return "ours", f"{head} raised at {_where(raised)}, from {_where(user)}"
     if kind in ("SyntaxError", "TabError") or (kind == "NameError" and "print" in message):
