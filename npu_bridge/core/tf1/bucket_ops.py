@@ -23,6 +23,8 @@ from tensorflow.python.summary import summary
 from tensorflow.python.training import input as input_lib
 from tensorflow.python.training import queue_runner
 
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
+
 
 def _flat(tensors):
     """The tensors of a list, or of a dict in the order of its keys as strings (as ``tf.train.batch`` orders them)."""
@@ -41,7 +43,9 @@ def _like(tensors, flat):
 def _per_bucket(value, num_buckets, what):
     if isinstance(value, (list, tuple)):
         if len(value) != num_buckets:
-            raise ValueError(f"bucket: {what}={list(value)!r} must have exactly num_buckets ({num_buckets}) elements")
+            raise NpuArgumentError(
+                f"bucket: {what}={list(value)!r} must have exactly num_buckets ({num_buckets}) elements"
+            )
         return list(value)
     return [value] * num_buckets
 
@@ -81,7 +85,9 @@ def bucket(
     per_bucket_batch = isinstance(batch_size, (list, tuple))
     batch_sizes = _per_bucket(batch_size, num_buckets, "batch_size")
     if bucket_capacities is not None and not isinstance(bucket_capacities, (list, tuple)):
-        raise ValueError(f"bucket: bucket_capacities={bucket_capacities!r} must be a list of one capacity per bucket")
+        raise NpuArgumentError(
+            f"bucket: bucket_capacities={bucket_capacities!r} must be a list of one capacity per bucket"
+        )
     capacities = _per_bucket(
         capacity if bucket_capacities is None else bucket_capacities, num_buckets, "bucket_capacities"
     )
@@ -89,7 +95,7 @@ def bucket(
     with ops.name_scope(name, "bucket", flat):
         flat = ops.convert_n_to_tensor_or_composite(flat)
         if not flat:
-            raise ValueError("bucket: no tensors to batch (tensors is empty)")
+            raise NpuArgumentError("bucket: no tensors to batch (tensors is empty)")
         keep_input = input_lib._validate_keep_input(keep_input, enqueue_many=False)
         flat, sparse_info = input_lib._store_sparse_tensors(flat, enqueue_many=False, keep_input=keep_input)
         static_batch = None
@@ -202,14 +208,18 @@ def bucket_by_sequence_length(
       ValueError: ``bucket_boundaries`` is empty or not increasing (and ``bucket``'s errors).
     """
     if not isinstance(bucket_boundaries, (list, tuple)):
-        raise TypeError(f"bucket_by_sequence_length: bucket_boundaries={bucket_boundaries!r} must be a list or tuple")
+        raise NpuArgumentTypeError(
+            f"bucket_by_sequence_length: bucket_boundaries={bucket_boundaries!r} must be a list or tuple"
+        )
     if not bucket_boundaries:
-        raise ValueError("bucket_by_sequence_length: bucket_boundaries is empty; give at least one boundary")
+        raise NpuArgumentError("bucket_by_sequence_length: bucket_boundaries is empty; give at least one boundary")
     for low, high in zip(bucket_boundaries[:-1], bucket_boundaries[1:]):
         if not isinstance(low, int) or not isinstance(high, int):
-            raise TypeError(f"bucket_by_sequence_length: bucket boundaries must be ints, got {low!r} and {high!r}")
+            raise NpuArgumentTypeError(
+                f"bucket_by_sequence_length: bucket boundaries must be ints, got {low!r} and {high!r}"
+            )
         if low >= high:
-            raise ValueError(
+            raise NpuArgumentError(
                 f"bucket_by_sequence_length: bucket_boundaries={list(bucket_boundaries)!r} must increase, but {low} "
                 f"comes before {high}"
             )

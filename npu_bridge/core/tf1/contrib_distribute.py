@@ -9,6 +9,8 @@ without it). The other ``contrib.distribute`` names are ``tf.distribute``'s.
 from tensorflow.python.distribute import collective_all_reduce_strategy, collective_util
 from tensorflow.python.distribute.cluster_resolver import SimpleClusterResolver, TFConfigClusterResolver
 
+from npu_bridge.core.runtime.errors import NpuArgumentError
+
 
 class CollectiveAllReduceStrategy(collective_all_reduce_strategy.CollectiveAllReduceStrategyV1):
     """Mirrored variables kept in sync by collective all-reduce, within and across workers.
@@ -22,7 +24,7 @@ class CollectiveAllReduceStrategy(collective_all_reduce_strategy.CollectiveAllRe
 
     def __init__(self, num_gpus_per_worker=0, communication=collective_util.CommunicationImplementation.AUTO):
         if isinstance(num_gpus_per_worker, bool) or not isinstance(num_gpus_per_worker, int) or num_gpus_per_worker < 0:
-            raise ValueError(
+            raise NpuArgumentError(
                 f"CollectiveAllReduceStrategy: num_gpus_per_worker={num_gpus_per_worker!r} must be an int >= 0 "
                 "(0: one replica on the CPU)"
             )

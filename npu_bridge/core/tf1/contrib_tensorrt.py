@@ -11,6 +11,8 @@ import importlib
 
 from tensorflow.python.compiler.tensorrt import trt_convert
 
+from npu_bridge.core.runtime.errors import NotAvailableError, NpuArgumentError
+
 # 1.15's default: 1 GiB of GPU memory for the engines to build in
 DEFAULT_MAX_WORKSPACE_SIZE_BYTES = 1 << 30
 
@@ -49,23 +51,23 @@ def create_inference_graph(
     """
     del session_config  # see the module doc
     if (input_graph_def is None) == (input_saved_model_dir is None):
-        raise ValueError(
+        raise NpuArgumentError(
             "tf.contrib.tensorrt.create_inference_graph: give exactly one of input_graph_def and "
             f"input_saved_model_dir (got input_graph_def={'a GraphDef' if input_graph_def is not None else None}, "
             f"input_saved_model_dir={input_saved_model_dir!r})"
         )
     modes = trt_convert.TrtPrecisionMode.supported_precision_modes()
     if precision_mode not in modes:
-        raise ValueError(
+        raise NpuArgumentError(
             f"tf.contrib.tensorrt.create_inference_graph: precision_mode={precision_mode!r} is none of {modes}"
         )
     if minimum_segment_size <= 0 and minimum_segment_size != -1:
-        raise ValueError(
+        raise NpuArgumentError(
             f"tf.contrib.tensorrt.create_inference_graph: minimum_segment_size={minimum_segment_size!r} must be "
             "positive (or -1: convert no segment of the main graph)"
         )
     if not tensorrt_enabled():
-        raise RuntimeError(
+        raise NotAvailableError(
             f"tf.contrib.tensorrt.create_inference_graph(outputs={outputs!r}): this TensorFlow was built without "
             "TensorRT, so TF-TRT cannot convert the graph; run the frozen graph as it is"
         )

@@ -21,6 +21,7 @@ from tensorflow.python.ops import array_ops
 from tensorflow.python.util import tf_decorator
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError
 from npu_bridge.core.tf_estimator.mode_keys import ModeKeys
 from npu_bridge.core.tf_estimator.spec import EstimatorSpec
 
@@ -108,7 +109,7 @@ class _CompiledModelFn:
         if "labels" in self._takes:
             arguments["labels"] = labels
         elif labels is not None:
-            raise ValueError(
+            raise NpuArgumentError(
                 f"estimator_model_fn: model_fn {getattr(self._model_fn, '__name__', self._model_fn)!r} takes no "
                 "labels, but input_fn returns labels"
             )
@@ -127,7 +128,9 @@ def _scaffold(found):
         return None
     scaffold = scaffold_fn()
     if scaffold is None:
-        raise ValueError("estimator_model_fn: TPUEstimatorSpec.scaffold_fn returned None; return a tf.train.Scaffold")
+        raise NpuArgumentError(
+            "estimator_model_fn: TPUEstimatorSpec.scaffold_fn returned None; return a tf.train.Scaffold"
+        )
     return scaffold
 
 
@@ -140,7 +143,7 @@ def _checked(spec):
             "TPUEstimatorSpec.scaffold_fn"
         )
     if getattr(spec, "eval_metric_ops", None):
-        raise ValueError(
+        raise NpuArgumentError(
             "estimator_model_fn: EstimatorSpec.eval_metric_ops is not supported with XLA compilation; use "
             "TPUEstimatorSpec.eval_metrics (metric_fn, tensors)"
         )
@@ -150,7 +153,7 @@ def _checked(spec):
         missing = [name for name in wanted if name not in given]
         extra = [name for name in given if name not in wanted]
         if missing or extra:
-            raise ValueError(
+            raise NpuArgumentError(
                 f"estimator_model_fn: the metric function of TPUEstimatorSpec.eval_metrics takes {wanted}, but its "
                 f"tensors are {list(given)} (missing: {missing}, not taken: {extra})"
             )

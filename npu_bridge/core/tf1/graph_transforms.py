@@ -11,6 +11,8 @@ from tensorflow.core.framework import graph_pb2
 from tensorflow.python.framework import errors
 from tensorflow.python.util import _pywrap_transform_graph
 
+from npu_bridge.core.runtime.errors import NpuArgumentTypeError
+
 
 def TransformGraph(input_graph_def, inputs, outputs, transforms):  # noqa: N802 (TensorFlow 1.15's name)
     """Applies ``transforms`` to a copy of ``input_graph_def``.
@@ -29,7 +31,7 @@ def TransformGraph(input_graph_def, inputs, outputs, transforms):  # noqa: N802 
     """
     for name, value in (("inputs", inputs), ("outputs", outputs), ("transforms", transforms)):
         if isinstance(value, (str, bytes)):
-            raise TypeError(f"TransformGraph: {name}={value!r} must be a list of strings, not one string")
+            raise NpuArgumentTypeError(f"TransformGraph: {name}={value!r} must be a list of strings, not one string")
     try:
         result = _pywrap_transform_graph.TransformGraphWithStringInputs(
             input_graph_def.SerializeToString(),

@@ -11,6 +11,7 @@ which scripts catch to keep the single-device model. ``add`` puts it on tf_keras
 import tensorflow as tf
 
 from npu_bridge.core.runtime import after_import
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 # the tf_keras module the TF1 mode's tf.keras.utils is, which its keras.utils and tensorflow.python.keras.utils
 # answer from first (TensorFlow 2.4+ and so the TF2 adapter's tf.keras have no multi_gpu_model)
@@ -62,7 +63,7 @@ def multi_gpu_model(model, gpus, cpu_merge=True, cpu_relocation=False):
         count = gpus
         gpu_ids = list(range(gpus)) if gpus > 1 else []
     if count <= 1:
-        raise ValueError(
+        raise NpuArgumentError(
             f"multi_gpu_model(gpus={gpus!r}): replicating the model pays only on two GPUs or more; call it with "
             "gpus >= 2 (or a list of at least two GPU ids), or use the model as it is"
         )
@@ -70,7 +71,7 @@ def multi_gpu_model(model, gpus, cpu_merge=True, cpu_relocation=False):
     available = _available_devices()
     lacking = [device for device in wanted if device not in available]
     if lacking:
-        raise ValueError(
+        raise NpuArgumentError(
             f"multi_gpu_model(gpus={gpus!r}) needs the devices {wanted}, but this machine has only {available} "
             f"(missing: {lacking}); use fewer gpus, or the model as it is"
         )
