@@ -4,7 +4,7 @@
 // validated, normalized and structured; the passes read them only through PassPlan (pass_plan.h), which
 // takes these key objects, so a raw option name cannot be read and every default lives here.
 // The keys, with their kinds and defaults, are declared in pass_contract_keys.h, which the build generates from
-// the Python table (npu_bridge/core/plan/contract_table.py, by contract_header.py); tests/test_pass_contract.py
+// the Python table (npu_bridge/core/plan/contract_table.py, by contract_header.py); tests/plan/test_pass_contract.py
 // fails when the checked-in copy is stale. This file declares the types those declarations use.
 //
 // Kinds, named after the AttrValue field that holds the value: b, i, s, list.i, list.s, list.func (a list of

@@ -6,7 +6,8 @@ are thin facades over these folders; nothing here imports a facade.
 Imports go one way: a module imports only its own folder and the folders of lower layers (``LAYERS``, lowest
 first; folders on one layer do not import each other), at module level, inside functions and through
 ``importlib`` strings alike. The session layer owns the capabilities' setup steps (``session/steps/``), which call
-down into the domains; no domain imports the session. ``tests/test_layout.py`` checks all of it, without exception.
+down into the domains; no domain imports the session. ``tests/repository/test_layout.py`` checks all of it, without
+exception.
 
   runtime       the ground floor: the C++ library and its C functions, errors, logging, files, system state,
                 Ctrl-C in ranks, clean-up at exit

@@ -79,7 +79,7 @@ bool ForwardsInput(const std::string& op);
 //  * that run: not fed ops (`fed`, FedNodes: a fed op's value comes from the feed);
 //  * whose types the op registry knows (not a direct call of a library function by its name);
 //  * of which a composed op's call (IsComposedOp) is one, of its Ascend type.
-// The differences, each covered by tests/test_instrumented_ops.py:
+// The differences, each covered by tests/dump/test_instrumented_ops.py:
 //  * Other structural ops (IsStructuralOp: functional While / If / Case, function calls that are not composed
 //    ops; NoOp and LoopCond have no floating-point outputs): only the overflow check watches them. Their bodies
 //    are function bodies, which no instrumentation rewrites, so checking their floating-point outputs is how an

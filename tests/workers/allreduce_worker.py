@@ -2,7 +2,7 @@
 
 import os
 
-from collective_helpers import report
+from helpers.collectives import report
 
 from npu_bridge.npu_init import *  # noqa: F401,F403
 

@@ -2,7 +2,7 @@
 rank-dependent values and reports its variables afterwards. Checked by test_broadcast_variables."""
 
 import numpy as np
-from collective_helpers import report
+from helpers.collectives import report
 
 from npu_bridge.npu_init import *  # noqa: F401,F403
 

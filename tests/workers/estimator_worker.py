@@ -6,7 +6,7 @@ import os
 import sys
 
 import numpy as np
-from collective_helpers import report
+from helpers.collectives import report
 
 from npu_bridge.npu_init import *  # noqa: F401,F403
 

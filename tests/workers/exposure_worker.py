@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from collective_helpers import report
+from helpers.collectives import report
 
 from npu_bridge.npu_init import *  # noqa: F401,F403
 

@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 
-from collective_helpers import report
+from helpers.collectives import report
 
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.npu_init import *  # noqa: F401,F403

@@ -1,4 +1,4 @@
-"""Runs a batch of fuzz cases in this process and reports one JSON line per case (driven by tests/fuzz_helpers.py).
+"""Runs a batch of fuzz cases in this process and reports one JSON line per case (driven by tests/fuzz/fuzz_helpers.py).
 
     python fuzz_worker.py SCENARIO CASES_JSON FIRST_CASE
 

@@ -3,7 +3,7 @@ at step 1 only. Reports each run's weights and loss scale after every step; chec
 test_loss_scale_multirank."""
 
 import numpy as np
-from collective_helpers import report
+from helpers.collectives import report
 
 from npu_bridge.npu_init import *  # noqa: F401,F403
 

@@ -6,7 +6,7 @@ which keeps its own op timeout (the run is not bounded as a whole).
 
 import sys
 
-from collective_helpers import report
+from helpers.collectives import report
 
 from npu_bridge.npu_init import *  # noqa: F401,F403
 

@@ -1,7 +1,7 @@
 """Every hccl_ops operation on every rank of the job; prints what each returned (checked by test_collectives_ops)."""
 
 import numpy as np
-from collective_helpers import report, vector, weights
+from helpers.collectives import report, vector, weights
 
 from npu_bridge.npu_init import *  # noqa: F401,F403
 

@@ -20,7 +20,7 @@ import importlib
 import sys
 
 import tensorflow as tf
-from collective_helpers import report
+from helpers.collectives import report
 
 
 def resolves(name):

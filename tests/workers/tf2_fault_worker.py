@@ -11,7 +11,7 @@ import sys
 import time
 
 import tensorflow as tf
-from collective_helpers import report
+from helpers.collectives import report
 
 import npu_device
 

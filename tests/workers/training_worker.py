@@ -3,7 +3,7 @@ npu_allreduce, module-level allreduce / reduce, the broadcast hook, function and
 Every rank starts from different values (seeded by rank); checked by test_distributed_training."""
 
 import numpy as np
-from collective_helpers import report
+from helpers.collectives import report
 
 from npu_bridge.estimator.npu import npu_optimizer
 from npu_bridge.estimator.npu.npu_hook import broadcast_global_variables

@@ -1,4 +1,4 @@
-"""One rank of the two-host job of tests/test_two_hosts.py: collectives, data-parallel training, then a loop
+"""One rank of the two-host job of tests/launch/test_two_hosts.py: collectives, data-parallel training, then a loop
 of allreduces that only ends when the job breaks.
 
 Reports the world and the collective servers' addresses, allreduce / allgather / broadcast results, the
@@ -12,7 +12,7 @@ import sys
 import time
 
 import numpy as np
-from collective_helpers import report, vector
+from helpers.collectives import report, vector
 
 from npu_bridge.core.collectives import server
 from npu_bridge.core.runtime.errors import CollectiveError

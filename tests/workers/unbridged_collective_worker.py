@@ -4,7 +4,7 @@ the op was built with and how the run ended."""
 import time
 
 import tensorflow as tf
-from collective_helpers import report
+from helpers.collectives import report
 
 import npu_bridge  # noqa: F401  (switches npu_bridge on; this session stays unbridged all the same)
 from npu_bridge.hccl import hccl_ops

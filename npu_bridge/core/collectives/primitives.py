@@ -29,7 +29,7 @@ def _timeout_bound():
     The plan of a bridged session decides its collectives' timeout (hccl_timeout / HCCL_EXEC_TIMEOUT) and the
     NpuOptimizer pass stamps it on every collective the session runs, whatever the op was built with. A session
     that is not bridged runs no pass, and there a collective waits forever for a group its peers never join
-    (tests/test_collective_runtime.py runs one on two ranks), so the op keeps HCCL_EXEC_TIMEOUT (default
+    (tests/collectives/test_collectives_runtime.py runs one on two ranks), so the op keeps HCCL_EXEC_TIMEOUT (default
     1836 s) as the bound of that case. The process's init options play no part: they belong to sessions.
     """
     return settings.exec_timeout()

@@ -1,8 +1,8 @@
 """Renders ``optimizers/pass_contract_keys.h``, the C++ side of the pass contract, from ``contract_table.py``.
 
 ``setup.py`` runs it before compiling (``python npu_bridge/core/plan/contract_header.py OUTPUT`` works too);
-``tests/test_pass_contract.py`` fails when the checked-in header differs from what it renders. It imports nothing of
-npu_bridge: the build loads it and the table by path.
+``tests/plan/test_pass_contract.py`` fails when the checked-in header differs from what it renders. It imports nothing
+of npu_bridge: the build loads it and the table by path.
 """
 
 import os

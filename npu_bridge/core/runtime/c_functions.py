@@ -2,7 +2,7 @@
 
 ``native_library.py`` binds every one from this table when it loads the library; ``c_header.py`` renders
 ``ops/runtime/c_api.h`` from it at build time, which every ``.cc`` defining one of them includes, so the compiler
-refuses a definition that differs; ``tests/test_c_api.py`` checks the header is current and that the library
+refuses a definition that differs; ``tests/runtime/test_c_api.py`` checks the header is current and that the library
 exports exactly these functions. This file is plain data and imports nothing (the build loads it by path).
 
 Every function returns normally: the C++ side catches what it raises (``ops/runtime/no_throw.h``). The ``*_json``

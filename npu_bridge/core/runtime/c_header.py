@@ -1,7 +1,7 @@
 """Renders ``ops/runtime/c_api.h``, the C declarations of the library's functions, from ``c_functions.py``.
 
-``setup.py`` writes ``HEADER`` from ``render`` of ``TABLE`` before compiling; ``tests/test_c_api.py`` fails when the
-checked-in header differs. It imports nothing of npu_bridge: the build loads it and the table by path.
+``setup.py`` writes ``HEADER`` from ``render`` of ``TABLE`` before compiling; ``tests/runtime/test_c_api.py`` fails when
+the checked-in header differs. It imports nothing of npu_bridge: the build loads it and the table by path.
 """
 
 import os

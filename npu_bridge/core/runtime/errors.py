@@ -2,7 +2,7 @@
 
 Every error names the input, the bad value and what would be accepted. Error classes derive from the
 builtin type upstream raises in the same situation (mostly ``ValueError``), so scripts that catch
-upstream's exceptions keep working. Every error class of npu_bridge is defined here (tests/test_errors.py
+upstream's exceptions keep working. Every error class of npu_bridge is defined here (tests/runtime/test_errors.py
 checks it); this module imports nothing, so the launcher can use it without TensorFlow.
 """
 

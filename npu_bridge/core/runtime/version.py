@@ -2,7 +2,8 @@
 
 from npu_bridge.core.runtime import native_library
 
-PACKAGE_VERSION = "0.1.0"  # npu_bridge.__version__; pyproject.toml's version (tests/test_cli_version.py checks both)
+# npu_bridge.__version__; pyproject.toml's version (tests/cli/test_cli_version.py checks both)
+PACKAGE_VERSION = "0.1.0"
 
 
 def version_text(prog):

@@ -1,13 +1,13 @@
 """Data-parallel Keras training written the way the zoo's TF2 scripts write it: the world size from RANK_SIZE,
 shard_and_rebatch_dataset, broadcast of the initial weights from rank 0 (each rank initializes its own), the
 distributed Keras optimizer wrapper, fit; then an eager all_reduce of a NumPy value (the BERT scripts' metrics).
-Prints RESULT lines (collective_helpers.report)."""
+Prints RESULT lines (helpers.collectives.report)."""
 
 import os
 
 import numpy as np
 import tensorflow as tf
-from collective_helpers import report
+from helpers.collectives import report
 
 import npu_device
 

@@ -1,0 +1,178 @@
+"""Helpers for multi-rank tests: inputs every rank and the test agree on, starting jobs with npu-run, and
+reading what each rank reported.
+
+Workers (``tests/workers/*.py``) print ``RESULT {"name": ..., "value": ...}`` lines; ``launch`` returns them
+per rank. Every job runs under npu-run with a hard timeout, so no rank outlives its test.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
+
+VECTOR = np.array([1.0, -2.0, 3.0, 0.5, 4.0, -1.0])
+_RESULT = re.compile(r"^\[rank (\d+)\] RESULT (.*)$")
+
+
+# A client outside the job (python -c OUTSIDE_CLIENT HOST:PORT FILE): it connects to a rank's server and runs a
+# graph there that writes FILE, with the rank's privileges. Exit 3 and a REFUSED line when it cannot.
+OUTSIDE_CLIENT = """
+import sys
+import tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+address, victim = sys.argv[1:3]
+graph = tf.Graph()
+with graph.as_default():
+    write = tf.io.write_file(victim, "written by a client outside the job")
+config = tf.compat.v1.ConfigProto(operation_timeout_in_ms=15000)
+try:
+    with tf.compat.v1.Session(f"grpc://{address}", graph=graph, config=config) as sess:
+        sess.run(write)
+except Exception as e:
+    print("REFUSED", type(e).__name__, str(e).splitlines()[0][:200])
+    sys.exit(3)
+print("RAN")
+"""
+
+
+def vector(rank, dtype="float32"):
+    """The 6-element input of ``rank``: (rank + 1) * VECTOR, with element 5 zero on rank 0 (for prod grads)."""
+    value = (rank + 1) * VECTOR
+    if rank == 0:
+        value[5] = 0.0
+    if np.dtype(dtype).kind in "iu":
+        value = np.round(value)
+    return value.astype(dtype)
+
+
+def weights(rank, n=6):
+    """A rank-dependent weight vector for losses whose gradients the tests check."""
+    return (rank + 1.0) * np.arange(1, n + 1, dtype=np.float32)
+
+
+def launch(worker, size, args=(), env=None, timeout=180, launcher_args=()):
+    """Runs ``tests/workers/<worker>`` (or the script at an absolute path) on ``size`` ranks with npu-run.
+
+    Args:
+      env: variables to set; a value of None removes the variable (e.g. TF_CPP_MIN_LOG_LEVEL, which is 2 unless
+        given).
+    Returns:
+      (CompletedProcess, {rank: {name: value}}).
+    """
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = os.pathsep.join([REPO_ROOT, TESTS_DIR])
+    full_env.setdefault("HCCL_CONNECT_TIMEOUT", "120")
+    full_env.setdefault("HCCL_EXEC_TIMEOUT", "120")
+    full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    for name, value in (env or {}).items():
+        if value is None:
+            full_env.pop(name, None)
+        else:
+            full_env[name] = value
+    cmd = [
+        sys.executable,
+        "-m",
+        "npu_bridge.core.launch",
+        "-n",
+        str(size),
+        "--stop-timeout",
+        "5",
+        *launcher_args,
+        "--",
+        sys.executable,
+        os.path.join(WORKERS, worker),
+        *args,
+    ]  # join keeps an absolute worker path
+    result = subprocess.run(
+        cmd, env=full_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    return result, parse_results(result.stdout)
+
+
+def parse_results(stdout):
+    """Collects the RESULT lines of every rank: {rank: {name: value}}."""
+    per_rank = {}
+    for line in stdout.splitlines():
+        match = _RESULT.match(line)
+        if match:
+            record = json.loads(match.group(2))
+            per_rank.setdefault(int(match.group(1)), {})[record["name"]] = record["value"]
+    return per_rank
+
+
+def report(name, value):
+    """Used by workers: prints one RESULT line (numpy values become lists)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, (list, tuple)):
+        value = [v.tolist() if isinstance(v, np.ndarray) else v for v in value]
+    elif isinstance(value, np.generic):
+        value = value.item()
+    print("RESULT " + json.dumps({"name": name, "value": value}), flush=True)
+
+
+class Ranks:
+    """Rank processes started directly (without npu-run), to watch how each one reacts on its own.
+
+    Use as a context manager: every process still running at exit is killed (by PID) and reaped.
+    """
+
+    def __init__(self, worker, size, port_base, args=(), env=None, tmp_path=None):
+        self.size = size
+        self.logs = []
+        self.processes = []
+        base_env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
+            RANK_SIZE=str(size),
+            HCCL_IF_BASE_PORT=str(port_base),
+            TF_CPP_MIN_LOG_LEVEL="2",
+            PYTHONUNBUFFERED="1",
+        )
+        base_env.pop("NPU_RUN_NETWORK", None)  # what npu-run tells its ranks; these were started without it
+        base_env.update(env or {})
+        for rank in range(size):
+            log_path = os.path.join(str(tmp_path), f"rank{rank}.log")
+            with open(log_path, "w", encoding="utf-8") as log:
+                self.processes.append(
+                    subprocess.Popen(
+                        [sys.executable, os.path.join(WORKERS, worker), *args],
+                        env=dict(base_env, RANK_ID=str(rank), DEVICE_ID=str(rank)),
+                        cwd=REPO_ROOT,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+            self.logs.append(log_path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+    def wait(self, ranks, timeout):
+        """Waits until ``ranks`` have exited; returns {rank: (exit code, monotonic time of exit)}."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        ended = {}
+        while len(ended) < len(ranks) and time.monotonic() < deadline:
+            for rank in ranks:
+                if rank not in ended and self.processes[rank].poll() is not None:
+                    ended[rank] = (self.processes[rank].returncode, time.monotonic())
+            time.sleep(0.1)
+        return ended
+
+    def output(self, rank):
+        """Everything ``rank`` printed so far."""
+        with open(self.logs[rank], encoding="utf-8", errors="replace") as f:
+            return f.read()

@@ -1,0 +1,166 @@
+"""Keras of the script's era for user code in the TF1 mode (``python -m npu_bridge.tf1``): standalone ``keras`` and
+``tensorflow.python.keras`` are tf_keras (Keras 2) in the Keras 2.2-2.6 layouts, through the route the TF2 adapter
+uses too (``npu_bridge/core/runtime/legacy_modules.py``); installed packages keep Keras 3 and TensorFlow's own copy.
+
+The mode wraps ``__import__`` for the whole process, so every test runs a script in a child process.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers.collectives import parse_results
+from helpers.paths import REPO_ROOT, TESTS_DIR
+
+from npu_bridge.core.tf1 import environment
+
+# A Keras 2.2-era script: standalone keras first (before any `import tensorflow`), Keras 2.2 module paths, a custom
+# layer on keras.engine.topology, keras.activations.relu(x, alpha=...), model._layers, ImageDataGenerator, fit.
+STANDALONE_KERAS = """
+import json
+import numpy as np
+import keras
+from keras import backend as K
+from keras.layers import Dense, LSTM
+from keras.layers.core import Dropout
+from keras.layers.normalization import BatchNormalization
+from keras.preprocessing.image import ImageDataGenerator
+from keras.engine.topology import Layer
+from keras.utils import Sequence
+from keras.applications.resnet50 import preprocess_input
+import tensorflow as tf
+import library
+
+
+class Scale(Layer):
+    def build(self, input_shape):
+        self.w = self.add_weight(name="w", shape=(1,), initializer="ones")
+        super(Scale, self).build(input_shape)
+
+    def call(self, x):
+        return x * self.w
+
+
+rng = np.random.RandomState(0)
+model = keras.models.Sequential([LSTM(4, input_shape=(5, 3)), BatchNormalization(), Dropout(0.1), Dense(1), Scale()])
+model.compile(optimizer="sgd", loss="mse")
+history = model.fit(rng.rand(16, 5, 3), rng.rand(16, 1), epochs=3, batch_size=8, verbose=0)
+images = next(ImageDataGenerator(horizontal_flip=True).flow(rng.rand(4, 8, 8, 3), batch_size=2, shuffle=False))
+relu = K.eval(keras.activations.relu(tf.constant([-1.0, 2.0]), alpha=0.0))
+leaky = K.eval(keras.activations.relu(tf.constant([-1.0, 2.0]), alpha=0.5))
+print("RESULT " + json.dumps({"name": "keras", "value": {
+    "version": keras.__version__, "dense": Dense.__module__, "batch_norm": BatchNormalization.__module__,
+    "sequence": Sequence.__module__, "resnet50": preprocess_input.__module__, "eager": tf.executing_eagerly(),
+    "losses": [round(v, 6) for v in history.history["loss"]], "images": list(images.shape),
+    "relu": relu.tolist(), "leaky": leaky.tolist(), "layers": len(model._layers),
+    "last_layer": model._layers[-1] is model.layers[-1], "library": library.SEEN}}))
+"""
+
+# tensorflow.python.keras imports of a TF 1.15 script (Sequence, LSTM, BatchNormalization, layers.normalization)
+TF_PYTHON_KERAS = """
+import json
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.keras.utils import Sequence
+from tensorflow.python.keras.layers import LSTM, BatchNormalization
+from tensorflow.python.keras.layers import normalization
+import tensorflow.python.keras.layers as KL
+import library
+
+
+class Batches(Sequence):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, index):
+        rng = np.random.RandomState(index)
+        return rng.rand(8, 5, 3), rng.rand(8, 1)
+
+
+model = tf.keras.Sequential([LSTM(4, input_shape=(5, 3)), BatchNormalization(), KL.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+history = model.fit(Batches(), epochs=3, verbose=0)
+print("RESULT " + json.dumps({"name": "tf_python_keras", "value": {
+    "sequence": Sequence.__module__, "lstm": LSTM.__module__, "batch_norm": BatchNormalization.__module__,
+    "normalization_bn": normalization.BatchNormalization is BatchNormalization, "dense": KL.Dense.__module__,
+    "tf_python_keras": tf.python.keras.layers.LSTM is LSTM, "eager": tf.executing_eagerly(),
+    "losses": len(history.history["loss"]), "library": library.SEEN}}))
+"""
+
+# An installed package importing the same names: Keras 3 and TensorFlow's own tensorflow.python.keras
+LIBRARY = """
+import keras
+import tensorflow.python.keras as tf_python_keras
+from tensorflow.python.keras import layers
+
+SEEN = {
+    "keras": keras.__version__.split(".")[0],
+    "has_layers_core": hasattr(keras.layers, "core"),
+    "tf_python_keras": tf_python_keras.__name__,
+    "tf_python_keras_file": "tf_keras" not in (tf_python_keras.__file__ or ""),
+    "layers": layers.__name__,
+}
+"""
+LIBRARY_SEEN = {
+    "keras": "3",
+    "has_layers_core": False,
+    "tf_python_keras": "tensorflow.python.keras",
+    "tf_python_keras_file": True,
+    "layers": "tensorflow.python.keras.layers",
+}
+
+
+def _run_in_mode(tmp_path, script):
+    """Runs ``script.py`` in the TF1 mode with ``library.py`` in a site-packages directory on the path."""
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "library.py").write_text(LIBRARY)
+    (tmp_path / "script.py").write_text(script)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR, str(site)]), TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop(environment.MODE_VARIABLE, None)
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    argv = [sys.executable, "-m", "npu_bridge.tf1", "script.py"]
+    result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return parse_results("\n".join(f"[rank 0] {line}" for line in result.stdout.splitlines()))[0]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_standalone_keras_is_keras_2_in_the_keras_2_2_layout_and_libraries_keep_keras_3(tmp_path):
+    seen = _run_in_mode(tmp_path, STANDALONE_KERAS)["keras"]
+    losses = seen.pop("losses")
+    assert len(losses) == 3 and losses[-1] < losses[0]
+    assert seen == {
+        "version": seen["version"],
+        "dense": "tf_keras.src.layers.core.dense",
+        "batch_norm": "tf_keras.src.layers.normalization.batch_normalization_v1",  # Keras 2.2's BatchNormalization
+        "sequence": "tf_keras.src.utils.data_utils",
+        "resnet50": "tf_keras.src.applications.resnet",
+        "eager": False,  # the first Keras import set up TensorFlow 1.x, as Keras 2.2 ran on it
+        "images": [2, 8, 8, 3],
+        "relu": [0.0, 2.0],
+        "leaky": [-0.5, 2.0],
+        "layers": 6,  # Keras 2.2's Sequential._layers: the input layer, then the five added
+        "last_layer": True,
+        "library": LIBRARY_SEEN,
+    }
+    assert seen["version"].startswith("2.")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_tensorflow_python_keras_is_tf_keras_for_user_code_and_tensorflow_s_own_for_libraries(tmp_path):
+    seen = _run_in_mode(tmp_path, TF_PYTHON_KERAS)["tf_python_keras"]
+    assert seen == {
+        "sequence": "tf_keras.src.utils.data_utils",
+        "lstm": "tf_keras.src.layers.rnn.lstm_v1",  # TensorFlow 1.15's layers.LSTM was the v1 layer
+        "batch_norm": "tf_keras.src.layers.normalization.batch_normalization_v1",
+        "normalization_bn": True,
+        "dense": "tf_keras.src.layers.core.dense",
+        "tf_python_keras": True,
+        "eager": False,
+        "losses": 3,
+        "library": LIBRARY_SEEN,
+    }

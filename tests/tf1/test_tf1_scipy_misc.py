@@ -1,0 +1,83 @@
+"""``--py-compat``'s ``scipy.misc.imread/imsave/imresize/imrotate`` on Pillow: SciPy 1.1's documented behaviour
+(byte-scaling, percent/fraction/shape sizes, uint8 results) and the names appearing in ``scipy.misc`` for a script
+run with ``--py-compat``, logged once. SciPy and Pillow come with the ``test`` extra."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from helpers.paths import REPO_ROOT, TESTS_DIR
+
+from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.tf1 import scipy_misc
+
+
+def test_bytescale_stretches_the_range_and_keeps_uint8():
+    data = np.array([[-1.0, 0.0], [1.0, 3.0]])
+    expected = np.floor((data + 1.0) * 255.0 / 4.0 + 0.5).astype(np.uint8)
+    np.testing.assert_array_equal(scipy_misc.bytescale(data), expected)
+    assert scipy_misc.bytescale(np.full((2, 2), 7.0)).tolist() == [[0, 0], [0, 0]]
+    same = np.array([[3, 250]], np.uint8)
+    assert scipy_misc.bytescale(same) is same
+
+
+def test_imsave_then_imread_round_trips_and_flatten_gives_grey_floats(tmp_path):
+    rgb = (np.arange(4 * 5 * 3).reshape(4, 5, 3) * 4).astype(np.uint8)
+    path = str(tmp_path / "image.png")
+    scipy_misc.imsave(path, rgb)
+    np.testing.assert_array_equal(scipy_misc.imread(path), rgb)
+    grey = scipy_misc.imread(path, flatten=True)
+    assert grey.dtype == np.float32 and grey.shape == (4, 5)
+    luminance = rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
+    np.testing.assert_allclose(grey, luminance, atol=0.6)
+    assert scipy_misc.imread(path, mode="L").shape == (4, 5)
+
+
+def test_imresize_sizes_and_interpolations():
+    image = (np.arange(16).reshape(4, 4) * 16).astype(np.uint8)
+    assert scipy_misc.imresize(image, 50).shape == (2, 2)  # percent
+    assert scipy_misc.imresize(image, 1.5).shape == (6, 6)  # fraction
+    doubled = scipy_misc.imresize(image, (8, 6), interp="nearest")
+    assert doubled.shape == (8, 6) and doubled.dtype == np.uint8
+    np.testing.assert_array_equal(scipy_misc.imresize(image, (8, 8), interp="nearest"), image.repeat(2, 0).repeat(2, 1))
+    floats = scipy_misc.imresize(np.array([[0.0, 1.0], [2.0, 4.0]]), (2, 2), interp="nearest")
+    np.testing.assert_array_equal(floats, [[0, 64], [128, 255]])  # byte-scaled first, as SciPy did
+    with pytest.raises(NpuArgumentError, match="interp must be one of"):
+        scipy_misc.imresize(image, 50, interp="area")
+    with pytest.raises(NpuArgumentError, match="imresize: size must be .* given: 0"):
+        scipy_misc.imresize(image, 0)
+    with pytest.raises(NpuArgumentError, match=r"given shape \(4,\)"):
+        scipy_misc.imresize(np.zeros(4), 50)
+
+
+def test_imrotate_quarter_turn_is_numpy_rot90():
+    image = (np.arange(25).reshape(5, 5) * 10).astype(np.uint8)
+    np.testing.assert_array_equal(scipy_misc.imrotate(image, 90, interp="nearest"), np.rot90(image))
+
+
+SCRIPT = """
+import scipy.misc
+from scipy.misc import imread, imresize
+import numpy as np
+scipy.misc.imsave("a.png", np.full((6, 6, 3), 200, np.uint8))
+print("SHAPE", imresize(imread("a.png"), 50).shape, imresize(imread("a.png"), (3, 2)).shape)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_script_gets_the_functions_in_scipy_misc_with_py_compat(tmp_path):
+    (tmp_path / "old.py").write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]), TF_CPP_MIN_LOG_LEVEL="2")
+
+    def run(*flags):
+        argv = [sys.executable, "-m", "npu_bridge.tf1", *flags, "old.py"]
+        return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=110, check=False)
+
+    plain = run()
+    assert plain.returncode != 0 and "imread" in plain.stderr
+    result = run("--py-compat")
+    assert result.returncode == 0, result.stderr
+    assert "SHAPE (3, 3, 3) (3, 2, 3)" in result.stdout
+    assert result.stderr.count("scipy.misc.imresize no longer exists; --py-compat provides it") == 1

@@ -1,0 +1,184 @@
+"""tools/zoo_harness runs model directories of an Ascend/ModelZoo-TensorFlow checkout unchanged and classifies
+each: here on tests/data/zoo, four zoo-style entries written for this test (a TF1 MNIST trainer, and a TF2 Keras
+trainer that imports tf.keras before npu_device and downloads MNIST, which pass; a Python 2 script; a restore of
+pretrained weights that cannot be made)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers.paths import REPO_ROOT, TESTS_DIR
+
+HARNESS = os.path.join(REPO_ROOT, "tools", "zoo_harness")
+ZOO = os.path.join(TESTS_DIR, "data", "zoo")
+
+
+def _harness(*args, timeout=400):
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT)
+    env.pop("NPU_BRIDGE_TF1", None)
+    return subprocess.run(
+        [sys.executable, HARNESS, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_the_draw_is_seeded_and_lists_tf1_and_tf2_entries():
+    first = _harness("--zoo", ZOO, "--seed", "5", "--tf1", "2", "--tf2", "1", "--list")
+    again = _harness("--zoo", ZOO, "--seed", "5", "--tf1", "2", "--tf2", "1", "--list")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == again.stdout
+    kinds = [line.split()[0] for line in first.stdout.splitlines()]
+    assert sorted(kinds) == ["tf1", "tf1", "tf2"]
+    assert all(line.endswith("train_performance_1p.sh") for line in first.stdout.splitlines())
+
+
+@pytest.mark.parametrize(
+    "args, told",
+    [
+        (["--zoo", "/nonexistent/zoo"], "--zoo '/nonexistent/zoo' is not a folder"),
+        (["--zoo", ZOO, "--tf1", "-1"], "--tf1 -1 is out of range"),
+        (["--zoo", ZOO, "--steps", "0"], "--steps 0 is out of range"),
+        (["--zoo", ZOO, "--timeout", "0"], "--timeout 0.0 is not a positive number of seconds"),
+        (["--zoo", TESTS_DIR, "--list"], "has no TensorFlow/ folder"),
+    ],
+)
+def test_bad_arguments_are_named(args, told):
+    result = _harness(*args)
+    assert result.returncode != 0
+    assert told in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_draw_trains_the_runnable_entries_and_says_why_the_others_stop(tmp_path):
+    out = tmp_path / "run"
+    result = _harness("--zoo", ZOO, "--tf1", "3", "--tf2", "1", "--out", str(out), "--timeout", "200")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((out / "report.json").read_text())
+    outcomes = {os.path.basename(r["dir"]): (r["outcome"], r["kit"]) for r in report["results"]}
+    assert outcomes == {
+        "SoftmaxMnist_ID0001_for_TensorFlow": ("pass", "mnist"),
+        "DenseMnist_ID0002_for_TensorFlow2.X": ("pass", "mnist"),
+        "Python2Tagger_ID0003_for_TensorFlow": ("script", None),
+        "Pretrained_ID0004_for_TensorFlow": ("data", None),
+    }, [(r["dir"], r["cause"]) for r in report["results"]]
+    steps = {os.path.basename(r["dir"]): r["steps"] for r in report["results"]}
+    assert steps["SoftmaxMnist_ID0001_for_TensorFlow"] == 3  # ended at the step limit, not after its 1000 steps
+    assert report["summary"]["tf1"] == {
+        "entries": 3,
+        "outcomes": {"pass": 1, "script": 1, "data": 1},
+        "runnable": 1,
+        "passed": 1,
+    }
+    assert "tf1: passed 1 of 1 runnable (3 drawn)" in result.stdout
+    assert (
+        "| TensorFlow/contrib/nlp/Python2Tagger_ID0003_for_TensorFlow | tf1 | - | script |"
+        in (out / "report.md").read_text()
+    )
+    # The copies ran, not the checkout: nothing was written into tests/data/zoo.
+    assert not [name for _, _, files in os.walk(ZOO) for name in files if name.endswith(".log")]
+    # A second run resumes: every entry is already measured, nothing runs again.
+    again = _harness("--zoo", ZOO, "--tf1", "3", "--tf2", "1", "--out", str(out), "--timeout", "200", timeout=120)
+    assert again.returncode == 0 and json.loads((out / "report.json").read_text())["results"] == report["results"]
+
+
+def _tool_module(name):
+    sys.path.insert(0, HARNESS)
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(HARNESS)
+
+
+def test_the_paths_a_training_script_names_under_its_data_path_lead_to_the_kit(tmp_path):
+    data_paths = _tool_module("data_paths")
+    data = tmp_path / "data"
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    data.mkdir()
+    for name in ("part-00000-of-00002.tfrecord", "part-00001-of-00002.tfrecord"):
+        (kit / name).write_bytes(b"records")
+        os.symlink(kit / name, data / name)
+    os.symlink(".", data / "data")  # a kit's alias
+    os.symlink(kit / "part-00000-of-00002.tfrecord", data / "part.tfrecord")  # a second name of one file
+    script = (
+        "python3 run.py --input_files_dir=${data_path}/wikipedia_128 --eval_dir=$data_path/a/b\n"
+        "  --input_file=${data_path}/data/news_1.tfrecord --init_checkpoint=${data_path}/model/bert_model.ckpt\n"
+        '  --escape="${data_path}/../../etc" --glob=${data_path}/x/*.json --var=${data_path}/${task}\n'
+    )
+    assert data_paths.referenced(script) == [
+        "wikipedia_128",
+        "a/b",
+        "data/news_1.tfrecord",
+        "model/bert_model.ckpt",
+    ]
+    made = data_paths.link(script, str(data))
+    assert made == ["wikipedia_128", "a", "a/b", "data/news_1.tfrecord", "model"]
+    # a folder a loader reads every file of holds the kit's files only
+    assert sorted(os.listdir(data / "wikipedia_128")) == [
+        "part-00000-of-00002.tfrecord",
+        "part-00001-of-00002.tfrecord",
+        "part.tfrecord",
+    ]
+    assert (data / "a" / "b" / "part-00001-of-00002.tfrecord").read_bytes() == b"records"
+    assert os.path.realpath(data / "news_1.tfrecord") == str(kit / "part-00000-of-00002.tfrecord")
+    assert not (data / "model" / "bert_model.ckpt").exists()  # weights are not made up
+    assert not (tmp_path / "etc").exists()
+
+
+def test_a_process_killed_without_a_word_is_an_entry_out_of_resources():
+    classify = _tool_module("classify")
+    killed = {"argv": ["/usr/bin/python3", "-m", "albert.run_pretraining"], "pid": 7, "steps": 0}
+    records = [{**killed, "ended": "killed", "exit_code": None, "exception": None}]
+    outcome, cause = classify.classify(records, "/m", "/d", "bert-pretraining", False)
+    assert outcome == "resources"
+    assert "-m albert.run_pretraining was killed by a signal" in cause
+
+
+def test_a_tensor_missing_from_the_graph_is_not_missing_data():
+    classify = _tool_module("classify")
+    message = "The name 'apply_grads/overflow_status_reduce_all:0' refers to a Tensor which does not exist."
+    frame = {
+        "file": "/venv/lib/python3.11/site-packages/tensorflow/python/client/session.py",
+        "line": 1,
+        "function": "f",
+    }
+    error = {"type": "builtins.ValueError", "message": message + " ... in the graph.", "frames": [frame]}
+    records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
+    assert classify.classify(records, "/m", "/d", "bert-pretraining", False)[0] == "ours"
+
+
+def test_a_wrapper_that_wants_another_path_stops_for_data_even_after_the_launcher_recorded_its_exit():
+    classify = _tool_module("classify")
+    launcher = {"argv": ["npu-run"], "pid": 3, "steps": 0, "ended": "exit", "exit_code": 1, "exception": None}
+    output = '[rank 0] [Error] para "model_path" must be config\nnpu-run: rank 0 exited with code 1\n'
+    assert classify.classify([launcher], "/m", "/d", None, False, output) == (
+        "data",
+        "the shell wrapper wants --model_path, which the harness cannot make",
+    )
+
+
+def test_an_ascend_feature_that_needs_npu_silicon_is_reported_apart_and_not_counted_as_runnable():
+    classify = _tool_module("classify")
+    frame = {"file": "/m/host_cache.py", "line": 314, "function": "swap"}
+    message = "npu_bridge.npu_cpu.npu_cpu_ops.embeddingrankid is not supported off the NPU: Ascend AI CPU ops"
+    error = {"type": "npu_bridge.core.runtime.errors.NotSupportedOffNpuError", "message": message, "frames": [frame]}
+    records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
+    outcome, cause = classify.classify(records, "/m", "/d", None, False)
+    assert outcome == "npu-only" and cause.endswith("at /m/host_cache.py:314 (swap)")
+    summary = classify.summarize([{"kind": "tf1", "outcome": "npu-only"}, {"kind": "tf1", "outcome": "pass"}])
+    assert summary["tf1"]["runnable"] == 1
+
+
+def test_a_file_our_reader_finds_missing_is_data_not_ours():
+    classify = _tool_module("classify")
+    frames = [
+        {"file": "/m/imageloader.py", "line": 17, "function": "load_datasets"},
+        {"file": "/work/main/npu_bridge/core/tf1/mnist.py", "line": 129, "function": "read_data_sets"},
+    ]
+    message = "MNIST file /d/MNIST_data/train-images-idx3-ubyte.gz not found: put the four MNIST .gz files in /d"
+    error = {"type": "builtins.FileNotFoundError", "message": message, "frames": frames}
+    records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
+    outcome, cause = classify.classify(records, "/m", "/d", "cifar10", False)
+    assert outcome == "data" and cause.endswith("(the cifar10 kit's files did not fit)")
