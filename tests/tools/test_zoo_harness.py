@@ -182,3 +182,15 @@ def test_a_file_our_reader_finds_missing_is_data_not_ours():
     records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
     outcome, cause = classify.classify(records, "/m", "/d", "cifar10", False)
     assert outcome == "data" and cause.endswith("(the cifar10 kit's files did not fit)")
+
+
+def test_a_step_count_derived_from_imagenet_sized_data_is_a_data_mismatch():
+    classify = _tool_module("classify")
+    frames = [
+        {"file": "/m/vgg19/trainer.py", "line": 66, "function": "train"},
+        {"file": "/work/main/npu_bridge/core/tf_estimator/estimator.py", "line": 207, "function": "_train"},
+    ]
+    error = {"type": "NpuArgumentError", "message": "Must specify max_steps > 0, given: -4496", "frames": frames}
+    records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
+    outcome, cause = classify.classify(records, "/m", "/d", "imagenet-tfrecord", False)
+    assert outcome == "data" and "smaller than the script assumes" in cause

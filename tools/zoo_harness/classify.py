@@ -36,6 +36,9 @@ _EMPTY_DATA = (
     "Cannot choose from an empty sequence",
     "is not in [0, 0)",
 )
+# What a script says when it derives a step count from the size of its data (ImageNet's 1.28 million images) and
+# the synthetic data is far smaller: TensorFlow 1.15's Estimator.train refused the same count.
+_DATA_SIZE = ("Must specify max_steps > 0",)
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 
 
@@ -108,6 +111,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "ours", f"{head} at {_where(user)}"
     if kind == "NotSupportedOffNpuError":
         return "npu-only", f"{head} at {_where(user)}"
+    size = next((sign for sign in _DATA_SIZE if sign in message), None)
+    if size is not None:
+        return "data", f"{head} at {_where(user)} (the synthetic data is smaller than the script assumes)"
     if kind == "FileNotFoundError" and raised_in in _OURS_PACKAGES:  # our readers (input_data) name a missing file
         reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
         return "data", f"{head} at {_where(user)} ({reason})"
