@@ -481,6 +481,9 @@ def rank_table_inputs(files, rng, root):
     add(ACCEPT, json.dumps(template2))
     add(EITHER, json.dumps(_table(2, ["127.0.0.1", "127.0.0.2"])))
     add(EITHER, json.dumps(_with(one, ["version"], "9.9")))
+    # an empty server_id: a single server's ranks use loopback whatever its id; with two servers it is an error
+    add(ACCEPT, json.dumps(_with(one, ["server_list", 0, "server_id"], "")))
+    add(REJECT, json.dumps(_table(1, ["127.0.0.1", ""])), ["server_id"])
     for text in ("{", "", " ", "[1]", "5", "null", '"completed"', DEEP_ARRAY, DEEP_OBJECT, '{"status": "completed"'):
         add(REJECT, text)
     add(REJECT, rng.randbytes(2048))
@@ -490,7 +493,7 @@ def rank_table_inputs(files, rng, root):
         ("status",): [5, "initializing", "", None, "x" * 100000],
         ("server_count",): ["abc", "-1", "1e20", 1e20, True, "٣", "9" * 30, [], "2", 2**70],
         ("server_list",): [{}, "x", [], [5], [{}], None],
-        ("server_list", 0, "server_id"): ["", 5, None, ["127.0.0.1"]],
+        ("server_list", 0, "server_id"): [5, None, ["127.0.0.1"]],
         ("server_list", 0, "host_ip"): ["999.1.1.1", 5, "a" * 100000],
         ("server_list", 0, "device"): [{}, [], "x", [None]],
         ("server_list", 0, "device", 0, "device_id"): [
