@@ -60,6 +60,11 @@ def _innermost(frames, keep):
     return None
 
 
+def _kit_reason(kit):
+    """Why data was missing, as the cause of a ``data`` outcome says it."""
+    return "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
+
+
 def _where(frame):
     return f"{frame['file']}:{frame['line']} ({frame['function']})" if frame else "?"
 
@@ -115,15 +120,13 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     if size is not None:
         return "data", f"{head} at {_where(user)} (the synthetic data is smaller than the script assumes)"
     if kind == "FileNotFoundError" and raised_in in _OURS_PACKAGES:  # our readers (input_data) name a missing file
-        reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
-        return "data", f"{head} at {_where(user)} ({reason})"
+        return "data", f"{head} at {_where(user)} ({_kit_reason(kit)})"
     if kind == "NotProvidedError" or raised_in in _OURS_PACKAGES:
         return "ours", f"{head} raised at {_where(raised)}, from {_where(user)}"
     if kind in ("SyntaxError", "TabError") or (kind == "NameError" and "print" in message):
         return "script", f"{head} (Python 2 code)"
     if kind == "KeyError" and "is not a file in the archive" in message:  # an .npz with other arrays than the kit's
-        reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
-        return "data", f"{head} at {_where(user)} ({reason})"
+        return "data", f"{head} at {_where(user)} ({_kit_reason(kit)})"
     empty = next((sign for sign in _EMPTY_DATA if sign in message), None)
     if empty is not None:
         return "data", f"{head} at {_where(user)} (no data found: {empty})"
@@ -133,8 +136,7 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "data", f"{head} at {_where(user)} (a download: the harness has no network)"
     data_like = kind in _DATA_TYPES or data_words or (data_dir in message)
     if data_like and (kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "Exception")):
-        reason = "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
-        return "data", f"{head} at {_where(user)} ({reason})"
+        return "data", f"{head} at {_where(user)} ({_kit_reason(kit)})"
     if kind == "AttributeError" and "module 'numpy' has no attribute" in message:
         return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the TF1 mode's --py-compat provides it)"
     if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
