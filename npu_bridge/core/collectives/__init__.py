@@ -6,6 +6,9 @@ session layer's collectives step (``npu_bridge.core.session.steps.collectives``)
   settings      HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT / ``hccl_timeout``, HCCL_IF_BASE_PORT
   server        this rank's ``tf.distribute.Server`` and the wait for every other rank to arrive
   watchdog      ends a rank that waits in a collective for a peer that is gone (TF can hang there)
+  stall_watch   names a hang early: a rank waiting longer than NPU_BRIDGE_STALL_SECONDS reports where and for whom
+  stall_report  the words of a stall report (one line per rank, one block for npu-run's summary)
+  status_files  the job's status directory, where each rank says what it is doing in collectives
   keys          deterministic group and instance keys (the same on every rank, with no communication)
   registry      which collective ops a graph has and which of them a ``Session.run`` executes
   primitives    the TensorFlow collective ops everything lowers to

@@ -15,6 +15,7 @@ from tensorflow.core.framework import attr_value_pb2
 
 from npu_bridge.core.collectives import keys, registry, settings
 from npu_bridge.core.plan.pass_contract import COLLECTIVE_GROUP_ATTR
+from npu_bridge.core.runtime import op_sites
 
 DEVICE = "/device:CPU:0"
 REDUCE_DTYPES = (tf.bfloat16, tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
@@ -37,7 +38,18 @@ def _timeout_bound():
 
 def _register(tensor, kind, members, key, needs_graph_key=False):
     tensor.op._set_attr(COLLECTIVE_GROUP_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))
-    registry.record(tensor.op, registry.CollectiveInfo(kind, members.group, members.ranks, key, needs_graph_key))
+    data = tensor.op.inputs[0] if tensor.op.inputs else tensor  # what this rank puts in (a receiver: gets)
+    info = registry.CollectiveInfo(
+        kind,
+        members.group,
+        members.ranks,
+        key,
+        needs_graph_key,
+        shape=str(data.shape.as_list()) if data.shape.rank is not None else "(unknown shape)",
+        dtype=data.dtype.name,
+        site=op_sites.creation_site(tensor.op),
+    )
+    registry.record(tensor.op, info)
     return tensor
 
 

@@ -27,6 +27,8 @@ class CollectiveInfo:
       ranks: the world ranks taking part.
       key: its instance key (the first key of its block for size-varying ops).
       needs_graph_key: True for TensorFlow V2 collectives, whose runs need a collective_graph_key.
+      shape, dtype: what the op exchanges, e.g. "[6]" and "float32" ("" when unknown).
+      site: where the user's code created it ("file:line in function"), None when unknown.
     """
 
     kind: str
@@ -34,6 +36,9 @@ class CollectiveInfo:
     ranks: tuple
     key: int
     needs_graph_key: bool = False
+    shape: str = ""
+    dtype: str = ""
+    site: object = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +56,22 @@ class RunCollectives:
     ranks: frozenset
     graph_key: int
     in_loop: bool = False
+
+    def collectives(self):
+        """The run's collectives as plain dicts (``stall_report`` shows them; ``status_files`` stores them)."""
+        return [
+            {
+                "op": name,
+                "kind": info.kind,
+                "group": info.group,
+                "key": info.key,
+                "ranks": list(info.ranks),
+                "shape": info.shape,
+                "dtype": info.dtype,
+                "site": info.site,
+            }
+            for name, info in self.ops
+        ]
 
     def describe(self, focus=None, limit=3):
         """A short text naming the collectives, e.g. "HcomAllReduce (allreduce, group 'g', ranks [0, 1])".

@@ -13,7 +13,7 @@ import os
 import threading
 import time
 
-from npu_bridge.core.collectives import exposure, settings, watchdog
+from npu_bridge.core.collectives import exposure, settings, stall_watch, watchdog
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 
@@ -86,11 +86,12 @@ def ensure_started(current_world, eager=False):
     Raises:
       CollectiveError: the server cannot start, the process already serves another world, or some ranks did
         not arrive within HCCL_CONNECT_TIMEOUT.
-      ValueError: HCCL_IF_BASE_PORT or HCCL_CONNECT_TIMEOUT is invalid.
+      ValueError: HCCL_IF_BASE_PORT, HCCL_CONNECT_TIMEOUT or NPU_BRIDGE_STALL_SECONDS is invalid.
     """
     global _runtime
     addresses = addresses_of(current_world)
     timeout = settings.connect_timeout()
+    stall_seconds = settings.stall_seconds()
     with _lock:
         if _runtime is None:
             start = _join_eager_context if eager else _start_server
@@ -106,6 +107,9 @@ def ensure_started(current_world, eager=False):
         if not _runtime.formed:
             wait_for_ranks(_runtime.addresses, _runtime.rank, timeout)
             _runtime.formed = True
+            if stall_seconds:
+                directory = stall_watch.open_status_directory()
+                _runtime.watchdog.watch_stalls(stall_watch.StallWatch(_runtime.rank, stall_seconds, directory))
             log.logger.info(
                 "rank %d: all %d ranks arrived; collective server %s",
                 _runtime.rank,

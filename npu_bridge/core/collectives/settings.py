@@ -6,6 +6,9 @@ peers; the ``hccl_timeout`` option (an init option) wins over it, as on Ascend.
 ``HCCL_IF_BASE_PORT`` (default 60000): rank ``r``'s collective server listens on base + r. Upstream uses
 this variable for HCCL's host ports; here the gRPC servers of the ranks take that role. Base + rank id never
 collides between ranks, also when several ranks share a machine.
+``NPU_BRIDGE_STALL_SECONDS`` (seconds, default 60, 0 = off): after how long a rank waiting in a collective reports
+which collective it waits in and which ranks have not arrived (``stall_watch``); the wait goes on until the
+collective timeout.
 """
 
 import os
@@ -16,6 +19,8 @@ from npu_bridge.core.runtime.errors import EnvironmentVariableError, shortened
 CONNECT_TIMEOUT_VARIABLE = "HCCL_CONNECT_TIMEOUT"
 EXEC_TIMEOUT_VARIABLE = "HCCL_EXEC_TIMEOUT"
 PORT_BASE_VARIABLE = "HCCL_IF_BASE_PORT"
+STALL_VARIABLE = "NPU_BRIDGE_STALL_SECONDS"
+DEFAULT_STALL_SECONDS = 60
 DEFAULT_CONNECT_TIMEOUT = 120
 DEFAULT_EXEC_TIMEOUT = 1836
 DEFAULT_PORT_BASE = 60000
@@ -43,6 +48,24 @@ def connect_timeout(environ=os.environ):
       ValueError: the variable is not a whole number >= 1.
     """
     return _seconds(environ, CONNECT_TIMEOUT_VARIABLE, DEFAULT_CONNECT_TIMEOUT)
+
+
+def stall_seconds(environ=os.environ):
+    """Returns NPU_BRIDGE_STALL_SECONDS: seconds in a collective after which a rank reports the stall (0: never).
+
+    Raises:
+      ValueError: the variable is not a whole number of seconds from 0 to 2147483647.
+    """
+    text = environ.get(STALL_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_STALL_SECONDS
+    value = parse_int(text)
+    if value is None or not 0 <= value <= MAX_SECONDS:
+        raise EnvironmentVariableError(
+            f"{STALL_VARIABLE} has invalid value {shortened(environ[STALL_VARIABLE])}: must be a whole number of "
+            f"seconds >= 0 and <= {MAX_SECONDS} (0 turns the stall report off; default {DEFAULT_STALL_SECONDS})"
+        )
+    return value
 
 
 def exec_timeout(hccl_timeout=None, environ=os.environ):

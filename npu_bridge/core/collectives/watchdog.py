@@ -12,6 +12,9 @@ the process ends with ``EXIT_CODE`` and a message naming the rank. A hung peer s
 that case ends with TensorFlow's timeout error, and the watchdog only steps in after ``2 * timeout + 30``
 seconds, as a last resort.
 
+The same thread drives the stall report (``stall_watch``, once ``watch_stalls`` attached one): the runs in flight
+and the last one that ended are what it reports and publishes.
+
 Ending the process (``os._exit``) is deliberate: TensorFlow cannot interrupt the waiting run, and after a
 collective failure it cannot run collectives again in this process anyway.
 """
@@ -76,11 +79,15 @@ def abort(message):
 
 
 class _Run:
-    def __init__(self, describe, ranks, timeout, started):
+    def __init__(self, describe, ranks, timeout, started, collectives=None, step=None):
         self.describe = describe
         self.ranks = ranks
         self.timeout = timeout
         self.started = started
+        self.collectives = collectives
+        self.step = step
+        self.stalled = False
+        self.ended = None
 
 
 class Watchdog:
@@ -110,30 +117,46 @@ class Watchdog:
         self._last_probe = {}
         self._thread = None
         self._aborted = False
+        self._last = None
+        self._stalls = None
 
-    def enter(self, describe, ranks, timeout):
+    def enter(self, describe, ranks, timeout, collectives=None, step=None):
         """Registers a run with collectives that is about to start.
 
         Args:
           describe: function() -> what the run executes, for the message (called only when needed).
           ranks: the world ranks its collectives wait for.
           timeout: the collective execution timeout of its session, in seconds.
+          collectives: its ``registry.RunCollectives`` (for the stall report), or None.
+          step: the run's step (how many runs its session had before it), or None.
         Returns:
           A token for ``leave``.
         """
         with self._lock:
             token = self._next_token
             self._next_token += 1
-            self._runs[token] = _Run(describe, frozenset(ranks) | {LEADER}, timeout, self._clock())
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="npu_bridge-collective-watchdog", daemon=True)
-                self._thread.start()
+            self._runs[token] = _Run(describe, frozenset(ranks) | {LEADER}, timeout, self._clock(), collectives, step)
+            self._start_thread()
         return token
 
     def leave(self, token):
-        """Unregisters a run that ended (successfully or not)."""
+        """Unregisters a run that ended (successfully or not); it becomes the last run of the stall report."""
         with self._lock:
-            self._runs.pop(token, None)
+            run = self._runs.pop(token, None)
+            if run is not None:
+                run.ended = self._clock()
+                self._last = run
+
+    def watch_stalls(self, stalls):
+        """Drives ``stalls`` (a ``stall_watch.StallWatch``) from now on, also while no run is in flight."""
+        with self._lock:
+            self._stalls = stalls
+            self._start_thread()
+
+    def _start_thread(self):
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="npu_bridge-collective-watchdog", daemon=True)
+            self._thread.start()
 
     def _loop(self):
         while not self._aborted:
@@ -145,6 +168,12 @@ class Watchdog:
         now = self._clock()
         with self._lock:
             runs = list(self._runs.values())
+            last = self._last
+        if self._stalls is not None:
+            try:
+                self._stalls.tick(now, runs, last)
+            except Exception as e:  # the report must never stop the watchdog
+                log.warn_once(("stall-watch", type(e)), "the stall report failed: %r", e)
         watched = set()
         for run in runs:
             if now - run.started > 2 * run.timeout + 30:

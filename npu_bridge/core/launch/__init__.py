@@ -6,6 +6,7 @@
   rank_guard  ties each rank to the launcher: a launcher that dies by any signal takes its ranks with it
   interrupt   Ctrl-C: the stop file that tells ranks the job is being stopped; in a rank, one line, no traceback
   stop_output what the launcher shows of a stopping rank's stderr (TensorFlow's log lines held back)
+  stall_summary  one summary for the job when ranks stall in collectives (from the ranks' status files)
   cli         the command line
 
 This package must not import TensorFlow: ``npu_bridge/__init__.py`` stays light when the launcher runs.

@@ -25,8 +25,8 @@ import shutil
 import sys
 import tempfile
 
-from npu_bridge.core.collectives import exposure
-from npu_bridge.core.launch import job_network, job_secret, plan, supervisor
+from npu_bridge.core.collectives import exposure, status_files
+from npu_bridge.core.launch import job_network, job_secret, plan, stall_summary, supervisor
 from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
 from npu_bridge.core.tf1 import environment
@@ -196,9 +196,12 @@ def main(argv=None):
         return EXIT_CANNOT_START
     if network.warning:
         _report(f"warning: {network.warning}")
+    status = _status_directory(work_dir)
     ranks = []
     for rank in job.ranks:
         env = dict(rank.env, **{exposure.NETWORK_VARIABLE: network.kind})
+        if status is not None:
+            env[status_files.STATUS_DIR_VARIABLE] = status[0]
         if args.tf1:
             env = environment.for_children(env)
         elif args.tf2:
@@ -220,6 +223,7 @@ def main(argv=None):
         supervisor.binary_stream(sys.stderr),
         _report,
         stop_file=os.path.join(work_dir, "stop"),
+        stall_summary=None if status is None else stall_summary.StallSummary(status[1], job.job_id),
     )
     try:
         code = runner.run()
@@ -227,11 +231,22 @@ def main(argv=None):
         _report(f"error: cannot start {command[0]!r}: {e}")
         return EXIT_CANNOT_START
     finally:
+        if status is not None:
+            os.close(status[1])
         _remove(work_dir)
         network.close()
     if code == 0:
         _report(f"job {job.job_id}: all {len(job.ranks)} ranks finished")
     return code
+
+
+def _status_directory(work_dir):
+    """(path, descriptor) of the ranks' status directory in ``work_dir``, or None (then no stall summary)."""
+    try:
+        return status_files.make(work_dir)
+    except OSError as e:
+        _report(f"warning: cannot make the ranks' status directory ({e.strerror or e}); no stall summary")
+        return None
 
 
 def _network_words(network):

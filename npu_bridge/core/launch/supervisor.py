@@ -60,15 +60,17 @@ class Supervisor:
       stdout, stderr: binary streams the prefixed output goes to.
       report: function(text) for the launcher's own messages.
       stop_file: the ranks' ``interrupt.STOP_FILE_VARIABLE``, in a directory that exists; None: not given.
+      stall_summary: a ``stall_summary.StallSummary`` polled while the ranks run, or None.
     """
 
-    def __init__(self, command, ranks, stop_timeout, stdout, stderr, report, stop_file=None):
+    def __init__(self, command, ranks, stop_timeout, stdout, stderr, report, stop_file=None, stall_summary=None):
         self._command = list(command)
         self._ranks = list(ranks)
         self._stop_timeout = stop_timeout
         self._streams = (stdout, stderr)
         self._report = report
         self._stop_file = stop_file
+        self._stall_summary = stall_summary
         self._write_lock = threading.Lock()
         self._processes = {}
         self._threads = []
@@ -159,6 +161,7 @@ class Supervisor:
         while finished < len(self._processes):
             if self._signal is not None:
                 return self._stop_for(self._signal)
+            self._print_stalls()
             try:
                 rank, code = self._exits.get(timeout=_POLL)
             except queue.Empty:
@@ -173,6 +176,19 @@ class Supervisor:
                 self._stop(signal.SIGTERM)
                 return exit_code_of(code)
         return 0
+
+    def _print_stalls(self):
+        if self._stall_summary is None:
+            return
+        try:
+            text = self._stall_summary.poll()
+        except Exception as e:  # a summary must never take the launcher down: report once, stop summarizing
+            self._stall_summary = None
+            self._report(f"warning: the stall summary failed ({e!r}); the ranks still report their own stalls")
+            return
+        if text:
+            with self._write_lock:
+                self._write(self._streams[1], b"npu-run: ", [text.encode("utf-8", "backslashreplace") + b"\n"])
 
     def _stop_for(self, signum):
         """Stops every rank because the launcher received ``signum`` (see the module docstring); returns the

@@ -9,6 +9,7 @@ version         the --version line of the command-line tools
 log             the ``npu_bridge`` logger (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT)
 system          process-wide NPU system state
 executed_op_types  the user's op types behind the op types TensorFlow executed (oneDNN kernels, fusions)
+op_sites        where an op was created in the user's code (file:line from its traceback)
 close_callbacks  clean-up steps npu_close runs; interrupt: Ctrl-C in a rank ends it with one line
 c_functions     the C functions of the library (declared once); c_header renders ops/runtime/c_api.h
 job_values      upstream's process-wide value store (``util.global_dict_*``)

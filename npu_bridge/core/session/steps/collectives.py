@@ -30,6 +30,7 @@ def setup(plan):
     """Decides the collective timeout and, with more than one rank, redirects the session to the rank's server."""
     timeout = settings.exec_timeout(plan.options.get("hccl_timeout"))
     plan.pass_plan.collective_timeout = timeout
+    settings.stall_seconds()  # a bad NPU_BRIDGE_STALL_SECONDS fails at session creation, in any world
     current = plan.world
     if current.rank_size == 1:
         return  # no run hook: the collectives keep their own timeout
@@ -73,7 +74,7 @@ class CollectiveRunHook(RunHook):
         if self._runtime.failure is not None:
             raise CollectiveError(f"{self._runtime.failure}\n{failures.CANNOT_RUN_AGAIN}")
         context.options = self._run_options(context.options, run)
-        token = self._runtime.watchdog.enter(run.describe, run.ranks, self._timeout)
+        token = self._runtime.watchdog.enter(run.describe, run.ranks, self._timeout, run, context.step)
         self._in_flight[id(context)] = (run, token)
 
     def _run_options(self, given, run):
