@@ -32,6 +32,7 @@ from npu_bridge.core.runtime.errors import (
     PassContractError,
     ProfileDataError,
     RankTableError,
+    RerunError,
     UnsafePathError,
 )
 
@@ -62,5 +63,6 @@ __all__ = [
     "PassContractError",
     "ProfileDataError",
     "RankTableError",
+    "RerunError",
     "UnsafePathError",
 ]

@@ -338,6 +338,13 @@ ENV_SPECS = {
     "NPU_BRIDGE_TF2": EnvSpec(_env_any, drivers=("import",), samples=("0",), extra=("yes", "1 0"), few=True),
     # tensorflow_addons' own switch to its Python ops (npu_bridge.core.runtime.addons_keras sets it only when unset).
     "TF_ADDONS_PY_OPS": EnvSpec(_env_any, drivers=("import",), samples=("0",), extra=("garbage",), few=True),
+    # The stall report's threshold (npu_bridge.core.collectives.settings): checked when a bridged session is made.
+    "NPU_BRIDGE_STALL_SECONDS": EnvSpec(_env_int(0, 2**31 - 1), samples=("0", "60")),
+    # npu-run's status directory for stall reports (collectives.stall_watch): opened when a multi-rank world forms;
+    # a value that is not this user's private directory only costs the report its peers' activity.
+    "NPU_RUN_STATUS_DIR": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/status",), few=True),
+    # Recorded in a dump's run_config.json (npu_bridge.core.dump.run_config), never interpreted.
+    "PYTHONHASHSEED": EnvSpec(_env_any, drivers=("dump",), options=_DUMP, samples=("0",), extra=("random",), few=True),
     # npu-run's stop file (npu_bridge.core.runtime.interrupt): read at import; no file there means "not stopping".
     "NPU_RUN_STOP_FILE": EnvSpec(
         _env_any, drivers=("import",), samples=("/nonexistent/stop",), extra=("/dev/null",), few=True

@@ -158,11 +158,13 @@ def main(backend, work_dir):
             system.shutdown()  # precision_mode is an init option: each combination initializes anew
             with v1.Session(graph=graph, config=config(key, mode, instrumentation, backend, work_dir, index)) as sess:
                 sess.run(parts["init"])
-                evaluate = {parts["keep_prob"]: 1.0}
-                before = sess.run(parts["losses"], evaluate)
+                # One fetch list before and after training: TensorFlow optimizes each new (fetches, feeds) signature
+                # of a session anew, which is most of this worker's time.
+                evaluate = ([parts["losses"], parts["matmul"], parts["kernel"]], {parts["keep_prob"]: 1.0})
+                before = sess.run(*evaluate)[0]
                 for _ in range(6):
                     sess.run(parts["train"], {parts["keep_prob"]: 0.9})
-                after, matmul, kernel = sess.run([parts["losses"], parts["matmul"], parts["kernel"]], evaluate)
+                after, matmul, kernel = sess.run(*evaluate)
             reference = FEATURES.astype(np.float64) @ kernel.astype(np.float64)
             error = float(np.max(np.abs(matmul - reference)) / np.max(np.abs(reference)))
             line = {

@@ -29,6 +29,11 @@ Its modules besides those above:
   dump_layouts         device layouts of tensors in Ascend's dumps, turned back into TensorFlow's
   dump_convert         dump files -> .npy, named as msaccucmp names them
   dump_compare         two dump trees compared tensor by tensor
+  compare_metrics      the metrics of Ascend's comparison CSV
+  error_origin         which ops introduce error rather than carry it (the rule of ``compare``)
+  isolate              ``compare --isolate``: an op rerun on the ground truth's inputs, in float64 on the CPU
+  op_graph             op_graph.json: each dumped op's type, inputs and NodeDef, for rerunning it
+  run_config           run_config.json: a dumping run's options, environment, versions, seeds; and their check
   overflow_records     the overflow report: which ops overflowed, in which step, first overflow first
   tensor_stats         statistics of dumped tensors, computed block by block (bounded memory)
 """

@@ -1,7 +1,11 @@
 """``npu-dump``: read dumps written here or by Ascend's runtime.
 
   npu-dump convert SOURCE... -o DIR        dump files -> .npy ({file}.{input|output}.{index}.npy)
-  npu-dump compare MINE TRUTH [-o CSV]     two dump trees tensor by tensor; says which op diverges first
+  npu-dump compare MINE TRUTH [-o CSV]     two dump trees tensor by tensor: first the differences of the two
+                                           runs' configuration (run_config.json), then the ops that introduce
+                                           error (output error >= 10 x input error and >= 1e-4, relative
+                                           Euclidean distance) and the first diverging op; --isolate reruns
+                                           those ops on the ground truth's inputs in float64 on the CPU
                                            (msaccucmp's spelling also works: compare -m MINE -g TRUTH)
   npu-dump overflow DIR [-n N] [-o FILE]   the overflow report of a dump tree
   npu-dump info PATH...                    what dump files, Opdebug records or .npy files hold, and which
@@ -23,7 +27,9 @@ from npu_bridge.core.dump import (
     dump_file,
     dump_status,
     dump_tree,
+    isolate,
     overflow_records,
+    run_config,
     tensor_stats,
 )
 from npu_bridge.core.runtime import arg_checks, atomic_write, bounded_files, inert_text, version
@@ -68,11 +74,17 @@ def _compare(args):
     atomic_write.check_output(output, "result CSV")  # before the work, not after it
     for tree in (mine, truth):
         _warn_if_incomplete(tree)
+    config = run_config.check(mine, truth)  # listed before the tensors are compared
+    for line in config.section():
+        inert_text.echo(line)
     comparison = dump_compare.compare(
-        mine, truth, step=args.step, cosine_threshold=args.cosine, progress=_Progress("compared")
+        mine, truth, step=args.step, cosine_threshold=args.cosine, progress=_Progress("compared"), config=config
     )
     comparison.write_csv(output)
     inert_text.echo(comparison.summary(top=args.top))
+    if args.isolate:
+        for line in isolate.render(isolate.rerun(comparison)):
+            inert_text.echo(line)
     inert_text.echo(f"result: {inert_text.value(output)}")
     return EXIT_FINDING if comparison.first_divergence is not None else EXIT_OK
 
@@ -254,6 +266,12 @@ def _parser():
     )
     compare.add_argument(
         "--top", type=arg_checks.command_line_int, default=5, help="worst tensors to list (default %(default)s)"
+    )
+    compare.add_argument(
+        "--isolate",
+        action="store_true",
+        help="rerun each op that introduces error, and the first diverging op, on the ground truth's inputs in "
+        "float64 on the CPU, and report its own error (needs op_graph.json, written by the sessions that dumped)",
     )
     compare.set_defaults(run=_compare, parser=compare)
     overflow = sub.add_parser("overflow", help="the overflow report of a dump tree")

@@ -24,6 +24,11 @@ sorted worst first; OpSequence is the execution order in my dump.
 When either tree holds op_sources.json (written by the sessions that dumped here), the summary names where each
 op it shows was created ("created at file:line in function") and the CSV gets a last column, Source; both are
 inert text (``inert_text``), the CSV cell guarded against formulas.
+
+The summary starts with the configuration check of the two runs (``run_config``: options, HCCL_* / ASCEND_* /
+NPU_BRIDGE_* variables, versions, seeds, when both trees hold run_config.json) and names, before the first
+difference, the ops that introduce error rather than carry it (``error_origin``: the rule and its thresholds);
+``isolate`` reruns them on the ground truth's inputs.
 """
 
 import csv
@@ -35,22 +40,21 @@ from typing import Optional
 
 import numpy as np
 
-from npu_bridge.core.dump import dump_file, dump_names, dump_tree, overflow_records, tensor_stats
+from npu_bridge.core.dump import (
+    compare_metrics,
+    dump_file,
+    dump_names,
+    dump_tree,
+    error_origin,
+    op_graph,
+    overflow_records,
+    run_config,
+    tensor_stats,
+)
 from npu_bridge.core.runtime import atomic_write, inert_text
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
-ALGORITHMS = (
-    "CosineSimilarity",
-    "MaxAbsoluteError",
-    "AccumulatedRelativeError",
-    "RelativeEuclideanDistance",
-    "KullbackLeiblerDivergence",
-    "StandardDeviation",
-    "MeanAbsoluteError",
-    "RootMeanSquareError",
-    "MaxRelativeError",
-    "MeanRelativeError",
-)
+ALGORITHMS = compare_metrics.ALGORITHMS
 CSV_HEADER = (
     (
         "Index",
@@ -72,7 +76,6 @@ CSV_HEADER = (
 SOURCE_COLUMN = "Source"  # ours, after Ascend's columns, when a tree has op_sources.json
 DEFAULT_COSINE_THRESHOLD = 0.99
 _RELATIVE_FLOOR = 1e-7
-_HISTOGRAM_BINS = 100
 _FP16_MAX = 65504.0
 _CACHED_FILES = 8
 
@@ -137,12 +140,18 @@ class Comparison:
       threshold: the cosine similarity threshold of divergence.
       duplicates: repeated occurrences of tensors that were not compared (loops, other graphs).
       sources: {op name: "file:line in function"} from the trees' op_sources.json (mine wins), maybe empty.
+      graph: {op name: op_graph.json entry} of the trees (mine wins), maybe empty.
+      origins: ``error_origin.OpError`` of every op both trees dumped, in execution order.
+      config: the ``run_config.ConfigCheck`` of the two trees (None: not made).
     """
 
-    def __init__(self, rows, mine, truth, step, threshold, duplicates, sources=None):
+    def __init__(self, rows, mine, truth, step, threshold, duplicates, sources=None, graph=None, config=None):
         self.rows = sorted(rows, key=_badness)
         self.mine, self.truth, self.step, self.threshold = mine, truth, step, threshold
         self.duplicates = duplicates
+        self.graph = graph or {}
+        self.origins = error_origin.find(self.rows, self.graph)
+        self.config = config
         self.sources = {name: site for name, site in (sources or {}).items() if isinstance(site, str)}
         self._sanitized = {dump_names.sanitize(name): site for name, site in self.sources.items()}
 
@@ -156,6 +165,15 @@ class Comparison:
     def _describe(self, row):
         site = self.source(row)
         return _describe(row) + (f", created at {inert_text.value(site)}" if site else "")
+
+    def _describe_op(self, op):
+        site = self.sources.get(op.name) or self._sanitized.get(op.key)
+        return inert_text.value(op.name) + (f", created at {inert_text.value(site)}" if site else "")
+
+    @property
+    def introducing(self):
+        """The ops that introduce error (``error_origin``), in execution order."""
+        return [op for op in self.origins if op.introduces]
 
     @property
     def compared(self):
@@ -177,10 +195,12 @@ class Comparison:
         return self._first(lambda row: row.diverged)
 
     def summary(self, top=5):
-        """A few lines a person reads first: counts, the first diverging op, the worst tensors."""
+        """A few lines a person reads first: configuration differences, counts, the ops that introduce error, the
+        first diverging op, the worst tensors."""
         compared = self.compared
         step = "" if self.step is None else f" at step {self.step}"
-        lines = [
+        lines = [self.config.summary_line()] if self.config is not None else []
+        lines += [
             f"compared {len(compared)} tensors of {len({row.key[0] for row in compared})} ops{step}",
             f"  my dump:      {inert_text.value(self.mine)}",
             f"  ground truth: {inert_text.value(self.truth)}",
@@ -197,6 +217,7 @@ class Comparison:
         )
         if self.duplicates:
             lines.append(f"({self.duplicates} repeated tensors ignored: the first occurrence of each is compared)")
+        lines.extend(error_origin.summary_lines(self.origins, self._describe_op))
         difference, divergence = self.first_difference, self.first_divergence
         if difference is None:
             lines.append("no tensor differs")
@@ -230,7 +251,7 @@ class Comparison:
         atomic_write.write_output(path, text.getvalue(), "result CSV")
 
 
-def compare(mine, truth, step=None, cosine_threshold=DEFAULT_COSINE_THRESHOLD, progress=None):
+def compare(mine, truth, step=None, cosine_threshold=DEFAULT_COSINE_THRESHOLD, progress=None, config=None):
     """Compares two dump trees.
 
     Args:
@@ -239,6 +260,7 @@ def compare(mine, truth, step=None, cosine_threshold=DEFAULT_COSINE_THRESHOLD, p
       step: the step to compare; default: the lowest step both trees hold.
       cosine_threshold: a tensor whose cosine similarity is below this diverges.
       progress: optional callable(done, total) called while comparing.
+      config: the ``run_config.check`` of the trees when already made (default: made here).
     Returns:
       A ``Comparison``.
     Raises:
@@ -270,7 +292,10 @@ def compare(mine, truth, step=None, cosine_threshold=DEFAULT_COSINE_THRESHOLD, p
         if progress:
             progress(done, len(keys))
     sources = {**overflow_records.read_sources(truth), **overflow_records.read_sources(mine)}
-    return Comparison(rows, mine, truth, chosen, cosine_threshold, my_duplicates + truth_duplicates, sources)
+    graph = {**op_graph.read(truth), **op_graph.read(mine)}
+    config = run_config.check(mine, truth) if config is None else config
+    duplicates = my_duplicates + truth_duplicates
+    return Comparison(rows, mine, truth, chosen, cosine_threshold, duplicates, sources, graph, config)
 
 
 def _choose_step(mine, truth, step, mine_root, truth_root):
@@ -366,13 +391,13 @@ def _fill(row, mine, truth, threshold):
         row.reason = row.reason or "complex values: only compared for equality"
         row.diverged = row.diverged or not row.identical
         return
-    pairs = tensor_stats.compare_pairs(mine, truth, _RELATIVE_FLOOR, _overflows, _HISTOGRAM_BINS)
+    pairs = tensor_stats.compare_pairs(mine, truth, _RELATIVE_FLOOR, _overflows, compare_metrics.HISTOGRAM_BINS)
     row.overflow = _overflow_text(pairs.overflow)
     row.identical = not row.reason and a_dtype == b_dtype and pairs.identical
     if pairs.special_differs:
         row.reason = _join(row.reason, f"inf/NaN differ at {pairs.special_differs} positions")
         row.diverged = True
-    row.metrics = _metrics(pairs)
+    row.metrics = compare_metrics.metrics(pairs)
     cosine = row.metrics["CosineSimilarity"]
     if not math.isnan(cosine) and cosine < threshold:
         row.diverged = True
@@ -380,49 +405,6 @@ def _fill(row, mine, truth, threshold):
 
 def _overflow_text(overflows):
     return "YES" if overflows else "NO"
-
-
-def _metrics(pairs):
-    """The metrics (module docstring) from a ``tensor_stats.PairStatistics``."""
-    if not pairs.count:
-        nan = float("nan")
-        return {name: nan for name in ALGORITHMS if name != "StandardDeviation"} | {"StandardDeviation": ""}
-    norm_x, norm_y = math.sqrt(pairs.xx), math.sqrt(pairs.yy)
-    if norm_x == 0 and norm_y == 0:
-        cosine = 1.0
-    elif norm_x == 0 or norm_y == 0:
-        cosine = 0.0
-    else:
-        cosine = pairs.dot / (norm_x * norm_y)
-    x, y = pairs.x, pairs.y
-    return {
-        "CosineSimilarity": cosine,
-        "MaxAbsoluteError": pairs.diff_max,
-        "AccumulatedRelativeError": _ratio(pairs.diff_sum, pairs.abs_y),
-        "RelativeEuclideanDistance": _ratio(math.sqrt(pairs.squared_diff), norm_y),
-        "KullbackLeiblerDivergence": _kl_divergence(pairs.histograms),
-        "StandardDeviation": f"({x.mean:.6g};{x.std:.6g}),({y.mean:.6g};{y.std:.6g})",
-        "MeanAbsoluteError": pairs.diff_sum / pairs.count,
-        "RootMeanSquareError": math.sqrt(pairs.squared_diff / pairs.count),
-        "MaxRelativeError": pairs.relative_max,
-        "MeanRelativeError": pairs.relative_sum / pairs.count,
-    }
-
-
-def _ratio(numerator, denominator):
-    if denominator == 0:
-        return 0.0 if numerator == 0 else float("inf")
-    return numerator / denominator
-
-
-def _kl_divergence(histograms):
-    """KL(p || q) of the two value histograms (None: every value is the same, 0)."""
-    if histograms is None:
-        return 0.0
-    p, q = histograms
-    p = (p + 1e-10) / (p.sum() + 1e-10 * _HISTOGRAM_BINS)
-    q = (q + 1e-10) / (q.sum() + 1e-10 * _HISTOGRAM_BINS)
-    return float(np.sum(p * np.log(p / q)))
 
 
 def _overflows(array):

@@ -1,6 +1,8 @@
 """The reports of one dump root: {root}/dump_status.json (is the dump complete, which steps lack files), the
-overflow report {root}/overflow_report.txt, kept from the dump writer's overflow events, and {root}/op_sources.json:
-where every op the dump holds files for (or that overflowed) was created in the user's code.
+overflow report {root}/overflow_report.txt, kept from the dump writer's overflow events, {root}/op_sources.json:
+where every op the dump holds files for (or that overflowed) was created in the user's code, {root}/op_graph.json:
+what those ops are (type, inputs, attributes; ``op_graph``), and {root}/run_config.json: the run's options,
+environment, versions and seeds (``run_config``).
 
 The directories from dump_path to the root are this module's (or the writer's) or refused: the root is created
 below dump_path without following symlinks, or checked to be a real directory of this user, then held open and
@@ -13,7 +15,15 @@ import json
 import os
 import time
 
-from npu_bridge.core.dump import dump_status, dump_writer, dumped_ops, op_sources, overflow_records
+from npu_bridge.core.dump import (
+    dump_status,
+    dump_writer,
+    dumped_ops,
+    op_graph,
+    op_sources,
+    overflow_records,
+    run_config,
+)
 from npu_bridge.core.runtime import log, safe_paths
 
 REPORT_INTERVAL_SECONDS = 5.0  # the overflow report is rewritten at most this often while sessions run
@@ -53,6 +63,7 @@ class RootReport:
         self.base = base  # dump_path: the directories from it to the root are ours or refused
         self.directory_mode = 0o700
         self.sources = {}  # op name -> creation site (None: unknown), each looked up once
+        self.ops = {}  # op name -> its op_graph.json entry
         self.dumped = dumped_ops.DumpedOps()
         self.scanned_at = None
         self.unresolved = set()  # file op names no noted graph had (looked up again when a graph is noted)
@@ -81,6 +92,10 @@ class RootReport:
             )
         return self._dir_fd
 
+    def data_mode(self):
+        """The mode of the root's files that may hold data (op_graph.json, run_config.json): the dump files'."""
+        return self.directory_mode & 0o666
+
     def losses(self, status):
         """({step directory: files lost}, [appended files missing rows]) of this root, from the writer's status."""
         prefix = self.root + os.sep
@@ -90,16 +105,25 @@ class RootReport:
     def write_status(self, state, status):
         """Writes {root}/dump_status.json from the writer's ``status`` (a failure is logged once)."""
         lost, unwritten = self.losses(status)
-        try:
-            dump_status.write(
+        self._write_or_warn(
+            dump_status.STATUS_FILE,
+            "readers will take the dump as unfinished",
+            lambda: dump_status.write(
                 self.root_fd(), self.root, state, lost, sum(lost.values()), unwritten, status["errors"][:5]
-            )
+            ),
+        )
+
+    def _write_or_warn(self, file_name, consequence, write):
+        """Calls ``write()``; an ``OSError`` is logged once per root and file, with what it costs the user."""
+        try:
+            write()
         except OSError as e:
             log.warn_once(
-                ("dump-status", self.root),
-                "dump: %s could not be written (%s); readers will take the dump as unfinished",
-                os.path.join(self.root, dump_status.STATUS_FILE),
+                (file_name, self.root),
+                "dump: %s could not be written (%s); %s",
+                os.path.join(self.root, file_name),
                 e.strerror or e,
+                consequence,
             )
 
     def finish(self, status, exiting):
@@ -174,9 +198,12 @@ class RootReport:
             found = op_sources.site_of_file_name(file_name)
             if found is None:
                 self.unresolved.add(file_name)  # at most dumped_ops.MAX_NAMES
-            elif found[0] not in self.sources:
-                self.sources[found[0]] = found[1]
-                self.sources_pending = self.sources_pending or found[1] is not None
+            elif found[0] not in self.sources or found[0] not in self.ops:
+                self.sources.setdefault(found[0], found[1])
+                operation = op_sources.operation(found[0])
+                if operation is not None:
+                    self.ops[found[0]] = op_graph.record(operation)
+                self.sources_pending = self.sources_pending or found[1] is not None or operation is not None
         if self.dumped.truncated:
             log.warn_once(
                 ("dump-sources-bounded", self.root),
@@ -200,7 +227,19 @@ class RootReport:
     def _write_sources(self, root_fd):
         sources = {name: site for name, site in self.sources.items() if site}
         safe_paths.write_file_at(root_fd, overflow_records.SOURCES_FILE, json.dumps(sources, indent=1, sort_keys=True))
+        if self.ops:
+            text = json.dumps(self.ops, indent=1, sort_keys=True)
+            safe_paths.write_file_at(root_fd, op_graph.GRAPH_FILE, text, mode=self.data_mode())
         self.sources_pending = False
+
+    def write_run_config(self, config):
+        """Writes {root}/run_config.json (``run_config.collect``); a failure is logged once."""
+        text = json.dumps(config, indent=1, sort_keys=True)
+        self._write_or_warn(
+            run_config.CONFIG_FILE,
+            "npu-dump compare cannot check this run's configuration",
+            lambda: safe_paths.write_file_at(self.root_fd(), run_config.CONFIG_FILE, text, mode=self.data_mode()),
+        )
 
     def write_if_due(self, final):
         """Rewrites the overflow report when it has news and is due (``final``: now, whenever it has news)."""

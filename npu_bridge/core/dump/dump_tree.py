@@ -85,6 +85,32 @@ def walk(root):
         pending.extend((os.path.join(directory, d), depth + 1) for d in sorted(subdirectories, reverse=True))
 
 
+def side_files(root, file_name):
+    """The paths of ``file_name`` (a side file the sessions write, such as op_sources.json) that may hold facts about
+    the tree ``root``: in the directories above it, nearest last, then in its tree, in walking order. Only paths
+    that exist (as any kind of file) are listed, above the tree only this user's or root's; the reader checks what
+    they are."""
+    root = os.path.abspath(os.fspath(root))
+    directory = root if os.path.isdir(root) else os.path.dirname(root)
+    above, parent = [], directory
+    while True:
+        above.append(os.path.join(parent, file_name))
+        if os.path.dirname(parent) == parent:
+            break
+        parent = os.path.dirname(parent)
+    below = [os.path.join(d, file_name) for d, files in walk(directory) if file_name in files]
+    return [path for path in above[:0:-1] if _own_file(path)] + [path for path in below if os.path.lexists(path)]
+
+
+def _own_file(path):
+    """Whether ``path`` exists and belongs to this user or root: a directory above the tree, such as /tmp, may hold
+    files other users planted."""
+    try:
+        return os.lstat(path).st_uid in (os.getuid(), 0)
+    except OSError:
+        return False
+
+
 def _artifact(directory, base, mapping):
     if base.startswith(".") or base in _IGNORED:
         return None

@@ -4,13 +4,12 @@ The run hooks of dumping sessions note their graphs (``note_graph``); an op is l
 (``creation_site``), or by the sanitized name its dump files carry (``site_of_file_name``).
 """
 
-import os
 import weakref
 
 from npu_bridge.core.dump import dump_names
+from npu_bridge.core.runtime import op_sites
 
-_LIBRARY_PATHS = tuple(os.sep + part + os.sep for part in ("tensorflow", "tf_keras", "keras", "npu_bridge"))
-_graphs = weakref.WeakSet()  # graphs of hooked sessions
+_recent = []  # weak references to the graphs of hooked sessions, the one that ran last first
 _file_names = weakref.WeakKeyDictionary()  # graph -> (its version when indexed, {sanitized name: op name})
 
 
@@ -18,10 +17,18 @@ _noted = [0]  # graphs noted so far: names not found before may be found once it
 
 
 def note_graph(graph):
-    """Remembers ``graph`` (as long as it lives) as one in which dumped and overflowing ops are looked up."""
-    if graph not in _graphs:
-        _graphs.add(graph)
+    """Remembers ``graph`` (as long as it lives) as one in which dumped and overflowing ops are looked up; names
+    are looked up in the graph that ran last first (another graph of the process may have an op of the same name)."""
+    if _recent and _recent[0]() is graph:
+        return
+    known = any(ref() is graph for ref in _recent)
+    _recent[:] = [weakref.ref(graph)] + [ref for ref in _recent if ref() is not None and ref() is not graph]
+    if not known:
         _noted[0] += 1
+
+
+def _graphs():
+    return [graph for graph in (ref() for ref in list(_recent)) if graph is not None]
 
 
 def graphs_noted():
@@ -29,17 +36,20 @@ def graphs_noted():
     return _noted[0]
 
 
-def creation_site(op_name):
-    """Where ``op_name`` was created in the user's code ("file:line in function"), or None when unknown."""
-    for graph in list(_graphs):
+def operation(op_name):
+    """The ``tf.Operation`` named ``op_name`` in a noted graph, or None when no noted graph has one."""
+    for graph in _graphs():
         try:
-            op = graph.get_operation_by_name(op_name)
+            return graph.get_operation_by_name(op_name)
         except (KeyError, ValueError):
             continue
-        for frame in reversed(op.traceback):
-            if not any(part in frame.filename for part in _LIBRARY_PATHS) and not frame.filename.startswith("<"):
-                return f"{frame.filename}:{frame.lineno} in {frame.name}"
     return None
+
+
+def creation_site(op_name):
+    """Where ``op_name`` was created in the user's code ("file:line in function"), or None when unknown."""
+    op = operation(op_name)
+    return None if op is None else op_sites.creation_site(op)
 
 
 def site_of_file_name(file_op_name):
@@ -49,7 +59,7 @@ def site_of_file_name(file_op_name):
       (op name, creation site or None), or None when no noted graph has such an op. Each graph is indexed once,
       and again only when it has grown since.
     """
-    for graph in list(_graphs):
+    for graph in _graphs():
         version = graph.version  # grows as ops are added
         indexed = _file_names.get(graph)
         if indexed is None or (indexed[0] != version and file_op_name not in indexed[1]):
@@ -59,5 +69,5 @@ def site_of_file_name(file_op_name):
             indexed = _file_names[graph] = (version, names)
         op_name = indexed[1].get(file_op_name)
         if op_name is not None:
-            return op_name, creation_site(op_name)
+            return op_name, op_sites.creation_site(graph.get_operation_by_name(op_name))
     return None

@@ -130,27 +130,14 @@ def find(root, sources=None):
 
 def read_sources(root):
     """Merges the op_sources.json files in ``root``'s tree and in the directories above it."""
-    root = os.path.abspath(os.fspath(root))
-    directory = root if os.path.isdir(root) else os.path.dirname(root)
-    paths = []
-    parent = directory
-    while True:
-        paths.append(os.path.join(parent, SOURCES_FILE))
-        if os.path.dirname(parent) == parent:
-            break
-        parent = os.path.dirname(parent)
-    for walk_root, files in dump_tree.walk(directory):
-        if SOURCES_FILE in files:
-            paths.append(os.path.join(walk_root, SOURCES_FILE))
     sources = {}
-    for path in paths:
-        if os.path.lexists(path):
-            try:
-                parsed = bounded_files.parse_json(bounded_files.read_text(path))
-            except (OSError, ValueError):
-                continue  # a damaged side file only costs the creation sites
-            if isinstance(parsed, dict):
-                sources.update(parsed)
+    for path in dump_tree.side_files(root, SOURCES_FILE):
+        try:
+            parsed = bounded_files.parse_json(bounded_files.read_text(path))
+        except (OSError, ValueError):
+            continue  # a damaged side file only costs the creation sites
+        if isinstance(parsed, dict):
+            sources.update(parsed)
     return sources
 
 

@@ -89,6 +89,14 @@ def note_dumped_ops(root):
             report.note_dumped_ops(final=False)
 
 
+def record_run_config(root, config):
+    """Writes ``config`` (``run_config.collect``) as {root}/run_config.json of a root opened with ``open_root``."""
+    with _lock:
+        report = _reports.get(root)
+        if report is not None:
+            report.write_run_config(config)
+
+
 def _log_new_errors(status):
     """Logs the first failed write (since the last session ended) at once, later ones at most once a minute
     with their count."""

@@ -139,6 +139,11 @@ class DumpTreeError(NpuBridgeError, FileNotFoundError):
     """A dump directory does not exist or holds no artifacts."""
 
 
+class RerunError(NpuBridgeError, ValueError):
+    """A dumped op cannot be rerun on its own (``npu-dump compare --isolate``): its recorded NodeDef or the ground
+    truth's inputs are missing or damaged, or it is not a pure numeric computation."""
+
+
 class LaunchError(NpuBridgeError):
     """Bad launcher arguments or rank table; the message says what to change."""
 

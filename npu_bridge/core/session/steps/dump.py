@@ -11,6 +11,9 @@ Setup, for a session with enable_dump, enable_dump_debug or enable_exception_dum
     scripts turn the remapper off anyway);
   * a ``DumpRunHook`` is attached.
 
+Each dump root gets {root}/run_config.json (``dump.run_config``: the options, HCCL_* / ASCEND_* / NPU_BRIDGE_*
+variables without secrets, versions, seeds), written at setup and again with the graph's seed at the first run.
+
 The hook costs one call into the library per run. Every few seconds (and when the session closes and the process
 exits) ``dump.writer_watch`` adds the ops that got new dump files to {root}/op_sources.json, where each was created
 in the user's code (looked up once per op). When the writer has news it hands over to ``dump.writer_watch``, which
@@ -25,7 +28,7 @@ import re
 
 from tensorflow.core.protobuf import rewriter_config_pb2
 
-from npu_bridge.core.dump import dump_root, dump_writer, exception_directory, op_sources, writer_watch
+from npu_bridge.core.dump import dump_root, dump_writer, exception_directory, op_sources, run_config, writer_watch
 from npu_bridge.core.options import checks
 from npu_bridge.core.runtime import log, safe_paths
 from npu_bridge.core.session.step_api import RunHook
@@ -56,6 +59,7 @@ def setup(plan):
         pass_plan.overflow_fp16_saturation = bool(debugging) and plan.backend == "ascend"
         _keep_op_names(plan.config.graph_options.rewrite_options)
         writer_watch.open_root(root, base, directory_mode)
+        writer_watch.record_run_config(root, run_config.collect(options, plan.backend))
     if dumping:
         pass_plan.dump_enabled = True
         pass_plan.dump_inputs = options.get("dump_mode") != "output"
@@ -71,7 +75,9 @@ def setup(plan):
         pass_plan.exception_base = exception_directory.exception_base(capture_dir)
         pass_plan.session_id = session_id
     writer_watch.finish_at_exit()
-    plan.run_hooks.append(DumpRunHook(session_id, capturing, pass_plan.dump_layers, pass_plan.dump_root or None))
+    hook = DumpRunHook(session_id, capturing, pass_plan.dump_layers, pass_plan.dump_root or None)
+    hook.run_config = (options, plan.backend) if pass_plan.dump_root else None
+    plan.run_hooks.append(hook)
 
 
 def _keep_op_names(rewrite_options):
@@ -96,6 +102,7 @@ class DumpRunHook(RunHook):
         self._session_id, self._capturing = session_id, capturing
         self._unchecked_layer = layer
         self._root = root
+        self.run_config = None  # (options, backend) until the first run writes them with the graph's seed
 
     def after_run(self, context, results):
         op_sources.note_graph(context.session.graph)
@@ -103,6 +110,11 @@ class DumpRunHook(RunHook):
             _warn_unknown_layer_ops(context.session.graph, self._unchecked_layer)
             self._unchecked_layer = ()
         if self._root is not None:
+            if self.run_config is not None:
+                options, backend = self.run_config
+                self.run_config = None
+                seed = context.session.graph.seed
+                writer_watch.record_run_config(self._root, run_config.collect(options, backend, graph_seed=seed))
             writer_watch.note_dumped_ops(self._root)
         if writer_watch.has_news():
             writer_watch.poll()
