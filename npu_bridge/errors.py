@@ -6,6 +6,7 @@ Every error npu_bridge raises is an ``NpuBridgeError`` and also the builtin upst
 """
 
 from npu_bridge.core.runtime.errors import (
+    BisectError,
     CollectiveError,
     DeviceIdError,
     DumpFormatError,
@@ -37,6 +38,7 @@ from npu_bridge.core.runtime.errors import (
 )
 
 __all__ = [
+    "BisectError",
     "CollectiveError",
     "DeviceIdError",
     "DumpFormatError",

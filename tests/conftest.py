@@ -35,6 +35,7 @@ _AMBIENT_VARIABLES = (
     "PROFILING_MODE",
     "PROFILING_OPTIONS",
     "NPU_BRIDGE_DEVICE_TARGET",
+    "NPU_BRIDGE_OPTIONS",
 )
 for _name in _AMBIENT_VARIABLES:
     os.environ.pop(_name, None)

@@ -29,6 +29,7 @@ exception.
   tf2           the TF2 adapter ``npu_device`` (its function graphs go through the session bridge's plan)
   activation    switching npu_bridge on once TensorFlow is in the process (one module)
   launch        ``npu-run``; imports no TensorFlow
+  accuracy      ``npu-debug``: finding the ops whose precision explains a divergence; imports no TensorFlow
   cli           ``npu-bridge``
 """
 
@@ -49,5 +50,6 @@ LAYERS = (
     ("tf1", "tf2"),
     ("activation",),
     ("launch",),
+    ("accuracy",),
     ("cli",),
 )

@@ -20,14 +20,14 @@ namespace {
 constexpr size_t kHeldDirectories = 64;
 constexpr int kDirectoryFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-struct Held {
+struct HeldDirectory {
   Directory directory;
   bool pinned;  // the first directory below a root: never closed while it exists
   uint64_t last_use;
 };
 
 std::mutex mu;
-std::map<std::string, Held>* held = new std::map<std::string, Held>();  // by path; never destroyed
+std::map<std::string, HeldDirectory>* held = new std::map<std::string, HeldDirectory>();  // by path; never destroyed
 uint64_t uses = 0;
 
 absl::Status Refused(const std::string& path, const std::string& why) {
@@ -117,7 +117,7 @@ absl::StatusOr<Directory> OpenChild(const Directory& parent, const std::string& 
   return directory;
 }
 
-bool HoldsOthers(std::map<std::string, Held>::iterator it) {
+bool HoldsOthers(std::map<std::string, HeldDirectory>::iterator it) {
   const auto next = std::next(it);
   return next != held->end() && next->first.size() > it->first.size() &&
          next->first.compare(0, it->first.size() + 1, it->first + "/") == 0;
@@ -178,7 +178,7 @@ absl::StatusOr<Directory> OpenDirectory(const std::string& given_root, const std
     absl::StatusOr<Directory> opened = OpenChild(current, names[depth], path, mode);
     if (!opened.ok()) return opened.status();
     current = *std::move(opened);
-    (*held)[path] = Held{current, depth == 0, ++uses};
+    (*held)[path] = HeldDirectory{current, depth == 0, ++uses};
   }
   EvictLocked();
   return current;

@@ -15,6 +15,7 @@ from helpers.processes import run_python
         ("npu_bridge.core.dump.cli", "npu-dump"),
         ("npu_bridge.core.profiling.cli", "npu-prof"),
         ("npu_bridge.core.launch.cli", "npu-run"),
+        ("npu_bridge.core.accuracy.cli", "npu-debug"),
     ],
 )
 def test_every_tool_answers_version_and_help_without_tensorflow(module, prog):

@@ -51,6 +51,7 @@ ROLES = {
     ("npu-dump", "overflow", "dir"): "dump",
     ("npu-dump", "overflow", "output"): "out_file",
     ("npu-dump", "info", "paths"): "dump",
+    ("npu-dump", "origin", "paths"): "dump",
     ("npu-prof", "summary", "path"): "profile",
     ("npu-prof", "report", "path"): "profile",
     ("npu-prof", "report", "output"): "out_file",

@@ -189,6 +189,26 @@ def _env_any(text):
     return EITHER
 
 
+def _env_options(text):
+    """NPU_BRIDGE_OPTIONS: a JSON object of known options with bool / int / str / null values; whether the values
+    (and the script's options with them) pass the option table is the table's call."""
+    from npu_bridge.core.options.table import OPTIONS
+
+    if not text.strip():
+        return ACCEPT if not text else EITHER
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return REJECT
+    if not isinstance(value, dict):
+        return REJECT
+    if any(name not in OPTIONS for name in value):
+        return REJECT
+    if any(v is not None and not isinstance(v, (bool, int, str)) for v in value.values()):
+        return REJECT
+    return ACCEPT if not value else EITHER
+
+
 @dataclasses.dataclass
 class EnvSpec:
     """How to fuzz one environment variable.
@@ -345,6 +365,13 @@ ENV_SPECS = {
     "NPU_RUN_STATUS_DIR": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/status",), few=True),
     # Recorded in a dump's run_config.json (npu_bridge.core.dump.run_config), never interpreted.
     "PYTHONHASHSEED": EnvSpec(_env_any, drivers=("dump",), options=_DUMP, samples=("0",), extra=("random",), few=True),
+    # NpuOptimizer options set over every session's (npu_bridge.core.options.environment_options): applied when a
+    # bridged session is created; npu-debug bisect sets it for its runs.
+    "NPU_BRIDGE_OPTIONS": EnvSpec(
+        _env_options,
+        samples=("{}", '{"customize_dtypes": null}'),
+        extra=('{"precison_mode": "force_fp16"}', "[1]", '{"precision_mode": 1.5}', '{"precision_mode": "bogus"}'),
+    ),
     # npu-run's stop file (npu_bridge.core.runtime.interrupt): read at import; no file there means "not stopping".
     "NPU_RUN_STOP_FILE": EnvSpec(
         _env_any, drivers=("import",), samples=("/nonexistent/stop",), extra=("/dev/null",), few=True

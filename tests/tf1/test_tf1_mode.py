@@ -435,7 +435,7 @@ print("RESULT " + json.dumps({"name": "compat", "value": {
     "asscalar": np.asscalar(np.array([5])), "nan": bool(np.isnan(np.NaN)), "inf": np.Inf == float("inf"),
     "product": int(np.product([2, 3])), "iterable": isinstance([], collections.Iterable),
     "argspec": [spec.args, spec.varargs, spec.keywords, list(spec.defaults)], "clock": isinstance(start, float),
-    "again": np.int is int}}))
+    "sctypes": np.float32 in np.sctypes["float"] and np.uint8 in np.sctypes["uint"], "again": np.int is int}}))
 """
 
 
@@ -459,6 +459,7 @@ def test_py_compat_gives_back_removed_python_and_numpy_names_and_says_so_once(tm
         "iterable": True,
         "argspec": [["a", "b"], "rest", "kw", [2]],
         "clock": True,
+        "sctypes": True,
         "again": True,
     }
     assert "Python-level compatibility on" in result.stderr

@@ -5,6 +5,7 @@ on two ranks, and fp16 overflow in function graphs (saturated on the simulated A
 Each runs in a fresh
 interpreter (opening the device changes TensorFlow for the whole process)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -168,6 +169,8 @@ def test_dump_options_dump_the_selected_steps_of_the_function_graphs(tmp_path):
     names = {p.name.split(".")[0] for p in root.glob("ge_default_*/*/0/*") if not p.name.endswith(".npy")}
     assert {"MatMul", "Relu", "BiasAdd"} <= names  # the model's ops, under their op types
     assert '"state": "complete"' in (root / "dump_status.json").read_text()
+    sources = json.loads((root / "op_sources.json").read_text())  # the function graphs' ops, by source line
+    assert sources and all(site.startswith(f"{EXAMPLE}:") for site in sources.values()), sources
 
 
 @pytest.mark.slow
@@ -180,9 +183,10 @@ def test_overflow_detection_names_the_op_and_the_step_of_the_function_call_that_
     result = subprocess.run(argv, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=240, check=False)
     assert result.returncode == 0, result.stderr[-6000:]
     assert [line.split()[1] for line in result.stdout.splitlines()] == ["23847.6640625", "inf", "23847.6640625"]
-    assert "overflow detected: [Exp] Exp at step 1 overflowed first" in result.stderr
+    script = os.path.join(SCRIPTS, "overflow_function.py")
+    assert f"overflow detected: [Exp] Exp at step 1 overflowed first (created at {script}:26 in step)" in result.stderr
     report = _only(list(dump.glob("*/0/overflow_report.txt")), "one report").read_text()
-    assert "Exp" in report
+    assert "Exp" in report and f"{script}:26 in step" in report  # the function graph's op, by its source line
 
 
 @pytest.mark.slow

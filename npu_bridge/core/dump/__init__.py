@@ -35,6 +35,9 @@ Its modules besides those above:
   op_graph             op_graph.json: each dumped op's type, inputs and NodeDef, for rerunning it
   run_config           run_config.json: a dumping run's options, environment, versions, seeds; and their check
   overflow_records     the overflow report: which ops overflowed, in which step, first overflow first
+  rank_trees           the rank trees of a multi-rank job's dump ({dump_path}/{time}/{device_id}), one job only
+  rank_origin          ``npu-dump origin``: the rank, step and op that made a job's first inf/NaN, across collectives
+  rank_compare         ``npu-dump compare`` of two multi-rank dumps, rank by rank
   tensor_stats         statistics of dumped tensors, computed block by block (bounded memory)
 """
 

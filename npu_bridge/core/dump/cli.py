@@ -6,8 +6,14 @@
                                            error (output error >= 10 x input error and >= 1e-4, relative
                                            Euclidean distance) and the first diverging op; --isolate reruns
                                            those ops on the ground truth's inputs in float64 on the CPU
-                                           (msaccucmp's spelling also works: compare -m MINE -g TRUTH)
+                                           (msaccucmp's spelling also works: compare -m MINE -g TRUTH);
+                                           two multi-rank dumps ({dump_path}/{time}/{device_id}) are compared
+                                           rank by rank (matching device ids): one line per rank, the rank that
+                                           diverges first and most; one CSV per rank (-o r.csv: r_device0.csv ...)
   npu-dump overflow DIR [-n N] [-o FILE]   the overflow report of a dump tree
+  npu-dump origin PATH...                  where the first inf/NaN of a (multi-rank) job came from: every rank's
+                                           tree ({dump_path}/{time}/{device_id}) read, the value followed back
+                                           through the collectives to the rank, step and op that made it
   npu-dump info PATH...                    what dump files, Opdebug records or .npy files hold, and which
                                            steps are incomplete (files the disk refused, a killed writer)
 
@@ -29,6 +35,9 @@ from npu_bridge.core.dump import (
     dump_tree,
     isolate,
     overflow_records,
+    rank_compare,
+    rank_origin,
+    rank_trees,
     run_config,
     tensor_stats,
 )
@@ -72,6 +81,9 @@ def _compare(args):
     _require_input(truth, "the ground truth")
     output = args.output or dump_compare.default_csv_name()
     atomic_write.check_output(output, "result CSV")  # before the work, not after it
+    ranks = _job_ranks(mine, truth)
+    if ranks is not None:
+        return _compare_ranks(args, mine, truth, ranks, output)
     for tree in (mine, truth):
         _warn_if_incomplete(tree)
     config = run_config.check(mine, truth)  # listed before the tensors are compared
@@ -89,6 +101,43 @@ def _compare(args):
     return EXIT_FINDING if comparison.first_divergence is not None else EXIT_OK
 
 
+def _job_ranks(mine, truth):
+    """(my rank trees, the ground truth's) when both are dumps of jobs and one has several ranks, else None."""
+    if not (os.path.isdir(mine) and os.path.isdir(truth)):
+        return None
+    try:
+        found = rank_trees.find([mine]), rank_trees.find([truth])
+    except DumpTreeError:
+        return None  # not rank trees (golden .npy, a step directory): compared as one tree
+    return found if max(len(found[0]), len(found[1])) > 1 else None
+
+
+def _compare_ranks(args, mine, truth, ranks, output):
+    for tree in ranks[0] + ranks[1]:
+        _warn_if_incomplete(tree.root)
+    for device in sorted({t.device_id for t in ranks[0]} & {t.device_id for t in ranks[1]}):
+        atomic_write.check_output(rank_compare.csv_path(output, device), "result CSV")
+    pairs = rank_compare.compare(
+        *ranks,
+        progress=lambda device: _Progress(f"device {device}: compared"),
+        step=args.step,
+        cosine_threshold=args.cosine,
+    )
+    for pair in pairs:
+        if pair.comparison is not None:
+            pair.comparison.write_csv(rank_compare.csv_path(output, pair.device_id))
+    for line in rank_compare.render(pairs, mine, truth):
+        inert_text.echo(line)
+    for pair in pairs if args.isolate else ():
+        if pair.comparison is not None:
+            inert_text.echo(f"device {pair.device_id}:")
+            for line in isolate.render(isolate.rerun(pair.comparison)):
+                inert_text.echo(line)
+    written = [rank_compare.csv_path(output, p.device_id) for p in pairs if p.comparison is not None]
+    inert_text.echo(f"result: {', '.join(inert_text.value(path) for path in written)}")
+    return EXIT_FINDING if rank_compare.first_diverging(pairs) is not None else EXIT_OK
+
+
 def _overflow(args):
     if args.output:
         atomic_write.check_output(args.output, "overflow report")
@@ -100,7 +149,24 @@ def _overflow(args):
         atomic_write.write_output(args.output, text, "overflow report")
         inert_text.echo(f"wrote {inert_text.value(args.output)}")
     sys.stdout.write(inert_text.lines(text))
+    devices = {rank_trees.device_directory(entry.opdebug_path) for entry in entries if entry.model}
+    if len(devices) > 1:
+        inert_text.echo(
+            f"npu-dump: the overflows of {len(devices)} ranks are listed together; `npu-dump origin "
+            f"{inert_text.value(args.dir)}` follows them through the collectives to the rank and op that made them",
+            sys.stderr,
+        )
     return EXIT_FINDING if entries else EXIT_OK
+
+
+def _origin(args):
+    ranks = rank_trees.find(args.paths)
+    for tree in ranks:
+        _warn_if_incomplete(tree.root)
+    found = rank_origin.trace(ranks)
+    for line in rank_origin.render(found):
+        inert_text.echo(line)
+    return EXIT_FINDING if found.origins else EXIT_OK
 
 
 def _info(args):
@@ -285,6 +351,17 @@ def _parser():
     )
     overflow.add_argument("-o", "--output", help="also write the report to this file")
     overflow.set_defaults(run=_overflow)
+    origin = sub.add_parser(
+        "origin",
+        help="the rank, step and op where a job's first inf/NaN came from, followed through the collectives",
+        description="Reads every rank's dump tree ({dump_path}/{time}/{device_id}) of one job and names the rank "
+        "(device id), step and op that made the first inf/NaN (or fp16 overflow record): a value a collective "
+        "brought from another rank is followed back to the op of that rank that made it.",
+    )
+    origin.add_argument(
+        "paths", nargs="+", help="a job's dump_path, one of its {time} directories, or its device directories"
+    )
+    origin.set_defaults(run=_origin)
     info = sub.add_parser("info", help="what dump files, Opdebug records or .npy files hold")
     info.add_argument("paths", nargs="+", help="files, or directories to summarize")
     info.set_defaults(run=_info)

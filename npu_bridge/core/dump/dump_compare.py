@@ -162,7 +162,8 @@ class Comparison:
                 return self.sources[side.op_name]
         return self._sanitized.get(row.key[0])
 
-    def _describe(self, row):
+    def describe(self, row):
+        """e.g. "dense/MatMul output 0 (cosine 0.53, max abs err 2.4), created at model.py:21 in build" (inert)."""
         site = self.source(row)
         return _describe(row) + (f", created at {inert_text.value(site)}" if site else "")
 
@@ -222,15 +223,15 @@ class Comparison:
         if difference is None:
             lines.append("no tensor differs")
         else:
-            lines.append(f"first difference: #{difference.sequence} {self._describe(difference)}")
+            lines.append(f"first difference: #{difference.sequence} {self.describe(difference)}")
         if divergence is None:
             lines.append(f"no op diverges (every cosine similarity >= {self.threshold:g})")
         else:
-            lines.append(f"first diverging op: #{divergence.sequence} {self._describe(divergence)}")
+            lines.append(f"first diverging op: #{divergence.sequence} {self.describe(divergence)}")
         worst = [row for row in compared if not row.identical][:top]
         if worst:
             lines.append("worst tensors:")
-            lines.extend(f"  #{row.sequence} {self._describe(row)}" for row in worst)
+            lines.extend(f"  #{row.sequence} {self.describe(row)}" for row in worst)
         return "\n".join(lines)
 
     def write_csv(self, path):

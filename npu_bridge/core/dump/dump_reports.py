@@ -24,7 +24,7 @@ from npu_bridge.core.dump import (
     overflow_records,
     run_config,
 )
-from npu_bridge.core.runtime import log, safe_paths
+from npu_bridge.core.runtime import inert_text, log, safe_paths
 
 REPORT_INTERVAL_SECONDS = 5.0  # the overflow report is rewritten at most this often while sessions run
 STEPS_NAMED = 5  # lost step directories an incomplete-dump message names; the rest are counted
@@ -151,16 +151,18 @@ class RootReport:
 
     def add(self, event):
         """Takes in one overflow event of the writer in this root (the first one is warned about)."""
+        if event["op_name"] not in self.sources:
+            self.sources[event["op_name"]] = op_sources.creation_site(event["op_name"])
         if not self.entries:
+            site = self.sources[event["op_name"]]
             log.logger.warning(
-                "overflow detected: [%s] %s at step %d overflowed first; the report is %s",
+                "overflow detected: [%s] %s at step %d overflowed first%s; the report is %s",
                 event["op_type"],
                 event["op_name"],
                 event["step"],
+                f" (created at {inert_text.value(site)})" if site else "",
                 os.path.join(self.root, overflow_records.REPORT_FILE),
             )
-        if event["op_name"] not in self.sources:
-            self.sources[event["op_name"]] = op_sources.creation_site(event["op_name"])
         model_dir = os.path.dirname(event["dir"])
         self.entries.append(
             overflow_records.OverflowEntry(

@@ -85,11 +85,11 @@ def walk(root):
         pending.extend((os.path.join(directory, d), depth + 1) for d in sorted(subdirectories, reverse=True))
 
 
-def side_files(root, file_name):
+def side_files(root, file_name, above_tree=True):
     """The paths of ``file_name`` (a side file the sessions write, such as op_sources.json) that may hold facts about
     the tree ``root``: in the directories above it, nearest last, then in its tree, in walking order. Only paths
-    that exist (as any kind of file) are listed, above the tree only this user's or root's; the reader checks what
-    they are."""
+    that exist (as any kind of file) are listed, above the tree only this user's or root's (``above_tree=False``:
+    none above it); the reader checks what they are."""
     root = os.path.abspath(os.fspath(root))
     directory = root if os.path.isdir(root) else os.path.dirname(root)
     above, parent = [], directory
@@ -99,7 +99,8 @@ def side_files(root, file_name):
             break
         parent = os.path.dirname(parent)
     below = [os.path.join(d, file_name) for d, files in walk(directory) if file_name in files]
-    return [path for path in above[:0:-1] if _own_file(path)] + [path for path in below if os.path.lexists(path)]
+    mine_above = [path for path in above[:0:-1] if _own_file(path)] if above_tree else []
+    return mine_above + [path for path in below if os.path.lexists(path)]
 
 
 def _own_file(path):

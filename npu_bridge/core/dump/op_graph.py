@@ -33,14 +33,15 @@ def record(operation):
     return entry
 
 
-def read(root):
-    """Merges the op_graph.json files of ``root``'s tree and of the directories above it.
+def read(root, above_tree=True):
+    """Merges the op_graph.json files of ``root``'s tree and (unless ``above_tree`` is False) of the directories
+    above it.
 
     Returns:
       {op name: entry}; entries that are not of the recorded form are left out (a damaged file costs its ops).
     """
     ops = {}
-    for path in dump_tree.side_files(root, GRAPH_FILE):
+    for path in dump_tree.side_files(root, GRAPH_FILE, above_tree):
         try:
             parsed = bounded_files.parse_json(bounded_files.read_text(path))
         except (OSError, ValueError):

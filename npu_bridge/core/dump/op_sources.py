@@ -1,9 +1,11 @@
 """Where dumped and overflowing ops were created in the user's code, for op_sources.json and the overflow report.
 
-The run hooks of dumping sessions note their graphs (``note_graph``); an op is looked up in them by name
-(``creation_site``), or by the sanitized name its dump files carry (``site_of_file_name``).
+The run hooks of dumping sessions note their graphs (``note_graph``), and TF2 function graphs are noted when they
+are traced (``note_function_graphs``, for ``npu_device``); an op is looked up in them by name (``creation_site``),
+or by the sanitized name its dump files carry (``site_of_file_name``).
 """
 
+import functools
 import weakref
 
 from npu_bridge.core.dump import dump_names
@@ -25,6 +27,28 @@ def note_graph(graph):
     _recent[:] = [weakref.ref(graph)] + [ref for ref in _recent if ref() is not None and ref() is not graph]
     if not known:
         _noted[0] += 1
+
+
+def note_function_graphs():
+    """From now on notes every TF2 function graph as it is created (once per process): a ``tf.function``, Keras'
+    ``train_function`` and the bodies of their loops and conditions are each traced into a ``FuncGraph``, whose ops
+    are the ones dumped when the function runs, under the same names."""
+    from tensorflow.python.framework import func_graph
+
+    if _function_graphs_noted:
+        return
+    _function_graphs_noted.append(True)
+    original = func_graph.FuncGraph.__init__
+
+    @functools.wraps(original)
+    def noting_init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        note_graph(self)
+
+    func_graph.FuncGraph.__init__ = noting_init
+
+
+_function_graphs_noted = []
 
 
 def _graphs():

@@ -10,7 +10,8 @@ first run):
   seeds        the graph-level seed (``tf.compat.v1.set_random_seed``; null when unset) and PYTHONHASHSEED
 
 ``check`` compares the files of two trees and lists every key whose values differ (dump_path, which every run
-sets apart, is not compared). Values come from files: they are shown inert (``inert_text``).
+sets apart, and HCCL_IF_BASE_PORT, which npu-run picks for each job, are not compared). Values come from files:
+they are shown inert (``inert_text``).
 """
 
 import dataclasses
@@ -27,7 +28,7 @@ CONFIG_FILE = "run_config.json"
 PREFIXES = ("HCCL_", "ASCEND_", "NPU_BRIDGE_")
 SECRET_WORDS = ("SECRET", "TOKEN", "KEY", "PASSWORD")
 SECTIONS = ("options", "environment", "versions", "seeds")
-NOT_COMPARED = {("options", "dump_path")}
+NOT_COMPARED = {("options", "dump_path"), ("environment", "HCCL_IF_BASE_PORT")}
 _SHOWN_CHARACTERS = 200
 _UNSET = object()
 

@@ -9,6 +9,7 @@ checks             reusable validators of one option value
 rules              rules that involve more than one option
 profiling_options  the ``profiling_options`` value: its forms, the keys Ascend knows, what each means here
 parse              reads options from a ConfigProto or Python values, validates them, writes them back
+environment_options  NPU_BRIDGE_OPTIONS: options the environment sets over a script's own
 config_objects     the sub-configs of ``NPURunConfig`` (MemoryConfig, ExperimentalConfig, ...)
 docs               renders the table (markdown for docs/options.md, plain text for a terminal)
 __main__           ``python -m npu_bridge.core.options [--write-docs]``

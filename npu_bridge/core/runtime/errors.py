@@ -144,6 +144,11 @@ class RerunError(NpuBridgeError, ValueError):
     truth's inputs are missing or damaged, or it is not a pure numeric computation."""
 
 
+class BisectError(NpuBridgeError, ValueError):
+    """``npu-debug bisect`` cannot search: no command, a command that fails or never prints the metric, a bad
+    tolerance or output directory; the message names the input and what would be accepted."""
+
+
 class LaunchError(NpuBridgeError):
     """Bad launcher arguments or rank table; the message says what to change."""
 

@@ -29,6 +29,7 @@ in between.
 
 from tensorflow.core.protobuf import config_pb2
 
+from npu_bridge.core.options import environment_options
 from npu_bridge.core.options import parse as option_parse
 from npu_bridge.core.runtime import log, native_library, system
 from npu_bridge.core.runtime.errors import NpuUsageError
@@ -121,8 +122,9 @@ def plan_validated(options, config, target="", world=None, function_graphs=False
     Raises:
       RankTableError, DeviceIdError: the collective world is misconfigured.
       NpuOptionError: a setup step rejects the options.
+      EnvironmentVariableError: NPU_BRIDGE_OPTIONS is malformed or sets invalid options.
     """
-    options = _with_process_init_options(options)
+    options = _with_process_init_options(environment_options.apply(options))
     bridged = _copy(config)
     _write_single_entry(bridged, options)
     bridged.graph_options.rewrite_options.min_graph_nodes = -1

@@ -1,6 +1,7 @@
 """Process-level resources: ``npu_resource_init`` / ``npu_resource_shutdown`` / ``npu_close`` and the
 ``init_resource`` / ``shutdown_resource`` / ``close_session`` helpers of ``npu_init``."""
 
+from npu_bridge.core.options import environment_options
 from npu_bridge.core.options import parse as option_parse
 from npu_bridge.core.runtime import close_callbacks, job_values, log, system
 from npu_bridge.core.runtime.errors import NpuArgumentError
@@ -52,6 +53,7 @@ def npu_resource_init(
         raise NpuArgumentError("profiling_options must be set when use profiling")
     values = {ARGUMENT_OPTIONS.get(name, name): value for name, value in arguments.items()}
     options = option_parse.parse_values({k: v for k, v in values.items() if v is not None}, source="npu_resource_init")
+    options = environment_options.apply(options)
     world.environment_world()
     initialized = system.initialize(options.by_stage("init"), "resource_init", is_global=True)
     if not initialized:

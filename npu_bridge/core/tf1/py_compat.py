@@ -6,7 +6,7 @@ patches are opt-in):
 
 - ``time.clock`` -> ``time.perf_counter``;
 - NumPy 1.x aliases (``np.int``, ``np.float``, ``np.object``, ``np.asscalar``, ``np.NaN``, ``np.Inf``,
-  ``np.float_``, ``np.product``, ``np.in1d``, ...; ``NUMPY``);
+  ``np.float_``, ``np.product``, ``np.in1d``, ``np.sctypes``, ...; ``NUMPY``);
 - ``collections.Iterable`` and the other ABCs, from ``collections.abc``;
 - ``inspect.getargspec`` (``args, varargs, keywords, defaults`` from ``inspect.getfullargspec``);
 - ``scipy.misc.imread`` / ``imsave`` / ``imresize`` / ``imrotate`` on Pillow (``scipy_misc``), when SciPy is
@@ -52,6 +52,16 @@ NUMPY = {
     "round_": (np.round, "np.round"),
     "in1d": (lambda a, b, *args, **kwargs: np.isin(np.asarray(a).ravel(), b, *args, **kwargs), "np.isin"),
     "trapz": (getattr(np, "trapezoid", None), "np.trapezoid"),
+    "sctypes": (
+        {
+            "int": [np.int8, np.int16, np.int32, np.int64],
+            "uint": [np.uint8, np.uint16, np.uint32, np.uint64],
+            "float": [np.float16, np.float32, np.float64, np.longdouble],
+            "complex": [np.complex64, np.complex128, np.clongdouble],
+            "others": [bool, object, bytes, str, np.void],
+        },
+        "the dtypes themselves, e.g. [np.float16, np.float32, np.float64]",
+    ),
 }
 ABCS = (
     "Iterable",

@@ -60,6 +60,8 @@ def setup(plan):
         _keep_op_names(plan.config.graph_options.rewrite_options)
         writer_watch.open_root(root, base, directory_mode)
         writer_watch.record_run_config(root, run_config.collect(options, plan.backend))
+        if pass_plan.function_graphs:
+            op_sources.note_function_graphs()  # no run hook runs for them: their graphs are noted when traced
     if dumping:
         pass_plan.dump_enabled = True
         pass_plan.dump_inputs = options.get("dump_mode") != "output"
