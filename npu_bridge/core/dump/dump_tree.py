@@ -87,9 +87,17 @@ def walk(root):
 
 def side_files(root, file_name, above_tree=True):
     """The paths of ``file_name`` (a side file the sessions write, such as op_sources.json) that may hold facts about
-    the tree ``root``: in the directories above it, nearest last, then in its tree, in walking order. Only paths
-    that exist (as any kind of file) are listed, above the tree only this user's or root's (``above_tree=False``:
-    none above it); the reader checks what they are."""
+    the tree ``root``. Only paths that exist (as any kind of file) are listed, above the tree only this user's or
+    root's; the reader checks what they are.
+
+    Args:
+      root: the tree (a directory or a file in one).
+      file_name: the side file's name.
+      above_tree: False lists none above the tree.
+    Returns:
+      (above, inside): the paths in the directories above the tree, nearest last, and those in its tree (its own
+      directory included), in walking order.
+    """
     root = os.path.abspath(os.fspath(root))
     directory = root if os.path.isdir(root) else os.path.dirname(root)
     above, parent = [], directory
@@ -98,9 +106,9 @@ def side_files(root, file_name, above_tree=True):
         if os.path.dirname(parent) == parent:
             break
         parent = os.path.dirname(parent)
-    below = [os.path.join(d, file_name) for d, files in walk(directory) if file_name in files]
+    inside = [os.path.join(d, file_name) for d, files in walk(directory) if file_name in files]
     mine_above = [path for path in above[:0:-1] if _own_file(path)] if above_tree else []
-    return mine_above + [path for path in below if os.path.lexists(path)]
+    return mine_above, [path for path in inside if os.path.lexists(path)]
 
 
 def _own_file(path):

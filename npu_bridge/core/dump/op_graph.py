@@ -41,7 +41,8 @@ def read(root, above_tree=True):
       {op name: entry}; entries that are not of the recorded form are left out (a damaged file costs its ops).
     """
     ops = {}
-    for path in dump_tree.side_files(root, GRAPH_FILE, above_tree):
+    above, inside = dump_tree.side_files(root, GRAPH_FILE, above_tree)
+    for path in above + inside:
         try:
             parsed = bounded_files.parse_json(bounded_files.read_text(path))
         except (OSError, ValueError):

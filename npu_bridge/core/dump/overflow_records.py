@@ -131,7 +131,8 @@ def find(root, sources=None):
 def read_sources(root):
     """Merges the op_sources.json files in ``root``'s tree and in the directories above it."""
     sources = {}
-    for path in dump_tree.side_files(root, SOURCES_FILE):
+    above, inside = dump_tree.side_files(root, SOURCES_FILE)
+    for path in above + inside:
         try:
             parsed = bounded_files.parse_json(bounded_files.read_text(path))
         except (OSError, ValueError):

@@ -114,9 +114,8 @@ def _shown(value):
 def read(root):
     """(path, content) of the run_config.json nearest to ``root`` (above it, else the first in its tree), or
     (None, None) when there is none that parses as one."""
-    paths = dump_tree.side_files(root, CONFIG_FILE)
-    above = [p for p in paths if not _inside(p, root)]
-    for path in above[::-1] + [p for p in paths if _inside(p, root)]:
+    above, inside = dump_tree.side_files(root, CONFIG_FILE)
+    for path in above[::-1] + inside:
         try:
             parsed = bounded_files.parse_json(bounded_files.read_text(path))
         except (OSError, ValueError):
@@ -124,12 +123,6 @@ def read(root):
         if isinstance(parsed, dict) and all(isinstance(parsed.get(s, {}), dict) for s in SECTIONS):
             return path, parsed
     return None, None
-
-
-def _inside(path, root):
-    root = os.path.abspath(os.fspath(root))
-    directory = root if os.path.isdir(root) else os.path.dirname(root)
-    return path.startswith(directory + os.sep)
 
 
 def check(mine, truth):
