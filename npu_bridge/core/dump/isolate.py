@@ -115,10 +115,11 @@ def _rerun_one(found, entry, key, by_key, outputs):
         node_def = base64.b64decode(entry["node_def"], validate=True)
     except ValueError:
         raise RerunError(f"its recorded NodeDef is not base64 ({op_graph.GRAPH_FILE})") from None
-    _require_pure(node_def)
+    node = _parse(node_def)
+    _require_pure(node)
     for precision in ("float64", "float32"):
         try:
-            exact, lowered = _run(node_def, inputs, precision), _run(node_def, lowered_inputs, precision)
+            exact, lowered = _run(node, inputs, precision), _run(node, lowered_inputs, precision)
             break
         except Exception as e:  # noqa: BLE001 -- TensorFlow raises many kinds for a kernel it lacks
             problem = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -156,7 +157,8 @@ def _dtype(side):
 def _rounded(array, dtype):
     if dtype is None or array.dtype.kind != "f" or dtype.kind != "f":
         return array
-    return array.astype(dtype)
+    with np.errstate(over="ignore"):  # beyond the narrower type's range is inf, as my run computed it
+        return array.astype(dtype)
 
 
 def _distance(mine, reference):
@@ -170,15 +172,16 @@ def _distance(mine, reference):
     return 0.0 if diff == 0 else math.inf if norm == 0 else float(diff / norm)
 
 
-def _run(node_def, inputs, precision):
-    """Runs one op (a serialized NodeDef) on ``inputs`` with its float types widened to ``precision``."""
+def _run(op_node, inputs, precision):
+    """Runs one op (a parsed NodeDef, left as it is) on ``inputs`` with its float types widened to ``precision``."""
     import tensorflow as tf
     from tensorflow.core.framework import graph_pb2, node_def_pb2, types_pb2
 
     wide = precision == "float64"
     target, numpy_type = (types_pb2.DT_DOUBLE, np.float64) if wide else (types_pb2.DT_FLOAT, np.float32)
     floats = (types_pb2.DT_HALF, types_pb2.DT_BFLOAT16, types_pb2.DT_FLOAT, types_pb2.DT_DOUBLE)
-    node = node_def_pb2.NodeDef.FromString(node_def)
+    node = node_def_pb2.NodeDef()
+    node.CopyFrom(op_node)
     for name in [name for name in node.attr if name.startswith("_")]:
         del node.attr[name]  # colocation and the like name ops that are not here
     for attr in node.attr.values():
@@ -206,16 +209,22 @@ def _run(node_def, inputs, precision):
     return [np.asarray(value) for value in values]
 
 
-def _require_pure(node_def):
-    """Raises ``RerunError`` unless the serialized NodeDef is a pure computation (module docstring)."""
+def _parse(node_def):
+    """The ``NodeDef`` a serialized NodeDef holds; raises ``RerunError`` when it does not parse."""
     from google.protobuf.message import DecodeError
-    from tensorflow.core.framework import node_def_pb2, types_pb2
-    from tensorflow.python.framework import op_def_registry
+    from tensorflow.core.framework import node_def_pb2
 
     try:
-        node = node_def_pb2.NodeDef.FromString(node_def)
+        return node_def_pb2.NodeDef.FromString(node_def)
     except DecodeError as e:
         raise RerunError(f"its recorded NodeDef is damaged ({e})") from None
+
+
+def _require_pure(node):
+    """Raises ``RerunError`` unless the ``NodeDef`` is a pure computation (module docstring)."""
+    from tensorflow.core.framework import types_pb2
+    from tensorflow.python.framework import op_def_registry
+
     op_def = op_def_registry.get(node.op)
     if op_def is None:
         raise RerunError(f"TensorFlow has no op type {node.op!r}")
