@@ -160,9 +160,9 @@ def _write_generated_header(generator):
 
 def _read_json(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
+        text = _read_text(path)
+        return None if text is None else json.loads(text)
+    except ValueError:  # not JSON, or not UTF-8
         return None
 
 
