@@ -13,6 +13,7 @@ import time
 import pytest
 from helpers.collectives import parse_results
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
+from helpers.processes import npu_run
 
 from npu_bridge.core.launch import addresses, cli, plan
 
@@ -21,19 +22,6 @@ PRINT_ENV = (
     "import json, os; print(json.dumps({k: os.environ.get(k) for k in ('RANK_ID', 'RANK_SIZE', "
     "'DEVICE_ID', 'ASCEND_DEVICE_ID', 'JOB_ID', 'RANK_TABLE_FILE', 'HCCL_IF_BASE_PORT', 'CM_WORKER_SIZE')}))"
 )
-
-
-def npu_run(*args, timeout=60, env=None):
-    full_env = dict(os.environ, PYTHONPATH=REPO_ROOT, **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "npu_bridge.core.launch", *args],
-        env=full_env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def start_npu_run(*args, **popen_args):

@@ -12,6 +12,7 @@ import time
 
 import pytest
 from helpers.paths import REPO_ROOT
+from helpers.processes import npu_debug
 
 from npu_bridge.core.accuracy import bisection, candidates, fix_files, metric, search
 from npu_bridge.core.options import environment_options
@@ -142,25 +143,11 @@ def test_npu_bridge_options_reaches_a_session_without_editing_it(monkeypatch, tm
         run_executed(graph, product, {left: a})
 
 
-def _tool(args, cwd, timeout=150):
-    env = dict(os.environ, PYTHONPATH=REPO_ROOT, NPU_BRIDGE_DEVICE_TARGET="ascend")
-    env.pop("NPU_BRIDGE_OPTIONS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "npu_bridge.core.accuracy", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_bisect_names_the_planted_op_and_its_fix_brings_the_loss_back(tmp_path):
     out = tmp_path / "out"
-    result = _tool(["bisect", "--output-dir", str(out), "--", sys.executable, WORKER], tmp_path, timeout=200)
+    result = npu_debug(["bisect", "--output-dir", str(out), "--", sys.executable, WORKER], tmp_path, timeout=200)
     assert result.returncode == 1, result.stdout + result.stderr  # 1: a finding
     lines = result.stdout.splitlines()
     runs = [line for line in lines if line.startswith("run ")]
@@ -217,7 +204,7 @@ def test_bisect_names_the_planted_op_and_its_fix_brings_the_loss_back(tmp_path):
     ],
 )
 def test_bisect_names_a_bad_input_and_exits_2(command, message, tmp_path):
-    result = _tool(["bisect", "--output-dir", str(tmp_path / "out"), "--", *command], tmp_path, timeout=50)
+    result = npu_debug(["bisect", "--output-dir", str(tmp_path / "out"), "--", *command], tmp_path, timeout=50)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
 
