@@ -13,6 +13,21 @@ script as the ``customize_dtypes`` option (here without editing it:
 ``NPU_BRIDGE_OPTIONS='{"customize_dtypes": "bisect_out/customize_dtypes.cfg"}'``) and the loss is the float32
 one again. docs/debugging_accuracy.md walks through it; tests/precision/test_precision_bisect.py runs it.
 
+The dump tools name the same op from one step of each run, without a search: dump step 0 in the script's precision
+mode and in float32, then compare the two dumps:
+
+    export NPU_BRIDGE_DEVICE_TARGET=ascend
+    NPU_BRIDGE_OPTIONS='{"enable_dump": true, "dump_path": "dump_fp16", "dump_step": "0", "dump_mode": "all"}' \
+        python3 examples/find_precision_culprit.py
+    NPU_BRIDGE_OPTIONS='{"enable_dump": true, "dump_path": "dump_fp32", "dump_step": "0", "dump_mode": "all",
+        "precision_mode": "must_keep_origin_dtype"}' python3 examples/find_precision_culprit.py
+    npu-dump compare dump_fp16 dump_fp32 --html report.html
+
+Each branch's fp16 MatMul introduces a little error, but the advisor follows the first diverging tensor back to the
+one that matters: ``advisor: #... branch_11/matmul, created at .../find_precision_culprit.py:<the line of its
+tf.matmul> in <module> (MatMul): likely cause overflow ...``; report.html shows it highlighted among the 660
+tensors (tests/dump/test_compare_report.py runs this).
+
 Usage: find_precision_culprit.py [CULPRIT]
 """
 

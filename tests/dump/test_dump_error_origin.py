@@ -1,11 +1,12 @@
 """npu-dump compare names the op that introduces error, not the first tensor that shows it; --isolate reruns it on
 the ground truth's inputs; and the two runs' configuration (run_config.json) is checked and listed first.
 
-The plant: a chain scale -> shift -> proj/MatMul -> center -> act -> total, dumped on the simulated Ascend backend
-(allow_fp32_to_fp16: the MatMul takes and gives fp16) and on the CPU backend (float32, the ground truth). The
-MatMul's fp16 output is the only error made; center subtracts a constant close to the MatMul's exact result, so
-its output is small and the MatMul's relative error of ~4e-4 becomes a cosine similarity far below 0.99 there:
-the first diverging tensor is center's, two ops after the op that introduced the error."""
+The plant (``helpers.dump.dump_planted_chain``): a chain scale -> shift -> proj/MatMul -> center -> act -> total,
+dumped on the simulated Ascend backend (allow_fp32_to_fp16: the MatMul takes and gives fp16) and on the CPU backend
+(float32, the ground truth). The MatMul's fp16 output is the only error made; center subtracts a constant close to
+the MatMul's exact result, so its output is small and the MatMul's relative error of ~4e-4 becomes a cosine
+similarity far below 0.99 there: the first diverging tensor is center's, two ops after the op that introduced the
+error."""
 
 import base64
 import json
@@ -14,46 +15,17 @@ import re
 import shutil
 import stat
 
-import numpy as np
 import pytest
 import tensorflow as tf
-from helpers.dump import dump_config
+from helpers.dump import dump_planted_chain
 
 from npu_bridge.core import dump
 from npu_bridge.core.dump import error_origin, op_graph, run_config
 from npu_bridge.core.dump.cli import main
-from npu_bridge.npu_init import npu_ops
 
 v1 = tf.compat.v1
 MARKED = "ASCEND_PLANT_NOTE"  # a variable that differs, holding a terminal escape
 SECRET = "HCCL_PLANT_TOKEN"  # never written
-
-
-def dump_chain(base, device_target, seed, dump_mode="all"):
-    """Dumps one run of the chain under ``base``; returns its dump root."""
-    base.mkdir()
-    rng = np.random.RandomState(0)
-    weights = rng.normal(size=(16, 4)).astype(np.float32)
-    values = rng.uniform(-1, 1, (8, 16)).astype(np.float32)
-    exact = (values.astype(np.float64) * 3 + 1000) @ weights.astype(np.float64)
-    near = (exact + rng.normal(size=exact.shape) * 0.5).astype(np.float32)
-    graph = tf.Graph()
-    with graph.as_default():
-        v1.set_random_seed(seed)
-        x = v1.placeholder(tf.float32, [8, 16], name="x")
-        scaled = tf.multiply(x, 3.0, name="scale")
-        shifted = tf.add(scaled, 1000.0, name="shift")
-        product = tf.matmul(shifted, tf.constant(weights), name="proj/MatMul")
-        centered = tf.subtract(product, tf.constant(near), name="center")
-        total = tf.reduce_sum(tf.nn.relu(centered, name="act"), name="total")
-        init, shutdown = npu_ops.initialize_system(), npu_ops.shutdown_system()
-    with v1.Session(graph=graph, config=dump_config(base, dump_mode=dump_mode, device_target=device_target)) as sess:
-        sess.run(init)  # device_target is an init option: each run initializes the system with its own
-        sess.run(total, {x: values})
-        sess.run(shutdown)
-    dump.flush()
-    (time_dir,) = os.listdir(base)
-    return base / time_dir / "0"
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +34,9 @@ def runs(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(MARKED, "red\x1b[31m")
         patch.setenv(SECRET, "do-not-write")
-        mine = dump_chain(base / "ascend", "ascend", seed=3)
+        mine = dump_planted_chain(base / "ascend", "ascend", seed=3)
         patch.setenv(MARKED, "plain")
-        truth = dump_chain(base / "cpu", "cpu", seed=4)
+        truth = dump_planted_chain(base / "cpu", "cpu", seed=4)
     return mine, truth
 
 
@@ -185,8 +157,8 @@ def test_a_tree_without_run_config_is_named_and_not_checked(runs, tmp_path, caps
 
 
 def test_without_dumped_inputs_the_ops_producers_stand_in_for_them(tmp_path, capsys):
-    mine = dump_chain(tmp_path / "ascend", "ascend", seed=3, dump_mode="output")
-    truth = dump_chain(tmp_path / "cpu", "cpu", seed=3, dump_mode="output")
+    mine = dump_planted_chain(tmp_path / "ascend", "ascend", seed=3, dump_mode="output")
+    truth = dump_planted_chain(tmp_path / "cpu", "cpu", seed=3, dump_mode="output")
     with open(mine / op_graph.GRAPH_FILE, encoding="utf-8") as f:
         assert json.load(f)["proj/MatMul"]["inputs"] == ["shift:0", "Const:0"]
     code, lines = compare_output(capsys, mine, truth, tmp_path, "--isolate")

@@ -8,6 +8,7 @@ import tensorflow as tf
 from helpers.config import npu_config
 from npu_bridge.core import dump
 from npu_bridge.core.dump import dump_file, dump_tree
+from npu_bridge.npu_init import npu_ops
 
 v1 = tf.compat.v1
 
@@ -105,3 +106,36 @@ def dumped(root, op_name, step=None, model=None):
 def training_model(root, op_name="layer1/MatMul"):
     """The model directory ("{name}/{id}") whose dumps contain ``op_name`` (the training graph)."""
     return next(a.model for a in artifacts(root) if a.name.op_name == op_name.replace("/", "_"))
+
+
+def dump_planted_chain(base, device_target, seed, dump_mode="all"):
+    """Dumps one run of a chain where one op makes the error and later ops carry it; returns its dump root.
+
+    scale -> shift -> proj/MatMul -> center -> act -> total: on the simulated Ascend backend (``device_target``
+    "ascend", allow_fp32_to_fp16) the MatMul takes and gives fp16, the only error made; center subtracts a constant
+    close to the MatMul's exact result, so its small output turns the MatMul's relative error of ~4e-4 into a
+    cosine similarity far below 0.99. On "cpu" everything is float32 (the ground truth).
+    """
+    base.mkdir()
+    rng = np.random.RandomState(0)
+    weights = rng.normal(size=(16, 4)).astype(np.float32)
+    values = rng.uniform(-1, 1, (8, 16)).astype(np.float32)
+    exact = (values.astype(np.float64) * 3 + 1000) @ weights.astype(np.float64)
+    near = (exact + rng.normal(size=exact.shape) * 0.5).astype(np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        v1.set_random_seed(seed)
+        x = v1.placeholder(tf.float32, [8, 16], name="x")
+        scaled = tf.multiply(x, 3.0, name="scale")
+        shifted = tf.add(scaled, 1000.0, name="shift")
+        product = tf.matmul(shifted, tf.constant(weights), name="proj/MatMul")
+        centered = tf.subtract(product, tf.constant(near), name="center")
+        total = tf.reduce_sum(tf.nn.relu(centered, name="act"), name="total")
+        init, shutdown = npu_ops.initialize_system(), npu_ops.shutdown_system()
+    with v1.Session(graph=graph, config=dump_config(base, dump_mode=dump_mode, device_target=device_target)) as sess:
+        sess.run(init)  # device_target is an init option: each run initializes the system with its own
+        sess.run(total, {x: values})
+        sess.run(shutdown)
+    dump.flush()
+    (time_dir,) = os.listdir(base)
+    return base / time_dir / "0"

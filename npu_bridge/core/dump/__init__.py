@@ -32,6 +32,8 @@ Its modules besides those above:
   compare_metrics      the metrics of Ascend's comparison CSV
   error_origin         which ops introduce error rather than carry it (the rule of ``compare``)
   isolate              ``compare --isolate``: an op rerun on the ground truth's inputs, in float64 on the CPU
+  compare_advice       the advisor line of ``compare``: the likely cause at the op to look at first
+  compare_html         ``compare --html``: the comparison as a self-contained page
   op_graph             op_graph.json: each dumped op's type, inputs and NodeDef, for rerunning it
   run_config           run_config.json: a dumping run's options, environment, versions, seeds; and their check
   overflow_records     the overflow report: which ops overflowed, in which step, first overflow first

@@ -9,7 +9,8 @@
                                            (msaccucmp's spelling also works: compare -m MINE -g TRUTH);
                                            two multi-rank dumps ({dump_path}/{time}/{device_id}) are compared
                                            rank by rank (matching device ids): one line per rank, the rank that
-                                           diverges first and most; one CSV per rank (-o r.csv: r_device0.csv ...)
+                                           diverges first and most; one CSV per rank (-o r.csv: r_device0.csv ...);
+                                           --html PAGE also writes the comparison as a page (one per rank)
   npu-dump overflow DIR [-n N] [-o FILE]   the overflow report of a dump tree
   npu-dump origin PATH...                  where the first inf/NaN of a (multi-rank) job came from: every rank's
                                            tree ({dump_path}/{time}/{device_id}) read, the value followed back
@@ -28,6 +29,7 @@ import sys
 import time
 
 from npu_bridge.core.dump import (
+    compare_html,
     dump_compare,
     dump_convert,
     dump_file,
@@ -84,6 +86,8 @@ def _compare(args):
     ranks = _job_ranks(mine, truth)
     if ranks is not None:
         return _compare_ranks(args, mine, truth, ranks, output)
+    if args.html is not None:
+        atomic_write.check_output(args.html, "HTML report")
     for tree in (mine, truth):
         _warn_if_incomplete(tree)
     config = run_config.check(mine, truth)  # listed before the tensors are compared
@@ -94,10 +98,14 @@ def _compare(args):
     )
     comparison.write_csv(output)
     inert_text.echo(comparison.summary(top=args.top))
-    if args.isolate:
-        for line in isolate.render(isolate.rerun(comparison)):
+    isolated = isolate.rerun(comparison) if args.isolate else None
+    if isolated is not None:
+        for line in isolate.render(isolated):
             inert_text.echo(line)
     inert_text.echo(f"result: {inert_text.value(output)}")
+    if args.html is not None:
+        compare_html.write_report(comparison, args.html, isolated)
+        inert_text.echo(f"report: {inert_text.value(args.html)}")
     return EXIT_FINDING if comparison.first_divergence is not None else EXIT_OK
 
 
@@ -116,25 +124,33 @@ def _compare_ranks(args, mine, truth, ranks, output):
     for tree in ranks[0] + ranks[1]:
         _warn_if_incomplete(tree.root)
     for device in sorted({t.device_id for t in ranks[0]} & {t.device_id for t in ranks[1]}):
-        atomic_write.check_output(rank_compare.csv_path(output, device), "result CSV")
+        atomic_write.check_output(rank_compare.device_path(output, device), "result CSV")
+        if args.html is not None:
+            atomic_write.check_output(rank_compare.device_path(args.html, device, ".html"), "HTML report")
     pairs = rank_compare.compare(
         *ranks,
         progress=lambda device: _Progress(f"device {device}: compared"),
         step=args.step,
         cosine_threshold=args.cosine,
     )
-    for pair in pairs:
-        if pair.comparison is not None:
-            pair.comparison.write_csv(rank_compare.csv_path(output, pair.device_id))
+    compared = [pair for pair in pairs if pair.comparison is not None]
+    for pair in compared:
+        pair.comparison.write_csv(rank_compare.device_path(output, pair.device_id))
     for line in rank_compare.render(pairs, mine, truth):
         inert_text.echo(line)
-    for pair in pairs if args.isolate else ():
-        if pair.comparison is not None:
-            inert_text.echo(f"device {pair.device_id}:")
-            for line in isolate.render(isolate.rerun(pair.comparison)):
-                inert_text.echo(line)
-    written = [rank_compare.csv_path(output, p.device_id) for p in pairs if p.comparison is not None]
+    isolated = {}
+    for pair in compared if args.isolate else ():
+        inert_text.echo(f"device {pair.device_id}:")
+        isolated[pair.device_id] = isolate.rerun(pair.comparison)
+        for line in isolate.render(isolated[pair.device_id]):
+            inert_text.echo(line)
+    written = [rank_compare.device_path(output, pair.device_id) for pair in compared]
     inert_text.echo(f"result: {', '.join(inert_text.value(path) for path in written)}")
+    if args.html is not None:
+        pages = [rank_compare.device_path(args.html, pair.device_id, ".html") for pair in compared]
+        for pair, page in zip(compared, pages):
+            compare_html.write_report(pair.comparison, page, isolated.get(pair.device_id))
+        inert_text.echo(f"report: {', '.join(inert_text.value(page) for page in pages)}")
     return EXIT_FINDING if rank_compare.first_diverging(pairs) is not None else EXIT_OK
 
 
@@ -338,6 +354,12 @@ def _parser():
         action="store_true",
         help="rerun each op that introduces error, and the first diverging op, on the ground truth's inputs in "
         "float64 on the CPU, and report its own error (needs op_graph.json, written by the sessions that dumped)",
+    )
+    compare.add_argument(
+        "--html",
+        metavar="PAGE",
+        help="also write the comparison as a self-contained HTML page: tensors in execution order coloured by "
+        "error, search and filters, the advisor's likely cause (several ranks: one page per rank, PAGE_device{id})",
     )
     compare.set_defaults(run=_compare, parser=compare)
     overflow = sub.add_parser("overflow", help="the overflow report of a dump tree")

@@ -27,12 +27,14 @@ inert text (``inert_text``), the CSV cell guarded against formulas.
 
 The summary starts with the configuration check of the two runs (``run_config``: options, HCCL_* / ASCEND_* /
 NPU_BRIDGE_* variables, versions, seeds, when both trees hold run_config.json) and names, before the first
-difference, the ops that introduce error rather than carry it (``error_origin``: the rule and its thresholds);
-``isolate`` reruns them on the ground truth's inputs.
+difference, the ops that introduce error rather than carry it (``error_origin``: the rule and its thresholds) and
+the advisor's likely cause at the one on the way to the first diverging op (``compare_advice``); ``isolate``
+reruns them on the ground truth's inputs; ``compare_html`` shows it all as a page.
 """
 
 import csv
 import dataclasses
+import functools
 import io
 import math
 import time
@@ -41,6 +43,7 @@ from typing import Optional
 import numpy as np
 
 from npu_bridge.core.dump import (
+    compare_advice,
     compare_metrics,
     dump_file,
     dump_names,
@@ -162,14 +165,23 @@ class Comparison:
                 return self.sources[side.op_name]
         return self._sanitized.get(row.key[0])
 
+    def source_of(self, op_name):
+        """Where the op named ``op_name`` was created (not inert), or None."""
+        return self.sources.get(op_name) or self._sanitized.get(dump_names.sanitize(op_name))
+
     def describe(self, row):
         """e.g. "dense/MatMul output 0 (cosine 0.53, max abs err 2.4), created at model.py:21 in build" (inert)."""
         site = self.source(row)
         return _describe(row) + (f", created at {inert_text.value(site)}" if site else "")
 
-    def _describe_op(self, op):
-        site = self.sources.get(op.name) or self._sanitized.get(op.key)
-        return inert_text.value(op.name) + (f", created at {inert_text.value(site)}" if site else "")
+    def _describe_name(self, op_name):
+        site = self.source_of(op_name)
+        return inert_text.value(op_name) + (f", created at {inert_text.value(site)}" if site else "")
+
+    @functools.cached_property
+    def advice(self):
+        """The ``compare_advice.Advice`` for this comparison, or None when no op introduces error or diverges."""
+        return compare_advice.advise(self)
 
     @property
     def introducing(self):
@@ -218,7 +230,9 @@ class Comparison:
         )
         if self.duplicates:
             lines.append(f"({self.duplicates} repeated tensors ignored: the first occurrence of each is compared)")
-        lines.extend(error_origin.summary_lines(self.origins, self._describe_op))
+        lines.extend(error_origin.summary_lines(self.origins, lambda op: self._describe_name(op.name)))
+        if self.advice is not None:
+            lines.append(self.advice.line(self._describe_name))
         difference, divergence = self.first_difference, self.first_divergence
         if difference is None:
             lines.append("no tensor differs")

@@ -54,10 +54,11 @@ def compare(mine_ranks, truth_ranks, progress=None, **options):
     return found
 
 
-def csv_path(output, device_id):
-    """The result CSV of one device: ``output`` with ``_device{id}`` before its extension."""
+def device_path(output, device_id, default_extension=".csv"):
+    """The output file of one device: ``output`` with ``_device{id}`` before its extension (the default when it has
+    none)."""
     stem, extension = os.path.splitext(output)
-    return f"{stem}_device{device_id}{extension or '.csv'}"
+    return f"{stem}_device{device_id}{extension or default_extension}"
 
 
 def first_diverging(pairs):

@@ -74,11 +74,13 @@ class ConfigCheck:
       mine, truth: the run_config.json read for each tree (None: the tree has none).
       differences: [(section, key, my value, the ground truth's value)]; a key absent on one side shows there as
         "(not set)", a JSON null as null.
+      options: the options section of my run's file (empty when it has none).
     """
 
     mine: Optional[str]
     truth: Optional[str]
     differences: list
+    options: dict = dataclasses.field(default_factory=dict)
 
     def summary_line(self):
         """One line for the top of the comparison summary."""
@@ -98,11 +100,13 @@ class ConfigCheck:
             return []
         lines = [f"configuration differences ({CONFIG_FILE} of each run; check these before the tensors):"]
         for section, key, mine, truth in self.differences:
-            lines.append(f"  {section} {inert_text.value(key)}: mine {_shown(mine)}, ground truth {_shown(truth)}")
+            shown = f"mine {shown_value(mine)}, ground truth {shown_value(truth)}"
+            lines.append(f"  {section} {inert_text.value(key)}: {shown}")
         return lines
 
 
-def _shown(value):
+def shown_value(value):
+    """A value of a difference as the check shows it: JSON, shortened, inert; "(not set)" for an absent key."""
     if value is _UNSET:
         return "(not set)"
     text = f'"{value}"' if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -138,4 +142,5 @@ def check(mine, truth):
                 left, right = a.get(key, _UNSET), b.get(key, _UNSET)
                 if left != right:
                     differences.append((section, key, left, right))
-    return ConfigCheck(mine_path, truth_path, differences)
+    options = mine_config.get("options", {}) if mine_config is not None else {}
+    return ConfigCheck(mine_path, truth_path, differences, options)
