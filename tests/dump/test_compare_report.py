@@ -14,7 +14,7 @@ from helpers.paths import REPO_ROOT
 from helpers.processes import run_module, run_python
 
 from npu_bridge.core import dump
-from npu_bridge.core.dump import compare_advice, run_config
+from npu_bridge.core.dump import compare_advice, op_graph, run_config
 from npu_bridge.core.dump.cli import main
 
 STEP = "20260101000000/0/graph/1/0"
@@ -296,3 +296,14 @@ def test_advisor_is_silent_when_nothing_differs(tmp_path):
     same = ([F32([1, 2])], [F32([1, 2])])
     assert advice_of(tmp_path, "Relu", same, same) is None
     assert compare_advice.ACCUMULATING_OPS >= {"MatMul", "Conv2D", "Sum", "Mean"}
+
+
+def test_advisor_says_when_the_runs_were_given_different_data(tmp_path):
+    # The first diverging tensor is an input no dumped op gave (a placeholder): nothing later can be compared.
+    for tree, values in (("mine", [1, 2]), ("truth", [2, 1])):
+        write_op(tmp_path / tree, "Reshape", "op", [F32(values)], [F32(values)])
+        graph = {"op": {"type": "Reshape", "inputs": ["input:0", "op/shape:0"]}}
+        (tmp_path / tree / op_graph.GRAPH_FILE).write_text(json.dumps(graph), encoding="utf-8")
+    advice = dump.compare(tmp_path / "mine", tmp_path / "truth").advice
+    assert advice.cause == "different inputs" and "seed the input pipeline" in advice.remedy
+    assert advice.line().startswith("advisor: #1 op (Reshape): likely cause different inputs: its input 0 already")

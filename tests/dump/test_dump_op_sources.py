@@ -12,9 +12,10 @@ import textwrap
 import pytest
 import tensorflow as tf
 from helpers.dump import dump_config
+from helpers.processes import run_python
 
 from npu_bridge.core import dump
-from npu_bridge.core.dump import dump_compare, overflow_records
+from npu_bridge.core.dump import dump_compare, op_graph, overflow_records
 from npu_bridge.core.dump.cli import main
 
 v1 = tf.compat.v1
@@ -139,3 +140,59 @@ def test_an_op_whose_file_name_is_in_mapping_csv_is_listed_under_its_name(tmp_pa
     sources = overflow_records.read_sources(tmp_path / time_dir / "0")
     function = "test_an_op_whose_file_name_is_in_mapping_csv_is_listed_under_its_name"
     assert sources == {name: f"{__file__}:{line} in {function}"}
+
+
+KILLED_SCRIPT = textwrap.dedent(
+    """\
+    import os, sys
+    import numpy as np
+    import tensorflow as tf
+    import npu_bridge
+
+    v1 = tf.compat.v1
+
+
+    def config(path):
+        proto = v1.ConfigProto()
+        custom = proto.graph_options.rewrite_options.custom_optimizers.add()
+        custom.name = "NpuOptimizer"
+        for key, value in (("enable_dump", True), ("dump_path", path), ("dump_step", "0|1"), ("dump_mode", "all")):
+            setattr(custom.parameter_map[key], "b" if isinstance(value, bool) else "s",
+                    value if isinstance(value, bool) else value.encode())
+        return proto
+
+
+    init_graph = tf.Graph()
+    with init_graph.as_default():
+        ready = tf.constant(1.0, name="ready") * 2.0
+    with v1.Session(graph=init_graph, config=config(sys.argv[1])) as sess:
+        sess.run(ready)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [64, 64], name="x")
+        hidden = tf.nn.relu(tf.matmul(x, tf.constant(np.eye(64, dtype=np.float32)), name="layer/MatMul"))
+        loss = tf.reduce_sum(tf.square(hidden), name="loss")
+    sess = v1.Session(graph=graph, config=config(sys.argv[1]))
+    for step in range(3):
+        sess.run(loss, {x: np.ones((64, 64), np.float32)})
+    os._exit(0)  # killed: no session close, no exit handlers
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_process_killed_after_its_first_steps_leaves_the_creation_sites_of_their_ops(tmp_path):
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_SCRIPT, encoding="utf-8")
+    (tmp_path / "dump").mkdir()
+    ran = run_python(str(script), args=[str(tmp_path / "dump")], timeout=120)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    (root,) = [tmp_path / "dump" / name / "0" for name in os.listdir(tmp_path / "dump")]
+    sources = json.loads((root / overflow_records.SOURCES_FILE).read_text())
+    graph = json.loads((root / op_graph.GRAPH_FILE).read_text())
+    matmul_line = (
+        KILLED_SCRIPT.splitlines().index(next(line for line in KILLED_SCRIPT.splitlines() if "layer/MatMul" in line))
+        + 1
+    )
+    assert sources.get("layer/MatMul") == f"{script}:{matmul_line} in <module>", sources
+    assert {"layer/MatMul", "loss"} <= set(graph) and graph["layer/MatMul"]["type"] == "MatMul"

@@ -1,10 +1,14 @@
 """The advisor line of ``npu-dump compare``: the likely cause of the error at the op a person should look at first.
 
-The op is the first that introduces error (``error_origin``) on the way to the first diverging op: the first in
-execution order among the diverging op and the ops it depends on (op_graph.json), so that ops whose fp16 rounding
-leads nowhere are passed over; without such an op (no graph, no divergence) the first that introduces error, else
-the first diverging op. Its tensors in the two runs are read and the first of these causes that fits is named
-(a = my run, b = the ground truth):
+When the first diverging tensor is an input that no dumped op gave (a feed, the input pipeline), the two runs were
+given different data and nothing after it can be compared: the advisor says so (cause "different inputs") and
+looks no further.
+
+Otherwise the op is the first that introduces error (``error_origin``) on the way to the first diverging op: the
+first in execution order among the diverging op and the ops it depends on (op_graph.json), so that ops whose fp16
+rounding leads nowhere are passed over; without such an op (no graph, no divergence) the first that introduces
+error, else the first diverging op. Its tensors in the two runs are read and the first of these causes that fits
+is named (a = my run, b = the ground truth):
 
   overflow          a's outputs hold inf/NaN where b's are finite, while a's inputs are finite
   saturation        a's outputs are float16 and reach +-65504 where b's exceed that: Ascend's saturation mode
@@ -54,6 +58,8 @@ ACCUMULATING_OPS = frozenset(
     )
 )
 _TRY = {
+    "different inputs": "give both runs the same data: seed the input pipeline (tf.compat.v1.set_random_seed, the "
+    "shuffle's seed, numpy's) or feed fixed batches, then dump and compare again",
     "overflow": "scale the loss (NPULossScaleOptimizer) or keep the op in float32 (modify_mixlist: its type in "
     "blacklist)",
     "saturation": "keep the op, or the op feeding it, in float32 (modify_mixlist: blacklist), or scale the loss down",
@@ -103,6 +109,23 @@ class Advice:
 def advise(comparison):
     """The ``Advice`` for a ``dump_compare.Comparison``, or None when no op introduces error and none diverges."""
     introducing, divergence = comparison.introducing, comparison.first_divergence
+    if divergence is not None and _from_outside(comparison, divergence):
+        side = divergence.mine
+        cosine = _number(divergence.metrics.get("CosineSimilarity"))
+        detail = (
+            f"its input {divergence.key[2]} already differs (cosine {cosine}) and no dumped op gave it: the two runs "
+            "were given different data"
+        )
+        return Advice(
+            side.op_name,
+            divergence.key[0],
+            side.op_type,
+            divergence.sequence,
+            "different inputs",
+            detail,
+            _TRY["different inputs"],
+            False,
+        )
     if divergence is not None:
         upstream = _upstream(comparison.graph, divergence.key[0])
         introducing = [op for op in introducing if op.key in upstream] or introducing
@@ -120,6 +143,18 @@ def advise(comparison):
     cause, detail = _cause(comparison, op_type, outputs, inputs, introduces)
     remedy = _TRY[cause].format(type=op_type) if cause else "rerun with --isolate to measure the op's own error"
     return Advice(side.op_name, key, op_type, sequence, cause, detail, remedy, introduces)
+
+
+def _from_outside(comparison, row):
+    """Whether ``row`` is an op's input that no op of the dumps produced (a feed, a placeholder, the pipeline)."""
+    if row.key[1] != "input":
+        return False
+    entry = next((e for name, e in comparison.graph.items() if dump_names.sanitize(name) == row.key[0]), None)
+    source = op_graph.producer(entry, row.key[2]) if entry is not None else None
+    if source is None:
+        return False
+    produced = (dump_names.sanitize(source[0]), "output", source[1])
+    return not any(other.key == produced for other in comparison.rows)
 
 
 def _upstream(graph, key):
@@ -219,4 +254,6 @@ def _high_performance(comparison, op_type):
 
 
 def _number(value):
+    if not isinstance(value, float):
+        return str(value)
     return "inf" if math.isinf(value) else f"{value:.3g}"
