@@ -257,6 +257,13 @@ F32, F16 = np.float32, np.float16
     "op_type, mine_io, truth_io, options, cause",
     [
         (
+            "RandomUniform",
+            ([np.int32([3])], [F32([0.1, 0.7, 0.4])]),
+            ([np.int32([3])], [F32([0.9, 0.2, 0.5])]),
+            None,
+            "random op",
+        ),
+        (
             "Exp",
             ([F16([10, 12])], [F16([np.inf, np.inf])]),
             ([F32([10, 12])], [F32([22026.5, 162754.8])]),
@@ -282,7 +289,16 @@ F32, F16 = np.float32, np.float16
         ("Relu", ([F16([0.1, 0.2])], [F16([0.1, 0.2])]), ([F32([0.1, 0.2])], [F32([0.1, 0.2])]), None, "cast"),
         ("Relu", ([F32([1, 2])], [F32([1, 2])]), ([F32([1, 4])], [F32([1, 4])]), None, "inherited input"),
     ],
-    ids=["overflow", "saturation", "implmode", "high_precision selected", "fp16 accumulation", "cast", "inherited"],
+    ids=[
+        "random op",
+        "overflow",
+        "saturation",
+        "implmode",
+        "high_precision selected",
+        "fp16 accumulation",
+        "cast",
+        "inherited",
+    ],
 )
 def test_advisor_names_the_likely_cause(tmp_path, op_type, mine_io, truth_io, options, cause):
     advice = advice_of(tmp_path, op_type, mine_io, truth_io, options)

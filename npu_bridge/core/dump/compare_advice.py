@@ -10,6 +10,8 @@ rounding leads nowhere are passed over; without such an op (no graph, no diverge
 error, else the first diverging op. Its tensors in the two runs are read and the first of these causes that fits
 is named (a = my run, b = the ground truth):
 
+  random op         the op draws random numbers (RandomUniform, RandomShuffle, dropout masks, ...): the two runs drew
+                    different ones, unless both were seeded alike
   overflow          a's outputs hold inf/NaN where b's are finite, while a's inputs are finite
   saturation        a's outputs are float16 and reach +-65504 where b's exceed that: Ascend's saturation mode
                     clamped values that float16 cannot hold
@@ -57,7 +59,26 @@ ACCUMULATING_OPS = frozenset(
         "SparseSoftmaxCrossEntropyWithLogits",
     )
 )
+RANDOM_OPS = frozenset(
+    (
+        "RandomUniform",
+        "RandomUniformInt",
+        "RandomStandardNormal",
+        "TruncatedNormal",
+        "ParameterizedTruncatedNormal",
+        "RandomShuffle",
+        "RandomGamma",
+        "RandomPoisson",
+        "RandomPoissonV2",
+        "Multinomial",
+        "RandomCrop",
+        "DropOutGenMask",
+        "DropOutGenMaskV3",
+    )
+)
 _TRY = {
+    "random op": "seed it (tf.random.set_seed / tf.compat.v1.set_random_seed, or the op's seed argument) the same in "
+    "both runs, or compare a step whose random values are fed",
     "different inputs": "give both runs the same data: seed the input pipeline (tf.compat.v1.set_random_seed, the "
     "shuffle's seed, numpy's) or feed fixed batches, then dump and compare again",
     "overflow": "scale the loss (NPULossScaleOptimizer) or keep the op in float32 (modify_mixlist: its type in "
@@ -188,6 +209,8 @@ def _producer_rows(comparison, key):
 
 
 def _cause(comparison, op_type, outputs, inputs, introduces):
+    if op_type in RANDOM_OPS:
+        return "random op", f"{op_type} draws random numbers, and its output differs between the runs"
     if any(_non_finite(row.mine) and not _non_finite(row.truth) for row in outputs) and not any(
         _non_finite(row.mine) for row in inputs
     ):
