@@ -144,7 +144,7 @@ def test_an_op_whose_file_name_is_in_mapping_csv_is_listed_under_its_name(tmp_pa
 
 KILLED_SCRIPT = textwrap.dedent(
     """\
-    import os, sys
+    import os, sys, time
     import numpy as np
     import tensorflow as tf
     import npu_bridge
@@ -175,6 +175,7 @@ KILLED_SCRIPT = textwrap.dedent(
     sess = v1.Session(graph=graph, config=config(sys.argv[1]))
     for step in range(3):
         sess.run(loss, {x: np.ones((64, 64), np.float32)})
+        time.sleep(0.3)  # the rest of a training step
     os._exit(0)  # killed: no session close, no exit handlers
     """
 )
@@ -196,3 +197,43 @@ def test_a_process_killed_after_its_first_steps_leaves_the_creation_sites_of_the
     )
     assert sources.get("layer/MatMul") == f"{script}:{matmul_line} in <module>", sources
     assert {"layer/MatMul", "loss"} <= set(graph) and graph["layer/MatMul"]["type"] == "MatMul"
+
+
+KILLED_TF2_SCRIPT = textwrap.dedent(
+    """\
+    import os, sys, time
+    import numpy as np
+    import tensorflow as tf
+    import npu_device
+
+    npu_device.global_options().dump_config.enable_dump = True
+    npu_device.global_options().dump_config.dump_path = sys.argv[1]
+    npu_device.global_options().dump_config.dump_mode = "all"
+    npu_device.open().as_default()
+
+
+    @tf.function
+    def step(x):
+        return tf.reduce_sum(tf.nn.relu(tf.matmul(x, x, name="square")))
+
+
+    for _ in range(3):
+        step(tf.constant(np.ones((8, 8), np.float32)))
+    time.sleep(4)  # the dump's watcher polls once a second
+    os._exit(0)  # killed: no exit handlers
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_killed_tf2_process_leaves_the_creation_sites_of_its_function_graphs_ops(tmp_path):
+    script = tmp_path / "killed_tf2.py"
+    script.write_text(KILLED_TF2_SCRIPT, encoding="utf-8")
+    (tmp_path / "dump").mkdir()
+    ran = run_python(str(script), args=[str(tmp_path / "dump")], timeout=120)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    (root,) = [tmp_path / "dump" / name / "0" for name in os.listdir(tmp_path / "dump")]
+    sources = json.loads((root / overflow_records.SOURCES_FILE).read_text())
+    line = 1 + next(n for n, text in enumerate(KILLED_TF2_SCRIPT.splitlines()) if 'name="square"' in text)
+    assert sources.get("square") == f"{script}:{line} in step", sources
+    assert json.loads((root / op_graph.GRAPH_FILE).read_text())["square"]["type"] == "MatMul"

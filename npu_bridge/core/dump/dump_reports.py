@@ -27,7 +27,8 @@ from npu_bridge.core.dump import (
 from npu_bridge.core.runtime import inert_text, log, safe_paths
 
 REPORT_INTERVAL_SECONDS = 5.0  # the overflow report is rewritten at most this often while sessions run
-DISCOVERY_MISSES = 2  # after a graph is noted, runs scan for its dumped ops until this many scans find none
+DISCOVERY_MISSES = 2  # after a graph is noted, runs scan for its dumped ops until this many scans find none ...
+DISCOVERY_SCANS = 20  # ... while the writer is idle, and at most this many times
 STEPS_NAMED = 5  # lost step directories an incomplete-dump message names; the rest are counted
 
 
@@ -67,7 +68,8 @@ class RootReport:
         self.ops = {}  # op name -> its op_graph.json entry
         self.dumped = dumped_ops.DumpedOps()
         self.scanned_at = None
-        self.misses = 0  # scans in a row that found no new op since a graph was noted (see note_dumped_ops)
+        self.misses = 0  # scans in a row that found no new op with the writer idle, since a graph was noted
+        self.discovery_scans = 0  # scans since a graph was noted
         self.unresolved = set()  # file op names no noted graph had (looked up again when a graph is noted)
         self.unresolved_at = 0  # op_sources.graphs_noted() when they were looked up
         self.sources_pending = False  # op_sources.json lacks sites (a write failed): written again at the next scan
@@ -188,15 +190,15 @@ class RootReport:
         up once.
 
         The step directories are scanned whenever ``final``; at every call after a graph was noted until
-        ``DISCOVERY_MISSES`` scans in a row find no new op (the writer is asynchronous: the files of a graph's first
-        dumped step appear during the next runs), so that the side files follow a graph's dump files within a few
-        runs and a process killed later -- SIGKILL, out of memory, os._exit -- leaves them behind; otherwise at
-        most every ``REPORT_INTERVAL_SECONDS``.
+        ``DISCOVERY_MISSES`` scans in a row find no new op while the writer has nothing queued (it is asynchronous:
+        the files of a graph's first dumped step appear during the next runs), at most ``DISCOVERY_SCANS`` times, so
+        that the side files follow a graph's dump files within a few runs and a process killed later -- SIGKILL,
+        out of memory, os._exit -- leaves them behind; otherwise at most every ``REPORT_INTERVAL_SECONDS``.
         """
         now = time.monotonic()
         if op_sources.graphs_noted() != self.unresolved_at:
-            self.misses = 0
-        quiet = self.misses >= DISCOVERY_MISSES
+            self.misses, self.discovery_scans = 0, 0
+        quiet = self.misses >= DISCOVERY_MISSES or self.discovery_scans >= DISCOVERY_SCANS
         if not final and quiet and self.scanned_at is not None and now - self.scanned_at < REPORT_INTERVAL_SECONDS:
             return
         self.scanned_at = now
@@ -219,7 +221,11 @@ class RootReport:
                 if operation is not None:
                     self.ops[found[0]] = op_graph.record(operation)
                 self.sources_pending = self.sources_pending or found[1] is not None or operation is not None
-        self.misses = 0 if len(self.sources) > known else self.misses + 1
+        self.discovery_scans += 1
+        if len(self.sources) > known:
+            self.misses = 0
+        elif not dump_writer.status().get("queued_bytes"):
+            self.misses += 1
         if self.dumped.truncated:
             log.warn_once(
                 ("dump-sources-bounded", self.root),

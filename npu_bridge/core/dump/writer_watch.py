@@ -7,6 +7,10 @@ ones at most once a minute with their count, and when a session closes (and when
 root's {root}/dump_status.json says whether its dump is complete and which steps lack files, and an error line
 says so. The overflow warning and report come from the writer's events, which do not depend on the disk.
 
+Sessions drive all this from their run hooks. TF2 function graphs (``npu_device``) have none: for them a
+background thread (``watch_function_graphs``) polls once a second, so their op_sources.json and op_graph.json follow
+their dump files while the process runs, as a session's do, instead of only when it exits.
+
 The warning names the first overflowing op in execution order (the records' timestamps), as the report does.
 The writer finishes records in any order (a large one takes longer), so before a dump root's first warning
 ``poll`` waits until every record queued so far is written and takes the earliest.
@@ -20,6 +24,7 @@ from npu_bridge.core.dump import dump_reports, dump_writer
 from npu_bridge.core.runtime import close_callbacks, log
 
 ERROR_LOG_INTERVAL_SECONDS = 60.0
+WATCH_INTERVAL_SECONDS = 1.0  # how often the thread of ``watch_function_graphs`` polls
 
 _lock = threading.RLock()
 _state = {
@@ -28,6 +33,7 @@ _state = {
     "seen_changes": 0,
     "errors_seen": 0,
     "errors_logged_at": 0.0,
+    "watcher": None,  # (thread, stop event) of watch_function_graphs
 }
 _reports = {}  # dump root -> dump_reports.RootReport
 
@@ -153,5 +159,29 @@ def finish_at_exit():
             close_callbacks.register(_at_exit)
 
 
+def watch_function_graphs():
+    """Starts (once) the thread that polls every ``WATCH_INTERVAL_SECONDS`` for dumps of TF2 function graphs, which
+    no run hook follows; it stops when the process finishes its reports (``finish_at_exit``)."""
+    with _lock:
+        if _state["watcher"] is not None:
+            return
+        stop = threading.Event()
+        thread = threading.Thread(target=_watch, args=(stop,), name="npu-dump-watch", daemon=True)
+        _state["watcher"] = (thread, stop)
+    thread.start()
+
+
+def _watch(stop):
+    while not stop.wait(WATCH_INTERVAL_SECONDS):
+        try:
+            poll()
+        except Exception:  # a report is a hint: the thread goes on, the next poll tries again
+            log.logger.debug("dump: polling the writer failed", exc_info=True)
+
+
 def _at_exit():
+    watcher = _state["watcher"]
+    if watcher is not None:
+        watcher[1].set()
+        watcher[0].join(timeout=10)
     finish(exiting=True)

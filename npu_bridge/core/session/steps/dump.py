@@ -62,6 +62,7 @@ def setup(plan):
         writer_watch.record_run_config(root, run_config.collect(options, plan.backend))
         if pass_plan.function_graphs:
             op_sources.note_function_graphs()  # no run hook runs for them: their graphs are noted when traced
+            writer_watch.watch_function_graphs()  # ... and their dumps polled while the process runs
     if dumping:
         pass_plan.dump_enabled = True
         pass_plan.dump_inputs = options.get("dump_mode") != "output"
