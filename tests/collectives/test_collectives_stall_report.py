@@ -234,3 +234,19 @@ def test_npu_run_prints_one_summary_per_stall(tmp_path):
         assert len([text for text in outputs if text]) == 2  # a new stall: printed again
     finally:
         os.close(fd)
+
+
+def test_the_watchdog_ends_a_rank_in_an_overlong_session_run_but_not_in_a_long_tf2_function_call():
+    clock, aborted = [0.0], []
+    dog = watchdog_lib.Watchdog(["h:0", "h:1"], 0, probe=lambda a: True, abort=aborted.append, clock=lambda: clock[0])
+    dog._thread = object()  # no thread: the test calls check itself
+    call = dog.enter(lambda: "tf.function 'train'", {0, 1}, 60, None, 1, bounded=False)  # may loop over steps
+    clock[0] = 2 * 60 + 31
+    dog.check()
+    assert aborted == []
+    dog.leave(call)
+    run = dog.enter(lambda: "HcomAllReduce (allreduce)", {0, 1}, 60, None, 2)
+    clock[0] = 2 * (2 * 60 + 31)
+    dog.check()
+    assert len(aborted) == 1 and "HcomAllReduce (allreduce) has not finished after 151 s" in aborted[0], aborted
+    dog.leave(run)

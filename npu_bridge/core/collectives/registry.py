@@ -7,6 +7,7 @@ one itself only for V1 ops). The answer depends only on the fetched ops, so it i
 set of fetches.
 """
 
+import collections
 import dataclasses
 import hashlib
 import threading
@@ -15,6 +16,7 @@ import weakref
 import tensorflow as tf
 
 MAX_CACHED_RUNS = 256
+MAX_RECENT = 4096  # collectives remembered in building order, for ``recorded_since``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,12 +97,29 @@ class _GraphRecord:
 
 _lock = threading.Lock()
 _graphs = weakref.WeakKeyDictionary()
+_recent = collections.deque(maxlen=MAX_RECENT)  # (op name, info) in building order
+_count = [0]  # collectives recorded so far
 
 
 def record(op, info):
     """Registers ``op`` (a ``tf.Operation``) as a collective described by ``info``."""
     with _lock:
         _graphs.setdefault(op.graph, _GraphRecord()).ops[op.name] = info
+        _recent.append((op.name, info))
+        _count[0] += 1
+
+
+def recorded_count():
+    """How many collectives were recorded so far (in any graph)."""
+    return _count[0]
+
+
+def recorded_since(count):
+    """The (op name, ``CollectiveInfo``) recorded after ``recorded_count()`` returned ``count`` (the last
+    ``MAX_RECENT`` at most)."""
+    with _lock:
+        new = min(_count[0] - count, len(_recent))
+        return list(_recent)[len(_recent) - new :] if new > 0 else []
 
 
 def info(op):

@@ -79,10 +79,11 @@ def abort(message):
 
 
 class _Run:
-    def __init__(self, describe, ranks, timeout, started, collectives=None, step=None):
+    def __init__(self, describe, ranks, timeout, started, collectives=None, step=None, bounded=True):
         self.describe = describe
         self.ranks = ranks
         self.timeout = timeout
+        self.bounded = bounded
         self.started = started
         self.collectives = collectives
         self.step = step
@@ -120,7 +121,7 @@ class Watchdog:
         self._last = None
         self._stalls = None
 
-    def enter(self, describe, ranks, timeout, collectives=None, step=None):
+    def enter(self, describe, ranks, timeout, collectives=None, step=None, bounded=True):
         """Registers a run with collectives that is about to start.
 
         Args:
@@ -129,13 +130,17 @@ class Watchdog:
           timeout: the collective execution timeout of its session, in seconds.
           collectives: its ``registry.RunCollectives`` (for the stall report), or None.
           step: the run's step (how many runs its session had before it), or None.
+          bounded: the whole run is bounded by ``timeout`` (a session run is); False for a TF2 function call,
+            which may loop over many steps: the rank is then not ended however long the call runs.
         Returns:
           A token for ``leave``.
         """
         with self._lock:
             token = self._next_token
             self._next_token += 1
-            self._runs[token] = _Run(describe, frozenset(ranks) | {LEADER}, timeout, self._clock(), collectives, step)
+            started = self._clock()
+            run = _Run(describe, frozenset(ranks) | {LEADER}, timeout, started, collectives, step, bounded)
+            self._runs[token] = run
             self._start_thread()
         return token
 
@@ -176,7 +181,7 @@ class Watchdog:
                 log.warn_once(("stall-watch", type(e)), "the stall report failed: %r", e)
         watched = set()
         for run in runs:
-            if now - run.started > 2 * run.timeout + 30:
+            if run.bounded and now - run.started > 2 * run.timeout + 30:
                 return self._end(
                     f"rank {self._rank}: {run.describe()} has not finished after "
                     f"{now - run.started:.0f} s although every collective is bounded by "
