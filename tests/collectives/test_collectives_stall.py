@@ -1,18 +1,24 @@
 """Hangs are named early: two ranks under npu-run, one late at an allreduce or both in different collectives.
 
 Every rank waiting longer than NPU_BRIDGE_STALL_SECONDS reports the collective it waits in and the ranks that have
-not arrived, with what they do; npu-run prints one summary for the job; the wait goes on until the timeout.
+not arrived, with what they do; npu-run prints one summary for the job; the wait goes on until the timeout. The late
+rank's job also runs as an unprivileged user (``helpers.unprivileged_users``), whose ranks share npu-run's status
+directory (mode 0700, their files 0600, all theirs) and leave nothing behind.
 """
 
+import os
 import re
+import sys
 
+import helpers.unprivileged_users
 import pytest
 from helpers.collectives import launch
 
 STALL_SECONDS = 2
 
 # Rank 1 arrives late at an allreduce ("late SECONDS"), or the ranks run two collectives in opposite orders
-# ("crossed"). Lines 11-13 build the collectives the tests look for.
+# ("crossed"). Lines 11-13 build the collectives the tests look for. A late job's ranks then print what they see of
+# npu-run's status directory ("STATUS rank uid [(name, mode, owner)]").
 WORKER = '''\
 """A stall worker written by tests/collectives/test_collectives_stall.py."""
 
@@ -32,6 +38,12 @@ if sys.argv[1] == "late":
     if rank == 1:
         time.sleep(float(sys.argv[2]))
     print("SUM", sess.run(late).tolist(), flush=True)
+    import os  # here: the lines above keep their numbers
+
+    status = os.environ["NPU_RUN_STATUS_DIR"]
+    names = ["."] + sorted(n for n in os.listdir(status) if n.startswith("rank") and n.endswith(".json"))
+    seen = [(n, os.stat(os.path.join(status, n))) for n in names]
+    print("STATUS", rank, os.getuid(), [(n, oct(s.st_mode & 0o777), s.st_uid) for n, s in seen], flush=True)
 else:
     for op in (late, gathered) if rank == 0 else (gathered, late):
         sess.run(op)
@@ -54,10 +66,26 @@ def _summaries(stderr):
 
 @pytest.mark.slow
 @pytest.mark.timeout(150)
-def test_a_late_rank_is_named_by_the_waiting_rank_and_by_one_summary(tmp_path):
-    env = {"NPU_BRIDGE_STALL_SECONDS": str(STALL_SECONDS), "HCCL_EXEC_TIMEOUT": "60"}
-    result, _ = launch(_worker(tmp_path), 2, ["late", "7"], env=env, timeout=120)
-    assert result.returncode == 0, result.stderr[-4000:]
+@pytest.mark.parametrize("who", ["root", "unprivileged user"])
+def test_a_late_rank_is_named_by_the_waiting_rank_and_by_one_summary(who):
+    user = helpers.unprivileged_users.chosen(who)
+    with user.directory() as tmp_path:
+        worker = _worker(tmp_path)
+        os.chown(worker, user.uid, user.gid)
+        env = {"NPU_BRIDGE_STALL_SECONDS": str(STALL_SECONDS), "HCCL_EXEC_TIMEOUT": "60", "HCCL_CONNECT_TIMEOUT": "120"}
+        launcher = ["-n", "2", "--stop-timeout", "5", "--", sys.executable, worker, "late", "7"]
+        result = helpers.unprivileged_users.run_python(
+            user, tmp_path, ["-m", "npu_bridge.core.launch", *launcher], env=env, timeout=120
+        )
+        assert result.returncode == 0, result.stderr[-4000:]
+        # npu-run removed its work directory in TMPDIR, the status directory with it
+        assert not [name for name in os.listdir(tmp_path) if name.startswith("npu-run-")], os.listdir(tmp_path)
+        assert helpers.unprivileged_users.not_owned_by(user, tmp_path) == {}
+    for rank in (0, 1):  # each rank saw npu-run's status directory and both ranks' files as documented
+        seen = re.search(rf"^\[rank {rank}\] STATUS {rank} (\d+) (.*)$", result.stdout, re.M)
+        assert seen and int(seen.group(1)) == user.uid, result.stdout
+        expected = [(".", "0o700", user.uid), ("rank0.json", "0o600", user.uid), ("rank1.json", "0o600", user.uid)]
+        assert seen.group(2) == repr(expected), seen.group(2)
     assert result.stdout.count("SUM [3.0, 3.0, 3.0, 3.0, 3.0, 3.0]") == 2, result.stdout
     reports = [line for line in result.stderr.splitlines() if "stalled for" in line]
     assert len(reports) == 1 and reports[0].startswith("[rank 0] "), result.stderr[-4000:]

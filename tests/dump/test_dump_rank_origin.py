@@ -1,17 +1,21 @@
 """npu-dump origin: the rank, step and op where a job's first inf/NaN came from, followed through the collectives;
-on a 2-rank job and on trees laid out as the ranks write them."""
+on a 2-rank job and on trees laid out as the ranks write them. The 2-rank job, and npu-dump on its dumps, also run as
+an unprivileged user (``helpers.unprivileged_users``): the dumps are theirs and owner-only."""
 
 import json
 import os
+import stat
 import struct
+import sys
 import zlib
 
 import helpers.collectives
+import helpers.unprivileged_users
 import numpy as np
 import pytest
 from helpers.paths import WORKERS
 
-from npu_bridge.core.dump import dump_file, op_graph, overflow_records, rank_origin, rank_trees
+from npu_bridge.core.dump import dump_file, dump_status, op_graph, overflow_records, rank_origin, rank_trees
 from npu_bridge.core.dump.cli import main
 from npu_bridge.core.runtime.errors import DumpTreeError
 
@@ -201,16 +205,35 @@ def test_a_path_without_rank_trees_is_refused_naming_it(tmp_path, capsys, make):
     assert ("lies inside the rank tree" if make == "inside a rank" else "holds no rank trees") in err
 
 
+# Files below a dump root that hold no tensor data (0644; every other file is the dump files' 0600)
+REPORT_FILES = {dump_status.STATUS_FILE, overflow_records.REPORT_FILE, overflow_records.SOURCES_FILE}
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_2_rank_job_names_rank_1s_log_not_rank_0s_allreduce(tmp_path, capsys):
-    result, values = helpers.collectives.launch("dump_origin_worker.py", 2, args=[str(tmp_path)], timeout=240)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert np.isfinite(values[0]["losses"][:2]).all() and np.isnan(values[1]["losses"][2])
-    code, out, _ = run_origin(capsys, tmp_path)
+@pytest.mark.parametrize("who", ["root", "unprivileged user"])
+def test_a_2_rank_job_names_rank_1s_log_not_rank_0s_allreduce(who):
+    user = helpers.unprivileged_users.chosen(who)
+    with user.directory() as tmp_path:
+        dump = tmp_path / "dump"  # dump_path must exist: the user makes it
+        dump.mkdir()
+        os.chown(dump, user.uid, user.gid)
+        worker = os.path.join(WORKERS, "dump_origin_worker.py")
+        launcher = ["-m", "npu_bridge.core.launch", "-n", "2", "--stop-timeout", "5", "--", sys.executable, worker]
+        result = helpers.unprivileged_users.run_python(
+            user, tmp_path, [*launcher, str(dump)], env={"HCCL_CONNECT_TIMEOUT": "120"}, timeout=200
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        values = helpers.collectives.parse_results(result.stdout)
+        assert np.isfinite(values[0]["losses"][:2]).all() and np.isnan(values[1]["losses"][2])
+        assert helpers.unprivileged_users.not_owned_by(user, dump) == {}
+        _assert_owner_only(dump)
+        origin = helpers.unprivileged_users.run_python(
+            user, tmp_path, ["-m", "npu_bridge.core.dump.cli", "origin", str(dump)], timeout=60
+        )
+    code, out = origin.returncode, origin.stdout
     print(out)
-    assert code == 1
-    worker = os.path.join(WORKERS, "dump_origin_worker.py")
+    assert code == 1, origin.stderr
     with open(worker, encoding="utf-8") as f:
         line = next(number for number, text in enumerate(f, 1) if 'name="features"' in text)
     first = out.splitlines()[1]
@@ -220,6 +243,20 @@ def test_a_2_rank_job_names_rank_1s_log_not_rank_0s_allreduce(tmp_path, capsys):
     device_0 = next(text for text in out.splitlines() if text.startswith("  device 0:"))
     assert " step 2 " in device_0 and "HcomAllReduce" in device_0 and ": received: " in device_0
     assert "further origins" not in out
+
+
+def _assert_owner_only(top):
+    """Directories below ``top`` are 0700, tensor data 0600, the reports without tensor data 0644 (umask 022)."""
+    modes = {}
+    for parent, dir_names, file_names in os.walk(top):
+        for name in dir_names + file_names:
+            path = os.path.join(parent, name)
+            info = os.lstat(path)
+            expected = 0o700 if stat.S_ISDIR(info.st_mode) else 0o644 if name in REPORT_FILES else 0o600
+            modes[path] = (stat.S_IMODE(info.st_mode), expected)
+    assert any(name.startswith("Log.features.") for name in map(os.path.basename, modes)), sorted(modes)
+    wrong = {path: (oct(mode), oct(expected)) for path, (mode, expected) in modes.items() if mode != expected}
+    assert wrong == {}
 
 
 def two_rank_run(root, rank_1_scale):

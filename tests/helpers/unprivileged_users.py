@@ -9,6 +9,8 @@ The interpreter, the virtualenv and the checkout may sit below directories that 
 virtualenv links to an interpreter in root's 0700 home). The dropped command therefore runs in a mount namespace
 of its own (``workers/user_view.py``) in which just those paths are reachable; the machine's modes stay as they
 are. ``attacker()`` (``npu-test-other``) is a second user without privileges, for attacks from the same machine.
+A test runs its job as both users with ``@pytest.mark.parametrize("who", ["root", "unprivileged user"])``,
+``chosen(who)`` and ``run_python``, and checks who owns what the job wrote with ``not_owned_by``.
 
 Both users persist on the machine after the run (creating them is idempotent; removing them while another
 test worker still runs as them would break that worker).
@@ -20,6 +22,7 @@ import os
 import pathlib
 import pwd
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -28,6 +31,7 @@ import tempfile
 import pytest
 
 from helpers.paths import REPO_ROOT, TESTS_DIR
+from helpers.processes import update_environment
 
 JOB_USER = "npu-test-job"
 ATTACKER = "npu-test-other"
@@ -138,3 +142,72 @@ def as_root():
     if os.geteuid() != 0:
         pytest.skip("the privileged variant needs root")
     return User(None)
+
+
+def chosen(who):
+    """The user a test parametrized over ``who`` ("root" or "unprivileged user") runs its job as."""
+    return as_root() if who == "root" else job_user()
+
+
+def run_python(user, directory, args, env=None, timeout=300, cwd=REPO_ROOT):
+    """Runs this interpreter with ``args`` (``["-m", "npu_bridge.core.launch", ...]``, a script and its arguments)
+    as ``user``, with HOME and TMPDIR ``directory`` (from ``user.directory()``), this checkout and the tests' helpers
+    importable, and umask 022 (the documented modes assume it).
+
+    Args:
+      env: variables to set (a value of None removes the variable).
+      timeout: seconds; past them the command's process group gets SIGTERM, then SIGKILL (npu-run and npu-debug
+        take their ranks and runs along), and ``subprocess.TimeoutExpired`` is raised.
+    Returns:
+      The ``subprocess.CompletedProcess`` (text mode, stdout and stderr captured).
+    """
+    full_env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
+        HOME=str(directory),
+        TMPDIR=str(directory),
+    )
+    update_environment(full_env, env)
+    argv = [*user.prefix(), sys.executable, *args]
+    process = subprocess.Popen(
+        argv,
+        env=full_env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        umask=0o022,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _end_group(process)
+        raise
+    finally:
+        if process.poll() is None:  # the test was interrupted
+            _end_group(process)
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+def _end_group(process):
+    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, None)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.communicate(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def not_owned_by(user, top):
+    """Every path below ``top`` (``top`` included, symlinks not followed) that ``user`` does not own, with its
+    owner: {path: uid}."""
+    foreign = {}
+    for parent, dir_names, file_names in os.walk(top):
+        for path in [parent] + [os.path.join(parent, name) for name in dir_names + file_names]:
+            uid = os.lstat(path).st_uid
+            if uid != user.uid:
+                foreign[path] = uid
+    return foreign

@@ -1,5 +1,6 @@
 """``npu-debug bisect``: the search and its bound, the files it writes, NPU_BRIDGE_OPTIONS, and the tool on a script
-with one planted culprit among 200 ops (named, within the bound, and its fix brings the loss back)."""
+with one planted culprit among 200 ops (named, within the bound, and its fix brings the loss back), also run by an
+unprivileged user (``helpers.unprivileged_users``), whose files the tool's are and who can use them."""
 
 import json
 import math
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import helpers.unprivileged_users
 import pytest
 from helpers.paths import REPO_ROOT
 from helpers.processes import npu_debug
@@ -144,11 +146,22 @@ def test_npu_bridge_options_reaches_a_session_without_editing_it(monkeypatch, tm
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(240)
-def test_bisect_names_the_planted_op_and_its_fix_brings_the_loss_back(tmp_path):
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("who", ["root", "unprivileged user"])
+def test_bisect_names_the_planted_op_and_its_fix_brings_the_loss_back(who):
+    user = helpers.unprivileged_users.chosen(who)
+    with user.directory() as tmp_path:
+        _bisect_and_fix(user, tmp_path)
+
+
+def _bisect_and_fix(user, tmp_path):
     out = tmp_path / "out"
-    result = npu_debug(["bisect", "--output-dir", str(out), "--", sys.executable, WORKER], tmp_path, timeout=200)
+    tool = ["-m", "npu_bridge.core.accuracy", "bisect", "--output-dir", str(out), "--", sys.executable, WORKER]
+    environment = {"NPU_BRIDGE_DEVICE_TARGET": "ascend", "NPU_BRIDGE_OPTIONS": None}  # as helpers.processes.npu_debug
+    result = helpers.unprivileged_users.run_python(user, tmp_path, tool, env=environment, timeout=200, cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr  # 1: a finding
+    assert helpers.unprivileged_users.not_owned_by(user, out) == {}
+    assert not [name for name in os.listdir(tmp_path) if name.startswith("npu-debug-")]  # its work directory is gone
     lines = result.stdout.splitlines()
     runs = [line for line in lines if line.startswith("run ")]
     bound_line = next(line for line in lines if "candidate ops of" in line)
@@ -171,18 +184,9 @@ def test_bisect_names_the_planted_op_and_its_fix_brings_the_loss_back(tmp_path):
     reference = float(re.search(r"reference \(must_keep_origin_dtype\): metric (\S+)", result.stdout).group(1))
     baseline = float(re.search(r"the script's own precision: metric (\S+)", result.stdout).group(1))
     assert abs(baseline - reference) > 0.1 * reference  # the planted culprit ruins the loss
-    fixed = subprocess.run(
-        [sys.executable, WORKER],
-        env=dict(
-            os.environ,
-            PYTHONPATH=REPO_ROOT,
-            NPU_BRIDGE_DEVICE_TARGET="ascend",
-            NPU_BRIDGE_OPTIONS=json.dumps({"customize_dtypes": str(out / bisection.CUSTOMIZE_FILE)}),
-        ),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    options = json.dumps({"customize_dtypes": str(out / bisection.CUSTOMIZE_FILE)})
+    fixed = helpers.unprivileged_users.run_python(
+        user, tmp_path, [WORKER], env={"NPU_BRIDGE_DEVICE_TARGET": "ascend", "NPU_BRIDGE_OPTIONS": options}, timeout=60
     )
     assert fixed.returncode == 0, fixed.stderr
     loss = metric.find(metric.compile_pattern(metric.DEFAULT_PATTERN), fixed.stdout, "")
