@@ -194,3 +194,149 @@ def test_a_step_count_derived_from_imagenet_sized_data_is_a_data_mismatch():
     records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
     outcome, cause = classify.classify(records, "/m", "/d", "imagenet-tfrecord", False)
     assert outcome == "data" and "smaller than the script assumes" in cause
+
+
+def _fake_model(tmp_path, files):
+    model = tmp_path / "model"
+    for name, text in files.items():
+        (model / name).parent.mkdir(parents=True, exist_ok=True)
+        (model / name).write_text(text)
+    return model
+
+
+def _kit_data(tmp_path, model):
+    """The kit data_kits picks for ``model`` and the data folder it makes."""
+    data_kits = _tool_module("data_kits")
+    kit = data_kits.choose(str(model))
+    data = tmp_path / "data"
+    data_kits.make(kit, str(data), str(tmp_path / "kits"), seed=3, model_dir=str(model))
+    return kit, data
+
+
+_MAT_LOADER = """
+import scipy.io as sio
+def getData(filename):
+    load_data = sio.loadmat(filename)
+    y = load_data['y']
+    X = load_data['X'].transpose(3, 0, 1, 2)
+    return X, y
+file = ("%s/train_32x32.mat" % (args.data_path))
+sio.savemat('./coef.mat', dict(ACC=acc))
+datapath = args.data_path + args.mat + '.mat'
+data = sio.loadmat(datapath)
+count = data['num_modalities'][0][0]
+img = data['modality_' + str(i)]
+"""
+
+
+def test_a_mat_file_the_loader_names_holds_the_keys_it_reads(tmp_path):
+    model = _fake_model(tmp_path, {"read_data.py": _MAT_LOADER, "test/train_full_1p.sh": "python3 x.py --mat USPS\n"})
+    kit, data = _kit_data(tmp_path, model)
+    assert kit == "named-arrays"
+    import scipy.io
+
+    svhn = scipy.io.loadmat(str(data / "train_32x32.mat"))
+    samples = svhn["y"].shape[0]
+    assert svhn["X"].transpose(3, 0, 1, 2).shape == (samples, 32, 32, 3)  # stored so the loader's transpose fits
+    assert svhn["y"].shape == (samples, 1) and 1 <= svhn["y"].min() and svhn["y"].max() <= 9 and samples >= 64
+    usps = scipy.io.loadmat(str(data / "USPS.mat"))  # args.mat + '.mat', --mat from the wrapper
+    assert usps["num_modalities"][0][0] == 2 and usps["modality_1"].shape[0] >= 64
+    assert not (data / "coef.mat").exists()  # written by the script, not read
+
+
+def test_an_npz_file_gets_keys_a_placeholder_shape_and_valid_sparse_matrices(tmp_path):
+    loader = """
+import numpy as np
+mnist_cluttered = np.load(os.path.join(args.data_path, 'mnist_sequence_5x5.npz'))
+X_train, y_train = mnist_cluttered['X_train'], mnist_cluttered['y_train']
+with np.load(os.path.join(data_path, 'cora_full.npz')) as f:
+    features = sp.csr_matrix((f['attr_data'], f['attr_indices'], f['attr_indptr']), shape=f['attr_shape'])
+x = tf.placeholder(tf.float32, [None, 1600])
+"""
+    model = _fake_model(tmp_path, {"train.py": loader})
+    kit, data = _kit_data(tmp_path, model)
+    assert kit == "named-arrays"
+    import numpy as np
+    import scipy.sparse
+
+    with np.load(data / "mnist_sequence_5x5.npz") as f:
+        samples = f["y_train"].shape[0]
+        assert f["X_train"].shape == (samples, 1600) and f["y_train"].shape == (samples,) and samples >= 64
+    with np.load(data / "cora_full.npz") as f:
+        matrix = scipy.sparse.csr_matrix((f["attr_data"], f["attr_indices"], f["attr_indptr"]), shape=f["attr_shape"])
+    assert matrix.shape == (samples, 32) and matrix.nnz >= samples
+
+
+def test_an_h5_file_named_in_a_flag_default_holds_the_datasets_read(tmp_path):
+    loader = """
+flags.DEFINE_string('train_data', 'training3d.h5', 'Training data')
+flags.DEFINE_string('model_file', 'model_weights.h5', 'weights are never made up')
+data_file = h5py.File(data_path, 'r')
+self.images, self.labels = data_file['X'], data_file['Y']
+with h5py.File(args.data_path + '/Training_Dataset.h5', 'r') as f:
+    sources = f['data'][:]
+sources = np.transpose(sources, (0, 3, 2, 1))
+model_path = file_path + "resunetplusplus.h5"
+"""
+    model = _fake_model(tmp_path, {"main.py": loader})
+    kit, data = _kit_data(tmp_path, model)
+    assert kit == "named-arrays"
+    import h5py
+
+    with h5py.File(data / "training3d.h5", "r") as f:
+        assert f["X"].shape[1:] == (32, 32, 3) and f["Y"].shape == f["X"].shape[:1]
+    with h5py.File(data / "Training_Dataset.h5", "r") as f:
+        assert f["data"][:].transpose(0, 3, 2, 1).shape[1:] == (32, 32, 3)  # the variable's transpose, followed
+    assert not (data / "model_weights.h5").exists()
+    assert not (data / "resunetplusplus.h5").exists()  # a model's path
+
+
+def test_pascal_voc_is_at_the_top_and_under_vocdevkit(tmp_path):
+    loader = """
+txtname = os.path.join(self.data_path, 'ImageSets', 'Main', 'trainval.txt')
+imname = os.path.join(self.data_path, 'JPEGImages', index + '.jpg')
+filename = os.path.join(self.data_path, 'Annotations', index + '.xml')
+"""
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"pascal_voc.py": loader}))
+    assert kit == "voc"
+    import xml.etree.ElementTree as ET
+
+    for root in (data, data / "VOCdevkit" / "VOC2007", data / "VOC2012"):
+        names = (root / "ImageSets" / "Main" / "trainval.txt").read_text().split()
+        assert len(names) == 16
+        assert (root / "JPEGImages" / f"{names[0]}.jpg").read_bytes()[:2] == b"\xff\xd8"
+        objects = ET.parse(root / "Annotations" / f"{names[0]}.xml").findall("object")
+        assert objects and int(objects[0].find("bndbox/xmax").text) <= 96
+
+
+def test_coco_annotations_name_images_that_exist(tmp_path):
+    loader = "coco = COCO(os.path.join(root, 'annotations', 'person_keypoints_train2017.json'))\n"
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"dataset.py": loader}))
+    assert kit == "coco"
+    for kind in ("instances", "person_keypoints"):
+        content = json.loads((data / "annotations" / f"{kind}_train2017.json").read_text())
+        image = content["images"][0]
+        assert (data / "train2017" / image["file_name"]).is_file()
+        assert len(content["annotations"][0]["keypoints"]) == 17 * 3
+
+
+def test_a_text_list_of_image_paths_and_labels_names_images_that_exist(tmp_path):
+    loader = """
+with open(os.path.join(data_dir, 'train_data.txt')) as f:
+    for line in f:
+        path, label = line.strip().split(' ')
+        image = cv2.imread(os.path.join(data_dir, path))
+"""
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"dataset.py": loader}))
+    assert kit == "image-lists"
+    from PIL import Image
+
+    lines = (data / "train_data.txt").read_text().splitlines()
+    path, label = lines[0].split(" ")
+    assert os.path.isabs(path) and int(label) in range(10)
+    assert Image.open(os.path.join(str(data), path)).size == (96, 96)
+
+
+def test_code_that_reads_no_known_format_gets_no_kit(tmp_path):
+    model = _fake_model(tmp_path, {"train.py": "rows = open('ratings.dat').read().split('::')\n"})
+    assert _tool_module("data_kits").choose(str(model)) is None

@@ -126,7 +126,7 @@ def _run_entry(args, entry, folder, shims):
     with open(os.path.join(model, "test", entry.script), encoding="utf-8", errors="replace") as f:
         script = f.read()
     cache = os.path.join(os.path.dirname(os.path.dirname(folder)), "kits")
-    data_kits.make(kit, data, cache, seed=args.seed, sizes=data_kits.hints(script))
+    data_kits.make(kit, data, cache, seed=args.seed, sizes=data_kits.hints(script), model_dir=model)
     if kit is not None:
         data_paths.link(script, data)
     launcher = [sys.executable, "-m", "npu_bridge.core.launch", f"--{entry.kind}"]

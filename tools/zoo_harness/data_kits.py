@@ -1,7 +1,11 @@
 """Synthetic training data in the formats the zoo's loaders read, chosen by what a model's code reads.
 
-A kit is chosen when the model's Python or shell files contain all of its markers; the first kit that matches
-wins. Each writes small, valid files at the top of the data path (random pixels, labels in a small range) and makes
+A kit is chosen when the model's Python or shell files contain all of its markers (or, for a kit whose markers
+are a function, when that function of the code says so); the first kit that matches wins. The kits of annotated
+images (Pascal VOC, COCO, text lists of images) are in ``image_sets.py``, the kit of named ``.npz`` / ``.mat`` /
+``.h5`` files, whose names and keys are derived from the loader's code, in ``array_files.py``.
+
+Each kit writes small, valid files at the top of the data path (random pixels, labels in a small range) and makes
 the sub-folder names the zoo's scripts commonly append (``data/``, ``MNIST_data/``, ...) symbolic links to it, so
 most loaders find the files wherever they look. A model whose loader no kit recognizes gets an empty data folder:
 if it then fails reading data, the harness says the data could not be made.
@@ -9,13 +13,14 @@ if it then fails reading data, the harness says the data could not be made.
 
 import gzip
 import inspect
-import io
 import os
 import pickle
 import re
 import shutil
 import struct
 
+import array_files
+import image_sets
 import numpy as np
 
 _ALIASES = ("data",)
@@ -29,13 +34,7 @@ def _aliases(root, names=_ALIASES):
             os.symlink(".", path)
 
 
-def _jpeg(rng, size=96):
-    from PIL import Image
-
-    pixels = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, format="JPEG", quality=80)
-    return buffer.getvalue()
+_jpeg = image_sets.jpeg
 
 
 def _imagenet_tfrecords(root, rng):
@@ -115,7 +114,7 @@ def _cifar10(root, rng):
     _python2_pickle(meta, os.path.join(root, "batches.meta"))
     with open(os.path.join(root, "batches.meta.txt"), "w") as f:
         f.write("\n".join(f"class{i}" for i in range(10)) + "\n")
-    _aliases(root, _ALIASES + ("cifar-10-batches-bin", "cifar-10-batches-py", "cifar10"))
+    _aliases(root, _ALIASES + ("cifar-10-batches-bin", "cifar-10-batches-py", "cifar10", "cifar-10-python"))
 
 
 def _mnist(root, rng):
@@ -200,7 +199,23 @@ def _image_folders(root, rng):
     _aliases(root)
 
 
-# (name, markers that must all occur in the model's code, writer): the first match wins.
+_IMAGE_READERS = re.compile(r"cv2\.imread|Image\.open|imageio\.imread|misc\.imread|decode_jpeg|decode_image|load_img")
+_LIST_LITERAL = re.compile(r"""['"/]({})['"]""".format("|".join(re.escape(n) for n in image_sets.LIST_NAMES)))
+
+
+def _reads_image_list(code):
+    """A loader that opens a text list by a common name, splits its lines and reads images."""
+    return bool(_LIST_LITERAL.search(code) and ".split(" in code and _IMAGE_READERS.search(code))
+
+
+def _reads_named_arrays(code):
+    return array_files.spec(code) is not None
+
+
+# (name, markers, writer): markers are strings that must all occur in the model's code, or a function of the code
+# that says whether the kit fits. The first match wins. A writer takes (root, rng) and, by name, ``hints`` (the
+# sizes the training script asks for), ``spec`` (what the kit's SPECS function derives from the code) or ``home``
+# (the folder its files end up in, for files that name other files by absolute path).
 KITS = (
     ("bert-pretraining", ("masked_lm_positions", "next_sentence_labels"), _bert_pretraining),
     ("imagenet-tfrecord", ("image/encoded", "image/class/label"), _imagenet_tfrecords),
@@ -211,7 +226,14 @@ KITS = (
     ("mnist", ("mnist.npz",), _mnist),
     ("image-folders", ("flow_from_directory",), _image_folders),
     ("image-folders", ("image_dataset_from_directory",), _image_folders),
+    ("voc", ("ImageSets", "JPEGImages", "Annotations"), image_sets.voc),
+    ("coco", ("annotations", "instances_"), image_sets.coco),
+    ("coco", ("person_keypoints",), image_sets.coco),
+    ("named-arrays", _reads_named_arrays, array_files.write),
+    ("image-lists", _reads_image_list, image_sets.image_lists),
 )
+# Kits whose files depend on the model's code: the function that derives what they write (a JSON-able value)
+SPECS = {"named-arrays": array_files.spec}
 
 
 def model_code(model_dir):
@@ -226,11 +248,15 @@ def model_code(model_dir):
     return "\n".join(parts)
 
 
+def _fits(markers, code):
+    return markers(code) if callable(markers) else all(marker in code for marker in markers)
+
+
 def choose(model_dir):
     """The name of the kit for a model, or None when no kit recognizes its loader."""
     code = model_code(model_dir)
     for name, markers, _ in KITS:
-        if all(marker in code for marker in markers):
+        if _fits(markers, code):
             return name
     return None
 
@@ -246,28 +272,33 @@ def hints(script_text):
     return found
 
 
-def make(kit, data_dir, cache_dir, seed=0, sizes=None):
+def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None):
     """Gives data_dir (created) kit's data; kit None leaves it empty.
 
-    The kit is written once into ``cache_dir/<kit>-<seed>[-<sizes>]``; data_dir gets folders of its own holding
-    symbolic links to the cached files, so what one entry writes there does not reach the next. ``sizes`` (from
-    ``hints``) reaches the kits that take it.
+    The kit is written once into ``cache_dir/<kit>-<seed>[-<sizes>|-<spec id>]``; data_dir gets folders of its own
+    holding symbolic links to the cached files, so what one entry writes there does not reach the next. ``sizes``
+    (from ``hints``) reaches the kits that take it; a kit in ``SPECS`` gets what its function derives from the code
+    of ``model_dir``.
     """
     if kit is None:
         os.makedirs(data_dir, exist_ok=True)
         return
     writer = next(write for name, _, write in KITS if name == kit)
-    takes_sizes = "hints" in inspect.signature(writer).parameters
-    suffix = "".join(f"-{value}" for _, value in sorted((sizes or {}).items())) if takes_sizes else ""
+    parameters = inspect.signature(writer).parameters
+    extra, suffix = {}, ""
+    if "hints" in parameters:
+        extra["hints"] = sizes or {}
+        suffix = "".join(f"-{value}" for _, value in sorted((sizes or {}).items()))
+    if "spec" in parameters:
+        extra["spec"] = SPECS[kit](model_code(model_dir))
+        suffix = "-" + array_files.spec_id(extra["spec"])
     cached = os.path.join(cache_dir, f"{kit}-{seed}{suffix}")
+    if "home" in parameters:
+        extra["home"] = cached
     if not os.path.isdir(cached):
         partial = cached + ".partial"
         shutil.rmtree(partial, ignore_errors=True)
         os.makedirs(partial)
-        rng = np.random.default_rng(seed)
-        if takes_sizes:
-            writer(partial, rng, sizes or {})
-        else:
-            writer(partial, rng)
+        writer(partial, np.random.default_rng(seed), **extra)
         os.replace(partial, cached)
     shutil.copytree(cached, data_dir, symlinks=True, copy_function=os.symlink, dirs_exist_ok=True)

@@ -14,7 +14,20 @@ import re
 
 _REFERENCE = re.compile(r"\$\{?data_path\}?/+([^\s\"'`;|&>)]+)")
 # Suffixes that name one file of a kind; a name without any is a folder.
-_FILE_SUFFIXES = (".tfrecord", ".tfrecords", ".record", ".json", ".txt", ".npz", ".npy", ".csv", ".pkl", ".h5")
+_FILE_SUFFIXES = (
+    ".tfrecord",
+    ".tfrecords",
+    ".record",
+    ".json",
+    ".txt",
+    ".npz",
+    ".npy",
+    ".mat",
+    ".csv",
+    ".pkl",
+    ".h5",
+    ".hdf5",
+)
 
 
 def referenced(script_text):
