@@ -81,3 +81,29 @@ def test_a_script_gets_the_functions_in_scipy_misc_with_py_compat(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "SHAPE (3, 3, 3) (3, 2, 3)" in result.stdout
     assert result.stderr.count("scipy.misc.imresize no longer exists; --py-compat provides it") == 1
+
+
+MOVED_SCRIPT = """
+from scipy.sparse.linalg.eigen.arpack import eigsh
+from scipy.misc import comb, logsumexp
+import numpy as np
+import scipy.sparse
+values = eigsh(scipy.sparse.diags([1.0, 2.0, 3.0]), k=1)[0]
+print("MOVED", np.round(values, 3).tolist(), comb(5, 2), round(float(logsumexp([0.0, 0.0])), 4))
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_script_gets_scipys_moved_modules_and_special_functions_with_py_compat(tmp_path):
+    # graph models of the zoo (GAT, LGCN, TextING) import eigsh from the path SciPy 1.8 made private
+    (tmp_path / "moved.py").write_text(MOVED_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]), TF_CPP_MIN_LOG_LEVEL="2")
+    argv = [sys.executable, "-m", "npu_bridge.tf1", "--py-compat", "moved.py"]
+    result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=110, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "MOVED [3.0] 10.0 0.6931" in result.stdout
+    told = "scipy.sparse.linalg.eigen.arpack no longer exists; --py-compat provides it (write scipy.sparse.linalg"
+    assert result.stderr.count(told) == 1
+    assert (
+        "scipy.misc.comb no longer exists; --py-compat provides it (write scipy.special.comb instead)" in result.stderr
+    )

@@ -50,7 +50,7 @@ def install(script_directory=None):
     if environment.py_compat():
         py_compat.install()
         compat = "; Python-level compatibility on (time.clock, NumPy 1.x aliases, collections ABCs, "
-        compat += "getargspec, scipy.misc)"
+        compat += "getargspec, scipy.misc, SciPy's moved modules)"
     keras = " and `import keras` Keras 2" if keras2 else ""
     return (
         "npu_bridge TF1 mode: `import tensorflow` in user code gives TensorFlow 1.x (tensorflow.compat.v1, v2 "

@@ -9,8 +9,9 @@ patches are opt-in):
   ``np.float_``, ``np.product``, ``np.in1d``, ``np.sctypes``, ...; ``NUMPY``);
 - ``collections.Iterable`` and the other ABCs, from ``collections.abc``;
 - ``inspect.getargspec`` (``args, varargs, keywords, defaults`` from ``inspect.getfullargspec``);
-- ``scipy.misc.imread`` / ``imsave`` / ``imresize`` / ``imrotate`` on Pillow (``scipy_misc``), when SciPy is
-  installed.
+- ``scipy.misc.imread`` / ``imsave`` / ``imresize`` / ``imrotate`` on Pillow (``scipy_misc``), and
+  ``scipy.misc.comb`` / ``factorial`` / ``logsumexp`` from ``scipy.special``, when SciPy is installed;
+- SciPy modules made private, under their old paths (``scipy_paths``: ``scipy.sparse.linalg.eigen.arpack``).
 
 Nothing that exists is replaced: a name NumPy still has is left alone.
 """
@@ -23,7 +24,7 @@ import time
 import numpy as np
 
 from npu_bridge.core.runtime import log
-from npu_bridge.core.tf1 import scipy_misc
+from npu_bridge.core.tf1 import scipy_misc, scipy_paths
 
 # name -> (its value, what to write instead)
 NUMPY = {
@@ -136,8 +137,16 @@ def install():
     if not hasattr(inspect, "getargspec"):
         _module_getattr(inspect, {"getargspec": (_getargspec, "inspect.getfullargspec")})
     scipy_misc.install(_add_scipy_misc)
+    scipy_paths.install(lambda old, new: _tell(old, new))
+
+
+SCIPY_SPECIAL = ("comb", "factorial", "logsumexp")  # scipy.misc names SciPy 1.0-1.3 moved to scipy.special
 
 
 def _add_scipy_misc(module):
     missing = {n: (f, "imageio / PIL.Image") for n, f in scipy_misc.FUNCTIONS.items() if n not in module.__dict__}
+    import scipy.special  # scipy.misc is being imported: SciPy is there
+
+    special = {n: (getattr(scipy.special, n), f"scipy.special.{n}") for n in SCIPY_SPECIAL}
+    missing.update({n: value for n, value in special.items() if n not in module.__dict__})
     _module_getattr(module, missing)
