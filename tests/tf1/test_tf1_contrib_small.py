@@ -264,3 +264,34 @@ def test_stateless_ops_are_deterministic_in_the_seed_and_check_its_shape():
     assert abs(a.mean()) < 0.15 and abs(a.std() - 1) < 0.1
     assert np.abs(t).max() <= 2.0
     assert abs(s.mean() - 0.9) < 0.05
+
+
+SLIM_DECODER_SCRIPT = """
+import io, json
+import numpy as np
+import tensorflow as tf
+import tf_slim as slim
+from PIL import Image
+
+buffer = io.BytesIO()
+Image.fromarray(np.full((6, 4, 3), 90, np.uint8)).save(buffer, format="PNG")
+example = tf.train.Example(features=tf.train.Features(feature={
+    "image/encoded": tf.train.Feature(bytes_list=tf.train.BytesList(value=[buffer.getvalue()])),
+    "image/format": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"png"])),
+}))
+keys = {
+    "image/encoded": tf.FixedLenFeature((), tf.string, default_value=""),
+    "image/format": tf.FixedLenFeature((), tf.string, default_value="jpeg"),
+}
+decoder = slim.tfexample_decoder.TFExampleDecoder(keys, {"image": slim.tfexample_decoder.Image()})
+(image,) = decoder.decode(tf.constant(example.SerializeToString()), ["image"])
+with tf.Session() as sess:
+    value = sess.run(image)
+print("RESULT " + json.dumps({"shape": list(value.shape), "pixel": int(value[0, 0, 0])}))
+"""
+
+
+def test_slims_example_decoder_picks_its_image_decoder_in_the_mode(tmp_path):
+    # tf_slim's TFExampleDecoder chooses the decoder with control_flow_ops.case, which TensorFlow 2.21 moved
+    found = helpers.tf1.run_tf1_script(tmp_path, SLIM_DECODER_SCRIPT)
+    assert found == {"shape": [6, 4, 3], "pixel": 90}
