@@ -16,7 +16,8 @@ from helpers.paths import REPO_ROOT, TESTS_DIR
 from npu_bridge.core.tf1 import environment
 
 # A Keras 2.2-era script: standalone keras first (before any `import tensorflow`), Keras 2.2 module paths, a custom
-# layer on keras.engine.topology, keras.activations.relu(x, alpha=...), model._layers, ImageDataGenerator, fit.
+# layer on keras.engine.topology, keras.activations.relu(x, alpha=...), model._layers, ImageDataGenerator, fit,
+# Model(input=..., output=...).
 STANDALONE_KERAS = """
 import json
 import numpy as np
@@ -50,6 +51,8 @@ model = keras.models.Sequential([LSTM(4, input_shape=(5, 3)), BatchNormalization
 model.compile(optimizer="sgd", loss="mse")
 history = model.fit(rng.rand(16, 5, 3), rng.rand(16, 1), epochs=3, batch_size=8, verbose=0)
 images = next(ImageDataGenerator(horizontal_flip=True).flow(rng.rand(4, 8, 8, 3), batch_size=2, shuffle=False))
+inputs = keras.layers.Input((3,))
+legacy = keras.models.Model(input=inputs, output=Dense(2)(inputs))  # Keras 1's names, which Keras 2.2 still took
 relu = K.eval(keras.activations.relu(tf.constant([-1.0, 2.0]), alpha=0.0))
 leaky = K.eval(keras.activations.relu(tf.constant([-1.0, 2.0]), alpha=0.5))
 print("RESULT " + json.dumps({"name": "keras", "value": {
@@ -57,7 +60,8 @@ print("RESULT " + json.dumps({"name": "keras", "value": {
     "sequence": Sequence.__module__, "resnet50": preprocess_input.__module__, "eager": tf.executing_eagerly(),
     "losses": [round(v, 6) for v in history.history["loss"]], "images": list(images.shape),
     "relu": relu.tolist(), "leaky": leaky.tolist(), "layers": len(model._layers),
-    "last_layer": model._layers[-1] is model.layers[-1], "library": library.SEEN}}))
+    "last_layer": model._layers[-1] is model.layers[-1], "library": library.SEEN,
+    "legacy_model": [len(legacy.inputs), len(legacy.outputs)]}}))
 """
 
 # tensorflow.python.keras imports of a TF 1.15 script (Sequence, LSTM, BatchNormalization, layers.normalization)
@@ -148,6 +152,7 @@ def test_standalone_keras_is_keras_2_in_the_keras_2_2_layout_and_libraries_keep_
         "layers": 6,  # Keras 2.2's Sequential._layers: the input layer, then the five added
         "last_layer": True,
         "library": LIBRARY_SEEN,
+        "legacy_model": [1, 1],
     }
     assert seen["version"].startswith("2.")
 

@@ -4,22 +4,69 @@
 ``TpuBatchNormalization`` (9 model directories of the zoo, TF1 and TF2) override it with that signature, which
 tf_keras 2.21 calls with ``mask=`` as well (a TypeError at the first call). Such an override is called without
 ``mask`` when the layer has no mask, as Keras 2.6 called it; with a mask it raises, naming the class, since the
-override cannot apply one. Overrides that take ``mask`` (or ``**kwargs``) are left as they are. Nothing is imported
-early: the change is made when tf_keras' batch normalization module is first imported.
+override cannot apply one. Overrides that take ``mask`` (or ``**kwargs``) are left as they are.
+
+``Model(input=..., output=...)``: Keras 2.0-2.2 still took Keras 1's argument names for a functional model, with a
+warning (U-Net and other zoo scripts of that era call it so); tf_keras refuses them. They are taken as ``inputs`` /
+``outputs`` when those are not given, and the first use is logged once.
+
+Nothing is imported early: each change is made when its tf_keras module is first imported.
 """
 
 import functools
 import inspect
 
-from npu_bridge.core.runtime import after_import
+from npu_bridge.core.runtime import after_import, log
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
 _MODULE = "tf_keras.src.layers.normalization.batch_normalization"
+_FUNCTIONAL_MODULE = "tf_keras.src.engine.functional"
+_KERAS_1_NAMES = {"input": "inputs", "output": "outputs"}
 
 
 def install():
-    """Adapts old-signature ``_moments`` overrides of every BatchNormalization subclass defined from now on."""
+    """Adapts old-signature ``_moments`` overrides of every BatchNormalization subclass defined from now on, and
+    makes ``Model`` take Keras 1's ``input`` / ``output``."""
     after_import.when_imported(_MODULE, _adapt_subclasses)
+    after_import.when_imported(_FUNCTIONAL_MODULE, _take_keras_1_names)
+
+
+def _take_keras_1_names(module):
+    model, functional = module.training_lib.Model, module.Functional
+    if "_npu_bridge_keras_1_names" in vars(model):
+        return
+    original_new = model.__new__
+
+    def __new__(cls, *args, **kwargs):  # noqa: N807 - replaces Model.__new__
+        return original_new(cls, *args, **_renamed(kwargs))
+
+    model.__new__ = staticmethod(functools.wraps(original_new)(__new__))
+    for cls in (model, functional):
+        cls.__init__ = _renaming_init(cls.__init__)
+    model._npu_bridge_keras_1_names = True
+
+
+def _renaming_init(original):
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):  # noqa: N807 - replaces a Model's __init__
+        return original(self, *args, **_renamed(kwargs))
+
+    return __init__
+
+
+def _renamed(kwargs):
+    """``kwargs`` with Keras 1's ``input`` / ``output`` as ``inputs`` / ``outputs`` (when those are not given)."""
+    old = [name for name in _KERAS_1_NAMES if name in kwargs and _KERAS_1_NAMES[name] not in kwargs]
+    if not old:
+        return kwargs
+    log.warn_once(
+        ("keras-1-model-names",),
+        "Model(input=..., output=...) uses Keras 1's argument names: taken as inputs= / outputs= (write those)",
+    )
+    kwargs = dict(kwargs)
+    for name in old:
+        kwargs[_KERAS_1_NAMES[name]] = kwargs.pop(name)
+    return kwargs
 
 
 def _adapt_subclasses(module):
