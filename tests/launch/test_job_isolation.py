@@ -20,6 +20,7 @@ import time
 import helpers.unprivileged_users
 import pytest
 from helpers.collectives import OUTSIDE_CLIENT, Ranks, parse_results
+from helpers.markdown import anchors
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
 
 from npu_bridge.core.collectives import exposure
@@ -211,8 +212,6 @@ def test_a_private_network_has_only_loopback(tmp_path):
 
 
 def test_the_warnings_link_to_sections_that_exist():
-    from test_docs_layout import anchors  # a test helper, only for this test
-
     for link in (exposure.DOCS_ONE_HOST, exposure.DOCS_MULTI_HOST):
         page, _, anchor = link.partition("#")
         assert anchor in anchors(pathlib.Path(REPO_ROOT, page)), link

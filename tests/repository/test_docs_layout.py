@@ -4,6 +4,7 @@ import pathlib
 import re
 
 import pytest
+from helpers.markdown import anchors, github_anchor, without_fences
 from helpers.paths import REPO_ROOT
 
 ROOT = pathlib.Path(REPO_ROOT)
@@ -11,10 +12,8 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 README_MAX_BYTES = 20_000
 
-_FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.M | re.S)
 _CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
 _LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
 _EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # http:, https:, mailto:, ...
 
 
@@ -22,34 +21,9 @@ def _pages():
     return [README, ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md"))]
 
 
-def _without_fences(text):
-    """Markdown text with fenced code blocks blanked out (a '#' line there is no heading)."""
-    return _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-
-
 def _without_code(text):
     """Markdown text with fenced blocks and code spans blanked out: links there are not links."""
-    return _CODE_SPAN.sub("", _without_fences(text))
-
-
-def github_anchor(heading):
-    """The anchor GitHub gives a heading: its text lowercased, punctuation except '-' and '_' dropped, spaces -> '-'."""
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link's text stays, its target goes
-    text = re.sub(r"<[^>]+>", "", text).replace("`", "")
-    text = re.sub(r"[^\w\- ]", "", text.strip().lower())
-    return text.replace(" ", "-")
-
-
-def anchors(path):
-    """Every heading anchor of a markdown page (repeated headings get -1, -2, ... as on GitHub)."""
-    seen = {}
-    result = set()
-    for match in _HEADING.finditer(_without_fences(path.read_text(encoding="utf-8"))):
-        anchor = github_anchor(match.group(2))
-        count = seen.get(anchor, 0)
-        seen[anchor] = count + 1
-        result.add(anchor if count == 0 else f"{anchor}-{count}")
-    return result
+    return _CODE_SPAN.sub("", without_fences(text))
 
 
 def broken_links(path, root=ROOT):
