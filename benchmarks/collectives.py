@@ -1,10 +1,12 @@
-"""Speed of the HCCL collectives across 2 rank processes (loopback gRPC), against baselines in the same run.
+"""Speed of the HCCL collectives across rank processes on one host, against baselines in the same run.
 
-1. hccl_ops.allreduce of 1, 16 and 64 MiB float32 vs raw TensorFlow CollectiveReduce on the same data, in the
-   same session, blocks interleaved. Ratio = raw time / hccl_ops time (target >= 0.95).
+1. hccl_ops.allreduce of 4 KiB, 1, 16 and 64 MiB float32 on the shared-memory path (the default under npu-run)
+   vs hccl_ops on TensorFlow's gRPC path (NPU_BRIDGE_COLLECTIVES=tf) vs raw TensorFlow CollectiveReduce, in the
+   same session, blocks interleaved. Ratios: gRPC time / shm time, and raw time / gRPC hccl_ops time (target
+   >= 0.95); allgather and broadcast of 1 and 16 MiB on both paths.
 2. Gradient allreduce of a 100-variable model: fused by the default split strategy (what
-   NPUDistributedOptimizer does) vs one collective per tensor. Ratio = per-tensor time / fused time
-   (target >= 3).
+   NPUDistributedOptimizer does) vs one collective per tensor, on both paths. Ratios = per-tensor time / fused
+   time (target >= 3), gRPC fused / shm fused (issue 32's target >= 3).
 3. np.copyto of the same sizes: the memory bandwidth of this machine, the ceiling for any transport.
 4. Memory: resident KB a run leaves behind, over MEMORY_RUNS allreduces of 4 floats, hccl_ops vs raw
    CollectiveReduce without and with an op timeout (TensorFlow keeps a timer per execution of a collective with
@@ -12,22 +14,33 @@
 5. Start: seconds from starting `npu-run -n 2` to rank 0's first finished allreduce, with the ranks in their
    private network (the default) vs `--share-network` (the baseline), alternating, --starts pairs. Target: the
    private network adds at most 0.5 s.
+6. Open MPI (mpi4py, the `bench` extra; needs an MPI library, e.g. apt-get install libopenmpi-dev openmpi-bin):
+   Allreduce / Allgather / Bcast of the same sizes on the same number of ranks, started right after the npu-run
+   job; ratios MPI time / shm time (issue 32's targets: allreduce >= 0.7 of MPI's throughput at 16 and 64 MiB,
+   <= 2x MPI's time at 1 MiB, <= 3x at 4 KiB; allgather and broadcast >= 0.5). Skipped when mpi4py or mpirun is
+   missing.
 
 Run: python benchmarks/collectives.py [--blocks 10] [--ranks 2] [--starts 5]
-(it starts its ranks with npu-run; rank 0 prints the results of 1-4, the launching process those of 5)
+(it starts its ranks with npu-run; rank 0 prints the results of 1-4, the launching process those of 5 and 6)
 """
 
 import argparse
+import contextlib
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 
 MIB = 1 << 20
-SIZES_MIB = (1, 16, 64)
-REPEATS = {1: 30, 16: 4, 64: 2}
+SIZES = (4096, MIB, 16 * MIB, 64 * MIB)  # bytes
+REPEATS = {4096: 200, MIB: 30, 16 * MIB: 4, 64 * MIB: 2}
+MOVE_SIZES = (MIB, 16 * MIB)  # allgather (per rank) and broadcast
 MEMORY_RUNS = 5000
+PATH_VARIABLE = "NPU_BRIDGE_COLLECTIVES"
+_SHM_TIME = re.compile(r"^\[rank 0\] SHM_TIME (\w+) (\d+) ([0-9.e+-]+)$")
 _FIRST_ALLREDUCE = (
     "from npu_bridge.npu_init import *\n"
     "tf.Session(config=npu_config_proto()).run(npu_ops.initialize_system())\n"
@@ -58,7 +71,94 @@ def _launch(args):
         "--blocks",
         str(args.blocks),
     ]
-    return subprocess.run(command, env=_environment(), check=False).returncode
+    job = subprocess.Popen(command, env=_environment(), stdout=subprocess.PIPE, text=True)
+    shm_times = {}
+    for line in job.stdout:
+        match = _SHM_TIME.match(line.rstrip("\n"))
+        if match:
+            shm_times[(match.group(1), int(match.group(2)))] = float(match.group(3))
+        else:
+            sys.stdout.write(line)
+    sys.stdout.flush()
+    return job.wait(), shm_times
+
+
+def _size_name(nbytes):
+    return f"{nbytes // MIB} MiB" if nbytes >= MIB else f"{nbytes // 1024} KiB"
+
+
+MPI_RANK = """
+import sys, time
+import numpy as np
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+sizes, moves, repeats = eval(sys.argv[1]), eval(sys.argv[2]), eval(sys.argv[3])
+def timed(fn, n):
+    fn()
+    samples = []
+    for _ in range(5):
+        comm.Barrier()
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - start) / n)
+    return sorted(samples)[2]
+for nbytes in sizes:
+    x = np.full(nbytes // 4, comm.rank + 1.0, np.float32)
+    y = np.empty_like(x)
+    t = timed(lambda: comm.Allreduce(x, y), repeats[nbytes])
+    if comm.rank == 0:
+        print("MPI allreduce", nbytes, t, flush=True)
+for nbytes in moves:
+    x = np.full(nbytes // 4, comm.rank + 1.0, np.float32)
+    y = np.empty(x.size * comm.size, np.float32)
+    t = timed(lambda: comm.Allgather(x, y), repeats[nbytes])
+    b = timed(lambda: comm.Bcast(x, root=0), repeats[nbytes])
+    if comm.rank == 0:
+        print("MPI allgather", nbytes, t, flush=True)
+        print("MPI broadcast", nbytes, b, flush=True)
+"""
+
+
+def _mpi_times(ranks):
+    """{(kind, bytes): seconds} of Open MPI on ``ranks`` processes, or a reason why there are none."""
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "mpi4py is not installed (pip install .[bench]; it needs an MPI library)"
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        return "mpirun is not on PATH"
+    command = [mpirun, "--oversubscribe", "-n", str(ranks)]
+    if os.geteuid() == 0:
+        command.append("--allow-run-as-root")
+    command += [sys.executable, "-c", MPI_RANK, repr(SIZES), repr(MOVE_SIZES), repr(REPEATS)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    times = {}
+    for line in result.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == "MPI":
+            times[(parts[1], int(parts[2]))] = float(parts[3])
+    return times or f"mpirun failed (exit code {result.returncode}): {result.stderr.strip()[-300:]}"
+
+
+def _mpi_comparison(ranks, shm_times):
+    times = _mpi_times(ranks)
+    if isinstance(times, str):
+        return f"Open MPI baseline skipped: {times}"
+    lines = [
+        f"Open MPI (mpi4py) on {ranks} ranks, right after the npu-run job: MPI time / shm time (higher is better for "
+        "shm; 1.0 = parity)",
+        "  collective  size       MPI            shm            MPI/shm",
+    ]
+    for key in sorted(times, key=lambda k: (k[0], k[1])):
+        if key in shm_times:
+            kind, nbytes = key
+            lines.append(
+                f"  {kind:10s}  {_size_name(nbytes):8s} {times[key] * 1e3:9.3f} ms   {shm_times[key] * 1e3:9.3f} ms   "
+                f"{times[key] / shm_times[key]:7.3f}"
+            )
+    return "\n".join(lines)
 
 
 def _seconds_to_first_allreduce(ranks, launcher_args):
@@ -122,6 +222,20 @@ def _retained_kb_per_run(sess, op):
     return (_resident_kb() - before) / MEMORY_RUNS
 
 
+@contextlib.contextmanager
+def _collective_path(value):
+    """Builds the collectives of the block on ``value``'s path (NPU_BRIDGE_COLLECTIVES is read at build time)."""
+    old = os.environ.get(PATH_VARIABLE)
+    os.environ[PATH_VARIABLE] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[PATH_VARIABLE]
+        else:
+            os.environ[PATH_VARIABLE] = old
+
+
 def run_rank(blocks):
     import numpy as np
     from bench_util import interleaved_times  # imports TensorFlow
@@ -146,50 +260,106 @@ def run_rank(blocks):
             timeout_seconds=timeout_seconds,
         ).op
 
+    def on_both_paths(build):
+        with _collective_path("shm"):
+            shm = build()
+        with _collective_path("tf"):
+            grpc = build()
+        return shm, grpc
+
     world_key = groups.group_key("raw CollectiveReduce baseline", range(size))  # a group of its own
-    ours, raw = {}, {}
-    for mib in SIZES_MIB:
-        x = tf.Variable(tf.fill([mib * MIB // 4], float(rank + 1)))
-        ours[mib] = hccl_ops.allreduce(x, "sum").op
-        raw[mib] = raw_allreduce(x, world_key)
+    shm, grpc, raw = {}, {}, {}
+    for nbytes in SIZES:
+        x = tf.Variable(tf.fill([nbytes // 4], float(rank + 1)))
+        shm[nbytes], grpc[nbytes] = on_both_paths(lambda x=x: hccl_ops.allreduce(x, "sum").op)
+        raw[nbytes] = raw_allreduce(x, world_key)
+    moves = {}
+    for nbytes in MOVE_SIZES:
+        x = tf.Variable(tf.fill([1, nbytes // 4], float(rank + 1)))
+        moves["allgather", nbytes] = on_both_paths(lambda x=x: hccl_ops.allgather(x, size).op)
+        moves["broadcast", nbytes] = on_both_paths(lambda x=x: hccl_ops.broadcast([x], 0)[0].op)
     small = tf.constant([1.0, 2.0, 3.0, 4.0])
-    small_ours = hccl_ops.allreduce(small, "sum").op
+    small_shm, small_ours = on_both_paths(lambda: hccl_ops.allreduce(small, "sum").op)
     small_key = groups.group_key("raw CollectiveReduce memory", range(size))
     small_raw = raw_allreduce(small, small_key)
     small_raw_timeout = raw_allreduce(small, small_key, timeout_seconds=1836)
     grads = [tf.Variable(tf.ones([100 + 40 * i])) for i in range(100)]  # 100 "gradients", 0.8 MiB in all
-    fused = tf.group(*npu_allreduce(grads))
-    per_tensor = tf.group(*npu_allreduce(grads, fusion=0))
+    fused, fused_grpc = on_both_paths(lambda: tf.group(*npu_allreduce(grads)))
+    per_tensor, per_tensor_grpc = on_both_paths(lambda: tf.group(*npu_allreduce(grads, fusion=0)))
+    nothing = tf.no_op()
     sess = tf.Session(config=npu_config_proto())
     sess.run(tf.global_variables_initializer())
-    for op in [*ours.values(), *raw.values(), fused, per_tensor, small_ours, small_raw, small_raw_timeout]:
+    warm = [*shm.values(), *grpc.values(), *raw.values(), *(op for pair in moves.values() for op in pair)]
+    warm += [fused, per_tensor, fused_grpc, per_tensor_grpc, small_shm, small_ours, small_raw, small_raw_timeout]
+    for op in warm:
         sess.run(op)  # warm up: group and instance resolution
 
     def interleaved(runs, repeats):
         return {name: statistics.median(samples) for name, samples in interleaved_times(runs, blocks, repeats).items()}
 
+    def report_shm(kind, nbytes, seconds):
+        if rank == 0:
+            print(f"SHM_TIME {kind} {nbytes} {seconds!r}", flush=True)
+
+    local = tf.Session()  # not bridged: a direct session in this process, no gRPC master
+    floors = interleaved({"bridged": lambda: sess.run(nothing), "local": lambda: local.run(nothing)}, 200)
     lines = [
-        f"{size} ranks, loopback gRPC; median of {blocks} interleaved blocks",
+        f"{size} ranks on one host; median of {blocks} interleaved blocks",
+        f"Session.run of a no_op: this session (through the rank's gRPC master; the floor of every time below) "
+        f"{floors['bridged'] * 1e3:.3f} ms, a local session {floors['local'] * 1e3:.3f} ms",
         "",
-        "allreduce float32   hccl_ops       raw CollectiveReduce   ratio raw/hccl_ops   np.copyto (ceiling)",
+        "allreduce float32  hccl_ops shm   hccl_ops gRPC   raw CollectiveReduce   gRPC/shm   raw/gRPC   "
+        "np.copyto (ceiling)",
     ]
-    for mib in SIZES_MIB:
-        t = interleaved({"ours": lambda m=mib: sess.run(ours[m]), "raw": lambda m=mib: sess.run(raw[m])}, REPEATS[mib])
-        copy = _copy_bandwidth(mib * MIB, np)
-        lines.append(
-            f"{mib:>4} MiB           {t['ours'] * 1e3:8.1f} ms    {t['raw'] * 1e3:8.1f} ms            "
-            f"{t['raw'] / t['ours']:6.3f}               {copy / 1e9:6.1f} GB/s  "
-            f"(allreduce: {mib * MIB / t['ours'] / 1e9:.2f} GB/s)"
+    for nbytes in SIZES:
+        t = interleaved(
+            {
+                "shm": lambda n=nbytes: sess.run(shm[n]),
+                "grpc": lambda n=nbytes: sess.run(grpc[n]),
+                "raw": lambda n=nbytes: sess.run(raw[n]),
+            },
+            REPEATS[nbytes],
         )
-    t = interleaved({"fused": lambda: sess.run(fused), "per_tensor": lambda: sess.run(per_tensor)}, 5)
+        report_shm("allreduce", nbytes, t["shm"])
+        copy = _copy_bandwidth(nbytes, np)
+        lines.append(
+            f"{_size_name(nbytes):>7}          {t['shm'] * 1e3:8.3f} ms  {t['grpc'] * 1e3:9.3f} ms     "
+            f"{t['raw'] * 1e3:9.3f} ms          {t['grpc'] / t['shm']:7.2f}x   {t['raw'] / t['grpc']:6.3f}    "
+            f"{copy / 1e9:5.1f} GB/s  (shm: {nbytes / t['shm'] / 1e9:.2f} GB/s)"
+        )
+    lines += ["", "moving data (per rank)  hccl_ops shm   hccl_ops gRPC   gRPC/shm"]
+    for (kind, nbytes), (shm_op, grpc_op) in moves.items():
+        t = interleaved({"shm": lambda o=shm_op: sess.run(o), "grpc": lambda o=grpc_op: sess.run(o)}, REPEATS[nbytes])
+        report_shm(kind, nbytes, t["shm"])
+        lines.append(
+            f"  {kind:10s} {_size_name(nbytes):>7}   {t['shm'] * 1e3:8.3f} ms  {t['grpc'] * 1e3:9.3f} ms     "
+            f"{t['grpc'] / t['shm']:7.2f}x"
+        )
+    t = interleaved(
+        {
+            "fused": lambda: sess.run(fused),
+            "per_tensor": lambda: sess.run(per_tensor),
+            "fused_grpc": lambda: sess.run(fused_grpc),
+            "per_tensor_grpc": lambda: sess.run(per_tensor_grpc),
+        },
+        5,
+    )
     lines += [
         "",
-        "gradient allreduce, 100 variables (0.8 MiB)",
-        f"  fused (default split 96.54/3.46): {t['fused'] * 1e3:7.1f} ms per step",
-        f"  one collective per tensor:        {t['per_tensor'] * 1e3:7.1f} ms per step",
-        f"  ratio per-tensor/fused:           {t['per_tensor'] / t['fused']:7.1f}x",
+        "gradient allreduce, 100 variables (0.8 MiB)   shm          gRPC         gRPC/shm",
+        f"  fused (default split 96.54/3.46):          {t['fused'] * 1e3:7.2f} ms   {t['fused_grpc'] * 1e3:7.2f} ms   "
+        f"{t['fused_grpc'] / t['fused']:6.2f}x",
+        f"  one collective per tensor:                 {t['per_tensor'] * 1e3:7.2f} ms   "
+        f"{t['per_tensor_grpc'] * 1e3:7.2f} ms   {t['per_tensor_grpc'] / t['per_tensor']:6.2f}x",
+        f"  ratio per-tensor/fused:                    {t['per_tensor'] / t['fused']:7.2f}x     "
+        f"{t['per_tensor_grpc'] / t['fused_grpc']:7.2f}x",
     ]
-    memory_ops = {"hccl_ops": small_ours, "raw": small_raw, "raw, timeout_seconds=1836": small_raw_timeout}
+    memory_ops = {
+        "hccl_ops shm": small_shm,
+        "hccl_ops gRPC": small_ours,
+        "raw": small_raw,
+        "raw, timeout_seconds=1836": small_raw_timeout,
+    }
     retained = {name: _retained_kb_per_run(sess, op) for name, op in memory_ops.items()}
     lines += ["", f"memory retained per run ({MEMORY_RUNS} allreduces of 4 floats; target <= 0.5 KB for hccl_ops)"]
     lines += [f"  {name:28s} {kb:6.2f} KB" for name, kb in retained.items()]
@@ -205,7 +375,10 @@ def main(argv=None):
     parser.add_argument("--starts", type=int, default=5, help="pairs of job starts for part 5 (0: skip it)")
     args = parser.parse_args(argv)
     if "RANK_ID" not in os.environ:
-        code = _launch(args)
+        code, shm_times = _launch(args)
+        if code == 0:
+            print("", flush=True)
+            print(_mpi_comparison(args.ranks, shm_times), flush=True)
         if code == 0 and args.starts > 0:
             print(_start_times(args.ranks, args.starts), flush=True)
         return code

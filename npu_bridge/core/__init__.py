@@ -15,7 +15,7 @@ exception.
   device        which backend (cpu, gpu, simulated ascend) and device id a session uses
   world         ranks, rank tables, groups, split strategies
   precision     precision modes, mixed precision lists, implementation modes, float status
-  collectives   HCCL collectives on TensorFlow's collective ops and gRPC runtime
+  collectives   HCCL collectives through shared memory on one host, else on TensorFlow's collective ops over gRPC
   options       the NpuOptimizer option table: parsing, validation, documentation, config objects
   compute       NPU compute ops (dropout, RNN, activations, ...) and attribute scopes
   dump          data dump, overflow records, exception dump, ``npu-dump``

@@ -65,6 +65,27 @@ class NpuOpKernel : public tensorflow::OpKernel {
   }
 };
 
+// Base of the library's asynchronous kernels: ComputeAsync runs ComputeAsyncSafely, and an exception (or an error
+// it returns before passing `done` on) fails the op and calls `done` here.
+class NpuAsyncOpKernel : public tensorflow::AsyncOpKernel {
+ public:
+  using tensorflow::AsyncOpKernel::AsyncOpKernel;
+
+  void ComputeAsync(tensorflow::OpKernelContext* ctx, DoneCallback done) final {
+    bool handed_over = false;
+    const absl::Status status = NoThrow("op " + name() + " (" + type_string() + ")",
+                                        [&] { return ComputeAsyncSafely(ctx, done, &handed_over); });
+    if (handed_over) return;  // whoever took `done` calls it
+    if (!status.ok()) ctx->SetStatus(status);
+    done();
+  }
+
+ protected:
+  // Sets *handed_over once `done` is passed on (it is then called there, also on failure); a status returned
+  // before that fails the op.
+  virtual absl::Status ComputeAsyncSafely(tensorflow::OpKernelContext* ctx, DoneCallback done, bool* handed_over) = 0;
+};
+
 }  // namespace npu_bridge
 
 #endif  // NPU_BRIDGE_OPS_RUNTIME_NO_THROW_H_

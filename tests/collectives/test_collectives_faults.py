@@ -20,13 +20,18 @@ def _fault_time(ranks, victim):
     return float(match.group(1))
 
 
+PATHS = pytest.mark.parametrize("shared_memory", [False, True], ids=["grpc", "shm"])
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(150)
+@PATHS
 @pytest.mark.parametrize("victim", [0, 1], ids=["leader-dies", "rank-dies"])
-def test_every_other_rank_exits_non_zero_when_a_rank_dies(victim, tmp_path):
+def test_every_other_rank_exits_non_zero_when_a_rank_dies(victim, shared_memory, tmp_path):
     size = 3
     env = {"HCCL_EXEC_TIMEOUT": str(EXEC_TIMEOUT), "HCCL_CONNECT_TIMEOUT": "90"}
-    with Ranks("fault_worker.py", size, plan.find_free_ports(size), ["kill", str(victim)], env, tmp_path) as ranks:
+    args = ["kill", str(victim)]
+    with Ranks("fault_worker.py", size, plan.find_free_ports(size), args, env, tmp_path, shared_memory) as ranks:
         survivors = [r for r in range(size) if r != victim]
         ended = ranks.wait(survivors, timeout=120)
         outputs = {r: ranks.output(r) for r in range(size)}
@@ -37,14 +42,17 @@ def test_every_other_rank_exits_non_zero_when_a_rank_dies(victim, tmp_path):
             assert code in (1, watchdog.EXIT_CODE), (code, outputs[rank][-3000:])
             assert when - fault < EXEC_TIMEOUT, outputs[rank][-3000:]
             assert f"rank {victim}" in outputs[rank], outputs[rank][-3000:]
+            assert ("HcomShmAllReduce" in outputs[rank]) == shared_memory, outputs[rank][-3000:]
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(150)
-def test_a_hung_rank_times_out_the_others_and_later_collectives_fail_fast(tmp_path):
+@PATHS
+def test_a_hung_rank_times_out_the_others_and_later_collectives_fail_fast(shared_memory, tmp_path):
     size, timeout = 2, 6
     env = {"HCCL_EXEC_TIMEOUT": str(timeout), "HCCL_CONNECT_TIMEOUT": "90"}
-    with Ranks("fault_worker.py", size, plan.find_free_ports(size), ["hang", "1"], env, tmp_path) as ranks:
+    args = ["hang", "1"]
+    with Ranks("fault_worker.py", size, plan.find_free_ports(size), args, env, tmp_path, shared_memory) as ranks:
         ended = ranks.wait([0], timeout=120)
         output = ranks.output(0)
         assert ended and ended[0][0] == 1, output[-3000:]

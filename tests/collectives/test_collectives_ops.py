@@ -1,5 +1,6 @@
-"""Every hccl_ops operation across 2 and 4 real rank processes: values for float32, float16 and int32,
-other HCCL dtypes, groups made with create_group, and gradients (tests/workers/ops_worker.py)."""
+"""Every hccl_ops operation across 2 and 4 real rank processes, on both collective paths (the job's shared memory
+and TensorFlow's gRPC collectives): values for float32, float16 and int32, other HCCL dtypes, groups made with
+create_group, and gradients (tests/workers/ops_worker.py)."""
 
 import numpy as np
 import pytest
@@ -32,6 +33,12 @@ def _expected(rank, size):
             out[f"allreduce_{name}_{dtype}"] = fn(xs, axis=0)
         out[f"allgather_{dtype}"] = xs
         out[f"reduce_scatter_{dtype}"] = xs.sum(axis=0) + 10 * rank * size
+    big = np.arange(300_001) % 1000
+    factors = np.arange(1, size + 1)
+    out["big_sum"] = int(big.sum() * factors.sum())
+    out["big_max"] = int(big.sum() * size)
+    out["big_float16"] = sum(big[-1001:] * f % 7 for f in factors)
+    out["big_reduce_scatter"] = int(big.sum() * factors.sum() + size * rank * big.size)
     out["reduce_scatter_max"] = x.max(axis=0)
     out["allreduce_int8"] = np.array([100 * size, 3 * size]).astype(np.int8)
     out["allgather_uint8"] = np.array([[k, 255] for k in range(size)])
@@ -82,10 +89,27 @@ def _check(results, size):
             )
 
 
+SHM_TYPES = {
+    "HcomShmAllReduce",
+    "HcomShmAllGather",
+    "HcomShmBroadcastSend",
+    "HcomShmBroadcastRecv",
+    "HcomShmReduceScatter",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(240)
+@pytest.mark.parametrize("path", ["shm", "tf"])
 @pytest.mark.parametrize("size", [2, 4])
-def test_every_operation_on_every_rank(size):
-    result, results = launch("ops_worker.py", size, timeout=220)
+def test_every_operation_on_every_rank(size, path):
+    result, results = launch("ops_worker.py", size, env={"NPU_BRIDGE_COLLECTIVES": path}, timeout=220)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     _check(results, size)
+    for rank in range(size):
+        types = set(results[rank].pop("collective_types"))
+        if path == "shm":  # send / receive and all-to-all stay on TensorFlow's ops
+            assert {"HcomShmAllReduce", "HcomShmAllGather", "HcomShmReduceScatter"} <= types, types
+            assert "CollectiveReduce" not in types and "CollectiveGather" not in types, types
+        else:
+            assert not types & SHM_TYPES, types

@@ -316,9 +316,21 @@ def test_hccl_timeout_of_the_session_bounds_a_collective_built_earlier():
 def test_a_collective_in_a_session_that_is_not_bridged_ends_at_its_built_in_bound():
     # No NpuOptimizer pass runs there, and the session never joins the rank's collective server, so without the
     # bound the op is built with (HCCL_EXEC_TIMEOUT) the run would wait forever for its group.
-    result, ranks = launch("unbridged_collective_worker.py", 2, env={"HCCL_EXEC_TIMEOUT": "3"}, timeout=120)
+    env = {"HCCL_EXEC_TIMEOUT": "3", "NPU_BRIDGE_COLLECTIVES": "tf"}
+    result, ranks = launch("unbridged_collective_worker.py", 2, env=env, timeout=120)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for rank in (0, 1):
         assert ranks[rank]["timeouts"] == [3.0]
         assert ranks[rank]["ended"] == "DeadlineExceededError"
         assert 2.5 < ranks[rank]["seconds"] < 30
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_a_collective_in_a_session_that_is_not_bridged_runs_on_the_shared_memory_path():
+    # The segment needs no collective server: the same unbridged session finishes, bounded by the same timeout.
+    result, ranks = launch("unbridged_collective_worker.py", 2, env={"HCCL_EXEC_TIMEOUT": "3"}, timeout=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for rank in (0, 1):
+        assert ranks[rank]["timeouts"] == [3.0]
+        assert ranks[rank]["ended"] == "finished"

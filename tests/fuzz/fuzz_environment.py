@@ -342,6 +342,10 @@ ENV_SPECS = {
     "NPU_BRIDGE_DATA_MODE": EnvSpec(_env_data_mode, drivers=("dump",), options=_DUMP, samples=("600", "640")),
     # Set by npu-run for its ranks (npu_bridge.core.collectives.exposure): only compared, any value is harmless.
     "NPU_RUN_NETWORK": EnvSpec(_env_any, drivers=("import",), samples=("private",), extra=("shared",), few=True),
+    # Set by npu-run for its ranks (collectives.shm_segment): a number that is not npu-run's memfd is ignored.
+    "NPU_BRIDGE_SHM_FD": EnvSpec(_env_any, drivers=("import",), samples=("3",), extra=("garbage", "-1"), few=True),
+    # The collective path (collectives.shm_segment): checked when a bridged session is made.
+    "NPU_BRIDGE_COLLECTIVES": EnvSpec(_env_choice("auto", "shm", "tf"), samples=("auto", "tf")),
     # npu-run's default for --job-secret (fuzzed through that flag by fuzz_cli); nothing in a rank reads it.
     "NPU_RUN_JOB_SECRET": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/secret",), few=True),
     # Where npu-run's launchers of one user meet (launch.shared_private_network), used only when it is this user's

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
+from npu_bridge.core.collectives import shm_segment
 
 VECTOR = np.array([1.0, -2.0, 3.0, 0.5, 4.0, -1.0])
 _RESULT = re.compile(r"^\[rank (\d+)\] RESULT (.*)$")
@@ -119,10 +120,11 @@ def report(name, value):
 class Ranks:
     """Rank processes started directly (without npu-run), to watch how each one reacts on its own.
 
-    Use as a context manager: every process still running at exit is killed (by PID) and reaped.
+    Use as a context manager: every process still running at exit is killed (by PID) and reaped. With
+    ``shared_memory`` the ranks get a shared-memory segment for their collectives, as npu-run gives its ranks.
     """
 
-    def __init__(self, worker, size, port_base, args=(), env=None, tmp_path=None):
+    def __init__(self, worker, size, port_base, args=(), env=None, tmp_path=None, shared_memory=False):
         self.size = size
         self.logs = []
         self.processes = []
@@ -136,6 +138,9 @@ class Ranks:
         )
         base_env.pop("NPU_RUN_NETWORK", None)  # what npu-run tells its ranks; these were started without it
         base_env.update(env or {})
+        segment = shm_segment.create() if shared_memory else None
+        if segment is not None:
+            base_env[shm_segment.FD_VARIABLE] = str(segment)
         for rank in range(size):
             log_path = os.path.join(str(tmp_path), f"rank{rank}.log")
             with open(log_path, "w", encoding="utf-8") as log:
@@ -146,9 +151,12 @@ class Ranks:
                         cwd=REPO_ROOT,
                         stdout=log,
                         stderr=subprocess.STDOUT,
+                        pass_fds=() if segment is None else (segment,),
                     )
                 )
             self.logs.append(log_path)
+        if segment is not None:
+            os.close(segment)  # the ranks hold it now
 
     def __enter__(self):
         return self

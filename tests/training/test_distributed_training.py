@@ -67,11 +67,13 @@ def test_distributed_helpers_on_two_ranks():
 
 @pytest.mark.slow
 @pytest.mark.timeout(200)
-def test_example_on_two_ranks_matches_one_process(tmp_path):
+@pytest.mark.parametrize("path", ["shm", "tf"])  # NPU_BRIDGE_COLLECTIVES: the job's shared memory, TensorFlow's gRPC
+def test_example_on_two_ranks_matches_one_process(path, tmp_path):
     two, one = tmp_path / "two.npz", tmp_path / "one.npz"
     # Both runs in the environment a user has (none of the tests' TF_CPP_MIN_LOG_LEVEL=2).
     args = ["--steps", "12", "--output"]
-    result, _ = launch(EXAMPLE, 2, args=[*args, str(two)], env=USER_ENVIRONMENT, timeout=150)
+    env = dict(USER_ENVIRONMENT, NPU_BRIDGE_COLLECTIVES=path)
+    result, _ = launch(EXAMPLE, 2, args=[*args, str(two)], env=env, timeout=150)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "[rank 1] rank 1 of 2: 16 of 32 samples per step" in result.stdout
     # Each rank prints its story only: no TensorFlow start-up or server lines, no "Local rendezvous is aborting"

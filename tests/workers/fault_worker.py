@@ -19,6 +19,17 @@ init_sess = tf.Session(config=npu_config_proto())
 init_sess.run(npu_ops.initialize_system())
 rank = get_rank_id()
 total = hccl_ops.allreduce(tf.ones([1000]) * (rank + 1), "sum")
+print(
+    "COLLECTIVES",
+    sorted(
+        {
+            op.type
+            for op in tf.get_default_graph().get_operations()
+            if "Collective" in op.type or op.type.startswith("Hcom")
+        }
+    ),
+    flush=True,
+)
 sess = tf.Session(config=npu_config_proto())
 for step in range(1000):
     if rank == victim and step == 3:

@@ -6,6 +6,7 @@ from helpers.collectives import report, vector, weights
 from npu_bridge.npu_init import *  # noqa: F401,F403
 
 DTYPES = ("float32", "float16", "int32")
+BIG = 300_001  # int32 elements: 1.2 MB
 
 init_sess = tf.Session(config=npu_config_proto())
 init_sess.run(npu_ops.initialize_system())
@@ -19,6 +20,13 @@ for dtype in DTYPES:
     fetches[f"allgather_{dtype}"] = hccl_ops.allgather(tf.reshape(x, [1, 6]), size)
     rows = tf.concat([x + tf.cast(10 * j, x.dtype) for j in range(size)], 0)  # slice j of every rank: x + 10 j
     fetches[f"reduce_scatter_{dtype}"] = hccl_ops.reduce_scatter(rows, "sum", size)
+# Large enough for several chunks of the shared-memory engine (and its two-shot reduction on 3+ ranks)
+big = tf.range(BIG, dtype=tf.int32) % 1000 * (rank + 1)
+for reduction in ("sum", "max"):
+    fetches[f"big_{reduction}"] = tf.reduce_sum(tf.cast(hccl_ops.allreduce(big, reduction), tf.int64))
+fetches["big_float16"] = hccl_ops.allreduce(tf.cast(big % 7, tf.float16), "sum")[-1001:]
+big_rows = tf.concat([big + j for j in range(size)], 0)  # slice j of every rank: big + j
+fetches["big_reduce_scatter"] = tf.reduce_sum(tf.cast(hccl_ops.reduce_scatter(big_rows, "sum", size), tf.int64))
 fetches["reduce_scatter_max"] = hccl_ops.reduce_scatter(tf.constant(np.tile(vector(rank), size)), "max", size)
 fetches["allreduce_int8"] = hccl_ops.allreduce(tf.constant([100, 3], tf.int8), "sum")
 fetches["allgather_uint8"] = hccl_ops.allgather(tf.constant([[rank, 255]], tf.uint8), size)
@@ -71,6 +79,8 @@ fetches["group_allreduce"] = hccl_ops.allreduce(tf.constant(vector(rank)), "sum"
 fetches["group_allgather"] = hccl_ops.allgather(tf.constant([[float(rank)]]), len(mine), group="mine")
 fetches["group_rank"] = tf.constant(get_rank_id("mine"))
 
+graph_ops = tf.get_default_graph().get_operations()
+report("collective_types", sorted({op.type for op in graph_ops if op.type.startswith(("Hcom", "Collective"))}))
 sess = tf.Session(config=npu_config_proto())
 values = sess.run(fetches)
 for name, value in values.items():

@@ -13,7 +13,11 @@ tf.compat.v1.disable_eager_execution()
 reduced = hccl_ops.allreduce(tf.constant([1.0]), "sum")
 report(
     "timeouts",
-    [op.get_attr("timeout_seconds") for op in reduced.graph.get_operations() if op.type == "CollectiveReduce"],
+    [
+        op.get_attr("timeout_seconds")
+        for op in reduced.graph.get_operations()
+        if op.type in ("CollectiveReduce", "HcomShmAllReduce")
+    ],
 )
 started = time.monotonic()
 try:

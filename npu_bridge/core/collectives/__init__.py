@@ -1,4 +1,4 @@
-"""HCCL collectives across rank processes, on TensorFlow's gRPC distributed runtime.
+"""HCCL collectives across rank processes: through shared memory on one host, else on TensorFlow's gRPC runtime.
 
 Every rank is an OS process (as every NPU has its own process on Ascend). Bridged sessions take part through the
 session layer's collectives step (``npu_bridge.core.session.steps.collectives``). The pieces:
@@ -11,7 +11,9 @@ session layer's collectives step (``npu_bridge.core.session.steps.collectives``)
   status_files  the job's status directory, where each rank says what it is doing in collectives
   keys          deterministic group and instance keys (the same on every rank, with no communication)
   registry      which collective ops a graph has and which of them a ``Session.run`` executes
-  primitives    the TensorFlow collective ops everything lowers to
+  primitives    the collective ops everything lowers to: the shared-memory engine's or TensorFlow's
+  shm_primitives  the same-host engine's ops (C++ ``HcomShm*``) and which groups use them
+  shm_segment   the job's shared-memory segment (made by npu-run) and NPU_BRIDGE_COLLECTIVES
   operations    ``hccl_ops``: upstream's functions, signatures and validation
   remote_memory upstream's RDMA functions, which need device addresses: not supported off the NPU
   all_to_all    ``all_to_all_v`` / ``all_to_all_v_c`` (variable counts over a fixed-shape exchange)

@@ -16,6 +16,7 @@ from npu_bridge.core.runtime import interrupt
 from npu_bridge.core.runtime.errors import CollectiveError
 
 _REMOTE_TASK = re.compile(r"remote target /job:[\w-]+/replica:\d+/task:(\d+)")
+_EXITED_RANK = re.compile(r"world rank (\d+) has exited")  # the shared-memory engine's words for a peer that ended
 _NOISE = (
     "Graph execution error",
     "Detected at node",
@@ -95,7 +96,7 @@ def explain(error, collective, runtime, timeout):
             f"(every rank must run the same collectives in the same order). TensorFlow: {detail}"
         )
     text = error.message or ""
-    called = {int(task) for task in _REMOTE_TASK.findall(text)}
+    called = {int(task) for task in _REMOTE_TASK.findall(text)} | {int(r) for r in _EXITED_RANK.findall(text)}
     peers = [
         r
         for r, address in enumerate(runtime.addresses)

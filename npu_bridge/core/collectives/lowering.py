@@ -105,15 +105,19 @@ def allgather(x, members, kind="allgather"):
 def reduce_scatter(x, members, reduction, kind="reduce_scatter"):
     """Reduces ``x`` over the group and leaves slice ``rank`` (of ``size`` equal slices along dim 0) here.
 
-    Runs as one all-to-all plus a local reduction (TensorFlow has no CPU reduce-scatter kernel), which moves
-    the same data as a reduce-scatter.
+    On the shared-memory segment a reduce-scatter of its own; on TensorFlow's path one all-to-all plus a local
+    reduction (TensorFlow has no CPU reduce-scatter kernel), which moves the same data.
     """
     if members.size == 1:
         return tf.identity(x)
 
     def forward(t):
-        rows = tf.reshape(t, tf.concat([[members.size, -1], tf.shape(t)[1:]], 0))
         key = keys.instance_key(members.key)
+        encoded = transport.encode(t, primitives.REDUCE_DTYPES)
+        y = primitives.reduce_scatter(encoded, members, MERGE_OPS[reduction], key, kind)
+        if y is not None:
+            return transport.decode(y, t.dtype)
+        rows = tf.reshape(t, tf.concat([[members.size, -1], tf.shape(t)[1:]], 0))
         exchanged = primitives.all_to_all(transport.encode(rows, primitives.ALL_TO_ALL_DTYPES), members, key, key, kind)
         y = _LOCAL_REDUCE[reduction](transport.decode(exchanged, t.dtype), axis=0)
         if t.shape.rank is not None:
@@ -184,9 +188,9 @@ def _broadcast_fused(tensors, members, root):
             flat = tf.concat(
                 [tf.reshape(transport.encode(tensors[i], primitives.BROADCAST_DTYPES), [-1]) for i in indices], 0
             )
-            received = primitives.broadcast_send(flat, members, key)
+            received = primitives.broadcast_send(flat, members, key, root=root)
         else:
-            received = primitives.broadcast_recv(tf.TensorShape([sum(sizes)]), carrier, members, key)
+            received = primitives.broadcast_recv(tf.TensorShape([sum(sizes)]), carrier, members, key, root=root)
         for i, shape, piece in zip(indices, shapes, tf.split(received, sizes)):
             results[i] = tf.reshape(transport.decode(piece, tensors[i].dtype), shape)
     return results

@@ -7,13 +7,18 @@ more steps than others) and ``CollectiveAllToAllV2`` (the only all-to-all; its r
 timeout (see ``_timeout_bound``; the NpuOptimizer pass sets the session's own), are marked with
 ``pass_contract.COLLECTIVE_GROUP_ATTR`` and registered in ``registry``.
 
+Groups whose ranks are all on this host run on the job's shared-memory segment instead (``shm_primitives``, the
+C++ ``HcomShm*`` ops), with the same keys, timeout, marking and registration; ``NPU_BRIDGE_COLLECTIVES=tf`` keeps
+them on TensorFlow's. Point-to-point send / receive (broadcasts without a ``root``) and all-to-all stay on
+TensorFlow's ops; reduce-scatter exists only on the segment.
+
 Callers pass tensors of a dtype the op supports (see ``transport``) and groups of at least two ranks.
 """
 
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from npu_bridge.core.collectives import keys, registry, settings
+from npu_bridge.core.collectives import keys, registry, settings, shm_primitives
 from npu_bridge.core.plan.pass_contract import COLLECTIVE_GROUP_ATTR
 from npu_bridge.core.runtime import op_sites
 
@@ -63,7 +68,10 @@ def all_reduce(x, members, merge_op, kind="allreduce"):
       kind: the upstream operation name for error messages and the registry.
     """
     key = keys.instance_key(members.key)
+    place = shm_primitives.placement(members)
     with tf.device(DEVICE):
+        if place is not None:
+            return _register(shm_primitives.all_reduce(x, place, merge_op, key, _timeout_bound()), kind, members, key)
         y = tf.raw_ops.CollectiveReduce(
             input=x,
             group_size=members.size,
@@ -78,28 +86,56 @@ def all_reduce(x, members, merge_op, kind="allreduce"):
     return _register(y, kind, members, key)
 
 
+def reduce_scatter(x, members, merge_op, key, kind="reduce_scatter"):
+    """Slice ``members.rank`` (of ``members.size`` along dimension 0) of the reduction of ``x`` over the group, on
+    the shared-memory segment; None when the group does not run there (TensorFlow has no CPU reduce-scatter:
+    the caller then exchanges with ``all_to_all``).
+
+    Args:
+      x: a tensor of a ``REDUCE_DTYPES`` type whose dimension 0 the group size divides.
+      key: the instance key the caller took for this collective.
+    """
+    place = shm_primitives.placement(members)
+    if place is None:
+        return None
+    with tf.device(DEVICE):
+        y = shm_primitives.reduce_scatter(x, place, merge_op, key, _timeout_bound())
+    return _register(y, kind, members, key)
+
+
 def all_gather(x, members, kind="allgather"):
     """Concatenates every member's ``x`` along dimension 0, in group-rank order (same shape everywhere)."""
     key = keys.instance_key(members.key)
+    place = shm_primitives.placement(members)
     with tf.device(DEVICE):
-        y = tf.raw_ops.CollectiveGather(
-            input=x,
-            group_size=members.size,
-            group_key=members.key,
-            instance_key=key,
-            shape=x.shape,
-            timeout_seconds=_timeout_bound(),
-            name="HcomAllGather",
-        )
+        if place is not None:
+            y = shm_primitives.all_gather(x, place, key, _timeout_bound())
+        else:
+            y = tf.raw_ops.CollectiveGather(
+                input=x,
+                group_size=members.size,
+                group_key=members.key,
+                instance_key=key,
+                shape=x.shape,
+                timeout_seconds=_timeout_bound(),
+                name="HcomAllGather",
+            )
     if x.shape.rank is not None:
         first = None if x.shape[0] is None else x.shape[0] * members.size
         y.set_shape([first] + x.shape.as_list()[1:])
     return _register(y, kind, members, key)
 
 
-def broadcast_send(x, members, key, kind="broadcast"):
-    """The root's side of a broadcast: sends ``x`` (fully defined shape) and returns it."""
+def broadcast_send(x, members, key, kind="broadcast", root=None):
+    """The root's side of a broadcast: sends ``x`` (fully defined shape) and returns it.
+
+    Args:
+      root: this rank's group rank when the broadcast may run on the segment; None: TensorFlow's op.
+    """
+    place = None if root is None else shm_primitives.placement(members)
     with tf.device(DEVICE):
+        if place is not None:
+            return _register(shm_primitives.broadcast_send(x, place, key, _timeout_bound()), kind, members, key)
         y = tf.raw_ops.CollectiveBcastSend(
             input=x,
             group_size=members.size,
@@ -112,9 +148,17 @@ def broadcast_send(x, members, key, kind="broadcast"):
     return _register(y, kind, members, key)
 
 
-def broadcast_recv(shape, dtype, members, key, kind="broadcast"):
-    """A non-root member's side of a broadcast: receives a tensor of ``shape`` and ``dtype``."""
+def broadcast_recv(shape, dtype, members, key, kind="broadcast", root=None):
+    """A non-root member's side of a broadcast: receives a tensor of ``shape`` and ``dtype``.
+
+    Args:
+      root: the sender's group rank when the broadcast may run on the segment; None: TensorFlow's op.
+    """
+    place = None if root is None else shm_primitives.placement(members)
     with tf.device(DEVICE):
+        if place is not None:
+            y = shm_primitives.broadcast_recv(shape, dtype, place, root, key, _timeout_bound())
+            return _register(y, kind, members, key)
         y = tf.raw_ops.CollectiveBcastRecv(
             T=dtype,
             group_size=members.size,

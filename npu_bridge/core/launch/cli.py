@@ -25,7 +25,7 @@ import shutil
 import sys
 import tempfile
 
-from npu_bridge.core.collectives import exposure, status_files
+from npu_bridge.core.collectives import exposure, shm_segment, status_files
 from npu_bridge.core.launch import job_network, job_secret, plan, stall_summary, supervisor
 from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
@@ -197,11 +197,14 @@ def main(argv=None):
     if network.warning:
         _report(f"warning: {network.warning}")
     status = _status_directory(work_dir)
+    segment = _shared_segment(len(job.ranks))
     ranks = []
     for rank in job.ranks:
         env = dict(rank.env, **{exposure.NETWORK_VARIABLE: network.kind})
         if status is not None:
             env[status_files.STATUS_DIR_VARIABLE] = status[0]
+        if segment is not None:
+            env[shm_segment.FD_VARIABLE] = str(segment)
         if args.tf1:
             env = environment.for_children(env)
         elif args.tf2:
@@ -224,6 +227,7 @@ def main(argv=None):
         _report,
         stop_file=os.path.join(work_dir, "stop"),
         stall_summary=None if status is None else stall_summary.StallSummary(status[1], job.job_id),
+        pass_fds=() if segment is None else (segment,),
     )
     try:
         code = runner.run()
@@ -233,6 +237,8 @@ def main(argv=None):
     finally:
         if status is not None:
             os.close(status[1])
+        if segment is not None:
+            os.close(segment)
         _remove(work_dir)
         network.close()
     if code == 0:
@@ -246,6 +252,18 @@ def _status_directory(work_dir):
         return status_files.make(work_dir)
     except OSError as e:
         _report(f"warning: cannot make the ranks' status directory ({e.strerror or e}); no stall summary")
+        return None
+
+
+def _shared_segment(local_ranks):
+    """The descriptor of the job's shared-memory segment for collectives on this host, or None (one rank here, or
+    no memfd: the ranks then use TensorFlow's collectives)."""
+    if local_ranks < 2:
+        return None
+    try:
+        return shm_segment.create()
+    except OSError as e:
+        _report(f"warning: cannot make the job's shared-memory segment ({e.strerror or e}); collectives use gRPC")
         return None
 
 

@@ -61,9 +61,12 @@ class Supervisor:
       report: function(text) for the launcher's own messages.
       stop_file: the ranks' ``interrupt.STOP_FILE_VARIABLE``, in a directory that exists; None: not given.
       stall_summary: a ``stall_summary.StallSummary`` polled while the ranks run, or None.
+      pass_fds: descriptors every rank inherits (the job's shared-memory segment).
     """
 
-    def __init__(self, command, ranks, stop_timeout, stdout, stderr, report, stop_file=None, stall_summary=None):
+    def __init__(
+        self, command, ranks, stop_timeout, stdout, stderr, report, stop_file=None, stall_summary=None, pass_fds=()
+    ):
         self._command = list(command)
         self._ranks = list(ranks)
         self._stop_timeout = stop_timeout
@@ -71,6 +74,7 @@ class Supervisor:
         self._report = report
         self._stop_file = stop_file
         self._stall_summary = stall_summary
+        self._pass_fds = tuple(pass_fds)
         self._write_lock = threading.Lock()
         self._processes = {}
         self._threads = []
@@ -122,6 +126,7 @@ class Supervisor:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=self._pass_fds,
             )
             self._processes[launch.rank_id] = process
             prefix = f"[rank {launch.rank_id}] ".encode()

@@ -20,7 +20,7 @@ For every bridged session:
 
 import tensorflow as tf
 
-from npu_bridge.core.collectives import failures, function_calls, registry, server, settings
+from npu_bridge.core.collectives import failures, function_calls, registry, server, settings, shm_segment
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.core.session.step_api import RunHook
@@ -31,6 +31,7 @@ def setup(plan):
     timeout = settings.exec_timeout(plan.options.get("hccl_timeout"))
     plan.pass_plan.collective_timeout = timeout
     settings.stall_seconds()  # a bad NPU_BRIDGE_STALL_SECONDS fails at session creation, in any world
+    shm_segment.path_choice()  # and so does a bad NPU_BRIDGE_COLLECTIVES
     current = plan.world
     if current.rank_size == 1:
         return  # no run hook: the collectives keep their own timeout

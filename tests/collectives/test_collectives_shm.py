@@ -1,0 +1,96 @@
+"""The shared-memory collective path: the segment npu-run makes, the choice of path, bad inputs (ranks that
+disagree, a bad NPU_BRIDGE_COLLECTIVES, a segment that is not there) and more ranks than cores. Values on both
+paths are checked by test_collectives_ops.py, dead and hung ranks by test_collectives_faults.py."""
+
+import os
+
+import pytest
+from helpers.collectives import launch
+from helpers.processes import run_python
+
+from npu_bridge.core.collectives import shm_segment
+from npu_bridge.core.runtime.errors import EnvironmentVariableError
+
+
+def test_the_segment_is_an_anonymous_memfd_that_cannot_shrink():
+    fd = shm_segment.create()
+    try:
+        assert os.readlink(f"/proc/self/fd/{fd}").startswith(f"/memfd:{shm_segment.MEMFD_NAME}")
+        assert not os.get_inheritable(fd)  # reaches the ranks only through pass_fds
+        os.ftruncate(fd, 4096)
+        with pytest.raises(PermissionError):
+            os.ftruncate(fd, 0)
+        assert shm_segment.descriptor({shm_segment.FD_VARIABLE: str(fd)}) == fd
+    finally:
+        os.close(fd)
+    assert not [name for name in os.listdir("/dev/shm") if shm_segment.MEMFD_NAME in name]
+
+
+@pytest.mark.parametrize("value", ["", "x", "-1", "99999", "0", "1" * 40])
+def test_a_descriptor_that_is_not_the_segment_is_ignored(value):
+    assert shm_segment.descriptor({shm_segment.FD_VARIABLE: value}) is None
+
+
+def test_the_path_variable_accepts_three_values_and_names_them_otherwise():
+    assert shm_segment.path_choice({}) == "auto"
+    for value in shm_segment.PATHS:
+        assert shm_segment.path_choice({shm_segment.PATH_VARIABLE: f" {value} "}) == value
+    with pytest.raises(EnvironmentVariableError, match="COLLECTIVES has invalid value 'grpc'.*auto, shm, tf"):
+        shm_segment.path_choice({shm_segment.PATH_VARIABLE: "grpc"})
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_a_bad_path_value_fails_at_session_creation():
+    result = run_python(
+        "from npu_bridge.npu_init import *\ntf.Session(config=npu_config_proto())",
+        env={"NPU_BRIDGE_COLLECTIVES": "fast"},
+        timeout=50,
+    )
+    assert result.returncode == 1
+    assert "EnvironmentVariableError: NPU_BRIDGE_COLLECTIVES has invalid value 'fast'" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_shm_demanded_without_a_segment_is_a_clear_error():
+    result = run_python(
+        "from npu_bridge.npu_init import *\nhccl_ops.allreduce(tf.ones([2]), 'sum')",
+        env={"NPU_BRIDGE_COLLECTIVES": "shm", "RANK_SIZE": "2", "RANK_ID": "0", "NPU_BRIDGE_SHM_FD": "0"},
+        timeout=50,
+    )
+    assert result.returncode == 1
+    assert "CollectiveError: NPU_BRIDGE_COLLECTIVES=shm, but this process has no shared-memory segment" in (
+        result.stderr
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("size", [2, 3])
+def test_ranks_that_pass_different_shapes_fail_with_a_clear_error_on_every_rank(size):
+    result, results = launch("shm_mismatch_worker.py", size, env={"HCCL_EXEC_TIMEOUT": "30"}, timeout=130)
+    assert sorted(results) == list(range(size)), result.stdout[-3000:] + result.stderr[-3000:]
+    for rank in range(size):
+        got = results[rank]
+        assert got["type"] == "HcomShmAllReduce"
+        assert f"rank {rank}: HcomAllReduce (allreduce, group 'hccl_world_group'" in got["error"], got["error"]
+        assert "the ranks passed different shapes" in got["error"], got["error"]
+        assert "Collectives cannot run again in this process" in got["second_error"], got["second_error"]
+        assert got["second_error_seconds"] < 1
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_eight_ranks_on_two_cores_finish_their_steps():
+    size = 8
+    result, results = launch("shm_steps_worker.py", size, args=["20"], timeout=280)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert sorted(results) == list(range(size))
+    for rank in range(size):
+        got = results[rank]
+        assert got["types"] == ["HcomShmAllGather", "HcomShmAllReduce", "HcomShmBroadcastRecv"] or rank == size - 1
+        assert got["small"] == [size * (size + 1) / 2] * 4
+        assert got["large"] == 512 * 1024 * size
+        assert got["gathered"] == list(range(size))
+        assert got["broadcast"] == [size - 1] * 3
