@@ -435,7 +435,8 @@ print("RESULT " + json.dumps({"name": "compat", "value": {
     "asscalar": np.asscalar(np.array([5])), "nan": bool(np.isnan(np.NaN)), "inf": np.Inf == float("inf"),
     "product": int(np.product([2, 3])), "iterable": isinstance([], collections.Iterable),
     "argspec": [spec.args, spec.varargs, spec.keywords, list(spec.defaults)], "clock": isinstance(start, float),
-    "sctypes": np.float32 in np.sctypes["float"] and np.uint8 in np.sctypes["uint"], "again": np.int is int}}))
+    "sctypes": np.float32 in np.sctypes["float"] and np.uint8 in np.sctypes["uint"], "again": np.int is int,
+    "infty": np.infty == float("inf"), "cast": str(np.cast["float32"]([1, 2]).dtype)}}))
 """
 
 
@@ -461,6 +462,8 @@ def test_py_compat_gives_back_removed_python_and_numpy_names_and_says_so_once(tm
         "clock": True,
         "sctypes": True,
         "again": True,
+        "infty": True,
+        "cast": "float32",
     }
     assert "Python-level compatibility on" in result.stderr
     assert result.stderr.count("numpy.int no longer exists; --py-compat provides it (write int instead)") == 1

@@ -26,6 +26,14 @@ import numpy as np
 from npu_bridge.core.runtime import log
 from npu_bridge.core.tf1 import scipy_misc, scipy_paths
 
+
+class _CastTable:
+    """NumPy 1.x's ``np.cast``: ``np.cast[dtype](x)`` is ``x`` as an array of ``dtype``."""
+
+    def __getitem__(self, dtype):
+        return lambda x: np.asarray(x).astype(dtype)
+
+
 # name -> (its value, what to write instead)
 NUMPY = {
     "int": (int, "int"),
@@ -39,6 +47,7 @@ NUMPY = {
     "NAN": (np.nan, "np.nan"),
     "Inf": (np.inf, "np.inf"),
     "Infinity": (np.inf, "np.inf"),
+    "infty": (np.inf, "np.inf"),
     "PINF": (np.inf, "np.inf"),
     "NINF": (-np.inf, "-np.inf"),
     "float_": (np.float64, "np.float64"),
@@ -51,6 +60,10 @@ NUMPY = {
     "sometrue": (np.any, "np.any"),
     "alltrue": (np.all, "np.all"),
     "round_": (np.round, "np.round"),
+    "mat": (np.asmatrix, "np.asmatrix"),
+    "cast": (_CastTable(), "np.asarray(x).astype(dtype)"),
+    "string_": (np.bytes_, "np.bytes_"),
+    "unicode_": (np.str_, "np.str_"),
     "in1d": (lambda a, b, *args, **kwargs: np.isin(np.asarray(a).ravel(), b, *args, **kwargs), "np.isin"),
     "trapz": (getattr(np, "trapezoid", None), "np.trapezoid"),
     "sctypes": (
