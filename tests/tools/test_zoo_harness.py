@@ -340,3 +340,35 @@ with open(os.path.join(data_dir, 'train_data.txt')) as f:
 def test_code_that_reads_no_known_format_gets_no_kit(tmp_path):
     model = _fake_model(tmp_path, {"train.py": "rows = open('ratings.dat').read().split('::')\n"})
     assert _tool_module("data_kits").choose(str(model)) is None
+
+
+def _failed(kind, message, raised_file):
+    frame = {"file": raised_file, "line": 1, "function": "f"}
+    error = {"type": kind, "message": message, "frames": [frame]}
+    return [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
+
+
+def test_a_shape_the_model_refuses_is_the_guessed_arrays_fault_and_tensorflows_otherwise():
+    classify = _tool_module("classify")
+    tf_file = "/venv/lib/python3.11/site-packages/tensorflow/python/framework/ops.py"
+    records = _failed("builtins.ValueError", "Dimensions must be equal, but are 512 and 524288 for AddV2", tf_file)
+    outcome, cause = classify.classify(records, "/m", "/d", "named-arrays", False)
+    assert outcome == "data" and "the named-arrays kit's array shapes are guesses" in cause
+    assert classify.classify(records, "/m", "/d", "mnist", False)[0] == "ours"  # a kit of exact shapes
+
+
+def test_an_error_of_the_scripts_input_code_inside_tf_data_is_the_kits():
+    classify = _tool_module("classify")
+    message = (
+        "{{function_node __wrapped__IteratorGetNext_output_types_4}} IndexError: index 2 is out of bounds\n"
+        'Traceback (most recent call last):\n  File "/venv/site-packages/tensorflow/python/ops/script_ops.py", line '
+        '269, in __call__\n  File "/m/yolo/dataset/read_data.py", line 85, in __getitem__\n'
+    )
+    tf_file = "/venv/lib/python3.11/site-packages/tensorflow/python/eager/executor.py"
+    records = _failed("tensorflow.python.framework.errors_impl.UnknownError", message, tf_file)
+    outcome, cause = classify.classify(records, "/m", "/d", "image-lists", False)
+    assert outcome == "data" and "the script's input code failed on the image-lists kit's files" in cause
+    inside_tf = message.replace("/m/yolo/dataset/read_data.py", "/venv/site-packages/tensorflow/python/x.py")
+    assert (
+        classify.classify(_failed("x.UnknownError", inside_tf, tf_file), "/m", "/d", "image-lists", False)[0] == "ours"
+    )

@@ -40,6 +40,17 @@ _EMPTY_DATA = (
 # the synthetic data is far smaller: TensorFlow 1.15's Estimator.train refused the same count.
 _DATA_SIZE = ("Must specify max_steps > 0",)
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+# Kits whose arrays' shapes are guessed from the loader's code (tools/zoo_harness/array_files.py): a shape the model
+# refuses is the guess's fault, not TensorFlow's
+_GUESSING_KITS = ("named-arrays",)
+_SHAPE_WORDS = re.compile(
+    r"(Dimensions must be equal|Cannot feed value of shape|Incompatible shapes|cannot reshape array|"
+    r"could not broadcast|shape mismatch)",
+    re.IGNORECASE,
+)
+# A Python error of the script's own input code, raised inside tf.data (a generator or py_function): TensorFlow
+# passes it on as its own error with the Python traceback in the message
+_PYTHON_ERROR_IN_PIPELINE = re.compile(r"\b(IndexError|KeyError|ValueError|TypeError|OSError|FileNotFoundError): ")
 
 
 def _package_of(path):
@@ -141,6 +152,10 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the TF1 mode's --py-compat provides it)"
     if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
         return "ours", f"{head} at {_where(user)}"
+    if kit in _GUESSING_KITS and _SHAPE_WORDS.search(message):
+        return "data", f"{head} at {_where(user)} (the {kit} kit's array shapes are guesses)"
+    if kit is not None and _pipeline_error_of_the_script(kind, message, model_dir):
+        return "data", f"{head} at {_where(user)} (the script's input code failed on the {kit} kit's files)"
     if raised_in in _TF_PACKAGES:
         return "ours", f"{head} raised in {raised_in} at {_where(raised)}, from {_where(user)}"
     if kit is None and kind == "error" and "empty()" in message:  # OpenCV given the None of an image not read
@@ -148,6 +163,14 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     if kit is None and kind in ("IndexError", "ValueError", "ZeroDivisionError", "StopIteration", "KeyError"):
         return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; the data folder was empty)"
     return "script", f"{head} at {_where(user or raised)}"
+
+
+def _pipeline_error_of_the_script(kind, message, model_dir):
+    """Whether TensorFlow's error carries a Python error that the script's own input code raised inside tf.data."""
+    if kind not in ("UnknownError", "InvalidArgumentError") or "IteratorGetNext" not in message:
+        return False
+    innermost = re.findall(r'File "([^"]+)", line \d+', message)
+    return bool(_PYTHON_ERROR_IN_PIPELINE.search(message)) and bool(innermost) and innermost[-1].startswith(model_dir)
 
 
 def summarize(results):
