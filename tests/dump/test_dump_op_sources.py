@@ -181,21 +181,28 @@ KILLED_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
-def test_a_process_killed_after_its_first_steps_leaves_the_creation_sites_of_their_ops(tmp_path):
+def run_killed(tmp_path, source):
+    """Runs ``source`` (a script that dumps into argv[1] and ends by os._exit); returns (script path, op_sources.json,
+    op_graph.json) of its dump root."""
     script = tmp_path / "killed.py"
-    script.write_text(KILLED_SCRIPT, encoding="utf-8")
+    script.write_text(source, encoding="utf-8")
     (tmp_path / "dump").mkdir()
     ran = run_python(str(script), args=[str(tmp_path / "dump")], timeout=120)
     assert ran.returncode == 0, ran.stderr[-3000:]
     (root,) = [tmp_path / "dump" / name / "0" for name in os.listdir(tmp_path / "dump")]
-    sources = json.loads((root / overflow_records.SOURCES_FILE).read_text())
-    graph = json.loads((root / op_graph.GRAPH_FILE).read_text())
-    matmul_line = (
-        KILLED_SCRIPT.splitlines().index(next(line for line in KILLED_SCRIPT.splitlines() if "layer/MatMul" in line))
-        + 1
-    )
-    assert sources.get("layer/MatMul") == f"{script}:{matmul_line} in <module>", sources
+    files = (overflow_records.SOURCES_FILE, op_graph.GRAPH_FILE)
+    return (script, *(json.loads((root / name).read_text()) for name in files))
+
+
+def line_of(source, marker):
+    """The number of the first line of ``source`` holding ``marker``."""
+    return 1 + next(n for n, text in enumerate(source.splitlines()) if marker in text)
+
+
+@pytest.mark.slow
+def test_a_process_killed_after_its_first_steps_leaves_the_creation_sites_of_their_ops(tmp_path):
+    script, sources, graph = run_killed(tmp_path, KILLED_SCRIPT)
+    assert sources.get("layer/MatMul") == f"{script}:{line_of(KILLED_SCRIPT, 'layer/MatMul')} in <module>", sources
     assert {"layer/MatMul", "loss"} <= set(graph) and graph["layer/MatMul"]["type"] == "MatMul"
 
 
@@ -227,13 +234,7 @@ KILLED_TF2_SCRIPT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_a_killed_tf2_process_leaves_the_creation_sites_of_its_function_graphs_ops(tmp_path):
-    script = tmp_path / "killed_tf2.py"
-    script.write_text(KILLED_TF2_SCRIPT, encoding="utf-8")
-    (tmp_path / "dump").mkdir()
-    ran = run_python(str(script), args=[str(tmp_path / "dump")], timeout=120)
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    (root,) = [tmp_path / "dump" / name / "0" for name in os.listdir(tmp_path / "dump")]
-    sources = json.loads((root / overflow_records.SOURCES_FILE).read_text())
-    line = 1 + next(n for n, text in enumerate(KILLED_TF2_SCRIPT.splitlines()) if 'name="square"' in text)
+    script, sources, graph = run_killed(tmp_path, KILLED_TF2_SCRIPT)
+    line = line_of(KILLED_TF2_SCRIPT, 'name="square"')
     assert sources.get("square") == f"{script}:{line} in step", sources
-    assert json.loads((root / op_graph.GRAPH_FILE).read_text())["square"]["type"] == "MatMul"
+    assert graph["square"]["type"] == "MatMul"
