@@ -48,6 +48,7 @@ ROLES = {
     ("npu-dump", "compare", "my_dump_path"): "dump",
     ("npu-dump", "compare", "golden_dump_path"): "golden",
     ("npu-dump", "compare", "output"): "out_file",
+    ("npu-dump", "compare", "html"): "out_file",
     ("npu-dump", "overflow", "dir"): "dump",
     ("npu-dump", "overflow", "output"): "out_file",
     ("npu-dump", "info", "paths"): "dump",
