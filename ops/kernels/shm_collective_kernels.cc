@@ -23,6 +23,8 @@ absl::Status KindOf(const std::string& type, shm::Kind* kind) {
     *kind = shm::kAllGather;
   } else if (type == "HcomShmReduceScatter") {
     *kind = shm::kReduceScatter;
+  } else if (type == "HcomShmAllToAll") {
+    *kind = shm::kAllToAll;
   } else if (type == "HcomShmBroadcastSend" || type == "HcomShmBroadcastRecv") {
     *kind = shm::kBroadcast;
   } else {
@@ -118,18 +120,24 @@ class ShmCollectiveKernel : public NpuAsyncOpKernel {
       shape.set_dim(0, shape.dim_size(0) * members);
       TF_RETURN_IF_ERROR(ctx->allocate_output(0, shape, &output));
     } else if (kind_ == shm::kReduceScatter) {
-      if (input.dims() < 1 || input.dim_size(0) % members != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("op ", name(),
-                                                       ": reduce_scatter needs dimension 0 divisible by the ", members,
-                                                       " members, got shape ", input.shape().DebugString()));
-      }
+      TF_RETURN_IF_ERROR(CheckSliced(input, members, "reduce_scatter"));
       tensorflow::TensorShape shape = input.shape();
       shape.set_dim(0, shape.dim_size(0) / members);
       TF_RETURN_IF_ERROR(ctx->allocate_output(0, shape, &output));
     } else {
+      // An all-to-all may write into its input: each round reads every slice's piece before it writes it.
+      if (kind_ == shm::kAllToAll) TF_RETURN_IF_ERROR(CheckSliced(input, members, "all_to_all"));
       TF_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output({0}, 0, input.shape(), &output));
     }
     work->output = const_cast<char*>(output->tensor_data().data());
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckSliced(const tensorflow::Tensor& input, int members, const char* what) const {
+    if (input.dims() < 1 || input.dim_size(0) % members != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("op ", name(), ": ", what, " needs dimension 0 divisible by the ",
+                                                     members, " members, got shape ", input.shape().DebugString()));
+    }
     return absl::OkStatus();
   }
 
@@ -147,6 +155,7 @@ class ShmCollectiveKernel : public NpuAsyncOpKernel {
 REGISTER_KERNEL_BUILDER(Name("HcomShmAllReduce").Device(tensorflow::DEVICE_CPU), ShmCollectiveKernel);
 REGISTER_KERNEL_BUILDER(Name("HcomShmAllGather").Device(tensorflow::DEVICE_CPU), ShmCollectiveKernel);
 REGISTER_KERNEL_BUILDER(Name("HcomShmReduceScatter").Device(tensorflow::DEVICE_CPU), ShmCollectiveKernel);
+REGISTER_KERNEL_BUILDER(Name("HcomShmAllToAll").Device(tensorflow::DEVICE_CPU), ShmCollectiveKernel);
 REGISTER_KERNEL_BUILDER(Name("HcomShmBroadcastSend").Device(tensorflow::DEVICE_CPU), ShmCollectiveKernel);
 REGISTER_KERNEL_BUILDER(Name("HcomShmBroadcastRecv").Device(tensorflow::DEVICE_CPU), ShmCollectiveKernel);
 

@@ -72,6 +72,15 @@ REGISTER_OP("HcomShmAllGather")
     .NPU_SHM_GROUP_ATTRS.SetShapeFn(GatherShape)
     .Doc("Every member's input (equal shapes) concatenated along dimension 0 in group-rank order.");
 
+REGISTER_OP("HcomShmAllToAll")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool}")
+    .NPU_SHM_GROUP_ATTRS.SetShapeFn(tensorflow::shape_inference::UnchangedShape)
+    .Doc(
+        "Slice k (of as many equal slices along dimension 0 as members) goes to member k; slice k of the output "
+        "is member k's slice `group_rank`.");
+
 REGISTER_OP("HcomShmBroadcastSend")
     .Input("input: T")
     .Output("output: T")

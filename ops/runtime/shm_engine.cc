@@ -61,6 +61,8 @@ const char* KindName(int kind) {
       return "broadcast";
     case kReduceScatter:
       return "reduce_scatter";
+    case kAllToAll:
+      return "all_to_all";
     default:
       return "collective";
   }
@@ -220,7 +222,7 @@ class Communicator::Impl {
 
   // One round per chunk; each round has kPhases posts: copied in, reduced (two-shot only), done reading.
   absl::Status Run(const Work& work) {
-    if (work.kind == kReduceScatter) return RunReduceScatter(work);
+    if (work.kind == kReduceScatter || work.kind == kAllToAll) return RunSliced(work);
     const size_t chunk = segment_->chunk_bytes();
     const size_t rounds = std::max<size_t>(1, (work.bytes + chunk - 1) / chunk);
     const int me = spec_.group_rank;
@@ -257,9 +259,10 @@ class Communicator::Impl {
     return absl::OkStatus();
   }
 
-  // Reduce-scatter: each round moves one piece of every member's N slices (N pieces per buffer); member k
-  // reduces the pieces of slice k.
-  absl::Status RunReduceScatter(const Work& work) {
+  // Reduce-scatter and all-to-all: each round moves one piece of every member's N slices (N pieces per buffer).
+  // Reduce-scatter: member k reduces the pieces of slice k. All-to-all: member k copies piece k of member j's
+  // buffer to slice j of its output.
+  absl::Status RunSliced(const Work& work) {
     const int n = Members();
     const int me = spec_.group_rank;
     const size_t element = tensorflow::DataTypeSize(work.dtype);
@@ -285,7 +288,11 @@ class Communicator::Impl {
       absl::Status status = WaitPosted(base + 1, everyone, work.timeout_seconds);
       if (!status.ok()) return status;
       for (int k = 0; k < n; ++k) sources[k] = segment_->Buffer(channel_index_, spec_.slots[k], buffer) + me * piece;
-      if (len > 0) Reduce(work.dtype, work.reduction, sources.data(), n, work.output + offset, len);
+      if (len > 0 && work.kind == kReduceScatter) {
+        Reduce(work.dtype, work.reduction, sources.data(), n, work.output + offset, len);
+      } else {
+        for (int k = 0; k < n && len > 0; ++k) std::memcpy(work.output + k * slice + offset, sources[k], len);
+      }
       Post(base + 2);
       Post(base + 3);
     }

@@ -24,7 +24,7 @@
 namespace npu_bridge {
 namespace shm {
 
-enum Kind { kAllReduce = 1, kAllGather = 2, kBroadcast = 3, kReduceScatter = 4 };
+enum Kind { kAllReduce = 1, kAllGather = 2, kBroadcast = 3, kReduceScatter = 4, kAllToAll = 5 };
 
 // Who takes part: the group's members in group-rank order.
 struct GroupSpec {

@@ -95,6 +95,7 @@ SHM_TYPES = {
     "HcomShmBroadcastSend",
     "HcomShmBroadcastRecv",
     "HcomShmReduceScatter",
+    "HcomShmAllToAll",
 }
 
 
@@ -108,8 +109,8 @@ def test_every_operation_on_every_rank(size, path):
     _check(results, size)
     for rank in range(size):
         types = set(results[rank].pop("collective_types"))
-        if path == "shm":  # send / receive and all-to-all stay on TensorFlow's ops
-            assert {"HcomShmAllReduce", "HcomShmAllGather", "HcomShmReduceScatter"} <= types, types
-            assert "CollectiveReduce" not in types and "CollectiveGather" not in types, types
+        if path == "shm":  # send / receive stay on TensorFlow's ops
+            assert {"HcomShmAllReduce", "HcomShmAllGather", "HcomShmReduceScatter", "HcomShmAllToAll"} <= types, types
+            assert not types & {"CollectiveReduce", "CollectiveGather", "CollectiveAllToAllV2"}, types
         else:
             assert not types & SHM_TYPES, types

@@ -36,9 +36,11 @@ fetches["broadcast"] = hccl_ops.broadcast(
 )
 fetches["reduce"] = hccl_ops.reduce(tf.constant(vector(rank)), "sum", root_rank=0)
 
-# send / receive around the ring
-fetches["send"] = hccl_ops.send(tf.constant(vector(rank)), sr_tag=3, dest_rank=(rank + 1) % size)
-fetches["receive"] = hccl_ops.receive([6], tf.float32, sr_tag=3, src_rank=(rank - 1) % size)
+# send / receive around the ring, in a run of their own: each rank's transfers differ from its neighbours'
+ring = {
+    "send": hccl_ops.send(tf.constant(vector(rank)), sr_tag=3, dest_rank=(rank + 1) % size),
+    "receive": hccl_ops.receive([6], tf.float32, sr_tag=3, src_rank=(rank - 1) % size),
+}
 
 # all_to_all_v: rank r sends r + j + 1 elements to rank j
 counts = tf.placeholder(tf.int64, [size])
@@ -83,6 +85,7 @@ graph_ops = tf.get_default_graph().get_operations()
 report("collective_types", sorted({op.type for op in graph_ops if op.type.startswith(("Hcom", "Collective"))}))
 sess = tf.Session(config=npu_config_proto())
 values = sess.run(fetches)
+values["receive"] = sess.run(ring)["receive"]
 for name, value in values.items():
     report(name, value)
 for n in (1, 5):  # two sizes: two power-of-two buckets of the same op

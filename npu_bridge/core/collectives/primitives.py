@@ -9,8 +9,8 @@ timeout (see ``_timeout_bound``; the NpuOptimizer pass sets the session's own), 
 
 Groups whose ranks are all on this host run on the job's shared-memory segment instead (``shm_primitives``, the
 C++ ``HcomShm*`` ops), with the same keys, timeout, marking and registration; ``NPU_BRIDGE_COLLECTIVES=tf`` keeps
-them on TensorFlow's. Point-to-point send / receive (broadcasts without a ``root``) and all-to-all stay on
-TensorFlow's ops; reduce-scatter exists only on the segment.
+them on TensorFlow's. Point-to-point send / receive (broadcasts without a ``root``) stay on TensorFlow's ops;
+reduce-scatter exists only on the segment.
 
 Callers pass tensors of a dtype the op supports (see ``transport``) and groups of at least two ranks.
 """
@@ -181,7 +181,10 @@ def all_to_all(x, members, instance_key, block_key, kind):
       block_key: the static key recorded for the op (equal to ``instance_key`` when that is an int).
       kind: the upstream operation name.
     """
+    place = shm_primitives.placement(members)
     with tf.device(DEVICE):
+        if place is not None:  # the leader orders the group's collectives: the static key is enough
+            return _register(shm_primitives.all_to_all(x, place, block_key, _timeout_bound()), kind, members, block_key)
         y = tf.raw_ops.CollectiveAllToAllV2(
             input=x,
             group_size=members.size,

@@ -2,8 +2,9 @@
 
 The session step needs, per run: whether it runs collectives at all (only those runs are watched and fail
 fast after a collective failure), which ranks they wait for (the watchdog probes those), and for runs with
-TensorFlow's V2 collectives a ``collective_graph_key`` that is the same on every rank (TensorFlow computes
-one itself only for V1 ops). The answer depends only on the fetched ops, so it is computed once per graph and
+TensorFlow's V2 collectives or point-to-point transfers a ``collective_graph_key`` that is the same on every
+rank (TensorFlow derives one from the V1 ops' instance keys, which is the same on every rank only when every
+rank runs the same collectives). The answer depends only on the fetched ops, so it is computed once per graph and
 set of fetches.
 """
 
@@ -17,6 +18,7 @@ import tensorflow as tf
 
 MAX_CACHED_RUNS = 256
 MAX_RECENT = 4096  # collectives remembered in building order, for ``recorded_since``
+POINT_TO_POINT = ("send", "receive")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,6 +158,10 @@ def for_run(graph, fetches):
     if found:
         v2_keys = sorted(info.key for _, info in found if info.needs_graph_key)
         graph_key = 1 + _hash_keys(v2_keys) if v2_keys else 0
+        if not graph_key and any(info.kind in POINT_TO_POINT for _, info in found):
+            # TensorFlow would derive the key from the run's instance keys, which differ between the ranks of
+            # a ring of sends and receives: their step ids would differ and the transfers never meet.
+            graph_key = 1 + _hash_keys(["point-to-point"])
         result = RunCollectives(
             ops=tuple(found),
             ranks=frozenset(r for _, i in found for r in i.ranks),

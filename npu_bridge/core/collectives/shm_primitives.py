@@ -115,6 +115,11 @@ def all_gather(x, place, instance_key, timeout):
     return native_library.ops().hcom_shm_all_gather(x, name="HcomAllGather", **_attrs(place, instance_key, timeout))
 
 
+def all_to_all(x, place, instance_key, timeout):
+    """Slice k of ``x`` (of ``len(slots)`` along dimension 0) goes to member k; slice k of the result is member k's."""
+    return native_library.ops().hcom_shm_all_to_all(x, name="HcomAllToAll", **_attrs(place, instance_key, timeout))
+
+
 def broadcast_send(x, place, instance_key, timeout):
     """The root's side of a broadcast."""
     return native_library.ops().hcom_shm_broadcast_send(
