@@ -126,8 +126,9 @@ absl::Status Segment::ClaimChannel(uint64_t group_key, uint64_t members_hash, in
     *channel = i;
     return absl::OkStatus();
   }
-  return absl::ResourceExhaustedError(absl::StrCat("shared-memory collectives: more than ", kMaxChannels,
-                                                   " groups use the segment; set NPU_BRIDGE_COLLECTIVES=tf"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat("shared-memory collectives: more than ", kMaxChannels,
+                   " groups and one-way send routes use the segment; set NPU_BRIDGE_COLLECTIVES=tf"));
 }
 
 void Segment::Abort(const std::string& message) {

@@ -18,7 +18,7 @@ namespace npu_bridge {
 namespace shm {
 
 constexpr int kMaxSlots = 64;      // ranks of one host that share a segment
-constexpr int kMaxChannels = 32;   // groups that can use the segment in one job
+constexpr int kMaxChannels = 128;  // groups and one-way send routes that can use the segment in one job
 constexpr int kProposalRing = 16;  // operations the leader of a group may propose ahead
 constexpr char kFdVariable[] = "NPU_BRIDGE_SHM_FD";
 constexpr char kMemfdName[] = "npu_bridge-collectives";

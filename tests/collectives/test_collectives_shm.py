@@ -94,3 +94,23 @@ def test_eight_ranks_on_two_cores_finish_their_steps():
         assert got["large"] == 512 * 1024 * size
         assert got["gathered"] == list(range(size))
         assert got["broadcast"] == [size - 1] * 3
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+@pytest.mark.parametrize("path", ["shm", "tf"])
+@pytest.mark.parametrize("size", [2, 3])
+def test_a_send_receive_pipeline_runs_both_directions_in_one_step(size, path):
+    result, results = launch(
+        "pipeline_worker.py",
+        size,
+        args=["3"],
+        env={"NPU_BRIDGE_COLLECTIVES": path, "HCCL_EXEC_TIMEOUT": "60"},
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    expected = 2 ** (size - 2) + size - 1  # doubled by every rank after the first, then 1 added per rank back
+    assert results[0]["back"] == [expected, expected]
+    for rank in range(size):
+        shm = {"HcomShmBroadcastSend", "HcomShmBroadcastRecv"}
+        assert (set(results[rank]["types"]) <= shm) == (path == "shm"), results[rank]["types"]

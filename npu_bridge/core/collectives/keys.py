@@ -59,3 +59,8 @@ def bucket_block(group_key):
 def pair_group_key(group_name, rank_a, rank_b):
     """Returns the group key of the two-member group that carries send/receive between two world ranks."""
     return groups.group_key("\0send_recv\0" + group_name, (rank_a, rank_b))
+
+
+def transfer_group_key(group_name, source, destination):
+    """Returns the key of the shared-memory channel that carries sends from world rank ``source`` to ``destination``."""
+    return groups.group_key(f"\0transfer\0{group_name}\0{source}>{destination}", (source, destination))

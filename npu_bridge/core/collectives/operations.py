@@ -262,9 +262,9 @@ def send(tensor, sr_tag, dest_rank, group=WORLD_GROUP):
     _int(api, "sr_tag", sr_tag, 0)
     members = membership.resolve(group, api)
     peer = _peer(api, "dest_rank", dest_rank, members)
-    pair, key = _pair(members, members.world_rank, peer, sr_tag)
+    pair, route, key = _pair(members, members.world_rank, peer, sr_tag)
     encoded = transport.encode(tf.reshape(tensor, [-1]), primitives.BROADCAST_DTYPES)
-    return primitives.broadcast_send(encoded, pair, key, kind="send").op
+    return primitives.broadcast_send(encoded, pair, key, kind="send", root=0, segment_members=route).op
 
 
 def receive(shape, data_type, sr_tag, src_rank, group=WORLD_GROUP):
@@ -291,9 +291,11 @@ def receive(shape, data_type, sr_tag, src_rank, group=WORLD_GROUP):
     _int(api, "sr_tag", sr_tag, 0)
     members = membership.resolve(group, api)
     peer = _peer(api, "src_rank", src_rank, members)
-    pair, key = _pair(members, peer, members.world_rank, sr_tag)
+    pair, route, key = _pair(members, peer, members.world_rank, sr_tag)
     carrier = transport.encoded_dtype(dtype, primitives.BROADCAST_DTYPES)
-    received = primitives.broadcast_recv(tf.TensorShape([shape.num_elements()]), carrier, pair, key, kind="receive")
+    received = primitives.broadcast_recv(
+        tf.TensorShape([shape.num_elements()]), carrier, pair, key, kind="receive", root=0, segment_members=route
+    )
     return tf.reshape(transport.decode(received, dtype), shape)
 
 
@@ -372,9 +374,20 @@ def _peer(api, name, value, members):
 
 
 def _pair(members, source, destination, sr_tag):
-    """The two-member group of a send/receive between world ranks and the transfer's instance key."""
+    """The groups of a send/receive between world ranks, and the transfer's instance key.
+
+    Returns the two-member group TensorFlow's ops use, the one-way group the shared-memory segment uses (the
+    sender first: it orders the transfers of its direction, so a transfer never waits for the other direction's
+    order), and the instance key.
+    """
     low, high = sorted((source, destination))
     pair = membership.Members(
         members.group, (low, high), keys.pair_group_key(members.group, low, high), (low, high).index(members.world_rank)
     )
-    return pair, keys.send_recv_key(pair.key, source, destination, sr_tag)
+    route = membership.Members(
+        members.group,
+        (source, destination),
+        keys.transfer_group_key(members.group, source, destination),
+        (source, destination).index(members.world_rank),
+    )
+    return pair, route, keys.send_recv_key(pair.key, source, destination, sr_tag)

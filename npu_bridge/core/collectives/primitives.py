@@ -9,8 +9,8 @@ timeout (see ``_timeout_bound``; the NpuOptimizer pass sets the session's own), 
 
 Groups whose ranks are all on this host run on the job's shared-memory segment instead (``shm_primitives``, the
 C++ ``HcomShm*`` ops), with the same keys, timeout, marking and registration; ``NPU_BRIDGE_COLLECTIVES=tf`` keeps
-them on TensorFlow's. Point-to-point send / receive (broadcasts without a ``root``) stay on TensorFlow's ops;
-reduce-scatter exists only on the segment.
+them on TensorFlow's; a send / receive uses a one-way group of its own there (``segment_members``).
+Reduce-scatter exists only on the segment.
 
 Callers pass tensors of a dtype the op supports (see ``transport``) and groups of at least two ranks.
 """
@@ -126,13 +126,14 @@ def all_gather(x, members, kind="allgather"):
     return _register(y, kind, members, key)
 
 
-def broadcast_send(x, members, key, kind="broadcast", root=None):
+def broadcast_send(x, members, key, kind="broadcast", root=None, segment_members=None):
     """The root's side of a broadcast: sends ``x`` (fully defined shape) and returns it.
 
     Args:
       root: this rank's group rank when the broadcast may run on the segment; None: TensorFlow's op.
+      segment_members: the ``Members`` the segment uses instead of ``members`` (a send's one-way group).
     """
-    place = None if root is None else shm_primitives.placement(members)
+    place = None if root is None else shm_primitives.placement(segment_members or members)
     with tf.device(DEVICE):
         if place is not None:
             return _register(shm_primitives.broadcast_send(x, place, key, _timeout_bound()), kind, members, key)
@@ -148,13 +149,14 @@ def broadcast_send(x, members, key, kind="broadcast", root=None):
     return _register(y, kind, members, key)
 
 
-def broadcast_recv(shape, dtype, members, key, kind="broadcast", root=None):
+def broadcast_recv(shape, dtype, members, key, kind="broadcast", root=None, segment_members=None):
     """A non-root member's side of a broadcast: receives a tensor of ``shape`` and ``dtype``.
 
     Args:
       root: the sender's group rank when the broadcast may run on the segment; None: TensorFlow's op.
+      segment_members: the ``Members`` the segment uses instead of ``members`` (a receive's one-way group).
     """
-    place = None if root is None else shm_primitives.placement(members)
+    place = None if root is None else shm_primitives.placement(segment_members or members)
     with tf.device(DEVICE):
         if place is not None:
             y = shm_primitives.broadcast_recv(shape, dtype, place, root, key, _timeout_bound())
