@@ -106,15 +106,21 @@ def test_the_paths_a_training_script_names_under_its_data_path_lead_to_the_kit(t
         "python3 run.py --input_files_dir=${data_path}/wikipedia_128 --eval_dir=$data_path/a/b\n"
         "  --input_file=${data_path}/data/news_1.tfrecord --init_checkpoint=${data_path}/model/bert_model.ckpt\n"
         '  --escape="${data_path}/../../etc" --glob=${data_path}/x/*.json --var=${data_path}/${task}\n'
+        "  --train_dir=${data_path}/../corpus --kit=${data_path}/../kit/more\n"
     )
     assert data_paths.referenced(script) == [
         "wikipedia_128",
         "a/b",
         "data/news_1.tfrecord",
         "model/bert_model.ckpt",
+        "../corpus",
+        "../kit/more",
     ]
     made = data_paths.link(script, str(data))
-    assert made == ["wikipedia_128", "a", "a/b", "data/news_1.tfrecord", "model"]
+    assert made == ["wikipedia_128", "a", "a/b", "data/news_1.tfrecord", "model", "../corpus"]
+    # one level up is the entry's own folder: made there, next to the data folder, unless the name is taken
+    assert sorted(os.listdir(tmp_path / "corpus")) == sorted(os.listdir(data / "wikipedia_128"))
+    assert not (kit / "more").exists()
     # a folder a loader reads every file of holds the kit's files only
     assert sorted(os.listdir(data / "wikipedia_128")) == [
         "part-00000-of-00002.tfrecord",

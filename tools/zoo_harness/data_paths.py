@@ -4,9 +4,11 @@ Zoo wrappers hand their scripts paths such as ``--data_dir=${data_path}/ILSVRC20
 ``--input_file=${data_path}/data/news_1.tfrecord``. For each such path not in the data folder already, a folder name
 (no suffix) becomes a folder holding links to the kit's files and folders (only those, as loaders that read every
 file of a folder want); a file name whose suffix is one the kit wrote (``.tfrecord``, ``.json``, ``.txt``, ...)
-becomes a link to the kit's file of that kind (with the same name, else the first). Nothing outside the data folder
-is touched, and a path that climbs out of it (``..``) or holds shell syntax the harness cannot read (``$x``, ``*``)
-is left alone.
+becomes a link to the kit's file of that kind (with the same name, else the first). A path one level above the
+data folder (``--input_files_dir=${data_path}/../wikipedia_128``) is made in the entry's own folder, which the
+harness owns, when nothing there has that name yet (so never in the model's copy). Nothing else outside the data
+folder is touched, and a path that climbs further (``../..``) or holds shell syntax the harness cannot read
+(``$x``, ``*``) is left alone.
 """
 
 import os
@@ -36,6 +38,8 @@ def referenced(script_text):
     for match in _REFERENCE.finditer(script_text):
         path = match.group(1).rstrip("/,")
         parts = path.split("/")
+        if parts[0] == ".." and len(parts) > 1:
+            parts = parts[1:]  # one level up: the entry's own folder
         if not path or any(p in ("", ".", "..") for p in parts) or re.search(r"[$*?{}\[\]\\]", path):
             continue
         if path not in found:
@@ -91,7 +95,12 @@ def link(script_text, data_dir):
     made = []
     for path in referenced(script_text):
         parts = path.split("/")
-        folder = root
+        base, prefix = root, ""
+        if parts[0] == "..":
+            base, prefix, parts = os.path.dirname(root), "../", parts[1:]
+            if os.path.lexists(os.path.join(base, parts[0])):
+                continue  # the entry's folder has it already (the model's copy, the data folder, ...)
+        folder = base
         for index, part in enumerate(parts):
             target = os.path.join(folder, part)
             if not os.path.lexists(target):
@@ -102,8 +111,8 @@ def link(script_text, data_dir):
                     if source is None:
                         break
                     os.symlink(os.path.realpath(os.path.join(root, source)), target)
-                made.append("/".join(parts[: index + 1]))
+                made.append(prefix + "/".join(parts[: index + 1]))
             folder = os.path.realpath(target)
-            if not os.path.isdir(folder) or os.path.commonpath([root, folder]) != root:
-                break  # a file, or a link out of the data folder: nothing below it is made
+            if not os.path.isdir(folder) or os.path.commonpath([base, folder]) != base:
+                break  # a file, or a link out of the folder it started in: nothing below it is made
     return made
