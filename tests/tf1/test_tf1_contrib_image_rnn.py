@@ -708,3 +708,19 @@ def test_rnn_cell_impl_linear_alias_points_at_the_helper():
     assert not hasattr(importlib.import_module("tensorflow.python.ops.rnn_cell_impl"), "_Linear") or (
         importlib.import_module("tensorflow.python.ops.rnn_cell_impl")._Linear is rnn_linear._Linear
     )
+
+
+def test_a_star_import_of_a_contrib_module_binds_its_names_and_never_a_builtin(monkeypatch):
+    # DIEN in the zoo subclasses RNNCell after `from tensorflow.contrib.rnn import *`
+    rnn = contrib.ContribModule("rnn", contrib.ROUTES["rnn"], tf)
+    monkeypatch.setitem(__import__("sys").modules, "star_probe_rnn", rnn)
+    namespace = {}
+    exec("from star_probe_rnn import *", namespace)
+    assert namespace["RNNCell"] is tf.compat.v1.nn.rnn_cell.RNNCell
+    assert namespace["static_rnn"] is tf.compat.v1.nn.static_rnn
+    assert namespace["LSTMBlockCell"] is tf.compat.v1.nn.rnn_cell.LSTMCell
+    assert namespace["LayerNormBasicLSTMCell"] is rnn_cells.LayerNormBasicLSTMCell
+    assert "relu" not in namespace  # tf.nn is a place of the route, not what contrib.rnn exported
+    framework = contrib.ContribModule("framework", contrib.ROUTES["framework"], tf)
+    assert "arg_scope" in framework.__all__
+    assert not {"range", "map", "print"} & set(framework.__all__)

@@ -15,6 +15,7 @@ module holding ``alpha_dropout``. Aliases whose behaviour differs from TensorFlo
 A place is ``"tf:<attribute path>"`` (below the real ``tensorflow`` module) or an importable module path.
 """
 
+import builtins
 import importlib
 import types
 
@@ -31,13 +32,15 @@ class Route:
       extras: {contrib name: a place of its own} (``"tf:compat.v1.variable_scope"``, ``"a.module"``).
       modules: {upstream source module below ``python`` (``"training.lazy_adam_optimizer"``): the place holding its
         names}; that path is a contrib module of its own, which names what it lacks.
+      star_extras: names of the broad places (``tf.compat.v1.nn``) that ``import *`` binds too (``star_names``).
     """
 
-    def __init__(self, places=(), renames=None, extras=None, modules=None):
+    def __init__(self, places=(), renames=None, extras=None, modules=None, star_extras=()):
         self.places = tuple(places)
         self.renames = dict(renames or {})
         self.extras = dict(extras or {})
         self.modules = dict(modules or {})
+        self.star_extras = tuple(star_extras)
 
 
 ROUTES = {
@@ -62,6 +65,7 @@ ROUTES = {
     "rnn": Route(
         ["tf:compat.v1.nn.rnn_cell", "tf:compat.v1.nn", "npu_bridge.core.tf1.rnn_cells"],
         renames={"LSTMBlockCell": "LSTMCell", "GRUBlockCell": "GRUCell", "GRUBlockCellV2": "GRUCell"},
+        star_extras=("static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn"),
         # upstream's python.ops.{rnn_cell,core_rnn_cell,rnn} hold contrib's own cells; ops.gen_lstm_ops is in rnn_cells
         extras={
             **dict.fromkeys(("rnn_cell", "core_rnn_cell", "rnn"), "npu_bridge.core.tf1.rnn_cells"),
@@ -329,9 +333,12 @@ class ContribModule(types.ModuleType):
             self.__dict__["_warning"] = None
 
     def __getattr__(self, name):
+        path, route, real = self.__dict__["_npu"]
+        if name == "__all__" and route is not None:  # what ``from tensorflow.contrib.<path> import *`` binds
+            self.__dict__[name] = star_names(route, real)
+            return self.__dict__[name]
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        path, route, real = self.__dict__["_npu"]
         if name == "python" and path:
             value = _SkippedSegment(self, route or Route(), real)
         elif not path and name in ROUTES:
@@ -348,6 +355,21 @@ class ContribModule(types.ModuleType):
                 log.logger.warning("tf.contrib.%s.%s %s", path, name, difference)
         self.__dict__[name] = value
         return value
+
+
+def star_names(route, real):
+    """The names ``import *`` of a contrib module binds: the public names of its places (TensorFlow namespaces that
+    merely hold a more specific place of the route, and ``tf.compat.v1`` itself, left out: 1.15's contrib modules
+    never exported all of TensorFlow), its renames, extras and ``Route.star_extras``, without Python's built-in
+    names (``range``, ``map``), which a star import would shadow."""
+    names = set(route.renames) | set(route.extras) | set(route.star_extras)
+    for place in route.places:
+        if place == "tf:compat.v1" or any(other.startswith(place + ".") for other in route.places):
+            continue
+        module = _resolve_place(place, real)
+        if module is not _MISSING:
+            names.update(getattr(module, "__all__", None) or dir(module))
+    return sorted(n for n in names if not n.startswith("_") and n not in vars(builtins))
 
 
 def not_provided(path, use=""):
