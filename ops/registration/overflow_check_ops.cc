@@ -22,6 +22,9 @@ REGISTER_OP("NpuOverflowCheck")
     .Attr("task_id: int = 0")
     .Attr("steps_per_run: int = 1")  // iterations_per_loop pass: as NpuDump's
     .Attr("in_iterations_loop: bool = false")
+    // Stateful: a check that only a float-status read waits for (a control edge) has no data output in use, and
+    // Grappler's dependency optimizer would turn a stateless node like that into a NoOp.
+    .SetIsStateful()
     .SetShapeFn(tensorflow::shape_inference::UnchangedShape)
     .Doc("Identity that raises the emulated float-status register when x holds inf or NaN.");
 

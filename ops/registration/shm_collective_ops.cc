@@ -21,30 +21,37 @@ namespace npu_bridge {
 
 namespace {
 
-absl::Status GatherShape(tensorflow::shape_inference::InferenceContext* c) {
+enum class FirstDim { kTimesMembers, kPerMember, kDividedEvenly };
+
+// Output shape = input shape with dimension 0 multiplied by the members (gather), divided by them (scatter), or
+// kept when they divide it (all-to-all); a known dimension 0 that does not divide evenly is refused at graph build.
+absl::Status MembersShape(tensorflow::shape_inference::InferenceContext* c, FirstDim rule) {
   std::vector<int32_t> slots;
   TF_RETURN_IF_ERROR(c->GetAttr("slots", &slots));
   tensorflow::shape_inference::ShapeHandle input;
   TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &input));
+  const int64_t members = static_cast<int64_t>(slots.size());
   tensorflow::shape_inference::DimensionHandle first;
-  TF_RETURN_IF_ERROR(c->Multiply(c->Dim(input, 0), static_cast<int64_t>(slots.size()), &first));
+  if (rule == FirstDim::kTimesMembers) {
+    TF_RETURN_IF_ERROR(c->Multiply(c->Dim(input, 0), members, &first));
+  } else {
+    TF_RETURN_IF_ERROR(c->Divide(c->Dim(input, 0), members, /*evenly_divisible=*/true, &first));
+    if (rule == FirstDim::kDividedEvenly) first = c->Dim(input, 0);
+  }
   tensorflow::shape_inference::ShapeHandle output;
   TF_RETURN_IF_ERROR(c->ReplaceDim(input, 0, first, &output));
   c->set_output(0, output);
   return absl::OkStatus();
 }
 
+absl::Status GatherShape(tensorflow::shape_inference::InferenceContext* c) {
+  return MembersShape(c, FirstDim::kTimesMembers);
+}
 absl::Status ScatterShape(tensorflow::shape_inference::InferenceContext* c) {
-  std::vector<int32_t> slots;
-  TF_RETURN_IF_ERROR(c->GetAttr("slots", &slots));
-  tensorflow::shape_inference::ShapeHandle input;
-  TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &input));
-  tensorflow::shape_inference::DimensionHandle first;
-  TF_RETURN_IF_ERROR(c->Divide(c->Dim(input, 0), static_cast<int64_t>(slots.size()), true, &first));
-  tensorflow::shape_inference::ShapeHandle output;
-  TF_RETURN_IF_ERROR(c->ReplaceDim(input, 0, first, &output));
-  c->set_output(0, output);
-  return absl::OkStatus();
+  return MembersShape(c, FirstDim::kPerMember);
+}
+absl::Status AllToAllShape(tensorflow::shape_inference::InferenceContext* c) {
+  return MembersShape(c, FirstDim::kDividedEvenly);
 }
 
 }  // namespace
@@ -76,7 +83,7 @@ REGISTER_OP("HcomShmAllToAll")
     .Input("input: T")
     .Output("output: T")
     .Attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool}")
-    .NPU_SHM_GROUP_ATTRS.SetShapeFn(tensorflow::shape_inference::UnchangedShape)
+    .NPU_SHM_GROUP_ATTRS.SetShapeFn(AllToAllShape)
     .Doc(
         "Slice k (of as many equal slices along dimension 0 as members) goes to member k; slice k of the output "
         "is member k's slice `group_rank`.");

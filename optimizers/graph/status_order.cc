@@ -97,6 +97,7 @@ bool OrderStatusReads(bool function_body, tensorflow::GraphDef* graph) {
     }
   }
   const std::vector<std::optional<std::string>> frame = Frames(*graph, inputs, readers);
+  // A setter nobody reads runs only when fetched (the session prunes the rest), unless a read is ordered after it.
   std::vector<bool> runs(count, function_body);
   for (int setter : setters) runs[setter] = runs[setter] || !readers[setter].empty();
   bool added = false;
@@ -107,7 +108,10 @@ bool OrderStatusReads(bool function_body, tensorflow::GraphDef* graph) {
     const std::vector<bool> after = Reachable(read, readers);
     for (int setter : setters) {
       if (before[setter] || after[setter] || frame[setter] != frame[read]) continue;
-      if (!runs[setter]) continue;
+      // The check of a value the read waits for (a fetched value, only a control input of the read) belongs
+      // before the read even though nothing reads the check: the edge makes it run.
+      const bool checks_a_value_before = !inputs[setter].empty() && before[inputs[setter][0]];
+      if (!runs[setter] && !checks_a_value_before) continue;
       graph->mutable_node(read)->add_input("^" + graph->node(setter).name());
       inputs[read].push_back(setter);
       readers[setter].push_back(read);

@@ -3,12 +3,13 @@ disagree, a bad NPU_BRIDGE_COLLECTIVES, a segment that is not there) and more ra
 paths are checked by test_collectives_ops.py, dead and hung ranks by test_collectives_faults.py."""
 
 import os
+import types
 
 import pytest
 from helpers.collectives import launch
 from helpers.processes import run_python
 
-from npu_bridge.core.collectives import shm_segment
+from npu_bridge.core.collectives import shm_primitives, shm_segment
 from npu_bridge.core.runtime.errors import EnvironmentVariableError
 
 
@@ -24,6 +25,24 @@ def test_the_segment_is_an_anonymous_memfd_that_cannot_shrink():
     finally:
         os.close(fd)
     assert not [name for name in os.listdir("/dev/shm") if shm_segment.MEMFD_NAME in name]
+
+
+def test_the_shapes_of_the_segment_s_ops_are_known_and_uneven_slices_refused_at_graph_build():
+    import tensorflow as tf
+
+    place = types.SimpleNamespace(group_key=1, slots=(0, 1, 2), world_ranks=(0, 1, 2), group_rank=0, local_size=3)
+    with tf.Graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [6, 2])
+        assert shm_primitives.all_gather(x, place, 1, 5).shape.as_list() == [18, 2]
+        assert shm_primitives.reduce_scatter(x, place, "Add", 2, 5).shape.as_list() == [2, 2]
+        assert shm_primitives.all_to_all(x, place, 3, 5).shape.as_list() == [6, 2]
+        uneven = tf.compat.v1.placeholder(tf.float32, [4, 2])
+        for build in (
+            lambda: shm_primitives.all_to_all(uneven, place, 4, 5),
+            lambda: shm_primitives.reduce_scatter(uneven, place, "Add", 5, 5),
+        ):
+            with pytest.raises(ValueError, match="evenly divisible by 3"):
+                build()
 
 
 @pytest.mark.parametrize("value", ["", "x", "-1", "99999", "0", "1" * 40])

@@ -77,11 +77,6 @@ def test_clear_resets_and_alloc_is_zero():
 
 # The register is process-wide, so this runs in a fresh interpreter: in the suite's worker process an earlier
 # test's overflow left it set, and the read passed or failed with the order the tests happened to run in.
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: an overflow in a value that is only fetched, and that the read waits for through a control "
-    "dependency, is not seen by the register (the read returns 0); see overflow_check_pass.cc",
-)
 def test_an_overflow_the_read_waits_for_sets_the_register():
     result = run_python(
         """
