@@ -378,3 +378,109 @@ def test_an_error_of_the_scripts_input_code_inside_tf_data_is_the_kits():
     assert (
         classify.classify(_failed("x.UnknownError", inside_tf, tf_file), "/m", "/d", "image-lists", False)[0] == "ours"
     )
+
+
+_RECORD_LOADER = """
+flags.DEFINE_integer('seq_length', 12, 'tokens a record holds')
+def _parse(example_proto):
+    features = {"image": tf.FixedLenFeature([], tf.string, default_value=""),
+                "label": tf.io.FixedLenFeature([1], tf.int64),
+                "mask": tf.FixedLenFeature([], tf.string),
+                "input_ids": tf.FixedLenFeature([FLAGS.seq_length], tf.int64),
+                "bbox_xmin": tf.VarLenFeature(tf.float32),
+                "height": tf.FixedLenFeature(shape=[], dtype=tf.int64)}
+    parsed = tf.parse_single_example(example_proto, features)
+    image = tf.image.decode_jpeg(parsed["image"])
+    mask = tf.decode_raw(parsed['mask'], tf.uint8)
+    mask = tf.reshape(mask, [24, 24, 1])
+    return image, parsed["label"]
+dataset = tf.data.TFRecordDataset(os.path.join(FLAGS.data_dir, 'train_%s.tfrecords' % split))
+"""
+
+
+def test_tfrecords_hold_the_features_the_loaders_parsing_dict_names(tmp_path):
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"input.py": _RECORD_LOADER}))
+    assert kit == "parsed-tfrecord"
+    import io
+
+    import tensorflow as tf
+    from PIL import Image
+
+    for name in ("train_train.tfrecords", "train_val.tfrecords", "train.tfrecord", "train-00000-of-00001"):
+        records = list(tf.compat.v1.io.tf_record_iterator(str(data / name)))
+        assert len(records) == 512, name
+    feature = tf.train.Example.FromString(records[0]).features.feature
+    assert Image.open(io.BytesIO(feature["image"].bytes_list.value[0])).size == (96, 96)
+    assert feature["height"].int64_list.value == [96] and feature["label"].int64_list.value == [1]
+    mask = feature["mask"].bytes_list.value[0]
+    assert len(mask) == 24 * 24 and set(mask) <= {0, 1}  # what the reshape after decode_raw wants; class ids
+    ids = feature["input_ids"].int64_list.value
+    assert len(ids) == 12 and all(1 <= i < 100 for i in ids)  # the flag's default; inside every vocabulary
+    assert feature["bbox_xmin"].float_list.value and all(0 < v < 1 for v in feature["bbox_xmin"].float_list.value)
+
+
+def test_the_planetoid_citation_graphs_load_as_gcn_loaders_read_them(tmp_path):
+    loader = """
+names = ['x', 'y', 'tx', 'ty', 'allx', 'ally', 'graph']
+for i in range(len(names)):
+    with open("{}/ind.{}.{}".format(local_dir, dataset_str, names[i]), 'rb') as f:
+        objects.append(pkl.load(f, encoding='latin1'))
+test_idx_reorder = parse_index_file("{}/ind.{}.test.index".format(local_dir, dataset_str))
+"""
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"utils/process.py": loader}))
+    assert kit == "planetoid"
+    import pickle
+
+    for name, features, classes in (("cora", 1433, 7), ("citeseer", 3703, 6), ("pubmed", 500, 3)):
+        loaded = {}
+        for part in ("x", "y", "tx", "ty", "allx", "ally", "graph"):
+            with open(data / f"ind.{name}.{part}", "rb") as f:
+                loaded[part] = pickle.load(f, encoding="latin1")
+        assert loaded["x"].shape == (140, features) and loaded["y"].shape == (140, classes)
+        assert loaded["allx"].shape[0] + loaded["tx"].shape[0] == len(loaded["graph"]) == 2708
+        test_index = [int(line) for line in (data / f"ind.{name}.test.index").read_text().split()]
+        assert sorted(test_index) == list(range(1708, 2708))
+        assert all(0 <= j < 2708 for neighbours in loaded["graph"].values() for j in neighbours)
+
+
+def test_the_folders_an_image_glob_searches_hold_images(tmp_path):
+    loader = """
+MAX_TRAIN_IMAGES = 400
+train_low_light_images = sorted(glob(args.data_path + "/our485/low/*"))[:MAX_TRAIN_IMAGES]
+val_low_light_images = sorted(glob(args.data_path + "/our485/low/*"))[MAX_TRAIN_IMAGES:]
+image = tf.image.decode_png(image, channels=3)
+self.trainA_dataset = glob('{}/*.*'.format(self.dataset_dir + '/trainA'))
+masks = glob(os.path.join(path, 'masks', '*.jpg'))
+everything = glob(os.path.join(path, '*'))
+"""
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"train.py": loader}))
+    assert kit == "image-globs"
+    from PIL import Image
+
+    low = sorted(os.listdir(data / "our485" / "low"))
+    assert len(low) > 400 and low[0].endswith(".png")  # more than the training slice, in the format decoded
+    assert Image.open(data / "our485" / "low" / low[0]).size == (96, 96)
+    assert len(os.listdir(data / "trainA")) == 16
+    assert all(name.endswith(".jpg") for name in os.listdir(data / "masks"))
+    assert not [name for name in os.listdir(data) if name.endswith((".jpg", ".png"))]  # a bare * is not followed
+
+
+def test_a_missing_checkpoint_is_data_for_want_of_weights():
+    classify = _tool_module("classify")
+    message = "The passed save_path is not a valid checkpoint: /d/model/inception_v3.ckpt"
+    records = _failed("builtins.ValueError", message, "/venv/site-packages/tensorflow/python/training/saver.py")
+    outcome, cause = classify.classify(records, "/m", "/d", "parsed-tfrecord", False)
+    assert outcome == "data" and cause.endswith("(weights: the harness never makes pretrained weights up)")
+
+
+def test_an_id_out_of_the_models_range_is_the_guessed_records_fault():
+    classify = _tool_module("classify")
+    message = "Graph execution error:\n\nindices[0] = -21309 is not in [0, 163623)\n\t [[{{node GatherV2_1}}]]"
+    tf_file = "/venv/lib/python3.11/site-packages/tensorflow/python/client/session.py"
+    records = _failed("tensorflow.python.framework.errors_impl.InvalidArgumentError", message, tf_file)
+    outcome, cause = classify.classify(records, "/m", "/d", "parsed-tfrecord", False)
+    assert outcome == "data" and "values are guesses" in cause
+    message = "Input to reshape is a tensor with 3538944 values, but the requested shape has 785536"
+    records = _failed("tensorflow.python.framework.errors_impl.InvalidArgumentError", message, tf_file)
+    outcome, cause = classify.classify(records, "/m", "/d", "parsed-tfrecord", False)
+    assert outcome == "data" and "array shapes are guesses" in cause

@@ -42,10 +42,12 @@ _DATA_SIZE = ("Must specify max_steps > 0",)
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 # Kits whose arrays' shapes are guessed from the loader's code (tools/zoo_harness/array_files.py): a shape the model
 # refuses is the guess's fault, not TensorFlow's
-_GUESSING_KITS = ("named-arrays",)
+_GUESSING_KITS = ("named-arrays", "parsed-tfrecord")
+# An id a guessed value gave that the model's tables do not hold (ids offset by a count in the model's config)
+_INDEX_RANGE = re.compile(r"indices\[[\d,]+\] = -?\d+ is not in \[0, \d+\)")
 _SHAPE_WORDS = re.compile(
     r"(Dimensions must be equal|Cannot feed value of shape|Incompatible shapes|cannot reshape array|"
-    r"could not broadcast|shape mismatch)",
+    r"could not broadcast|shape mismatch|Input to reshape is a tensor with)",
     re.IGNORECASE,
 )
 # A Python error of the script's own input code, raised inside tf.data (a generator or py_function): TensorFlow
@@ -71,8 +73,13 @@ def _innermost(frames, keep):
     return None
 
 
-def _kit_reason(kit):
-    """Why data was missing, as the cause of a ``data`` outcome says it."""
+_WEIGHTS = re.compile(r"checkpoint|\.ckpt|save_path|pretrain|weights|\.h5\b|\.pb\b", re.IGNORECASE)
+
+
+def _kit_reason(kit, message=""):
+    """Why data was missing, as the cause of a ``data`` outcome says it: weights (never made), else the kit."""
+    if _WEIGHTS.search(message):
+        return "weights: the harness never makes pretrained weights up"
     return "no data kit recognizes its loader" if kit is None else f"the {kit} kit's files did not fit"
 
 
@@ -131,13 +138,13 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     if size is not None:
         return "data", f"{head} at {_where(user)} (the synthetic data is smaller than the script assumes)"
     if kind == "FileNotFoundError" and raised_in in _OURS_PACKAGES:  # our readers (input_data) name a missing file
-        return "data", f"{head} at {_where(user)} ({_kit_reason(kit)})"
+        return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     if kind == "NotProvidedError" or raised_in in _OURS_PACKAGES:
         return "ours", f"{head} raised at {_where(raised)}, from {_where(user)}"
     if kind in ("SyntaxError", "TabError") or (kind == "NameError" and "print" in message):
         return "script", f"{head} (Python 2 code)"
     if kind == "KeyError" and "is not a file in the archive" in message:  # an .npz with other arrays than the kit's
-        return "data", f"{head} at {_where(user)} ({_kit_reason(kit)})"
+        return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     empty = next((sign for sign in _EMPTY_DATA if sign in message), None)
     if empty is not None:
         return "data", f"{head} at {_where(user)} (no data found: {empty})"
@@ -147,13 +154,15 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "data", f"{head} at {_where(user)} (a download: the harness has no network)"
     data_like = kind in _DATA_TYPES or data_words or (data_dir in message)
     if data_like and (kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "Exception")):
-        return "data", f"{head} at {_where(user)} ({_kit_reason(kit)})"
+        return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     if kind == "AttributeError" and "module 'numpy' has no attribute" in message:
         return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the TF1 mode's --py-compat provides it)"
     if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
         return "ours", f"{head} at {_where(user)}"
     if kit in _GUESSING_KITS and _SHAPE_WORDS.search(message):
         return "data", f"{head} at {_where(user)} (the {kit} kit's array shapes are guesses)"
+    if kit in _GUESSING_KITS and _INDEX_RANGE.search(message):
+        return "data", f"{head} at {_where(user)} (the {kit} kit's values are guesses: an id out of the model's range)"
     if kit is not None and _pipeline_error_of_the_script(kind, message, model_dir):
         return "data", f"{head} at {_where(user)} (the script's input code failed on the {kit} kit's files)"
     if raised_in in _TF_PACKAGES:

@@ -3,7 +3,9 @@
 A kit is chosen when the model's Python or shell files contain all of its markers (or, for a kit whose markers
 are a function, when that function of the code says so); the first kit that matches wins. The kits of annotated
 images (Pascal VOC, COCO, text lists of images) are in ``image_sets.py``, the kit of named ``.npz`` / ``.mat`` /
-``.h5`` files, whose names and keys are derived from the loader's code, in ``array_files.py``.
+``.h5`` files, whose names and keys are derived from the loader's code, in ``array_files.py``; the kit of TFRecords
+holding the features a loader's parsing dict names in ``tfrecord_files.py``, of folders of images its ``glob``
+patterns search in ``image_globs.py``, of the Planetoid citation graphs in ``planetoid.py``.
 
 Each kit writes small, valid files at the top of the data path (random pixels, labels in a small range) and makes
 the sub-folder names the zoo's scripts commonly append (``data/``, ``MNIST_data/``, ...) symbolic links to it, so
@@ -20,8 +22,11 @@ import shutil
 import struct
 
 import array_files
+import image_globs
 import image_sets
 import numpy as np
+import planetoid
+import tfrecord_files
 
 _ALIASES = ("data",)
 
@@ -212,6 +217,14 @@ def _reads_named_arrays(code):
     return array_files.spec(code) is not None
 
 
+def _reads_parsed_records(code):
+    return tfrecord_files.spec(code) is not None
+
+
+def _globs_images(code):
+    return image_globs.spec(code) is not None
+
+
 # (name, markers, writer): markers are strings that must all occur in the model's code, or a function of the code
 # that says whether the kit fits. The first match wins. A writer takes (root, rng) and, by name, ``hints`` (the
 # sizes the training script asks for), ``spec`` (what the kit's SPECS function derives from the code) or ``home``
@@ -230,10 +243,13 @@ KITS = (
     ("coco", ("annotations", "instances_"), image_sets.coco),
     ("coco", ("person_keypoints",), image_sets.coco),
     ("named-arrays", _reads_named_arrays, array_files.write),
+    ("planetoid", ("ind.", "test.index", "allx"), planetoid.write),
     ("image-lists", _reads_image_list, image_sets.image_lists),
+    ("parsed-tfrecord", _reads_parsed_records, tfrecord_files.write),
+    ("image-globs", _globs_images, image_globs.write),
 )
 # Kits whose files depend on the model's code: the function that derives what they write (a JSON-able value)
-SPECS = {"named-arrays": array_files.spec}
+SPECS = {"named-arrays": array_files.spec, "parsed-tfrecord": tfrecord_files.spec, "image-globs": image_globs.spec}
 
 
 def model_code(model_dir):
