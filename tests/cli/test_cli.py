@@ -30,6 +30,31 @@ def test_info_reports_a_malformed_rank_table_with_exit_code_2(capsys, monkeypatc
     assert f"rank table {table}: is not valid JSON" in err and "Traceback" not in err
 
 
+SLURM_TASK = {
+    "SLURM_JOB_ID": "4242",
+    "SLURM_STEP_ID": "0",
+    "SLURM_PROCID": "2",
+    "SLURM_STEP_NUM_TASKS": "4",
+    "SLURM_STEP_NODELIST": "node[1-2]",
+    "SLURM_STEP_TASKS_PER_NODE": "2(x2)",
+    "SLURM_LOCALID": "0",
+}
+
+
+def test_info_shows_a_scheduler_s_world_and_where_it_came_from(capsys, monkeypatch):
+    for name, value in SLURM_TASK.items():
+        monkeypatch.setenv(name, value)
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "world: rank 2 of 4 (source: slurm, device id 0)" in out
+    assert "from: SLURM_PROCID='2', SLURM_STEP_NUM_TASKS='4', SLURM_STEP_NODELIST='node[1-2]'" in out
+    assert "local ranks: 2 (this is local rank 0)" in out
+    assert "hosts: 2 (node1, node2)" in out and "job id: 4242" in out
+    monkeypatch.setenv("SLURM_NODEID", "0")
+    assert main(["info"]) == 2
+    assert "SLURM_NODEID='0', but task 2 of the step runs on node node2 (node 1)" in capsys.readouterr().err
+
+
 def test_options_table_and_one_option(capsys):
     assert main(["options"]) == 0
     table = capsys.readouterr().out

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers.collectives import launch
+from helpers.collectives import job_failure, launch
 
 from npu_bridge.hccl import hccl_ops
 
@@ -23,7 +23,7 @@ EXPECTED = {
 @pytest.mark.timeout(200)
 def test_broadcast_leaves_every_ranks_variables_equal_to_the_roots():
     result, results = launch("broadcast_variables_worker.py", 2, timeout=180)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert result.returncode == 0, job_failure(result)
     assert sorted(results) == [0, 1]
     for rank in (0, 1):
         for name, want in EXPECTED.items():

@@ -4,7 +4,7 @@ create_group, and gradients (tests/workers/ops_worker.py)."""
 
 import numpy as np
 import pytest
-from helpers.collectives import launch, vector, weights
+from helpers.collectives import job_failure, launch, vector, weights
 
 DTYPES = ("float32", "float16", "int32")
 REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
@@ -105,7 +105,7 @@ SHM_TYPES = {
 @pytest.mark.parametrize("size", [2, 4])
 def test_every_operation_on_every_rank(size, path):
     result, results = launch("ops_worker.py", size, env={"NPU_BRIDGE_COLLECTIVES": path}, timeout=220)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert result.returncode == 0, job_failure(result)
     _check(results, size)
     for rank in range(size):
         types = set(results[rank].pop("collective_types"))

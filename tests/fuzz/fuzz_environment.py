@@ -143,14 +143,20 @@ def _env_rank_table(text):
     return ACCEPT if not text else REJECT  # the generic values are never a rank table
 
 
-def _env_tf_config(text):
-    if not text:
-        return ACCEPT
+def _json_object(text):
+    """The JSON object ``text`` holds, or None when it is not one."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        return REJECT
-    if not isinstance(value, dict):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _env_tf_config(text):
+    if not text:
+        return ACCEPT
+    value = _json_object(text)
+    if value is None:
         return REJECT
     task = value.get("task", {})
     cluster = value.get("cluster", {})
@@ -165,6 +171,46 @@ def _env_tf_config(text):
         return REJECT
     if not all(isinstance(v, (list, dict)) for v in cluster.values()):
         return REJECT
+    return ACCEPT
+
+
+def _env_one_node(text):
+    """A Slurm node list of a one-node, one-task step: one plain name is fine, blanks or several names are not;
+    bracket notation is left to the reader (it may name one node or several)."""
+    if not text:
+        return ACCEPT  # unset: a one-task step needs no node list
+    stripped = text.strip()
+    if re.fullmatch(r"[A-Za-z0-9._-]+", stripped):
+        return ACCEPT if stripped == text else EITHER
+    if not stripped or re.search(r"\s|,,|^,|,$", stripped) or "[" not in stripped and "," in stripped:
+        return REJECT
+    return EITHER
+
+
+def _env_one_task(text):
+    """Slurm's tasks per node for one node running one task ("1", "1(x1)")."""
+    if not text:
+        return ACCEPT
+    if re.fullmatch(r"0*1(\(x0*1\))?", text.strip()):
+        return ACCEPT if text.strip() == text else EITHER
+    return REJECT
+
+
+def _env_tf_config_world(text):
+    """TF_CONFIG as a world: no cluster or parameter servers describe none; otherwise the cluster must be lists."""
+    if not text:
+        return ACCEPT
+    value = _json_object(text)
+    if value is None:
+        return REJECT
+    cluster = value.get("cluster") or {}
+    if not isinstance(cluster, dict):
+        return REJECT
+    return ACCEPT if not cluster or "ps" in cluster else EITHER
+
+
+def _env_shown(text):
+    """A variable a world only shows (npu-bridge info): any value is harmless."""
     return ACCEPT
 
 
@@ -217,7 +263,8 @@ class EnvSpec:
       judge: text -> ACCEPT / REJECT / EITHER.
       drivers: what reads it: "session" (a bridged session), "dump" (a dumping session), "failing_op" (an op fails
         with exception dumps on), "estimator" (NPUEstimator()), "run_config" (NPURunConfig()), "hooks"
-        (npu_hooks_append()), "loop_size" (the loop size npu_device.open() checks), "import" (a fresh interpreter
+        (npu_hooks_append()), "loop_size" (the loop size npu_device.open() checks), "world" (the collective world
+        is read from the environment, as a session and ``npu-bridge info`` read it), "import" (a fresh interpreter
         imports npu_bridge; costly, few values).
       base: other variables set for every case.
       options: NpuOptimizer options of the session drivers ({key: value}, bool / int / str).
@@ -251,6 +298,18 @@ _CM = {
     "RANK_ID": "0",
 }
 _DUMP = {"enable_dump": True}
+# one-rank worlds of each scheduler source, for fuzzing one of its variables at a time
+_SLURM = {
+    "SLURM_STEP_ID": "0",
+    "SLURM_PROCID": "0",
+    "SLURM_STEP_NUM_TASKS": "1",
+    "SLURM_STEP_NODELIST": "n1",
+    "SLURM_STEP_TASKS_PER_NODE": "1",
+}
+_TORCHRUN = {"RANK": "0", "WORLD_SIZE": "1"}
+_OMPI = {"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1"}
+_PMI = {"PMI_RANK": "0", "PMI_SIZE": "1"}
+_VOLCANO = {"VC_TASK_INDEX": "0", "VC_WORKER_HOSTS": "pod-0"}
 _JOB = {"JOB_ID": "10086"}
 
 ENV_SPECS = {
@@ -320,7 +379,9 @@ ENV_SPECS = {
     ),
     "TF_CONFIG": EnvSpec(
         _env_tf_config,
-        drivers=("run_config",),
+        drivers=("run_config", "world"),
+        driver_judges={"world": _env_tf_config_world},
+        base={"HCCL_CONNECT_TIMEOUT": "1"},
         samples=('{"task": {"type": "worker", "index": 3}}',),
         extra=(
             '{"task": 5}',
@@ -332,6 +393,64 @@ ENV_SPECS = {
             '{"task": {"index": 1e30}}',
         ),
     ),
+    # Job schedulers' and launchers' variables (npu_bridge.core.world.scheduler_env), read with the world.
+    "RANK": EnvSpec(_env_int(0, 0, required=True), drivers=("world",), base={"WORLD_SIZE": "1"}, samples=("0",)),
+    "WORLD_SIZE": EnvSpec(_env_int(1, 1, required=True), drivers=("world",), base={"RANK": "0"}, samples=("1",)),
+    "LOCAL_WORLD_SIZE": EnvSpec(_env_int(1, 1), drivers=("world",), base=dict(_TORCHRUN), samples=("1",)),
+    "LOCAL_RANK": EnvSpec(_env_shown, drivers=("world",), base=dict(_TORCHRUN), samples=("0",)),
+    "MASTER_ADDR": EnvSpec(_env_shown, drivers=("world",), base=dict(_TORCHRUN), samples=("10.0.0.1",)),
+    "MASTER_PORT": EnvSpec(_env_shown, drivers=("world",), base=dict(_TORCHRUN), samples=("29500",)),
+    "TORCHELASTIC_RUN_ID": EnvSpec(_env_shown, drivers=("world",), base=dict(_TORCHRUN), samples=("job-1",)),
+    "OMPI_COMM_WORLD_RANK": EnvSpec(
+        _env_int(0, 0, required=True), drivers=("world",), base={"OMPI_COMM_WORLD_SIZE": "1"}, samples=("0",)
+    ),
+    "OMPI_COMM_WORLD_SIZE": EnvSpec(
+        _env_int(1, 1, required=True), drivers=("world",), base={"OMPI_COMM_WORLD_RANK": "0"}, samples=("1",)
+    ),
+    "OMPI_COMM_WORLD_LOCAL_SIZE": EnvSpec(_env_int(1, 1), drivers=("world",), base=dict(_OMPI), samples=("1",)),
+    "PMI_RANK": EnvSpec(_env_int(0, 0, required=True), drivers=("world",), base={"PMI_SIZE": "1"}, samples=("0",)),
+    "PMI_SIZE": EnvSpec(_env_int(1, 1, required=True), drivers=("world",), base={"PMI_RANK": "0"}, samples=("1",)),
+    "MPI_LOCALNRANKS": EnvSpec(_env_int(1, 1), drivers=("world",), base=dict(_PMI), samples=("1",)),
+    "SLURM_PROCID": EnvSpec(
+        _env_int(0, 0), drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_PROCID"}
+    ),
+    "SLURM_STEP_ID": EnvSpec(
+        _env_shown, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_ID"}
+    ),
+    "SLURM_STEP_NUM_TASKS": EnvSpec(
+        _env_int(1, 1, required=True),
+        drivers=("world",),
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NUM_TASKS"},
+        samples=("1",),
+    ),
+    "SLURM_NTASKS": EnvSpec(
+        _env_int(1, 1, required=True),
+        drivers=("world",),
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NUM_TASKS"},
+        samples=("1",),
+    ),
+    "SLURM_STEP_NODELIST": EnvSpec(
+        _env_one_node, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"}
+    ),
+    "SLURM_JOB_NODELIST": EnvSpec(
+        _env_one_node, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"}
+    ),
+    "SLURM_NODELIST": EnvSpec(
+        _env_one_node, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"}
+    ),
+    "SLURM_STEP_TASKS_PER_NODE": EnvSpec(
+        _env_one_task, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_TASKS_PER_NODE"}
+    ),
+    "SLURM_TASKS_PER_NODE": EnvSpec(
+        _env_one_task, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_TASKS_PER_NODE"}
+    ),
+    "SLURM_DISTRIBUTION": EnvSpec(_env_shown, drivers=("world",), base=dict(_SLURM), samples=("cyclic",)),
+    "SLURM_NODEID": EnvSpec(_env_int(0, 0), drivers=("world",), base=dict(_SLURM), samples=("0",)),
+    "SLURM_LOCALID": EnvSpec(_env_int(0, 0), drivers=("world",), base=dict(_SLURM), samples=("0",)),
+    "SLURM_JOB_ID": EnvSpec(_env_shown, drivers=("world",), base=dict(_SLURM), samples=("4242",)),
+    "VC_TASK_INDEX": EnvSpec(_env_int(0, 0), drivers=("world",), base={"VC_WORKER_HOSTS": "pod-0"}, samples=("0",)),
+    "VK_TASK_INDEX": EnvSpec(_env_int(0, 0), drivers=("world",), base={"VC_WORKER_HOSTS": "pod-0"}, samples=("0",)),
+    "HOSTNAME": EnvSpec(_env_shown, drivers=("world",), base=dict(_VOLCANO), samples=("pod-0",)),
     "TF_USE_LEGACY_KERAS": EnvSpec(
         _env_legacy_keras, drivers=("import",), samples=("0",), extra=("garbage", "TRUE"), few=True
     ),

@@ -15,6 +15,7 @@ import numpy as np
 
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
 from npu_bridge.core.collectives import shm_segment
+from npu_bridge.core.world import scheduler_env
 
 VECTOR = np.array([1.0, -2.0, 3.0, 0.5, 4.0, -1.0])
 _RESULT = re.compile(r"^\[rank (\d+)\] RESULT (.*)$")
@@ -95,6 +96,14 @@ def launch(worker, size, args=(), env=None, timeout=180, launcher_args=()):
     return result, parse_results(result.stdout)
 
 
+def job_failure(result, tail=4000):
+    """What to show when a job failed: the end of its output, and before it every line of the stall reports
+    (which ranks waited in which collective for which others), wherever they were printed."""
+    stalls = [line for line in result.stderr.splitlines() if re.search(r"stalled|not arrived|waiting:", line)]
+    head = "stall reports:\n" + "\n".join(stalls[:60]) + "\n---\n" if stalls else ""
+    return head + result.stdout[-tail:] + result.stderr[-tail:]
+
+
 def parse_results(stdout):
     """Collects the RESULT lines of every rank: {rank: {name: value}}."""
     per_rank = {}
@@ -137,6 +146,8 @@ class Ranks:
             PYTHONUNBUFFERED="1",
         )
         base_env.pop("NPU_RUN_NETWORK", None)  # what npu-run tells its ranks; these were started without it
+        for name in scheduler_env.SCHEDULER_VARIABLES:  # a scheduler running the tests describes another world
+            base_env.pop(name, None)
         base_env.update(env or {})
         segment = shm_segment.create() if shared_memory else None
         if segment is not None:

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -167,7 +168,7 @@ def test_bad_arguments_exit_2_with_a_clear_message(args, message, capsys, monkey
     "content, message",
     [
         ("{not json", "is not valid JSON"),
-        ('{"status": "initializing", "server_list": []}', 'status is "initializing", must be "completed"'),
+        ('{"status": "initializing", "server_list": []}', 'status is still "initializing" after 1 s'),
         (
             '{"status": "completed", "server_count": "1", "server_list": [{"server_id": "a", "device": '
             '[{"device_id": "0", "rank_id": "1"}]}]}',
@@ -175,7 +176,8 @@ def test_bad_arguments_exit_2_with_a_clear_message(args, message, capsys, monkey
         ),
     ],
 )
-def test_malformed_rank_tables_exit_2_naming_the_file(content, message, tmp_path, capsys):
+def test_malformed_rank_tables_exit_2_naming_the_file(content, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HCCL_CONNECT_TIMEOUT", "1")  # a table the scheduler never completes is waited for that long
     path = tmp_path / "hccl.json"
     path.write_text(content)
     assert cli.main(["--rank-table", str(path), "--server-id", "a", "--job-id", "j", *python("pass")]) == 2
@@ -237,8 +239,8 @@ def test_a_server_id_whose_address_is_elsewhere_is_warned_about(tmp_path, this_m
     assert [r.rank_id for r in job.ranks] == [2, 3]
     assert job.warnings == (
         "server '10.9.0.2' of the rank table is reached at 10.9.0.2, which is not an address of this machine; "
-        "the other machines' ranks will not find its ranks unless that address leads here (check --server-id, "
-        "or the server's host_ip in the table)",
+        "the other machines' ranks will not find its ranks unless that address leads here (check --server-id or "
+        "the scheduler's node list, or the server's host_ip in the table)",
     )
 
 
@@ -418,3 +420,18 @@ def _alive(pid):
             return f.read().split(") ")[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_npu_run_waits_for_a_rank_table_the_scheduler_is_still_filling_in(tmp_path):
+    # Volcano / MindCluster mount hccl.json as {"status": "initializing"} and complete it once every pod is scheduled
+    path = tmp_path / "hccl.json"
+    path.write_text('{"status": "initializing"}')
+    done = tmp_path / "done.json"
+    done.write_text(json.dumps(plan.local_rank_table(2)))
+    timer = threading.Timer(1.0, os.replace, (done, path))
+    timer.start()
+    try:
+        planned = plan.plan_from_table(str(path), None, {"HCCL_CONNECT_TIMEOUT": "30", "JOB_ID": "j"})
+    finally:
+        timer.cancel()
+    assert (planned.rank_size, [r.rank_id for r in planned.ranks]) == (2, [0, 1])

@@ -205,7 +205,9 @@ class Job:
     """The two-host job: ``npu-run`` in each host, started without --server-id, running
     workers/two_host_worker.py on the rank table of ``two_hosts``; output goes to files in ``tmp_path``."""
 
-    def __init__(self, two_hosts, tmp_path, user=None):
+    def __init__(self, two_hosts, tmp_path, user=None, srun=False):
+        """With ``srun``, each launcher is started as ``srun --ntasks-per-node=1 npu-run -n 2`` starts it: with the
+        Slurm variables of task h of a two-node step (the nodes named by their addresses) instead of a rank table."""
         self.hosts = two_hosts
         prefix = user.prefix() if user else []
         table = _rank_table(tmp_path / "hccl.json", two_hosts.addresses)
@@ -228,15 +230,14 @@ class Job:
         self.launchers = []
         self.started = time.monotonic()
         for host, (out, err) in enumerate(self.outputs):
+            world = ["-n", "2"] if srun else ["--rank-table", table, "--job-id", f"two-hosts-{os.getpid()}"]
+            host_env = dict(env, **_slurm_task(two_hosts, host)) if srun else env
             argv = [
                 *prefix,
                 sys.executable,
                 "-m",
                 "npu_bridge.core.launch",
-                "--rank-table",
-                table,
-                "--job-id",
-                f"two-hosts-{os.getpid()}",
+                *world,
                 "--port-base",
                 str(PORT_BASE),
                 "--stop-timeout",
@@ -250,7 +251,9 @@ class Job:
                 str(START_TIMEOUT),
             ]
             with open(out, "w") as stdout, open(err, "w") as stderr:
-                self.launchers.append(two_hosts.start(host, argv, env=env, cwd=REPO_ROOT, stdout=stdout, stderr=stderr))
+                self.launchers.append(
+                    two_hosts.start(host, argv, env=host_env, cwd=REPO_ROOT, stdout=stdout, stderr=stderr)
+                )
 
     def output(self):
         """The end of every output file, for assertion messages."""
@@ -304,6 +307,21 @@ class Job:
         while self.hosts.pids(host) and time.monotonic() < deadline:
             time.sleep(0.1)
         return not self.hosts.pids(host)
+
+
+def _slurm_task(two_hosts, host):
+    """The variables srun gives task ``host`` of a step with one task on each of the two hosts."""
+    first = two_hosts.addresses[0]
+    return {
+        "SLURM_JOB_ID": str(os.getpid()),
+        "SLURM_STEP_ID": "0",
+        "SLURM_PROCID": str(host),
+        "SLURM_NODEID": str(host),
+        "SLURM_LOCALID": "0",
+        "SLURM_STEP_NUM_TASKS": "2",
+        "SLURM_STEP_NODELIST": f"{first.rpartition('.')[0]}.[1-2]",
+        "SLURM_STEP_TASKS_PER_NODE": "1(x2)",
+    }
 
 
 def _check_collectives_and_training(per_rank, two_hosts):
@@ -390,6 +408,22 @@ def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, 
         f"{min(per_rank[r]['failed_at'] for r in failed) - killed:.2f} s and its launcher ended "
         f"{launcher_seconds:.2f} s after host 0's launcher was killed (HCCL_EXEC_TIMEOUT={EXEC_TIMEOUT})"
     )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_one_npu_run_per_host_started_by_srun_forms_the_job_from_the_step(two_hosts, tmp_path):
+    job = Job(two_hosts, tmp_path, srun=True)
+    job.wait_until_looping()
+    for host, address in enumerate(two_hosts.addresses):
+        messages = job.launcher_messages(host)
+        assert (
+            f"job slurm-{os.getpid()}: starting 2 of 4 ranks ({2 * host}-{2 * host + 1}) of server '{address}' (the "
+            in messages
+        )
+        assert "scheduler's variables name it)" in messages and "authenticated relays" in messages, messages
+        assert "npu-run: warning" not in messages, messages
+    _check_collectives_and_training(job.results(), two_hosts)
 
 
 @pytest.mark.slow

@@ -4,7 +4,7 @@ the ranks, so every rank skips that step and lowers its loss scale; in INF/NaN m
 checks each rank's own gradients, as upstream does, and averaged gradients carry the overflow to every rank."""
 
 import pytest
-from helpers.collectives import launch
+from helpers.collectives import job_failure, launch
 
 SKIPPED = 1  # the step at which rank 1's gradients overflow
 LOWERED = [1024.0, 512.0, 512.0]  # the loss scale after each step when the step was skipped
@@ -28,7 +28,7 @@ def skipped(history):
 
 def run_job(backend):
     result, results = launch("loss_scale_worker.py", 2, env={"NPU_BRIDGE_DEVICE_TARGET": backend}, timeout=220)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert result.returncode == 0, job_failure(result)
     return results[0], results[1]
 
 

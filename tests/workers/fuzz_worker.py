@@ -210,6 +210,12 @@ def _driver_hooks():
     npu_hooks_append()
 
 
+def _driver_world():
+    from npu_bridge.core.world import world
+
+    world.load_world(os.environ)
+
+
 def _driver_loop_size():
     from npu_bridge.core.tf2 import loop_size
 
@@ -262,6 +268,8 @@ def run_env(case):
             _driver_hooks()
         elif driver == "loop_size":
             _driver_loop_size()
+        elif driver == "world":
+            _driver_world()
         else:
             from npu_bridge.core.runtime import log
 

@@ -193,9 +193,9 @@ def test_pod_with_several_devices_is_narrowed_by_device(tmp_path):
 
 def test_rank_table_errors_reach_the_world(tmp_path):
     path = tmp_path / "bad.json"
-    path.write_text('{"status": "initializing"}')
+    path.write_text('{"status": "done"}')
     assert world_error({"RANK_TABLE_FILE": str(path), "RANK_ID": "0"}).startswith(
-        f'rank table {path}: status is "initializing", must be "completed"'
+        f'rank table {path}: status is "done", must be "completed"'
     )
 
 

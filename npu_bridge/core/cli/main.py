@@ -10,7 +10,7 @@ malformed environment or rank table; the message names it), 1 an unexpected fail
 import argparse
 import sys
 
-from npu_bridge.core.runtime import log, version
+from npu_bridge.core.runtime import inert_text, log, version
 from npu_bridge.core.runtime.errors import NpuBridgeError
 
 
@@ -29,6 +29,15 @@ def _info(_args):
         f"world: rank {current.rank_id} of {current.rank_size} (source: {current.source}, "
         f"device id {current.device_id})"
     )
+    if current.source_variables:
+        print(f"  from: {', '.join(inert_text.value(v) for v in current.source_variables)}")
+    if current.rank_size > 1:
+        print(f"  local ranks: {current.local_rank_size} (this is local rank {current.local_rank_id})")
+        servers = list(dict.fromkeys(r.host for r in current.ranks))
+        shown = ", ".join(inert_text.value(h) for h in servers[:8]) + (" ..." if len(servers) > 8 else "")
+        print(f"  hosts: {len(servers)} ({shown})")
+    if current.job_id:
+        print(f"  job id: {inert_text.value(current.job_id)}")
     return 0
 
 

@@ -8,7 +8,10 @@ machines without ``--job-secret``), the user is told once: by ``npu-run`` for it
 ``NETWORK_VARIABLE``), otherwise by each rank when its server starts. The texts are built here for both.
 """
 
-NETWORK_VARIABLE = "NPU_RUN_NETWORK"  # set by npu-run for its ranks (it has reported what they are exposed to)
+from npu_bridge.core.world import world
+
+# set by npu-run for its ranks (it has reported what they are exposed to); the world also reads it
+NETWORK_VARIABLE = world.LAUNCHER_VARIABLE
 PRIVATE = "private"  # one machine, private network
 AUTHENTICATED = "authenticated"  # several machines, private networks joined by npu-run's authenticated relay
 SHARED = "shared"  # this machine's network: the rank ports are open

@@ -15,39 +15,20 @@ import os
 
 from npu_bridge.core.device.device_id import parse_int
 from npu_bridge.core.runtime.errors import EnvironmentVariableError, shortened
+from npu_bridge.core.world.timeouts import (  # noqa: F401 (re-exported: the collectives' settings in one place)
+    CONNECT_TIMEOUT_VARIABLE,
+    MAX_SECONDS,
+    connect_timeout,
+    seconds_variable,
+)
 
-CONNECT_TIMEOUT_VARIABLE = "HCCL_CONNECT_TIMEOUT"
 EXEC_TIMEOUT_VARIABLE = "HCCL_EXEC_TIMEOUT"
 PORT_BASE_VARIABLE = "HCCL_IF_BASE_PORT"
 STALL_VARIABLE = "NPU_BRIDGE_STALL_SECONDS"
 DEFAULT_STALL_SECONDS = 60
-DEFAULT_CONNECT_TIMEOUT = 120
 DEFAULT_EXEC_TIMEOUT = 1836
 DEFAULT_PORT_BASE = 60000
 MAX_PORT = 65535
-MAX_SECONDS = 2**31 - 1  # a timeout TensorFlow's collectives can hold (microseconds in an int64) with room to spare
-
-
-def _seconds(environ, name, default):
-    text = environ.get(name, "").strip()
-    if not text:
-        return default
-    value = parse_int(text)  # ASCII digits only: int() also reads "1_000" and other scripts' digits
-    if value is None or not 1 <= value <= MAX_SECONDS:
-        raise EnvironmentVariableError(
-            f"{name} has invalid value {shortened(environ[name])}: must be a whole number of seconds >= 1 "
-            f"and <= {MAX_SECONDS}"
-        )
-    return value
-
-
-def connect_timeout(environ=os.environ):
-    """Returns HCCL_CONNECT_TIMEOUT in seconds.
-
-    Raises:
-      ValueError: the variable is not a whole number >= 1.
-    """
-    return _seconds(environ, CONNECT_TIMEOUT_VARIABLE, DEFAULT_CONNECT_TIMEOUT)
 
 
 def stall_seconds(environ=os.environ):
@@ -79,7 +60,7 @@ def exec_timeout(hccl_timeout=None, environ=os.environ):
     Raises:
       ValueError: HCCL_EXEC_TIMEOUT is not a whole number >= 1.
     """
-    from_environment = _seconds(environ, EXEC_TIMEOUT_VARIABLE, DEFAULT_EXEC_TIMEOUT)
+    from_environment = seconds_variable(environ, EXEC_TIMEOUT_VARIABLE, DEFAULT_EXEC_TIMEOUT)
     return int(hccl_timeout) if hccl_timeout is not None else from_environment
 
 

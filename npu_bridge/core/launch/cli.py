@@ -6,6 +6,10 @@
       this machine's ranks of a multi-machine job: the server of the table whose address is this machine's;
       run the same on every machine (--server-id ID names the server instead)
 
+  srun --ntasks-per-node=1 npu-run -n 8 --job-secret S -- python train.py
+      one launcher per machine, started by a scheduler (Slurm, or a TF_CONFIG / Volcano pod): the machines and
+      this one's place among them come from the scheduler's variables (``scheduler_plan``)
+
   npu-run --make-secret FILE
       writes a new job secret; with --job-secret FILE on every machine, a multi-machine job accepts only
       connections that prove it
@@ -26,7 +30,7 @@ import sys
 import tempfile
 
 from npu_bridge.core.collectives import exposure, shm_segment, status_files
-from npu_bridge.core.launch import job_network, job_secret, plan, stall_summary, supervisor
+from npu_bridge.core.launch import job_network, job_secret, plan, scheduler_plan, stall_summary, supervisor
 from npu_bridge.core.runtime import arg_checks, log, version
 from npu_bridge.core.runtime.errors import LaunchError
 from npu_bridge.core.tf1 import environment
@@ -40,6 +44,7 @@ _FOUND_BY = {
     "--server-id": "--server-id",
     "address": "its address is this machine's",
     "only server": "the table's only server",
+    "scheduler": "the scheduler's variables name it",
 }
 
 
@@ -168,6 +173,12 @@ def main(argv=None):
             job = plan.plan_from_table(
                 args.rank_table, args.server_id, os.environ, args.size, args.job_id, args.port_base
             )
+        elif (outer := scheduler_plan.outer_placement(os.environ)) is not None:
+            work_dir = tempfile.mkdtemp(prefix="npu-run-")
+            table, server_id = scheduler_plan.write_rank_table(outer, args.size, work_dir)
+            job_id = args.job_id or os.environ.get("JOB_ID") or (outer.job_id and f"{outer.source}-{outer.job_id}")
+            job = plan.plan_from_table(table, server_id, os.environ, None, job_id, args.port_base)
+            job = dataclasses.replace(job, server_found="scheduler")
         else:
             if args.size is None:
                 raise LaunchError("say how many ranks to start with -n N (or use --rank-table)")

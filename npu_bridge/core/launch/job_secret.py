@@ -49,10 +49,12 @@ def load(path):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
-        hint = f"; create one with npu-run --make-secret {path} and copy it to every machine of the job"
-        raise LaunchError(
-            f"cannot read the job secret {path}: {e.strerror}{hint if e.errno == errno.ENOENT else ''}"
-        ) from None
+        hints = {
+            errno.ENOENT: f"; create one with npu-run --make-secret {path} and copy it to every machine of the job",
+            errno.ELOOP: " (it is a symbolic link, which is never followed; a Kubernetes Secret volume's files are "
+            "links: mount the file with subPath)",
+        }
+        raise LaunchError(f"cannot read the job secret {path}: {e.strerror}{hints.get(e.errno, '')}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

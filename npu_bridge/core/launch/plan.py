@@ -25,8 +25,8 @@ from typing import Optional
 
 from npu_bridge.core.collectives import settings
 from npu_bridge.core.launch import addresses
-from npu_bridge.core.runtime.errors import LaunchError
-from npu_bridge.core.world import rank_table
+from npu_bridge.core.runtime.errors import EnvironmentVariableError, LaunchError
+from npu_bridge.core.world import rank_table, timeouts
 
 MAX_RANKS = 32768
 # Local jobs search for free ports above Linux's ephemeral range (32768-60999), from a random point, so that
@@ -63,8 +63,8 @@ class JobPlan:
       port_base: HCCL_IF_BASE_PORT of every rank.
       ranks: the ``RankLaunch`` list for this machine, in rank order.
       server_id: the rank table server these ranks belong to; None for a local job.
-      server_found: how the server was chosen: "--server-id", "address" (its address is this machine's) or
-        "only server" (the table has one); None for a local job.
+      server_found: how the server was chosen: "--server-id", "address" (its address is this machine's),
+        "only server" (the table has one) or "scheduler" (``scheduler_plan``); None for a local job.
       warnings: things the launcher should tell the user before starting (texts).
       hosts: the host address of every server of the job, once each, in table order.
       rank_hosts: (rank id, host address) of every rank of the job.
@@ -134,12 +134,13 @@ def plan_from_table(path, server_id, environ, size=None, job_id=None, port_base=
       job_id: JOB_ID, default environ JOB_ID, else an error (all machines must agree on it).
       port_base: HCCL_IF_BASE_PORT, default environ's or 60000 (all machines must agree on it).
     Raises:
-      LaunchError: the table is malformed, has no server ``server_id`` (or, without it, no or several servers
+      LaunchError: the table is malformed (or still "initializing" after HCCL_CONNECT_TIMEOUT, for which it
+        waits as a rank does), has no server ``server_id`` (or, without it, no or several servers
         with an address of this machine), or disagrees with ``size``.
     """
     try:
-        table = rank_table.load(path)
-    except rank_table.RankTableError as e:
+        table = rank_table.load_completed(path, timeouts.connect_timeout(environ))
+    except (rank_table.RankTableError, EnvironmentVariableError) as e:
         raise LaunchError(str(e)) from None
     warnings = []
     if server_id is None:
@@ -156,7 +157,7 @@ def plan_from_table(path, server_id, environ, size=None, job_id=None, port_base=
             warnings.append(
                 f"server {server_id!r} of the rank table is reached at {hosts[server_id]}, which is not an address "
                 "of this machine; the other machines' ranks will not find its ranks unless that address leads "
-                "here (check --server-id, or the server's host_ip in the table)"
+                "here (check --server-id or the scheduler's node list, or the server's host_ip in the table)"
             )
     mine = [r for r in table.ranks if r.server_id == server_id]
     if size is not None and size != len(mine):

@@ -20,7 +20,9 @@ Rules enforced (each violation raises ``RankTableError`` naming the file, the JS
 and what is allowed):
   * the file is readable UTF-8 JSON whose top level is an object with exactly one of ``server_list`` /
     ``group_list``;
-  * ``status`` is "completed" ("initializing" means the cluster scheduler has not finished the table);
+  * ``status`` is "completed" ("initializing" means the cluster scheduler has not finished the table:
+    ``load_completed`` reads it again until it is, as Volcano / MindCluster fill a mounted table once every pod
+    is scheduled);
   * counts that are present agree with the lists (``server_count``, ``group_count``, ``instance_count``,
     ``device_count`` / ``device_num``, ``server_num``); template 1 requires ``server_count``;
   * integers are non-negative and written as strings ("0", as upstream writes them) or JSON numbers;
@@ -49,6 +51,7 @@ import functools
 import ipaddress
 import json
 import socket
+import time
 from typing import Optional
 
 from npu_bridge.core.runtime import bounded_files, log
@@ -131,6 +134,52 @@ def load(path):
       RankTableError: the file is unreadable, not JSON, or breaks a rule listed in the module docstring.
     """
     return _Parser(path).parse()
+
+
+def load_completed(path, timeout_seconds, poll_seconds=0.5, clock=time.monotonic, sleep=time.sleep):
+    """Reads a rank table, waiting while its ``status`` is "initializing".
+
+    Args:
+      path: the rank table file.
+      timeout_seconds: how long to wait for "completed" (``HCCL_CONNECT_TIMEOUT``).
+      poll_seconds: how often to read the file again.
+      clock, sleep: time functions (tests pass their own).
+    Returns:
+      A ``RankTable``.
+    Raises:
+      RankTableError: as ``load``; or the table was still "initializing" after ``timeout_seconds``.
+    """
+    deadline = clock() + timeout_seconds
+    told = False
+    while True:
+        try:
+            return load(path)
+        except RankTableError:
+            if not _initializing(path):
+                raise
+        if clock() >= deadline:
+            raise RankTableError(
+                f'rank table {shortened_text(path)}: status is still "initializing" after {timeout_seconds} s '
+                f'(HCCL_CONNECT_TIMEOUT), and must be "{COMPLETED}": the scheduler has not filled it in; check that '
+                "every pod of the job was scheduled, or raise HCCL_CONNECT_TIMEOUT"
+            )
+        if not told:
+            log.logger.warning(
+                'rank table %s: status is "initializing"; waiting up to %s s (HCCL_CONNECT_TIMEOUT) for the '
+                "scheduler to complete it",
+                shortened_text(path),
+                timeout_seconds,
+            )
+            told = True
+        sleep(poll_seconds)
+
+
+def _initializing(path):
+    try:
+        data = _Parser(path)._read()
+    except RankTableError:
+        return False
+    return data.get("status") == "initializing"
 
 
 class _Parser:

@@ -24,9 +24,21 @@ the environment, in this order:
 3. ``RANK_SIZE`` / ``RANK_ID`` (source "env"): integers with 0 <= RANK_ID < RANK_SIZE <= 32768. Unset
    ``RANK_SIZE`` means 1; ``RANK_ID`` may be left unset only when ``RANK_SIZE`` is 1. All ranks run on this
    machine (server "127.0.0.1", host 127.0.0.1), so the local rank is the rank.
-4. None of the above (source "single"): a world of one rank, rank 0 on this machine. (Upstream sets up no
+4. A job scheduler's or launcher's variables (``scheduler_env``): torchrun-style ``RANK`` / ``WORLD_SIZE``, MPI
+   launchers, Slurm ``srun`` tasks, ``TF_CONFIG``, Volcano; the innermost launcher wins (in that order) and
+   gives the source its name ("torchrun", "mpi", "slurm", "tf_config", "volcano"). A world on one machine runs
+   on 127.0.0.1 like the "env" world; across machines the source must say where every rank runs (Slurm's node
+   list, ``TF_CONFIG``'s addresses, Volcano's host lists), else ``NotAvailableError`` names what to use instead.
+5. None of the above (source "single"): a world of one rank, rank 0 on this machine. (Upstream sets up no
    HCCL at all in this case, so its queries fail; here they answer 1 / 0, which is what scripts that shard
    data by ``get_rank_size()`` expect.)
+
+Every scheduler source present is checked against the world chosen: one that describes a world of the same size
+must give the same rank (a ``RANK_ID`` that contradicts ``SLURM_PROCID`` is an error naming both). A source of
+another size is an outer launcher (one ``srun`` task per machine that starts the machine's ranks) and is not
+checked. Ranks started by npu-run (``LAUNCHER_VARIABLE`` set) take their world from npu-run alone.
+A rank table whose ``status`` is "initializing" is read again until the scheduler completes it, for up to
+``HCCL_CONNECT_TIMEOUT`` seconds.
 
 An empty variable counts as unset. The device id is resolved by ``npu_bridge.core.device.device_id`` (session_device_id
 > ASCEND_DEVICE_ID > DEVICE_ID); when none is set it is the rank table's device of this rank, else the
@@ -55,13 +67,14 @@ from typing import Optional
 from npu_bridge.core.device import device_id
 from npu_bridge.core.runtime import log, system
 from npu_bridge.core.runtime.errors import NotAvailableError, RankTableError, shortened, shortened_text
-from npu_bridge.core.world import rank_table
+from npu_bridge.core.world import rank_table, scheduler_env, timeouts
 from npu_bridge.core.world.rank_table import LOOPBACK, RankInfo
 
 MAX_RANKS = 32768
 CM_VARIABLES = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_IP", "CM_WORKER_SIZE")
 CM_REQUIRED = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_SIZE")
 CM_MAX_PORT = 65520
+LAUNCHER_VARIABLE = "NPU_RUN_NETWORK"  # npu-run sets it for every rank it starts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +89,9 @@ class World:
       local_rank_id: this process's position among the ranks on its server (in rank order).
       server_id: this process's server; ``ranks[i].server_id == server_id`` means rank i is local.
       ranks: tuple of ``rank_table.RankInfo``, one per rank, ``ranks[i].rank_id == i``.
-      source: where the world came from: "rank_table", "cm", "env" or "single".
+      source: where the world came from: "rank_table", "cm", "env", a scheduler source ("torchrun", "mpi",
+        "slurm", "tf_config", "volcano") or "single".
+      source_variables: the "NAME=value" texts a scheduler source read (empty for the other sources).
       rank_table_path: the rank table file (source "rank_table"), else None.
       job_id: ``JOB_ID`` when set, else None.
       pod_name: this rank's pod (template 2 rank table, else ``POD_NAME``), None when unknown.
@@ -95,6 +110,7 @@ class World:
     job_id: Optional[str] = None
     pod_name: Optional[str] = None
     chief_address: Optional[str] = None
+    source_variables: tuple = ()
 
     @property
     def local_rank_ids(self):
@@ -124,16 +140,60 @@ def load_world(environ=os.environ, session_device_id=None):
             "set only one of them (CM_* is upstream's rank-table-free setup)"
         )
     device, device_source = device_id.resolve_with_source(session_device_id, env)
+    found = [] if LAUNCHER_VARIABLE in env else scheduler_env.placements(env)
     if table_path is not None:
         world = _rank_table_world(env, table_path, device, device_source)
     elif cm_set:
         world = _cm_world(env, cm_set, device, device_source)
     elif "RANK_SIZE" in env or "RANK_ID" in env:
         world = _env_world(env, device, device_source)
+    elif found:
+        _check_schedulers_agree(found[0].rank_id, found[0].rank_size, found[0].describe(), found[1:])
+        world = _scheduler_world(env, found, device, device_source)
     else:
         world = _world([RankInfo(0, LOOPBACK, device, None, LOOPBACK)], 0, device, "single", env)
+    if world.source not in scheduler_env.SOURCES:  # a scheduler world checked its sources as it formed
+        _check_schedulers_agree(world.rank_id, world.rank_size, f"the {world.source} world", found)
     log.logger.debug("collective world: %s", world)
     return world
+
+
+def _check_schedulers_agree(rank, size, chosen, found):
+    """Refuses a scheduler source that describes a world of ``size`` ranks with another rank for this process."""
+    for placement in found:
+        if placement.rank_size == size and placement.rank_id != rank:
+            raise RankTableError(
+                f"{placement.describe()} makes this process rank {placement.rank_id} of {placement.rank_size}, "
+                f"but {chosen} makes it rank {rank}: two descriptions of the job disagree; unset the "
+                "variables that are wrong (often a RANK_ID exported by hand next to the scheduler's own)"
+            )
+
+
+def _scheduler_world(env, found, device, device_source):
+    placement = found[0]
+    size, rank = placement.rank_size, placement.rank_id
+    # an MPI launcher under srun (--mpi=pmi2) does not say where the ranks run; Slurm's node list, of the same
+    # world, does
+    same = [p for p in found if p.rank_size == size and (p.one_host or p.hosts is not None)]
+    if placement.one_host or (same and same[0].one_host):
+        hosts = (LOOPBACK,) * size
+    elif same:
+        hosts = same[0].hosts
+    else:
+        raise NotAvailableError(
+            f"{placement.describe()} puts the {size} ranks on several machines without saying where each runs, "
+            "and forming such a world needs a rendezvous at the chief that is not available yet; describe the job "
+            "with a rank table (npu-run --rank-table on every machine) or start it with srun, whose node list "
+            "says where each rank runs"
+        )
+    local = [i for i in range(size) if hosts[i] == hosts[rank]]
+    if device_source == device_id.DEFAULT and len(local) > 1:
+        device = _local_rank_as_device(rank, size, local.index(rank))
+    ranks = [RankInfo(i, hosts[i], device if i == rank else None, None, hosts[i]) for i in range(size)]
+    job_id = env.get("JOB_ID") or placement.job_id
+    return dataclasses.replace(
+        _world(ranks, rank, device, placement.source, env), job_id=job_id, source_variables=placement.variables
+    )
 
 
 _cache_lock = threading.Lock()
@@ -249,7 +309,7 @@ def current_world():
 
 
 def _rank_table_world(env, path, device, device_source):
-    table = rank_table.load(path)
+    table = rank_table.load_completed(path, timeouts.connect_timeout(env))
     size = table.rank_size
     if "RANK_SIZE" in env:
         rank_size = _env_int(env, "RANK_SIZE", 1, MAX_RANKS)
@@ -428,17 +488,22 @@ def _env_world(env, device, device_source):
             f"0..{size - 1}"
         )
     if device_source == device_id.DEFAULT and size > 1:
-        device = rank
-        log.warn_once(
-            ("world_default_device", rank),
-            "rank %d of %d has no device id (ASCEND_DEVICE_ID / DEVICE_ID unset); using device %d, its "
-            "local rank, so ranks do not share a device",
-            rank,
-            size,
-            device,
-        )
+        device = _local_rank_as_device(rank, size, rank)
     ranks = [RankInfo(i, LOOPBACK, device if i == rank else None, None, LOOPBACK) for i in range(size)]
     return _world(ranks, rank, device, "env", env)
+
+
+def _local_rank_as_device(rank, size, local_rank):
+    """The device of a rank that set none: its local rank, so ranks on one machine do not share a device."""
+    log.warn_once(
+        ("world_default_device", rank),
+        "rank %d of %d has no device id (ASCEND_DEVICE_ID / DEVICE_ID unset); using device %d, its "
+        "local rank, so ranks do not share a device",
+        rank,
+        size,
+        local_rank,
+    )
+    return local_rank
 
 
 def _world(ranks, rank, device, source, env, rank_table_path=None, pod_name=None, chief_address=None):
