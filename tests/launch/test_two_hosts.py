@@ -205,9 +205,11 @@ class Job:
     """The two-host job: ``npu-run`` in each host, started without --server-id, running
     workers/two_host_worker.py on the rank table of ``two_hosts``; output goes to files in ``tmp_path``."""
 
-    def __init__(self, two_hosts, tmp_path, user=None, srun=False):
-        """With ``srun``, each launcher is started as ``srun --ntasks-per-node=1 npu-run -n 2`` starts it: with the
-        Slurm variables of task h of a two-node step (the nodes named by their addresses) instead of a rank table."""
+    def __init__(self, two_hosts, tmp_path, user=None, scheduler=None):
+        """``scheduler`` "srun": each launcher is started as ``srun --ntasks-per-node=1 npu-run -n 2`` starts it, with
+        the Slurm variables of task h of a two-node step (the nodes named by their addresses) instead of a rank
+        table; "cm": ``npu-run -n 2`` with upstream's CM_* variables (host a is the chief), which meet at the
+        chief's rendezvous."""
         self.hosts = two_hosts
         prefix = user.prefix() if user else []
         table = _rank_table(tmp_path / "hccl.json", two_hosts.addresses)
@@ -230,8 +232,15 @@ class Job:
         self.launchers = []
         self.started = time.monotonic()
         for host, (out, err) in enumerate(self.outputs):
-            world = ["-n", "2"] if srun else ["--rank-table", table, "--job-id", f"two-hosts-{os.getpid()}"]
-            host_env = dict(env, **_slurm_task(two_hosts, host)) if srun else env
+            job_id = f"two-hosts-{os.getpid()}"
+            world = {
+                None: ["--rank-table", table, "--job-id", job_id],
+                "srun": ["-n", "2"],
+                "cm": ["-n", "2", "--job-id", job_id],
+            }[scheduler]
+            host_env = (
+                dict(env, **{"srun": _slurm_task, "cm": _cm_worker}[scheduler](two_hosts, host)) if scheduler else env
+            )
             argv = [
                 *prefix,
                 sys.executable,
@@ -324,6 +333,17 @@ def _slurm_task(two_hosts, host):
     }
 
 
+def _cm_worker(two_hosts, host):
+    """Upstream's rank-table-free variables of a worker on ``host``: host a is the chief, 4 ranks in all."""
+    return {
+        "CM_CHIEF_IP": two_hosts.addresses[0],
+        "CM_CHIEF_PORT": str(PORT_BASE - 100),
+        "CM_CHIEF_DEVICE": "0",
+        "CM_WORKER_SIZE": "4",
+        "CM_WORKER_IP": two_hosts.addresses[host],
+    }
+
+
 def _check_collectives_and_training(per_rank, two_hosts):
     # 1. Collectives. [rank, rank size, local rank id, local rank size]; servers at the hosts' addresses.
     assert [per_rank[r]["world"] for r in range(4)] == [[0, 4, 0, 2], [1, 4, 1, 2], [2, 4, 0, 2], [3, 4, 1, 2]]
@@ -412,16 +432,16 @@ def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, 
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_one_npu_run_per_host_started_by_srun_forms_the_job_from_the_step(two_hosts, tmp_path):
-    job = Job(two_hosts, tmp_path, srun=True)
+@pytest.mark.parametrize("scheduler", ["srun", "cm"])
+def test_one_npu_run_per_host_started_by_a_scheduler_forms_the_job(two_hosts, tmp_path, scheduler):
+    job = Job(two_hosts, tmp_path, scheduler=scheduler)
     job.wait_until_looping()
+    job_id = {"srun": f"slurm-{os.getpid()}", "cm": f"two-hosts-{os.getpid()}"}[scheduler]
+    found = {"srun": "the scheduler's variables name it", "cm": "from the chief's rendezvous"}[scheduler]
     for host, address in enumerate(two_hosts.addresses):
         messages = job.launcher_messages(host)
-        assert (
-            f"job slurm-{os.getpid()}: starting 2 of 4 ranks ({2 * host}-{2 * host + 1}) of server '{address}' (the "
-            in messages
-        )
-        assert "scheduler's variables name it)" in messages and "authenticated relays" in messages, messages
+        starting = f"job {job_id}: starting 2 of 4 ranks ({2 * host}-{2 * host + 1}) of server '{address}' ({found})"
+        assert starting in messages and "authenticated relays" in messages, messages
         assert "npu-run: warning" not in messages, messages
     _check_collectives_and_training(job.results(), two_hosts)
 

@@ -148,3 +148,17 @@ def test_zoo_import_paths_work_in_the_tf1_mode(tmp_path):
     found = helpers.tf1.run_tf1_script(tmp_path, SCRIPT)
     assert found["step"] == 300 and abs(found["bias"] - 1.0) < 0.05  # y = 2 x + 1, learned from zeros
     assert found["replicas"] == 1 and found["is_strategy"] is True
+
+
+def test_a_strategy_runs_a_step_with_tf115s_experimental_run_v2():
+    from npu_bridge.core.tf1 import aliases
+
+    aliases.add()
+    with tf.Graph().as_default():
+        strategy = v1.distribute.MirroredStrategy(["/cpu:0"])
+        with strategy.scope():
+            x = v1.placeholder(tf.float32, [2])
+            doubled = strategy.experimental_run_v2(lambda v: v * 2.0, args=(x,))
+        with v1.Session() as sess:
+            assert sess.run(doubled, {x: [1.0, 3.0]}).tolist() == [2.0, 6.0]
+    assert "run" in v1.distribute.MirroredStrategy.experimental_run_v2.__doc__

@@ -324,10 +324,11 @@ def test_cm_errors(environ, message):
     assert world_error(environ) == message
 
 
-def test_cm_on_several_machines_is_not_available():
+def test_cm_on_several_machines_started_by_hand_points_to_npu_run():
     message = world_error(dict(CM, CM_WORKER_IP="10.0.0.2", RANK_ID="1", DEVICE_ID="1"), NotAvailableError)
     assert message.startswith(
-        "CM mode with workers on several machines (CM_WORKER_IP='10.0.0.2', CM_CHIEF_IP='127.0.0.1') is not supported"
+        "CM mode with workers on several machines (CM_WORKER_IP='10.0.0.2', CM_CHIEF_IP='127.0.0.1') needs the "
+        "chief's rendezvous, which npu-run serves: start one npu-run per machine"
     )
 
 

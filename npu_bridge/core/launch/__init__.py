@@ -2,6 +2,7 @@
 
   plan        which ranks run here, with which environment; the generated rank table; free ports
   scheduler_plan  one npu-run per machine started by a scheduler: the rank table from the scheduler's variables
+  chief_rendezvous  launchers that only know the chief (CM_*, MASTER_ADDR) meet there, proving the job secret
   addresses   whether a rank table's host address is this machine's (which server of a table is this one)
   supervisor  starts them, prefixes their output with the rank, stops them all when one fails or on Ctrl-C
   rank_guard  ties each rank to the launcher: a launcher that dies by any signal takes its ranks with it

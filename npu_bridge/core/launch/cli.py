@@ -30,11 +30,21 @@ import sys
 import tempfile
 
 from npu_bridge.core.collectives import exposure, shm_segment, status_files
-from npu_bridge.core.launch import job_network, job_secret, plan, scheduler_plan, stall_summary, supervisor
+from npu_bridge.core.launch import (
+    addresses,
+    chief_rendezvous,
+    job_network,
+    job_secret,
+    plan,
+    scheduler_plan,
+    stall_summary,
+    supervisor,
+)
 from npu_bridge.core.runtime import arg_checks, log, version
-from npu_bridge.core.runtime.errors import LaunchError
+from npu_bridge.core.runtime.errors import EnvironmentVariableError, LaunchError
 from npu_bridge.core.tf1 import environment
 from npu_bridge.core.tf2 import environment as tf2_environment
+from npu_bridge.core.world import timeouts
 
 EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
@@ -45,6 +55,7 @@ _FOUND_BY = {
     "address": "its address is this machine's",
     "only server": "the table's only server",
     "scheduler": "the scheduler's variables name it",
+    "rendezvous": "from the chief's rendezvous",
 }
 
 
@@ -173,9 +184,13 @@ def main(argv=None):
             job = plan.plan_from_table(
                 args.rank_table, args.server_id, os.environ, args.size, args.job_id, args.port_base
             )
+        elif (chief := chief_rendezvous.chief_of(os.environ, addresses.is_local)) is not None:
+            work_dir = tempfile.mkdtemp(prefix="npu-run-")
+            job = _plan_by_rendezvous(chief, args, work_dir)
         elif (outer := scheduler_plan.outer_placement(os.environ)) is not None:
             work_dir = tempfile.mkdtemp(prefix="npu-run-")
-            table, server_id = scheduler_plan.write_rank_table(outer, args.size, work_dir)
+            table = scheduler_plan.write_rank_table(scheduler_plan.machines_of(outer, args.size), work_dir)
+            server_id = outer.hosts[outer.rank_id]
             job_id = args.job_id or os.environ.get("JOB_ID") or (outer.job_id and f"{outer.source}-{outer.job_id}")
             job = plan.plan_from_table(table, server_id, os.environ, None, job_id, args.port_base)
             job = dataclasses.replace(job, server_found="scheduler")
@@ -184,7 +199,7 @@ def main(argv=None):
                 raise LaunchError("say how many ranks to start with -n N (or use --rank-table)")
             work_dir = tempfile.mkdtemp(prefix="npu-run-")
             job = plan.plan_local(args.size, work_dir, os.environ, args.job_id, args.port_base)
-    except LaunchError as e:
+    except (LaunchError, EnvironmentVariableError) as e:
         parser.print_usage(sys.stderr)
         _report(f"error: {e}")
         _remove(work_dir)
@@ -255,6 +270,34 @@ def main(argv=None):
     if code == 0:
         _report(f"job {job.job_id}: all {len(job.ranks)} ranks finished")
     return code
+
+
+def _plan_by_rendezvous(chief, args, work_dir):
+    """This machine's share of a job whose launchers meet at the chief (``chief_rendezvous``)."""
+    if args.size is None:
+        raise LaunchError(f"with {chief.source} variables, say how many ranks to start on this machine with -n N")
+    job_id = args.job_id or os.environ.get("JOB_ID")
+    timeout = timeouts.connect_timeout(os.environ)
+    alone = chief.is_chief and (chief.total_ranks == args.size or chief.launchers == 1)
+    if alone:
+        machines, mine = chief_rendezvous.serve(chief, None, args.size, timeout, _report), chief.host
+    else:
+        if not job_id:
+            raise LaunchError("launchers that meet at a chief need the same --job-id (or JOB_ID) on every machine")
+        if args.job_secret is None:
+            raise LaunchError(
+                f"launchers that meet at the chief ({chief.host}:{chief.port}) need a job secret, so that only the "
+                "job's machines join: make one with npu-run --make-secret FILE, copy it to every machine and give "
+                "each npu-run --job-secret FILE"
+            )
+        key = job_secret.job_key(job_secret.load(args.job_secret), job_id)
+        if chief.is_chief:
+            machines, mine = chief_rendezvous.serve(chief, key, args.size, timeout, _report), chief.host
+        else:
+            machines, mine = chief_rendezvous.register(chief, key, args.size, timeout, _report)
+    table = scheduler_plan.write_rank_table(machines, work_dir)
+    job = plan.plan_from_table(table, mine, os.environ, args.size, job_id or f"npu-run-{os.getpid()}", args.port_base)
+    return dataclasses.replace(job, server_found="rendezvous")
 
 
 def _status_directory(work_dir):

@@ -54,16 +54,15 @@ def outer_placement(environ):
     if found:
         raise LaunchError(
             f"{found[0].describe()} does not say where the other machines' launchers run; start npu-run with "
-            "--rank-table on every machine, or under srun"
+            "--rank-table on every machine, under srun, or with a chief to meet at (MASTER_ADDR and MASTER_PORT, "
+            "or the CM_* variables)"
         )
     return None
 
 
-def write_rank_table(placement, size, work_dir):
-    """Writes the rank table of ``size`` ranks on each machine of ``placement`` into ``work_dir``.
+def machines_of(placement, size):
+    """[(host, ranks)] of a job ``placement`` started one launcher for on each machine, ``size`` ranks each.
 
-    Returns:
-      (the table's path, this machine's server id).
     Raises:
       LaunchError: ``size`` is missing or out of range.
     """
@@ -72,20 +71,23 @@ def write_rank_table(placement, size, work_dir):
             f"under {placement.source}, say how many ranks to start on each machine with -n N (the scheduler "
             f"started one npu-run on each of {placement.rank_size} machines)"
         )
-    total = size * placement.rank_size
-    if not 1 <= size or total > scheduler_env.MAX_RANKS:
+    if not 1 <= size or size * placement.rank_size > scheduler_env.MAX_RANKS:
         raise LaunchError(
             f"-n {size} on each of {placement.rank_size} machines: the job must have 1..{scheduler_env.MAX_RANKS} ranks"
         )
-    servers = [
-        {
-            "server_id": host,
-            "device": [{"device_id": str(d), "rank_id": str(k * size + d)} for d in range(size)],
-        }
-        for k, host in enumerate(placement.hosts)
-    ]
+    return [(host, size) for host in placement.hosts]
+
+
+def write_rank_table(machines, work_dir):
+    """Writes the rank table of ``machines`` ([(host, ranks)], in the job's order) into ``work_dir``: machine k's
+    ranks follow those of the machines before it, on devices 0..ranks-1. Returns the table's path."""
+    servers, first = [], 0
+    for host, ranks in machines:
+        devices = [{"device_id": str(d), "rank_id": str(first + d)} for d in range(ranks)]
+        servers.append({"server_id": host, "device": devices})
+        first += ranks
     table = {"status": "completed", "version": "1.0", "server_count": str(len(servers)), "server_list": servers}
     path = os.path.join(work_dir, TABLE_NAME)
     with open(path, "x", encoding="utf-8") as f:
         json.dump(table, f, indent=1)
-    return path, placement.hosts[placement.rank_id]
+    return path

@@ -14,6 +14,7 @@ Add-only: a name is set only where it is missing, so nothing that exists is repl
 - ``keras.utils.multi_gpu_model`` of TensorFlow 1.15's Keras (``multi_gpu``), on tf_keras' v1 API;
   the reach of graph gradients that asks ``gradients_util._IsBackpropagatable`` again (``backprop_reach``).
 - ``Graph._last_id`` (``RENAMED_PROPERTIES``): the copied ``npu_ops.py`` of TF2 scripts seeds dropout with it.
+- ``Strategy.experimental_run_v2`` (``RENAMED_METHODS``), TF 1.15's name of ``Strategy.run``.
 """
 
 import importlib
@@ -71,7 +72,20 @@ MOVED = {
 # (module, class, old property) -> the attribute of that class holding the same value now. Graph._last_id was the
 # number of operations created in the graph, which Graph.version counts.
 RENAMED_PROPERTIES = {("tensorflow.python.framework.ops", "Graph", "_last_id"): "version"}
+# (module, class, old method) -> the method that does the same now. TF 1.15's strategies ran a step on every
+# replica with experimental_run_v2, which TensorFlow 2.2 renamed run.
+RENAMED_METHODS = {("tensorflow.python.distribute.distribute_lib", "StrategyBase", "experimental_run_v2"): "run"}
 _LEGACY_LAYERS = ("base", "convolutional", "core", "normalization", "pooling", "variable_scope_shim")
+
+
+def _calling(current):
+    """A method that calls ``current`` on its object (a subclass's own ``current`` included)."""
+
+    def method(self, *args, **kwargs):
+        return getattr(self, current)(*args, **kwargs)
+
+    method.__doc__ = f"The same as {current} (its name before TensorFlow 2.2)."
+    return method
 
 
 def add():
@@ -92,6 +106,10 @@ def add():
         owner = getattr(importlib.import_module(module_name), class_name, None)
         if owner is not None and not hasattr(owner, name) and hasattr(owner, current):
             setattr(owner, name, property(operator.attrgetter(current), doc=f"{class_name}.{current}"))
+    for (module_name, class_name, name), current in RENAMED_METHODS.items():
+        owner = getattr(importlib.import_module(module_name), class_name, None)
+        if owner is not None and not hasattr(owner, name) and hasattr(owner, current):
+            setattr(owner, name, _calling(current))
     from npu_bridge.core.tf1 import backprop_reach, multi_gpu  # import TensorFlow
 
     backprop_reach.add()

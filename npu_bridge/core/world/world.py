@@ -19,7 +19,8 @@ the environment, in this order:
    contradicts the device is an error. A worker other than the chief must set its device id (the chief's
    defaults to ``CM_CHIEF_DEVICE``). All ranks must run on the chief's machine (``CM_WORKER_IP`` unset or
    equal to ``CM_CHIEF_IP``), since nothing else tells where the other workers are; a different
-   ``CM_WORKER_IP`` raises ``NotAvailableError`` (use a rank table for several machines).
+   ``CM_WORKER_IP`` raises ``NotAvailableError``: across machines, one npu-run per machine meets the others at the
+   chief (``launch.chief_rendezvous``) and gives its ranks a rank table.
    ``World.chief_address`` is ``CM_CHIEF_IP:CM_CHIEF_PORT``.
 3. ``RANK_SIZE`` / ``RANK_ID`` (source "env"): integers with 0 <= RANK_ID < RANK_SIZE <= 32768. Unset
    ``RANK_SIZE`` means 1; ``RANK_ID`` may be left unset only when ``RANK_SIZE`` is 1. All ranks run on this
@@ -416,9 +417,9 @@ def _cm_world(env, cm_set, device, device_source):
     if "CM_WORKER_IP" in env and _env_ip(env, "CM_WORKER_IP") != chief_ip:
         raise NotAvailableError(
             f"CM mode with workers on several machines (CM_WORKER_IP={shortened(env['CM_WORKER_IP'])}, "
-            f"CM_CHIEF_IP={shortened(chief_ip)}) is not supported: nothing in the environment says where the other "
-            "workers run. Describe a multi-machine job with a rank table (RANK_TABLE_FILE), or set "
-            "CM_WORKER_IP equal to CM_CHIEF_IP when all workers run on the chief's machine"
+            f"CM_CHIEF_IP={shortened(chief_ip)}) needs the chief's rendezvous, which npu-run serves: start one "
+            "npu-run per machine with these variables (npu-run -n N --job-id J --job-secret FILE -- ...); a process "
+            "started by hand must have the whole job on the chief's machine (CM_WORKER_IP equal to CM_CHIEF_IP)"
         )
     explicit = device_source != device_id.DEFAULT
     on_chief_device = explicit and device == chief_device
