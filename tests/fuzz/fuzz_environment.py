@@ -275,6 +275,7 @@ class EnvSpec:
       few: try only the extra values and samples (a fresh interpreter per case).
       names: texts of which an error must hold one (default: the variable's name).
       driver_judges: {driver: judge} where a driver judges differently.
+      share: the share of the generic hostile values tried (the rest are left out at random).
     """
 
     judge: Callable[[str], str]
@@ -287,6 +288,7 @@ class EnvSpec:
     few: bool = False
     names: tuple = ()
     driver_judges: dict = dataclasses.field(default_factory=dict)
+    share: float = 0.6
 
 
 _TWO_RANKS = {"RANK_SIZE": "2", "RANK_ID": "0", "HCCL_CONNECT_TIMEOUT": "1"}
@@ -310,6 +312,9 @@ _TORCHRUN = {"RANK": "0", "WORLD_SIZE": "1"}
 _OMPI = {"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1"}
 _PMI = {"PMI_RANK": "0", "PMI_SIZE": "1"}
 _VOLCANO = {"VC_TASK_INDEX": "0", "VC_WORKER_HOSTS": "pod-0"}
+# The scheduler variables are read by a few small parsers (integers, node lists, tasks per node): a quarter of the
+# generic hostile values each covers them, and keeps the fuzz test's time in bounds.
+_WORLD_SHARE = 0.25
 _JOB = {"JOB_ID": "10086"}
 
 ENV_SPECS = {
@@ -394,63 +399,118 @@ ENV_SPECS = {
         ),
     ),
     # Job schedulers' and launchers' variables (npu_bridge.core.world.scheduler_env), read with the world.
-    "RANK": EnvSpec(_env_int(0, 0, required=True), drivers=("world",), base={"WORLD_SIZE": "1"}, samples=("0",)),
-    "WORLD_SIZE": EnvSpec(_env_int(1, 1, required=True), drivers=("world",), base={"RANK": "0"}, samples=("1",)),
-    "LOCAL_WORLD_SIZE": EnvSpec(_env_int(1, 1), drivers=("world",), base=dict(_TORCHRUN), samples=("1",)),
-    "LOCAL_RANK": EnvSpec(_env_shown, drivers=("world",), base=dict(_TORCHRUN), samples=("0",)),
-    "MASTER_ADDR": EnvSpec(_env_shown, drivers=("world",), base=dict(_TORCHRUN), samples=("10.0.0.1",)),
-    "MASTER_PORT": EnvSpec(_env_shown, drivers=("world",), base=dict(_TORCHRUN), samples=("29500",)),
-    "TORCHELASTIC_RUN_ID": EnvSpec(_env_shown, drivers=("world",), base=dict(_TORCHRUN), samples=("job-1",)),
+    "RANK": EnvSpec(
+        _env_int(0, 0, required=True), drivers=("world",), share=_WORLD_SHARE, base={"WORLD_SIZE": "1"}, samples=("0",)
+    ),
+    "WORLD_SIZE": EnvSpec(
+        _env_int(1, 1, required=True), drivers=("world",), share=_WORLD_SHARE, base={"RANK": "0"}, samples=("1",)
+    ),
+    "LOCAL_WORLD_SIZE": EnvSpec(
+        _env_int(1, 1), drivers=("world",), share=_WORLD_SHARE, base=dict(_TORCHRUN), samples=("1",)
+    ),
+    "LOCAL_RANK": EnvSpec(_env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_TORCHRUN), samples=("0",)),
+    "MASTER_ADDR": EnvSpec(
+        _env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_TORCHRUN), samples=("10.0.0.1",)
+    ),
+    "MASTER_PORT": EnvSpec(
+        _env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_TORCHRUN), samples=("29500",)
+    ),
+    "TORCHELASTIC_RUN_ID": EnvSpec(
+        _env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_TORCHRUN), samples=("job-1",)
+    ),
     "OMPI_COMM_WORLD_RANK": EnvSpec(
-        _env_int(0, 0, required=True), drivers=("world",), base={"OMPI_COMM_WORLD_SIZE": "1"}, samples=("0",)
+        _env_int(0, 0, required=True),
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={"OMPI_COMM_WORLD_SIZE": "1"},
+        samples=("0",),
     ),
     "OMPI_COMM_WORLD_SIZE": EnvSpec(
-        _env_int(1, 1, required=True), drivers=("world",), base={"OMPI_COMM_WORLD_RANK": "0"}, samples=("1",)
+        _env_int(1, 1, required=True),
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={"OMPI_COMM_WORLD_RANK": "0"},
+        samples=("1",),
     ),
-    "OMPI_COMM_WORLD_LOCAL_SIZE": EnvSpec(_env_int(1, 1), drivers=("world",), base=dict(_OMPI), samples=("1",)),
-    "PMI_RANK": EnvSpec(_env_int(0, 0, required=True), drivers=("world",), base={"PMI_SIZE": "1"}, samples=("0",)),
-    "PMI_SIZE": EnvSpec(_env_int(1, 1, required=True), drivers=("world",), base={"PMI_RANK": "0"}, samples=("1",)),
-    "MPI_LOCALNRANKS": EnvSpec(_env_int(1, 1), drivers=("world",), base=dict(_PMI), samples=("1",)),
+    "OMPI_COMM_WORLD_LOCAL_SIZE": EnvSpec(
+        _env_int(1, 1), drivers=("world",), share=_WORLD_SHARE, base=dict(_OMPI), samples=("1",)
+    ),
+    "PMI_RANK": EnvSpec(
+        _env_int(0, 0, required=True), drivers=("world",), share=_WORLD_SHARE, base={"PMI_SIZE": "1"}, samples=("0",)
+    ),
+    "PMI_SIZE": EnvSpec(
+        _env_int(1, 1, required=True), drivers=("world",), share=_WORLD_SHARE, base={"PMI_RANK": "0"}, samples=("1",)
+    ),
+    "MPI_LOCALNRANKS": EnvSpec(_env_int(1, 1), drivers=("world",), share=_WORLD_SHARE, base=dict(_PMI), samples=("1",)),
     "SLURM_PROCID": EnvSpec(
-        _env_int(0, 0), drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_PROCID"}
+        _env_int(0, 0),
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_PROCID"},
     ),
     "SLURM_STEP_ID": EnvSpec(
-        _env_shown, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_ID"}
+        _env_shown,
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_ID"},
     ),
     "SLURM_STEP_NUM_TASKS": EnvSpec(
         _env_int(1, 1, required=True),
         drivers=("world",),
+        share=_WORLD_SHARE,
         base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NUM_TASKS"},
         samples=("1",),
     ),
     "SLURM_NTASKS": EnvSpec(
         _env_int(1, 1, required=True),
         drivers=("world",),
+        share=_WORLD_SHARE,
         base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NUM_TASKS"},
         samples=("1",),
     ),
     "SLURM_STEP_NODELIST": EnvSpec(
-        _env_one_node, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"}
+        _env_one_node,
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"},
     ),
     "SLURM_JOB_NODELIST": EnvSpec(
-        _env_one_node, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"}
+        _env_one_node,
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"},
     ),
     "SLURM_NODELIST": EnvSpec(
-        _env_one_node, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"}
+        _env_one_node,
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_NODELIST"},
     ),
     "SLURM_STEP_TASKS_PER_NODE": EnvSpec(
-        _env_one_task, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_TASKS_PER_NODE"}
+        _env_one_task,
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_TASKS_PER_NODE"},
     ),
     "SLURM_TASKS_PER_NODE": EnvSpec(
-        _env_one_task, drivers=("world",), base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_TASKS_PER_NODE"}
+        _env_one_task,
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base={k: v for k, v in _SLURM.items() if k != "SLURM_STEP_TASKS_PER_NODE"},
     ),
-    "SLURM_DISTRIBUTION": EnvSpec(_env_shown, drivers=("world",), base=dict(_SLURM), samples=("cyclic",)),
-    "SLURM_NODEID": EnvSpec(_env_int(0, 0), drivers=("world",), base=dict(_SLURM), samples=("0",)),
-    "SLURM_LOCALID": EnvSpec(_env_int(0, 0), drivers=("world",), base=dict(_SLURM), samples=("0",)),
-    "SLURM_JOB_ID": EnvSpec(_env_shown, drivers=("world",), base=dict(_SLURM), samples=("4242",)),
-    "VC_TASK_INDEX": EnvSpec(_env_int(0, 0), drivers=("world",), base={"VC_WORKER_HOSTS": "pod-0"}, samples=("0",)),
-    "VK_TASK_INDEX": EnvSpec(_env_int(0, 0), drivers=("world",), base={"VC_WORKER_HOSTS": "pod-0"}, samples=("0",)),
-    "HOSTNAME": EnvSpec(_env_shown, drivers=("world",), base=dict(_VOLCANO), samples=("pod-0",)),
+    "SLURM_DISTRIBUTION": EnvSpec(
+        _env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_SLURM), samples=("cyclic",)
+    ),
+    "SLURM_NODEID": EnvSpec(_env_int(0, 0), drivers=("world",), share=_WORLD_SHARE, base=dict(_SLURM), samples=("0",)),
+    "SLURM_LOCALID": EnvSpec(_env_int(0, 0), drivers=("world",), share=_WORLD_SHARE, base=dict(_SLURM), samples=("0",)),
+    "SLURM_JOB_ID": EnvSpec(_env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_SLURM), samples=("4242",)),
+    "VC_TASK_INDEX": EnvSpec(
+        _env_int(0, 0), drivers=("world",), share=_WORLD_SHARE, base={"VC_WORKER_HOSTS": "pod-0"}, samples=("0",)
+    ),
+    "VK_TASK_INDEX": EnvSpec(
+        _env_int(0, 0), drivers=("world",), share=_WORLD_SHARE, base={"VC_WORKER_HOSTS": "pod-0"}, samples=("0",)
+    ),
+    "HOSTNAME": EnvSpec(_env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_VOLCANO), samples=("pod-0",)),
     "TF_USE_LEGACY_KERAS": EnvSpec(
         _env_legacy_keras, drivers=("import",), samples=("0",), extra=("garbage", "TRUE"), few=True
     ),
@@ -519,7 +579,7 @@ def env_cases(files, rng, workdir):
         if spec.few:
             values = list(spec.extra) + list(spec.samples)
         else:
-            values = [v for v in env_values(files, rng) if rng.random() < 0.6] + list(spec.samples)
+            values = [v for v in env_values(files, rng) if rng.random() < spec.share] + list(spec.samples)
             values += list(spec.extra) + [m for s in spec.samples for m in digit_variants(s)]
             values += [s + "\n" for s in spec.samples[:1]]
         seen = set()
