@@ -144,6 +144,12 @@ def as_root():
     return User(None)
 
 
+def view_prefix():
+    """As root: the command that runs what follows it, still as root, in the mount namespace where every user can
+    read the interpreter and the checkout (processes it starts as another user, a daemon's tasks, can too)."""
+    return [sys.executable, USER_VIEW, *_NEEDED, "--"]
+
+
 def chosen(who):
     """The user a test parametrized over ``who`` ("root" or "unprivileged user") runs its job as."""
     return as_root() if who == "root" else job_user()

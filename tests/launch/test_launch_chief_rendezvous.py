@@ -122,3 +122,5 @@ def test_a_cm_job_across_machines_needs_a_job_id_and_a_secret(capsys, monkeypatc
     assert "need the same --job-id (or JOB_ID) on every machine" in capsys.readouterr().err
     assert cli.main(["-n", "2", "--job-id", "j", "--", "true"]) == cli.EXIT_USAGE
     assert "need a job secret, so that only the job's machines join" in capsys.readouterr().err
+    assert cli.main(["-n", "5", "--job-id", "j", "--", "true"]) == cli.EXIT_USAGE
+    assert "-n 5 is more ranks than the whole job has (CM_WORKER_SIZE=4)" in capsys.readouterr().err

@@ -25,16 +25,17 @@ def test_no_scheduler_or_a_one_task_step_is_a_one_machine_job():
 
 def test_one_launcher_per_node_gets_the_step_s_rank_table(tmp_path):
     placement = scheduler_plan.outer_placement(slurm(1, "n[1-3]", "1(x3)"))
-    path, server = scheduler_plan.write_rank_table(placement, 2, str(tmp_path))
+    assert placement.hosts[placement.rank_id] == "n2"  # this launcher's machine
+    path = scheduler_plan.write_rank_table(scheduler_plan.machines_of(placement, 2), str(tmp_path))
     table = json.loads(open(path).read())
-    assert server == "n2" and table["server_count"] == "3"
+    assert table["server_count"] == "3"
     assert [(s["server_id"], [(d["device_id"], d["rank_id"]) for d in s["device"]]) for s in table["server_list"]] == [
         ("n1", [("0", "0"), ("1", "1")]),
         ("n2", [("0", "2"), ("1", "3")]),
         ("n3", [("0", "4"), ("1", "5")]),
     ]
     with pytest.raises(LaunchError, match=r"say how many ranks to start on each machine with -n N"):
-        scheduler_plan.write_rank_table(placement, None, str(tmp_path))
+        scheduler_plan.machines_of(placement, None)
 
 
 @pytest.mark.parametrize(

@@ -354,6 +354,24 @@ def _failed(kind, message, raised_file):
     return [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
 
 
+def test_a_library_refusing_the_scripts_own_python_code_inside_tf_data_is_the_scripts():
+    classify = _tool_module("classify")
+    message = (
+        "Error in user-defined function passed to ParallelMapDatasetV2:10 transformation: TypeError: arrays to stack "
+        'must be passed as a "sequence" type\nTraceback (most recent call last):\n  File "/venv/site-packages/'
+        'tensorflow/python/ops/script_ops.py", line 269, in __call__\n  File "/m/code/utils.py", line 168, in aug\n'
+        '  File "/venv/site-packages/numpy/_core/shape_base.py", line 208, in _arrays_for_stack_dispatcher\n'
+    )
+    tf_file = "/venv/lib/python3.11/site-packages/tensorflow/python/client/session.py"
+    records = _failed("tensorflow.python.framework.errors_impl.InvalidArgumentError", message, tf_file)
+    outcome, cause = classify.classify(records, "/m", "/d", "cifar10", False)
+    assert outcome == "script" and "a library refused the script's own Python code, run by tf.data" in cause
+    inside_tf = message.replace("/m/code/utils.py", "/venv/site-packages/tensorflow/python/x.py")
+    assert (
+        classify.classify(_failed("x.InvalidArgumentError", inside_tf, tf_file), "/m", "/d", None, False)[0] == "ours"
+    )
+
+
 def test_a_shape_the_model_refuses_is_the_guessed_arrays_fault_and_tensorflows_otherwise():
     classify = _tool_module("classify")
     tf_file = "/venv/lib/python3.11/site-packages/tensorflow/python/framework/ops.py"
@@ -484,3 +502,30 @@ def test_an_id_out_of_the_models_range_is_the_guessed_records_fault():
     records = _failed("tensorflow.python.framework.errors_impl.InvalidArgumentError", message, tf_file)
     outcome, cause = classify.classify(records, "/m", "/d", "parsed-tfrecord", False)
     assert outcome == "data" and "array shapes are guesses" in cause
+
+
+def test_celeba_lists_its_attributes_in_order_and_every_image_it_names_exists(tmp_path):
+    loader = """
+image_root = os.path.join(data_path, 'CelebA/Img/img_align_celeba')
+lines = open(os.path.join(data_path, 'CelebA/Anno/list_attr_celeba.txt'), 'r').readlines()
+names = np.loadtxt(os.path.join(data_dir, 'list_attr_celeba.txt'), skiprows=2, usecols=[0], dtype=str)
+"""
+    kit, data = _kit_data(
+        tmp_path, _fake_model(tmp_path, {"data_loader.py": loader, "cifar.py": "files = ['data_batch_1']\n"})
+    )
+    assert kit == "celeba"  # before cifar10, whose marker a CelebA model may hold too
+    from PIL import Image
+
+    lines = (data / "CelebA" / "Anno" / "list_attr_celeba.txt").read_text().splitlines()
+    attributes = lines[1].split()
+    assert int(lines[0]) == len(lines) - 2 == 202599  # CelebA's count: loaders slice at its own offsets
+    assert len(attributes) == 40 and attributes[0] == "5_o_Clock_Shadow" and attributes[-1] == "Young"
+    assert attributes.index("Black_Hair") == 8 and attributes.index("Male") == 20
+    name, *values = lines[182001].split()
+    assert name == "182000.jpg" and len(values) == 40 and set(values) == {"1", "-1"}
+    images = data / "CelebA" / "Img" / "img_align_celeba"
+    assert len(os.listdir(images)) == 202599 and os.path.islink(data / "img_align_celeba")  # one link, not 202,599
+    assert Image.open(images / name).size == (178, 218) and Image.open(images / "000001.jpg").format == "JPEG"
+    partition = (data / "list_eval_partition.txt").read_text().splitlines()
+    assert partition[162769] == "162770.jpg 0" and partition[162770] == "162771.jpg 1" and partition[-1].endswith(" 2")
+    assert (data / "identity_CelebA.txt").read_text().split("\n", 1)[0].startswith("000001.jpg ")

@@ -55,6 +55,7 @@ def test_slurm_node_lists_expand_in_order_with_their_padding(text, names):
         ("n[3-1]", "runs backwards"),
         ("n[a-b]", "the brackets hold 'a-b', not numbers"),
         ("n1,,n2", "separated by single commas"),
+        ("n[]", "empty brackets"),
         ("n[0-99999999]", "more than 65536"),
         ("a[0-999]b[0-999]", "more than 65536 nodes"),
     ],

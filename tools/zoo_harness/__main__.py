@@ -9,7 +9,8 @@ under ``--out``, given synthetic data in its loader's format (``data_kits.py``) 
 names under ``${data_path}`` (``data_paths.py``), and its one-device training script
 (``test/train_performance_1p.sh``, else ``train_full_1p.sh``) is run unchanged from its ``test`` folder as its
 README says, through ``npu-run --tf1 -n 1`` (TensorFlow/ entries) or ``npu-run --tf2 -n 1`` (TensorFlow2/ entries),
-with ``--data_path`` pointing at the data. ``python3.7`` and the like run this interpreter. A hook in every Python
+with ``--data_path`` pointing at the data. ``python3.7`` and the like run this interpreter, ``taskset`` runs its
+command unpinned (the wrappers' CPU ranges assume 8 or more CPUs). A hook in every Python
 process (``hook/sitecustomize.py``) ends it once it has trained ``--steps`` steps and records how it ended;
 ``classify.py`` turns that into an outcome per entry.
 
@@ -91,12 +92,32 @@ def _entries(args):
     return [known[d.rstrip("/")] for d in args.only]
 
 
+# The zoo's wrappers pin their process to CPUs a..b with b = cpucount / 8 - 1 (an Ascend server has 192): on fewer
+# than 8 CPUs that range is empty and taskset refuses to start the training. Here the command runs unpinned.
+_TASKSET = """#!/bin/sh
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -c|--cpu-list|-a|--all-tasks) shift ;;
+    --) shift; break ;;
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+shift
+exec "$@"
+"""
+
+
 def _python_shims(folder):
+    """Writes the commands the wrappers call that run differently here (``python3.7`` and the like: this
+    interpreter; ``taskset``: unpinned) into ``folder``; returns it."""
     os.makedirs(folder, exist_ok=True)
-    for name in _PYTHON_NAMES:
+    scripts = {name: f'#!/bin/sh\nexec "{sys.executable}" "$@"\n' for name in _PYTHON_NAMES}
+    scripts["taskset"] = _TASKSET
+    for name, text in scripts.items():
         path = os.path.join(folder, name)
         with open(path, "w") as f:
-            f.write(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+            f.write(text)
         os.chmod(path, 0o755)
     return folder
 

@@ -165,6 +165,8 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "data", f"{head} at {_where(user)} (the {kit} kit's values are guesses: an id out of the model's range)"
     if kit is not None and _pipeline_error_of_the_script(kind, message, model_dir):
         return "data", f"{head} at {_where(user)} (the script's input code failed on the {kit} kit's files)"
+    if _library_refused_the_script_in_pipeline(kind, message, model_dir):
+        return "script", f"{head} at {_where(user)} (a library refused the script's own Python code, run by tf.data)"
     if raised_in in _TF_PACKAGES:
         return "ours", f"{head} raised in {raised_in} at {_where(raised)}, from {_where(user)}"
     if kit is None and kind == "error" and "empty()" in message:  # OpenCV given the None of an image not read
@@ -180,6 +182,15 @@ def _pipeline_error_of_the_script(kind, message, model_dir):
         return False
     innermost = re.findall(r'File "([^"]+)", line \d+', message)
     return bool(_PYTHON_ERROR_IN_PIPELINE.search(message)) and bool(innermost) and innermost[-1].startswith(model_dir)
+
+
+def _library_refused_the_script_in_pipeline(kind, message, model_dir):
+    """Whether TensorFlow's error carries a Python TypeError that a library (NumPy, ...) raised when the model's own
+    code, run in a ``py_func`` / generator, called it (NumPy 2 refusing a generator in ``np.stack``, say)."""
+    if kind not in ("UnknownError", "InvalidArgumentError") or "TypeError: " not in message:
+        return False
+    files = re.findall(r'File "([^"]+)", line \d+', message)
+    return bool(files) and not files[-1].startswith(model_dir) and any(f.startswith(model_dir) for f in files)
 
 
 def summarize(results):

@@ -5,7 +5,8 @@ are a function, when that function of the code says so); the first kit that matc
 images (Pascal VOC, COCO, text lists of images) are in ``image_sets.py``, the kit of named ``.npz`` / ``.mat`` /
 ``.h5`` files, whose names and keys are derived from the loader's code, in ``array_files.py``; the kit of TFRecords
 holding the features a loader's parsing dict names in ``tfrecord_files.py``, of folders of images its ``glob``
-patterns search in ``image_globs.py``, of the Planetoid citation graphs in ``planetoid.py``.
+patterns search in ``image_globs.py``, of the Planetoid citation graphs in ``planetoid.py``, of CelebA in
+``celeba.py``.
 
 Each kit writes small, valid files at the top of the data path (random pixels, labels in a small range) and makes
 the sub-folder names the zoo's scripts commonly append (``data/``, ``MNIST_data/``, ...) symbolic links to it, so
@@ -22,6 +23,7 @@ import shutil
 import struct
 
 import array_files
+import celeba
 import image_globs
 import image_sets
 import numpy as np
@@ -232,6 +234,7 @@ def _globs_images(code):
 KITS = (
     ("bert-pretraining", ("masked_lm_positions", "next_sentence_labels"), _bert_pretraining),
     ("imagenet-tfrecord", ("image/encoded", "image/class/label"), _imagenet_tfrecords),
+    ("celeba", ("list_attr_celeba", "img_align_celeba"), celeba.write),
     ("cifar10", ("data_batch_",), _cifar10),
     ("mnist", ("idx3-ubyte",), _mnist),
     ("mnist", ("read_data_sets",), _mnist),
@@ -250,6 +253,8 @@ KITS = (
 )
 # Kits whose files depend on the model's code: the function that derives what they write (a JSON-able value)
 SPECS = {"named-arrays": array_files.spec, "parsed-tfrecord": tfrecord_files.spec, "image-globs": image_globs.spec}
+# Folders of a kit's files linked whole into each data folder, not file by file (they hold too many files)
+WHOLE_FOLDERS = {"celeba": celeba.WHOLE_FOLDERS}
 
 
 def model_code(model_dir):
@@ -294,7 +299,7 @@ def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None):
     The kit is written once into ``cache_dir/<kit>-<seed>[-<sizes>|-<spec id>]``; data_dir gets folders of its own
     holding symbolic links to the cached files, so what one entry writes there does not reach the next. ``sizes``
     (from ``hints``) reaches the kits that take it; a kit in ``SPECS`` gets what its function derives from the code
-    of ``model_dir``.
+    of ``model_dir``. A folder in ``WHOLE_FOLDERS`` is one link to the cached folder (shared by the entries).
     """
     if kit is None:
         os.makedirs(data_dir, exist_ok=True)
@@ -317,4 +322,11 @@ def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None):
         os.makedirs(partial)
         writer(partial, np.random.default_rng(seed), **extra)
         os.replace(partial, cached)
-    shutil.copytree(cached, data_dir, symlinks=True, copy_function=os.symlink, dirs_exist_ok=True)
+    whole = WHOLE_FOLDERS.get(kit, ())
+
+    def linked_whole(folder, names):
+        return [name for name in names if folder == cached and name in whole]
+
+    shutil.copytree(cached, data_dir, symlinks=True, copy_function=os.symlink, dirs_exist_ok=True, ignore=linked_whole)
+    for name in whole:
+        os.symlink(os.path.abspath(os.path.join(cached, name)), os.path.join(data_dir, name))

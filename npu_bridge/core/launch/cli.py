@@ -6,6 +6,9 @@
       this machine's ranks of a multi-machine job: the server of the table whose address is this machine's;
       run the same on every machine (--server-id ID names the server instead)
 
+  CM_CHIEF_IP=... CM_CHIEF_PORT=... CM_WORKER_SIZE=16 npu-run -n 8 --job-id J --job-secret S -- python train.py
+      one launcher per machine that meet at the chief (upstream's CM_* variables, or torchrun-style
+      MASTER_ADDR / MASTER_PORT): ``chief_rendezvous``
   srun --ntasks-per-node=1 npu-run -n 8 --job-secret S -- python train.py
       one launcher per machine, started by a scheduler (Slurm, or a TF_CONFIG / Volcano pod): the machines and
       this one's place among them come from the scheduler's variables (``scheduler_plan``)
@@ -191,14 +194,15 @@ def main(argv=None):
             work_dir = tempfile.mkdtemp(prefix="npu-run-")
             table = scheduler_plan.write_rank_table(scheduler_plan.machines_of(outer, args.size), work_dir)
             server_id = outer.hosts[outer.rank_id]
-            job_id = args.job_id or os.environ.get("JOB_ID") or (outer.job_id and f"{outer.source}-{outer.job_id}")
+            job_id = args.job_id or os.environ.get("JOB_ID") or scheduler_plan.job_id_of(os.environ)
             job = plan.plan_from_table(table, server_id, os.environ, None, job_id, args.port_base)
             job = dataclasses.replace(job, server_found="scheduler")
         else:
             if args.size is None:
                 raise LaunchError("say how many ranks to start with -n N (or use --rank-table)")
             work_dir = tempfile.mkdtemp(prefix="npu-run-")
-            job = plan.plan_local(args.size, work_dir, os.environ, args.job_id, args.port_base)
+            job_id = args.job_id or os.environ.get("JOB_ID") or scheduler_plan.job_id_of(os.environ)
+            job = plan.plan_local(args.size, work_dir, os.environ, job_id, args.port_base)
     except (LaunchError, EnvironmentVariableError) as e:
         parser.print_usage(sys.stderr)
         _report(f"error: {e}")
@@ -276,6 +280,8 @@ def _plan_by_rendezvous(chief, args, work_dir):
     """This machine's share of a job whose launchers meet at the chief (``chief_rendezvous``)."""
     if args.size is None:
         raise LaunchError(f"with {chief.source} variables, say how many ranks to start on this machine with -n N")
+    if chief.total_ranks is not None and args.size > chief.total_ranks:
+        raise LaunchError(f"-n {args.size} is more ranks than the whole job has (CM_WORKER_SIZE={chief.total_ranks})")
     job_id = args.job_id or os.environ.get("JOB_ID")
     timeout = timeouts.connect_timeout(os.environ)
     alone = chief.is_chief and (chief.total_ranks == args.size or chief.launchers == 1)

@@ -60,6 +60,16 @@ def outer_placement(environ):
     return None
 
 
+def job_id_of(environ):
+    """``<source>-<id>`` of the first scheduler source that gives a job id (``slurm-4242``), else None."""
+    env = {k: v for k, v in environ.items() if v != ""}
+    try:
+        found = scheduler_env.placements(env)
+    except (RankTableError, NotAvailableError):
+        return None  # outer_placement reports it where it matters
+    return next((f"{p.source}-{p.job_id}" for p in found if p.job_id), None)
+
+
 def machines_of(placement, size):
     """[(host, ranks)] of a job ``placement`` started one launcher for on each machine, ``size`` ranks each.
 

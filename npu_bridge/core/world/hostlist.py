@@ -60,6 +60,8 @@ def _range_values(body, name, text):
 
 
 def _expand_one(pattern, name, text):
+    if "[]" in pattern:
+        raise _error(name, text, "empty brackets")
     names = [""]
     for literal, body in re.findall(r"([^\[]*)(?:\[([^\]]*)\])?", pattern):
         names = [n + literal for n in names]
