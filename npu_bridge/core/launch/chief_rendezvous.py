@@ -139,9 +139,11 @@ def register(chief, key, ranks, timeout, report):
     deadline = time.monotonic() + timeout
     last = None
     told = False
+    pause = 0.05  # doubled up to half a second while the chief is not there yet
     while time.monotonic() < deadline:
         try:
             with socket.create_connection((chief.host, chief.port), timeout=HANDSHAKE_SECONDS) as sock:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # small messages, each awaited
                 job_secret.client_handshake(sock, key, chief.port)
                 host = chief.my_host or sock.getsockname()[0]
                 _send(sock, {"host": host, "ranks": ranks, "order": chief.order})
@@ -159,7 +161,8 @@ def register(chief, key, ranks, timeout, report):
             if not told:
                 report(f"waiting for the chief's rendezvous at {chief.host}:{chief.port} ({chief.source})")
                 told = True
-            time.sleep(0.5)
+            time.sleep(pause)
+            pause = min(0.5, pause * 2)
     raise LaunchError(
         f"the chief's rendezvous at {chief.host}:{chief.port} ({chief.source}) did not answer within "
         f"HCCL_CONNECT_TIMEOUT={timeout} s (last: {last}); start the chief's npu-run, or check the address"
@@ -226,7 +229,7 @@ def serve(chief, key, ranks, timeout, report):
         listener.close()
         raise LaunchError(f"the chief's rendezvous cannot listen at {chief.host}:{chief.port}: {e.strerror}") from None
     listener.listen(MAX_LAUNCHERS)
-    listener.settimeout(0.2)
+    listener.settimeout(0.02)  # how soon the loop sees the job complete (a registering thread completes it)
     slots = threading.BoundedSemaphore(MAX_LAUNCHERS)
     report(f"chief's rendezvous at {chief.host}:{chief.port} ({chief.source}): waiting for the other launchers")
     deadline = time.monotonic() + timeout
@@ -273,6 +276,7 @@ def _admit(sock, peer, key, chief, registry, slots, report):
     try:
         deadline = time.monotonic() + HANDSHAKE_SECONDS
         sock.settimeout(HANDSHAKE_SECONDS)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         handshake = job_secret.ServerHandshake(key, chief.port)
         while not handshake.done:
             data = b""
