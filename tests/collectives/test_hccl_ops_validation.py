@@ -1,11 +1,16 @@
-"""hccl_ops as a script builds them: argument errors (raised at once, naming the argument), and what the
-operations compute in a world of one rank (no communication)."""
+"""hccl_ops as a script builds them: argument errors (raised at once, naming the argument), where the ops go (the
+host CPU, or the GPU through NCCL on the gpu backend), and what the operations compute in a world of one rank (no
+communication)."""
+
+import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 from helpers.config import npu_config
 
+from npu_bridge.core.collectives import shm_segment
+from npu_bridge.core.device import device_target
 from npu_bridge.core.runtime import system
 from npu_bridge.core.runtime.errors import NotInitializedError, NotSupportedOffNpuError
 from npu_bridge.estimator.npu import npu_plugin
@@ -127,6 +132,43 @@ def test_graphs_of_two_ranks_are_built_before_initialization(two_ranks):
     reduce_op = next(op for op in graph.get_operations() if op.type == "CollectiveReduce")
     assert (reduce_op.get_attr("group_size"), reduce_op.get_attr("timeout_seconds")) == (2, 1836.0)
     assert reduce_op.get_attr("_npu_hccl_group") == b"hccl_world_group"
+
+
+def _collectives(graph):
+    return {op.type: op for op in graph.get_operations() if op.type.startswith("Collective")}
+
+
+@pytest.mark.parametrize("backend", ["gpu", "cpu"])
+def test_on_the_gpu_backend_tensorflows_collectives_run_on_the_gpu_through_nccl(two_ranks, monkeypatch, backend):
+    # No GPU here: the graph is only built, as a process on the gpu backend would build it.
+    monkeypatch.setattr(device_target, "process_target", lambda environ=None: backend)
+    with tf.Graph().as_default() as graph:
+        hccl_ops.allreduce(X, "sum")
+        hccl_ops.allgather([X], 2)
+        hccl_ops.broadcast([tf.constant(X)], 1)
+        hccl_ops.reduce_scatter(tf.zeros([4]), "max", 2)
+    ops = _collectives(graph)
+    assert sorted(ops) == ["CollectiveAllToAllV2", "CollectiveBcastRecv", "CollectiveGather", "CollectiveReduce"]
+    device, hint = ("/device:GPU:0", b"nccl") if backend == "gpu" else ("/device:CPU:0", b"auto")
+    for op in ops.values():
+        assert (op.device, op.get_attr("communication_hint")) == (device, hint), op.type
+
+
+def test_the_gpu_backend_leaves_the_segment_unless_shm_is_asked_for(two_ranks, monkeypatch):
+    monkeypatch.setattr(device_target, "process_target", lambda environ=None: "gpu")
+    fd = shm_segment.create()
+    try:
+        monkeypatch.setenv(shm_segment.FD_VARIABLE, str(fd))
+        with tf.Graph().as_default() as graph:
+            hccl_ops.allreduce(X, "sum")
+        assert list(_collectives(graph)) == ["CollectiveReduce"]  # auto: NCCL for GPU tensors
+        monkeypatch.setenv(shm_segment.PATH_VARIABLE, "shm")
+        with tf.Graph().as_default() as graph:
+            hccl_ops.allreduce(X, "sum")
+        shm = [op for op in graph.get_operations() if op.type == "HcomShmAllReduce"]
+        assert len(shm) == 1 and shm[0].device == "/device:CPU:0"
+    finally:
+        os.close(fd)
 
 
 def test_one_rank_world_computes_locally():

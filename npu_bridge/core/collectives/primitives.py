@@ -3,13 +3,16 @@
 Which op variants: V1 ``CollectiveReduce``, ``CollectiveGather`` and ``CollectiveBcastSend/Recv`` (their
 instance key is an attribute, so TensorFlow keeps ranks' step ids in sync itself, also when some ranks run
 more steps than others) and ``CollectiveAllToAllV2`` (the only all-to-all; its runs need a
-``collective_graph_key``, which the session step supplies). All are placed on the host CPU, carry a
-timeout (see ``_timeout_bound``; the NpuOptimizer pass sets the session's own), are marked with
-``pass_contract.COLLECTIVE_GROUP_ATTR`` and registered in ``registry``.
+``collective_graph_key``, which the session step supplies). They are placed on the host CPU; on the gpu backend
+(``device_target``) on the GPU with ``communication_hint="nccl"``, so TensorFlow moves GPU tensors through NCCL
+as its own multi-worker GPU collectives do (``_where``). They carry a timeout (see ``_timeout_bound``; the
+NpuOptimizer pass sets the session's own), are marked with ``pass_contract.COLLECTIVE_GROUP_ATTR`` and registered
+in ``registry``.
 
 Groups whose ranks are all on this host run on the job's shared-memory segment instead (``shm_primitives``, the
-C++ ``HcomShm*`` ops), with the same keys, timeout, marking and registration; ``NPU_BRIDGE_COLLECTIVES=tf`` keeps
-them on TensorFlow's; a send / receive uses a one-way group of its own there (``segment_members``).
+C++ ``HcomShm*`` ops, for host tensors: not on the gpu backend unless ``NPU_BRIDGE_COLLECTIVES=shm``), with the
+same keys, timeout, marking and registration; ``NPU_BRIDGE_COLLECTIVES=tf`` keeps them on TensorFlow's; a send /
+receive uses a one-way group of its own there (``segment_members``).
 Reduce-scatter exists only on the segment.
 
 Callers pass tensors of a dtype the op supports (see ``transport``) and groups of at least two ranks.
@@ -19,10 +22,12 @@ import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
 from npu_bridge.core.collectives import keys, registry, settings, shm_primitives
+from npu_bridge.core.device import device_target
 from npu_bridge.core.plan.pass_contract import COLLECTIVE_GROUP_ATTR
 from npu_bridge.core.runtime import op_sites
 
 DEVICE = "/device:CPU:0"
+GPU_DEVICE = "/device:GPU:0"
 REDUCE_DTYPES = (tf.bfloat16, tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
 GATHER_DTYPES = (tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
 BROADCAST_DTYPES = (tf.bool, tf.float16, tf.float32, tf.float64, tf.int32, tf.int64)
@@ -39,6 +44,19 @@ def _timeout_bound():
     1836 s) as the bound of that case. The process's init options play no part: they belong to sessions.
     """
     return settings.exec_timeout()
+
+
+def _where(place=None):
+    """(device, communication hint) of a collective: the host CPU for the segment's ops (``place`` not None); for
+    TensorFlow's, the GPU and NCCL on the gpu backend, else the host CPU and TensorFlow's choice (its ring)."""
+    if place is None and device_target.process_target() == "gpu":
+        return GPU_DEVICE, "nccl"
+    return DEVICE, "auto"
+
+
+def _segment(members):
+    """The group's place on the shared-memory segment, or None (GPU tensors take NCCL unless shm was asked for)."""
+    return shm_primitives.placement(members, host_tensors=_where()[0] == DEVICE)
 
 
 def _register(tensor, kind, members, key, needs_graph_key=False):
@@ -68,8 +86,9 @@ def all_reduce(x, members, merge_op, kind="allreduce"):
       kind: the upstream operation name for error messages and the registry.
     """
     key = keys.instance_key(members.key)
-    place = shm_primitives.placement(members)
-    with tf.device(DEVICE):
+    place = _segment(members)
+    device, hint = _where(place)
+    with tf.device(device):
         if place is not None:
             return _register(shm_primitives.all_reduce(x, place, merge_op, key, _timeout_bound()), kind, members, key)
         y = tf.raw_ops.CollectiveReduce(
@@ -80,6 +99,7 @@ def all_reduce(x, members, merge_op, kind="allreduce"):
             merge_op=merge_op,
             final_op="Id",
             subdiv_offsets=[0],
+            communication_hint=hint,
             timeout_seconds=_timeout_bound(),
             name="HcomAllReduce",
         )
@@ -95,7 +115,7 @@ def reduce_scatter(x, members, merge_op, key, kind="reduce_scatter"):
       x: a tensor of a ``REDUCE_DTYPES`` type whose dimension 0 the group size divides.
       key: the instance key the caller took for this collective.
     """
-    place = shm_primitives.placement(members)
+    place = _segment(members)
     if place is None:
         return None
     with tf.device(DEVICE):
@@ -106,8 +126,9 @@ def reduce_scatter(x, members, merge_op, key, kind="reduce_scatter"):
 def all_gather(x, members, kind="allgather"):
     """Concatenates every member's ``x`` along dimension 0, in group-rank order (same shape everywhere)."""
     key = keys.instance_key(members.key)
-    place = shm_primitives.placement(members)
-    with tf.device(DEVICE):
+    place = _segment(members)
+    device, hint = _where(place)
+    with tf.device(device):
         if place is not None:
             y = shm_primitives.all_gather(x, place, key, _timeout_bound())
         else:
@@ -117,6 +138,7 @@ def all_gather(x, members, kind="allgather"):
                 group_key=members.key,
                 instance_key=key,
                 shape=x.shape,
+                communication_hint=hint,
                 timeout_seconds=_timeout_bound(),
                 name="HcomAllGather",
             )
@@ -133,8 +155,9 @@ def broadcast_send(x, members, key, kind="broadcast", root=None, segment_members
       root: this rank's group rank when the broadcast may run on the segment; None: TensorFlow's op.
       segment_members: the ``Members`` the segment uses instead of ``members`` (a send's one-way group).
     """
-    place = None if root is None else shm_primitives.placement(segment_members or members)
-    with tf.device(DEVICE):
+    place = None if root is None else _segment(segment_members or members)
+    device, hint = _where(place)
+    with tf.device(device):
         if place is not None:
             return _register(shm_primitives.broadcast_send(x, place, key, _timeout_bound()), kind, members, key)
         y = tf.raw_ops.CollectiveBcastSend(
@@ -143,6 +166,7 @@ def broadcast_send(x, members, key, kind="broadcast", root=None, segment_members
             group_key=members.key,
             instance_key=key,
             shape=x.shape,
+            communication_hint=hint,
             timeout_seconds=_timeout_bound(),
             name="HcomBroadcastSend",
         )
@@ -156,8 +180,9 @@ def broadcast_recv(shape, dtype, members, key, kind="broadcast", root=None, segm
       root: the sender's group rank when the broadcast may run on the segment; None: TensorFlow's op.
       segment_members: the ``Members`` the segment uses instead of ``members`` (a receive's one-way group).
     """
-    place = None if root is None else shm_primitives.placement(segment_members or members)
-    with tf.device(DEVICE):
+    place = None if root is None else _segment(segment_members or members)
+    device, hint = _where(place)
+    with tf.device(device):
         if place is not None:
             y = shm_primitives.broadcast_recv(shape, dtype, place, root, key, _timeout_bound())
             return _register(y, kind, members, key)
@@ -167,6 +192,7 @@ def broadcast_recv(shape, dtype, members, key, kind="broadcast", root=None, segm
             group_key=members.key,
             instance_key=key,
             shape=shape,
+            communication_hint=hint,
             timeout_seconds=_timeout_bound(),
             name="HcomBroadcastRecv",
         )
@@ -183,8 +209,9 @@ def all_to_all(x, members, instance_key, block_key, kind):
       block_key: the static key recorded for the op (equal to ``instance_key`` when that is an int).
       kind: the upstream operation name.
     """
-    place = shm_primitives.placement(members)
-    with tf.device(DEVICE):
+    place = _segment(members)
+    device, hint = _where(place)
+    with tf.device(device):
         if place is not None:  # the leader orders the group's collectives: the static key is enough
             return _register(shm_primitives.all_to_all(x, place, block_key, _timeout_bound()), kind, members, block_key)
         y = tf.raw_ops.CollectiveAllToAllV2(
@@ -193,6 +220,7 @@ def all_to_all(x, members, instance_key, block_key, kind):
             group_key=members.key,
             instance_key=instance_key,
             ordering_token=[],
+            communication_hint=hint,
             timeout_seconds=_timeout_bound(),
             name="HcomAllToAll",
         )

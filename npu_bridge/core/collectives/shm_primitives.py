@@ -54,8 +54,11 @@ class Placement:
     group_key: int
 
 
-def placement(members, environ=None):
+def placement(members, environ=None, host_tensors=True):
     """Returns the ``Placement`` of ``members`` when the group runs on the segment, else None.
+
+    Args:
+      host_tensors: False on the gpu backend, whose tensors take NCCL instead unless ``NPU_BRIDGE_COLLECTIVES=shm``.
 
     Raises:
       CollectiveError: ``NPU_BRIDGE_COLLECTIVES=shm`` and the group cannot use the segment.
@@ -63,7 +66,7 @@ def placement(members, environ=None):
     """
     environ = os.environ if environ is None else environ
     choice = shm_segment.path_choice(environ)
-    if choice == "tf":
+    if choice == "tf" or (choice == "auto" and not host_tensors):
         return None
     reason = None
     local = world.environment_world().local_rank_ids
