@@ -59,7 +59,8 @@ def cluster():
         pytest.skip(f"Slurm is not installed ({', '.join(missing)} missing): .ci/run installs slurm-wlm as root")
     if os.geteuid() != 0:
         pytest.skip("a Slurm cluster of this machine needs root (slurmd starts the tasks as their user)")
-    folder = tempfile.mkdtemp(prefix="npu-slurm-")
+    # in the temporary directory every user can enter: an unprivileged user's srun reads slurm.conf
+    folder = tempfile.mkdtemp(prefix="npu-slurm-", dir=unprivileged_users.shared_temporary_directory())
     os.chmod(folder, 0o755)  # every user's srun reads slurm.conf; state and spool stay root's
     for sub in ("state", "spool"):
         os.mkdir(os.path.join(folder, sub), 0o700)

@@ -41,7 +41,8 @@ _NEEDED = (sys.executable, sys.prefix, sys.base_prefix, REPO_ROOT)
 
 
 @functools.lru_cache(maxsize=None)
-def _shared_temporary_directory():
+def shared_temporary_directory():
+    """A temporary directory every user can enter (the suite's own TMPDIR is private to it)."""
     for candidate in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
         with contextlib.suppress(OSError):
             if os.stat(candidate).st_mode & stat.S_IXOTH:
@@ -96,7 +97,7 @@ class User:
         """A new directory this user owns (mode 0700) in a temporary directory every user can enter (the suite's
         own TMPDIR is private to it), as a ``pathlib.Path``; removed afterwards. Give it to the job as its
         TMPDIR too."""
-        path = tempfile.mkdtemp(prefix=f"npu-{self.name}-", dir=_shared_temporary_directory())
+        path = tempfile.mkdtemp(prefix=f"npu-{self.name}-", dir=shared_temporary_directory())
         try:
             os.chown(path, self.uid, self.gid)
             yield pathlib.Path(path)

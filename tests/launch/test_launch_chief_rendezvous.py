@@ -39,8 +39,10 @@ def test_the_environment_names_the_chief_and_who_serves_it():
     )
     assert chief_rendezvous.chief_of(dict(torch, LOCAL_WORLD_SIZE="3"), never_local) is None  # one machine
     assert chief_rendezvous.chief_of({}, never_local) is None
+    assert chief_rendezvous.chief_of({"CM_WORKER_SIZE": "8"}, never_local) is None  # no chief: npu-run's own job
     for bad, message in (
         ({"CM_CHIEF_IP": "10.0.0.1"}, "CM mode needs CM_CHIEF_PORT, CM_CHIEF_DEVICE, CM_WORKER_SIZE too"),
+        ({"CM_CHIEF_IP": "10.0.0.1", "CM_WORKER_SIZE": "2"}, "(set: CM_CHIEF_IP, CM_WORKER_SIZE)"),
         (dict(CM, CM_CHIEF_IP="nowhere"), "CM_CHIEF_IP='nowhere' must be an IPv4 or IPv6 address"),
         (dict(CM, CM_CHIEF_PORT="0"), "CM_CHIEF_PORT='0' must be an integer in [1, 65535]"),
         (dict(torch, MASTER_PORT="http"), "MASTER_PORT='http' must be an integer"),

@@ -206,10 +206,11 @@ class Job:
     workers/two_host_worker.py on the rank table of ``two_hosts``; output goes to files in ``tmp_path``."""
 
     def __init__(self, two_hosts, tmp_path, user=None, scheduler=None):
-        """``scheduler`` "srun": each launcher is started as ``srun --ntasks-per-node=1 npu-run -n 2`` starts it, with
-        the Slurm variables of task h of a two-node step (the nodes named by their addresses) instead of a rank
-        table; "cm": ``npu-run -n 2`` with upstream's CM_* variables (host a is the chief), which meet at the
-        chief's rendezvous."""
+        """``scheduler``: each launcher runs ``npu-run -n 2`` with a scheduler's variables instead of a rank table
+        (``SCHEDULERS``): "srun", those of task h of a two-node Slurm step (the nodes named by their addresses);
+        "cm", upstream's CM_* variables (host a is the chief); "torchrun", those of a PyTorchJob pod (MASTER_ADDR
+        host a); "tf_config", a TFJob worker's TF_CONFIG; "volcano", a Volcano pod's VC_TASK_INDEX and
+        VC_WORKER_HOSTS."""
         self.hosts = two_hosts
         prefix = user.prefix() if user else []
         table = _rank_table(tmp_path / "hccl.json", two_hosts.addresses)
@@ -233,14 +234,12 @@ class Job:
         self.started = time.monotonic()
         for host, (out, err) in enumerate(self.outputs):
             job_id = f"two-hosts-{os.getpid()}"
-            world = {
-                None: ["--rank-table", table, "--job-id", job_id],
-                "srun": ["-n", "2"],
-                "cm": ["-n", "2", "--job-id", job_id],
-            }[scheduler]
-            host_env = (
-                dict(env, **{"srun": _slurm_task, "cm": _cm_worker}[scheduler](two_hosts, host)) if scheduler else env
-            )
+            if scheduler is None:
+                world, host_env = ["--rank-table", table, "--job-id", job_id], env
+            else:
+                variables, names_job = SCHEDULERS[scheduler]
+                world = ["-n", "2"] + ([] if names_job else ["--job-id", job_id])
+                host_env = dict(env, **variables(two_hosts, host))
             argv = [
                 *prefix,
                 sys.executable,
@@ -344,6 +343,38 @@ def _cm_worker(two_hosts, host):
     }
 
 
+def _torchrun_pod(two_hosts, host):
+    """The variables Kubeflow's PyTorchJob gives pod ``host`` of two (the launchers meet at MASTER_ADDR)."""
+    return {
+        "MASTER_ADDR": two_hosts.addresses[0],
+        "MASTER_PORT": str(PORT_BASE - 99),
+        "WORLD_SIZE": "2",
+        "RANK": str(host),
+    }
+
+
+def _tf_config_worker(two_hosts, host):
+    """A TFJob worker's TF_CONFIG: two workers, at the hosts' addresses."""
+    cluster = {"worker": [f"{address}:2222" for address in two_hosts.addresses]}
+    return {"TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": host}})}
+
+
+def _volcano_pod(two_hosts, host):
+    """A Volcano pod's variables (env and svc plugins), its task's pods named by their addresses."""
+    return {"VC_TASK_INDEX": str(host), "VC_WORKER_HOSTS": ",".join(two_hosts.addresses)}
+
+
+# scheduler -> (its variables for the launcher of a host, whether they name the job)
+SCHEDULERS = {
+    "srun": (_slurm_task, True),
+    "cm": (_cm_worker, False),
+    "torchrun": (_torchrun_pod, False),
+    "tf_config": (_tf_config_worker, False),
+    "volcano": (_volcano_pod, False),
+}
+FOUND = {"cm": "from the chief's rendezvous", "torchrun": "from the chief's rendezvous"}
+
+
 def _check_collectives_and_training(per_rank, two_hosts):
     # 1. Collectives. [rank, rank size, local rank id, local rank size]; servers at the hosts' addresses.
     assert [per_rank[r]["world"] for r in range(4)] == [[0, 4, 0, 2], [1, 4, 1, 2], [2, 4, 0, 2], [3, 4, 1, 2]]
@@ -432,18 +463,56 @@ def test_collectives_training_and_a_killed_launcher_across_two_hosts(two_hosts, 
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("scheduler", ["srun", "cm"])
+@pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
 def test_one_npu_run_per_host_started_by_a_scheduler_forms_the_job(two_hosts, tmp_path, scheduler):
     job = Job(two_hosts, tmp_path, scheduler=scheduler)
     job.wait_until_looping()
-    job_id = {"srun": f"slurm-{os.getpid()}", "cm": f"two-hosts-{os.getpid()}"}[scheduler]
-    found = {"srun": "the scheduler's variables name it", "cm": "from the chief's rendezvous"}[scheduler]
+    job_id = f"slurm-{os.getpid()}" if scheduler == "srun" else f"two-hosts-{os.getpid()}"
+    found = FOUND.get(scheduler, "the scheduler's variables name it")
     for host, address in enumerate(two_hosts.addresses):
         messages = job.launcher_messages(host)
         starting = f"job {job_id}: starting 2 of 4 ranks ({2 * host}-{2 * host + 1}) of server '{address}' ({found})"
         assert starting in messages and "authenticated relays" in messages, messages
         assert "npu-run: warning" not in messages, messages
     _check_collectives_and_training(job.results(), two_hosts)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_ranks_srun_starts_on_two_hosts_form_the_world_without_npu_run(two_hosts, tmp_path):
+    """``srun -n 4`` on two nodes, one process per rank: each rank's world comes from its Slurm variables alone."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
+        TF_CPP_MIN_LOG_LEVEL="2",
+        HCCL_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT),
+        HCCL_EXEC_TIMEOUT=str(EXEC_TIMEOUT),
+        HCCL_IF_BASE_PORT=str(PORT_BASE),
+    )
+    for name in ("RANK_ID", "RANK_SIZE", "NPU_RUN_NETWORK", "DEVICE_ID", "ASCEND_DEVICE_ID", "JOB_ID"):
+        env.pop(name, None)
+    step = dict(_slurm_task(two_hosts, 0), SLURM_STEP_NUM_TASKS="4", SLURM_STEP_TASKS_PER_NODE="2(x2)")
+    outputs = [tmp_path / f"rank{r}.out" for r in range(4)]
+    started = time.monotonic()
+    for rank, path in enumerate(outputs):
+        task = dict(step, SLURM_PROCID=str(rank), SLURM_NODEID=str(rank // 2), SLURM_LOCALID=str(rank % 2))
+        argv = [sys.executable, os.path.join(WORKERS, "two_host_worker.py"), "--loop-seconds", str(START_TIMEOUT)]
+        with open(path, "w") as out:
+            two_hosts.start(rank // 2, argv, env=dict(env, **task), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT)
+
+    def results():
+        return parse_results(
+            "\n".join(f"[rank {r}] {line}" for r, p in enumerate(outputs) for line in _read(p).splitlines())
+        )
+
+    while sum("looping" in r for r in results().values()) < 4:
+        output = "\n".join(f"--- rank {r}:\n{_read(p)[-2000:]}" for r, p in enumerate(outputs))
+        assert time.monotonic() < started + START_TIMEOUT, "the ranks did not reach the allreduce loop\n" + output
+        assert all(p.poll() is None for p in two_hosts.processes), "a rank ended\n" + output
+        time.sleep(0.2)
+    _check_collectives_and_training(results(), two_hosts)
+    for rank, path in enumerate(outputs):  # nothing private here: each rank says its server is open
+        assert f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
 
 
 @pytest.mark.slow

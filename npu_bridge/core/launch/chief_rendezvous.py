@@ -82,7 +82,7 @@ def chief_of(environ, is_local):
     """
     env = {k: v for k, v in environ.items() if v != ""}
     cm = [name for name in (*CM_REQUIRED, "CM_WORKER_IP") if name in env]
-    if cm:
+    if "CM_CHIEF_IP" in env:  # without a chief the other CM_* variables are left alone (npu-run keeps them from ranks)
         missing = [name for name in CM_REQUIRED if name not in env]
         if missing:
             raise LaunchError(f"CM mode needs {', '.join(missing)} too (set: {', '.join(cm)})")
@@ -120,7 +120,7 @@ def _read_line(sock, deadline):
             raise ConnectionError("the connection closed before a whole line arrived")
         data += chunk
         if len(data) > MAX_LINE:
-            raise ValueError(f"a line longer than {MAX_LINE} bytes")
+            raise LaunchError(f"a registration line longer than {MAX_LINE} bytes")
     return json.loads(data.decode("utf-8"))
 
 
@@ -291,7 +291,7 @@ def _admit(sock, peer, key, chief, registry, slots, report):
         entry = _read_line(sock, deadline)
         host, ranks, order = entry.get("host"), entry.get("ranks"), entry.get("order")
         if not isinstance(host, str) or not host or not isinstance(ranks, int) or not 1 <= ranks <= 32768:
-            raise ValueError("a registration must name its host and its ranks")
+            raise LaunchError("a registration must name its host and its ranks")
         problem = registry.add(host, ranks, order, sock)
         if problem:
             _send(sock, {"error": problem})
@@ -300,7 +300,7 @@ def _admit(sock, peer, key, chief, registry, slots, report):
         keep = True
     except JobAuthenticationError as e:
         report(f"chief's rendezvous: refused a connection from {peer[0]}: {e.strerror or e}")
-    except (OSError, ValueError, AttributeError) as e:
+    except (OSError, ValueError, AttributeError, LaunchError) as e:
         report(f"chief's rendezvous: dropped a connection from {peer[0]}: {e}")
     finally:
         if not keep:

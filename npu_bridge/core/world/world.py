@@ -182,8 +182,8 @@ def _scheduler_world(env, found, device, device_source):
         hosts = same[0].hosts
     else:
         raise NotAvailableError(
-            f"{placement.describe()} puts the {size} ranks on several machines without saying where each runs, so "
-            "a rank started by it cannot find the others; start one npu-run per machine instead (npu-run -n N "
+            f"{placement.describe()} puts the {size} ranks on several machines without saying where each runs, "
+            "which a rank needs to find the others; start one npu-run per machine instead (npu-run -n N "
             "--job-id J --job-secret FILE: the launchers meet at MASTER_ADDR:MASTER_PORT or the CM_* chief), use a "
             "rank table (npu-run --rank-table on every machine), or start the job with srun, whose node list says "
             "where each rank runs"
