@@ -46,6 +46,7 @@ def test_the_environment_names_the_chief_and_who_serves_it():
         (dict(CM, CM_CHIEF_IP="nowhere"), "CM_CHIEF_IP='nowhere' must be an IPv4 or IPv6 address"),
         (dict(CM, CM_CHIEF_PORT="0"), "CM_CHIEF_PORT='0' must be an integer in [1, 65535]"),
         (dict(torch, MASTER_PORT="http"), "MASTER_PORT='http' must be an integer"),
+        (dict(torch, MASTER_ADDR="a b\x1b"), "MASTER_ADDR='a b\\x1b' must be a host name or an IP address"),
     ):
         with pytest.raises(LaunchError) as info:
             chief_rendezvous.chief_of(bad, never_local)

@@ -354,6 +354,14 @@ def _failed(kind, message, raised_file):
     return [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
 
 
+def test_a_loop_variable_of_a_loop_over_no_data_is_missing_data_without_a_kit():
+    classify = _tool_module("classify")
+    records = _failed("builtins.NameError", "name 'step' is not defined", "/m/VDSR.py")
+    outcome, cause = classify.classify(records, "/m", "/d", None, False)
+    assert outcome == "data" and "a loop over its data never ran" in cause
+    assert classify.classify(records, "/m", "/d", "cifar10", False)[0] == "script"  # the kit's data was there
+
+
 def test_a_library_refusing_the_scripts_own_python_code_inside_tf_data_is_the_scripts():
     classify = _tool_module("classify")
     message = (

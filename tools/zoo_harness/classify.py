@@ -143,6 +143,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "ours", f"{head} raised at {_where(raised)}, from {_where(user)}"
     if kind in ("SyntaxError", "TabError") or (kind == "NameError" and "print" in message):
         return "script", f"{head} (Python 2 code)"
+    if kit is None and kind in ("NameError", "UnboundLocalError") and not any(r["steps"] for r in records):
+        # a loop variable used after a loop over the (empty) data folder that never ran: VDSR's `step`
+        return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; a loop over its data never ran)"
     if kind == "KeyError" and "is not a file in the archive" in message:  # an .npz with other arrays than the kit's
         return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     empty = next((sign for sign in _EMPTY_DATA if sign in message), None)

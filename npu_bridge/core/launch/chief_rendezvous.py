@@ -17,19 +17,21 @@ import dataclasses
 import errno
 import ipaddress
 import json
+import re
 import socket
 import threading
 import time
 from typing import Optional
 
 from npu_bridge.core.launch import job_secret
-from npu_bridge.core.runtime.errors import JobAuthenticationError, LaunchError, RankTableError
+from npu_bridge.core.runtime.errors import JobAuthenticationError, LaunchError, RankTableError, shortened
 from npu_bridge.core.world import scheduler_env
 
 MAX_LAUNCHERS = 256
 MAX_LINE = 4096
 HANDSHAKE_SECONDS = 10.0
 CM_REQUIRED = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_SIZE")
+_HOST = re.compile(r"[A-Za-z0-9._:-]{1,253}")  # a host name, an IPv4 or an IPv6 address
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,13 +63,13 @@ def _ip(env, name):
     try:
         return str(ipaddress.ip_address(env[name].strip()))
     except ValueError:
-        raise LaunchError(f"{name}={env[name]!r} must be an IPv4 or IPv6 address such as 10.0.0.1") from None
+        raise LaunchError(f"{name}={shortened(env[name])} must be an IPv4 or IPv6 address such as 10.0.0.1") from None
 
 
 def _int(env, name, low, high):
     text = env[name].strip()
     if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
-        raise LaunchError(f"{name}={env[name]!r} must be an integer in [{low}, {high}]")
+        raise LaunchError(f"{name}={shortened(env[name])} must be an integer in [{low}, {high}]")
     return int(text)
 
 
@@ -100,6 +102,8 @@ def chief_of(environ, is_local):
         return None
     port = _int(env, "MASTER_PORT", 1, 65535)
     host = env["MASTER_ADDR"].strip()
+    if not _HOST.fullmatch(host):
+        raise LaunchError(f"MASTER_ADDR={shortened(env['MASTER_ADDR'])} must be a host name or an IP address")
     return Chief(
         "torchrun",
         host,
