@@ -53,21 +53,6 @@ def test_a_secret_others_can_read_a_link_a_short_or_a_missing_one_is_refused(sec
         job_secret.load(str(tmp_path / "missing"))
 
 
-def _serve_handshake(sock, key, port):
-    """The gate's side of the handshake (``job_secret.ServerHandshake``) on a blocking socket."""
-    handshake = job_secret.ServerHandshake(key, port)
-    while not handshake.done:
-        data = b""
-        while len(data) < handshake.need:
-            chunk = sock.recv(handshake.need - len(data))
-            if not chunk:
-                raise ConnectionResetError("the client closed the connection during the handshake")
-            data += chunk
-        reply = handshake.feed(data)
-        if reply:
-            sock.sendall(reply)
-
-
 def _handshake(client_key, server_key, port=60000, client_port=None):
     a, b = socket.socketpair()
     a.settimeout(5)
@@ -76,7 +61,7 @@ def _handshake(client_key, server_key, port=60000, client_port=None):
 
     def server():
         try:
-            _serve_handshake(b, server_key, port)
+            job_secret.server_handshake(b, server_key, port)
             outcome["server"] = "accepted"
         except OSError as e:
             outcome["server"] = e
@@ -112,7 +97,7 @@ def test_a_client_that_does_not_speak_the_handshake_is_refused(secret):
     b.settimeout(5)
     a.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")  # what a plain gRPC client sends first
     with pytest.raises(JobAuthenticationError, match="did not start the job's handshake"):
-        _serve_handshake(b, key, 60000)
+        job_secret.server_handshake(b, key, 60000)
     a.close()
     b.close()
 

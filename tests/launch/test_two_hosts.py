@@ -201,6 +201,17 @@ def two_hosts():
         yield hosts
 
 
+def _job_environment():
+    """This process's environment with the tests' helpers importable and the job's timeouts."""
+    return dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
+        TF_CPP_MIN_LOG_LEVEL="2",
+        HCCL_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT),
+        HCCL_EXEC_TIMEOUT=str(EXEC_TIMEOUT),
+    )
+
+
 class Job:
     """The two-host job: ``npu-run`` in each host, started without --server-id, running
     workers/two_host_worker.py on the rank table of ``two_hosts``; output goes to files in ``tmp_path``."""
@@ -215,11 +226,7 @@ class Job:
         prefix = user.prefix() if user else []
         table = _rank_table(tmp_path / "hccl.json", two_hosts.addresses)
         env = dict(
-            os.environ,
-            PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
-            TF_CPP_MIN_LOG_LEVEL="2",
-            HCCL_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT),
-            HCCL_EXEC_TIMEOUT=str(EXEC_TIMEOUT),
+            _job_environment(),
             # As in clusters behind a proxy: gRPC would send the ranks' traffic to this address (where nobody
             # listens) unless npu-run exempts the job's hosts (no_grpc_proxy).
             https_proxy=f"http://{two_hosts.addresses[0].rpartition('.')[0]}.99:3128",
@@ -481,14 +488,7 @@ def test_one_npu_run_per_host_started_by_a_scheduler_forms_the_job(two_hosts, tm
 @pytest.mark.timeout(240)
 def test_ranks_srun_starts_on_two_hosts_form_the_world_without_npu_run(two_hosts, tmp_path):
     """``srun -n 4`` on two nodes, one process per rank: each rank's world comes from its Slurm variables alone."""
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
-        TF_CPP_MIN_LOG_LEVEL="2",
-        HCCL_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT),
-        HCCL_EXEC_TIMEOUT=str(EXEC_TIMEOUT),
-        HCCL_IF_BASE_PORT=str(PORT_BASE),
-    )
+    env = dict(_job_environment(), HCCL_IF_BASE_PORT=str(PORT_BASE))
     for name in ("RANK_ID", "RANK_SIZE", "NPU_RUN_NETWORK", "DEVICE_ID", "ASCEND_DEVICE_ID", "JOB_ID"):
         env.pop(name, None)
     step = dict(_slurm_task(two_hosts, 0), SLURM_STEP_NUM_TASKS="4", SLURM_STEP_TASKS_PER_NODE="2(x2)")

@@ -281,17 +281,7 @@ def _admit(sock, peer, key, chief, registry, slots, report):
         deadline = time.monotonic() + HANDSHAKE_SECONDS
         sock.settimeout(HANDSHAKE_SECONDS)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        handshake = job_secret.ServerHandshake(key, chief.port)
-        while not handshake.done:
-            data = b""
-            while len(data) < handshake.need:
-                chunk = sock.recv(handshake.need - len(data))
-                if not chunk:
-                    raise ConnectionError("closed during the handshake")
-                data += chunk
-            reply = handshake.feed(data)
-            if reply:
-                sock.sendall(reply)
+        job_secret.server_handshake(sock, key, chief.port)
         entry = _read_line(sock, deadline)
         host, ranks, order = entry.get("host"), entry.get("ranks"), entry.get("order")
         if not isinstance(host, str) or not host or not isinstance(ranks, int) or not 1 <= ranks <= 32768:

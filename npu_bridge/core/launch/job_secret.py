@@ -113,6 +113,20 @@ def client_handshake(sock, key, port):
         raise JobAuthenticationError(errno.EACCES, "the other side refused this side's proof of the job's secret")
 
 
+def server_handshake(sock, key, port):
+    """The accepting side of the handshake on a blocking socket (``ServerHandshake``, fed as the bytes arrive).
+
+    Raises:
+      JobAuthenticationError: the other side does not know the key, is not a launcher of a job, or closed.
+      OSError: the socket failed (a timeout included).
+    """
+    handshake = ServerHandshake(key, port)
+    while not handshake.done:
+        reply = handshake.feed(_receive(sock, handshake.need))
+        if reply:
+            sock.sendall(reply)
+
+
 class ServerHandshake:
     """The accepting side of the handshake, fed bytes as they arrive (for a gate that serves many at once).
 
