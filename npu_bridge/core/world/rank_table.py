@@ -152,11 +152,10 @@ def load_completed(path, timeout_seconds, poll_seconds=0.5, clock=time.monotonic
     deadline = clock() + timeout_seconds
     told = False
     while True:
-        try:
-            return load(path)
-        except RankTableError:
-            if not _initializing(path):
-                raise
+        parser = _Parser(path)
+        data = parser.read()
+        if data.get("status") != "initializing":  # judged on this read: the file may be replaced any moment
+            return parser.parse(data)
         if clock() >= deadline:
             raise RankTableError(
                 f'rank table {shortened_text(path)}: status is still "initializing" after {timeout_seconds} s '
@@ -174,14 +173,6 @@ def load_completed(path, timeout_seconds, poll_seconds=0.5, clock=time.monotonic
         sleep(poll_seconds)
 
 
-def _initializing(path):
-    try:
-        data = _Parser(path)._read()
-    except RankTableError:
-        return False
-    return data.get("status") == "initializing"
-
-
 class _Parser:
     """Parses one file; every error names ``path`` and a JSON location like ``server_list[1].device[0]``."""
 
@@ -191,8 +182,9 @@ class _Parser:
     def error(self, message):
         return RankTableError(f"rank table {shortened_text(self.path)}: {message}")
 
-    def parse(self):
-        data = self._read()
+    def parse(self, data=None):
+        """Validates the table (``data``: its JSON object when already read); returns a ``RankTable``."""
+        data = self.read() if data is None else data
         status = self._field(data, "status", "")
         if status != COMPLETED:
             hint = (
@@ -228,7 +220,8 @@ class _Parser:
         )
         return RankTable(path=self.path, template=template, server_count=len(hosts), ranks=ranks)
 
-    def _read(self):
+    def read(self):
+        """The file's top-level JSON object."""
         try:
             text = bounded_files.read_text(self.path)
         except OSError as e:
