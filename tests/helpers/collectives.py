@@ -126,6 +126,21 @@ def report(name, value):
     print("RESULT " + json.dumps({"name": name, "value": value}), flush=True)
 
 
+def collective_op_types(tensor):
+    """Used by workers: the sorted types of the collective ops (TensorFlow's ``Collective*``, the segment's
+    ``HcomShm*``) that ``tensor`` is computed through."""
+    seen, pending, found = set(), [tensor.op], set()
+    while pending:
+        op = pending.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.type.startswith(("Collective", "HcomShm")):
+            found.add(op.type)
+        pending.extend(list(op.control_inputs) + [t.op for t in op.inputs])
+    return sorted(found)
+
+
 class Ranks:
     """Rank processes started directly (without npu-run), to watch how each one reacts on its own.
 

@@ -43,9 +43,9 @@ def test_the_environment_names_the_chief_and_who_serves_it():
     for bad, message in (
         ({"CM_CHIEF_IP": "10.0.0.1"}, "CM mode needs CM_CHIEF_PORT, CM_CHIEF_DEVICE, CM_WORKER_SIZE too"),
         ({"CM_CHIEF_IP": "10.0.0.1", "CM_WORKER_SIZE": "2"}, "(set: CM_CHIEF_IP, CM_WORKER_SIZE)"),
-        (dict(CM, CM_CHIEF_IP="nowhere"), "CM_CHIEF_IP='nowhere' must be an IPv4 or IPv6 address"),
-        (dict(CM, CM_CHIEF_PORT="0"), "CM_CHIEF_PORT='0' must be an integer in [1, 65535]"),
-        (dict(torch, MASTER_PORT="http"), "MASTER_PORT='http' must be an integer"),
+        (dict(CM, CM_CHIEF_IP="nowhere"), "CM_CHIEF_IP has invalid value 'nowhere': must be an IPv4 or IPv6 address"),
+        (dict(CM, CM_CHIEF_PORT="0"), "CM_CHIEF_PORT has invalid value '0': must be an integer in [1, 65520]"),
+        (dict(torch, MASTER_PORT="http"), "MASTER_PORT has invalid value 'http': must be an integer in [1, 65535]"),
         (dict(torch, MASTER_ADDR="a b\x1b"), "MASTER_ADDR='a b\\x1b' must be a host name or an IP address"),
     ):
         with pytest.raises(LaunchError) as info:

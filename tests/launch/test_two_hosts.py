@@ -382,13 +382,21 @@ SCHEDULERS = {
 FOUND = {"cm": "from the chief's rendezvous", "torchrun": "from the chief's rendezvous"}
 
 
-def _check_collectives_and_training(per_rank, two_hosts):
+BY_HOST = ["CollectiveReduce", "HcomShmAllGather", "HcomShmReduceScatter"]  # segment, TensorFlow across hosts, segment
+
+
+def _check_collectives_and_training(per_rank, two_hosts, by_host=True):
+    """``by_host``: the ranks have npu-run's shared-memory segment, so a reduction goes by host (``hierarchy``);
+    else one TensorFlow collective over the four ranks."""
     # 1. Collectives. [rank, rank size, local rank id, local rank size]; servers at the hosts' addresses.
     assert [per_rank[r]["world"] for r in range(4)] == [[0, 4, 0, 2], [1, 4, 1, 2], [2, 4, 0, 2], [3, 4, 1, 2]]
     expected_addresses = [f"{two_hosts.addresses[r // 2]}:{PORT_BASE + r}" for r in range(4)]
     assert all(per_rank[r]["addresses"] == expected_addresses for r in range(4))
     inputs = np.array([vector(r) for r in range(4)])
     for r in range(4):
+        assert per_rank[r]["allreduce_ops"] == (BY_HOST if by_host else ["CollectiveReduce"])
+        np.testing.assert_array_equal(per_rank[r]["allreduce_sum"], per_rank[0]["allreduce_sum"])
+        np.testing.assert_allclose(per_rank[r]["allreduce_odd"], np.arange(7.0) * 10)
         np.testing.assert_allclose(per_rank[r]["allreduce_sum"], inputs.sum(axis=0), rtol=1e-6)
         np.testing.assert_allclose(per_rank[r]["allreduce_max"], inputs.max(axis=0))
         np.testing.assert_array_equal(per_rank[r]["allgather"], inputs)
@@ -510,7 +518,7 @@ def test_ranks_srun_starts_on_two_hosts_form_the_world_without_npu_run(two_hosts
         assert time.monotonic() < started + START_TIMEOUT, "the ranks did not reach the allreduce loop\n" + output
         assert all(p.poll() is None for p in two_hosts.processes), "a rank ended\n" + output
         time.sleep(0.2)
-    _check_collectives_and_training(results(), two_hosts)
+    _check_collectives_and_training(results(), two_hosts, by_host=False)  # no npu-run: no segment
     for rank, path in enumerate(outputs):  # nothing private here: each rank says its server is open
         assert f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
 

@@ -86,6 +86,16 @@ report("collective_types", sorted({op.type for op in graph_ops if op.type.starts
 sess = tf.Session(config=npu_config_proto())
 values = sess.run(fetches)
 values["receive"] = sess.run(ring)["receive"]
+# A run with a world collective next to groups that interleave (ranks 0 and 2 in one, 1 and 3 in the other): each
+# rank's subgroup has other members, so the run's instance keys differ between ranks.
+parity = [r for r in range(size) if r % 2 == rank % 2]
+create_group("parity", len(parity), parity)
+values["parity_and_world"] = sess.run(
+    [
+        hccl_ops.allreduce(tf.constant(vector(rank)), "sum", group="parity"),
+        hccl_ops.allreduce(tf.constant([1.0]), "sum"),
+    ]
+)
 for name, value in values.items():
     report(name, value)
 for n in (1, 5):  # two sizes: two power-of-two buckets of the same op

@@ -1,7 +1,8 @@
 """One rank of the two-host job of tests/launch/test_two_hosts.py: collectives, data-parallel training, then a loop
 of allreduces that only ends when the job breaks.
 
-Reports the world and the collective servers' addresses, allreduce / allgather / broadcast results, the
+Reports the world and the collective servers' addresses, allreduce / allgather / broadcast results and the
+collective op types an allreduce ran through, the
 training's data and weights, and how long each phase took. Then it prints "looping" and runs an allreduce
 every 50 ms: when another host goes away, the collective fails, the rank reports the error with the
 monotonic time and exits with code 1. A rank that sees no failure within --loop-seconds exits with code 3.
@@ -12,7 +13,7 @@ import sys
 import time
 
 import numpy as np
-from helpers.collectives import report, vector
+from helpers.collectives import collective_op_types, report, vector
 
 from npu_bridge.core.collectives import server
 from npu_bridge.core.runtime.errors import CollectiveError
@@ -40,7 +41,9 @@ with tf.Graph().as_default():
         "allreduce_max": hccl_ops.allreduce(x, "max"),
         "allgather": hccl_ops.allgather(tf.reshape(x, [1, 6]), size),
         "broadcast": hccl_ops.broadcast([x], root_rank=size - 1)[0],
+        "allreduce_odd": hccl_ops.allreduce(tf.range(7.0) * (rank + 1), "sum"),  # a length no host count divides
     }
+    report("allreduce_ops", collective_op_types(fetches["allreduce_sum"]))
     with tf.Session(config=npu_config_proto()) as sess:
         started = time.monotonic()
         for name, value in sess.run(fetches).items():

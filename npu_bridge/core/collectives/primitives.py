@@ -12,8 +12,9 @@ in ``registry``.
 Groups whose ranks are all on this host run on the job's shared-memory segment instead (``shm_primitives``, the
 C++ ``HcomShm*`` ops, for host tensors: not on the gpu backend unless ``NPU_BRIDGE_COLLECTIVES=shm``), with the
 same keys, timeout, marking and registration; ``NPU_BRIDGE_COLLECTIVES=tf`` keeps them on TensorFlow's; a send /
-receive uses a one-way group of its own there (``segment_members``).
-Reduce-scatter exists only on the segment.
+receive uses a one-way group of its own there (``segment_members``). A reduction over a group that spans hosts
+with several members on each goes by host (``hierarchy``): through the segment within each host, TensorFlow's
+collective across hosts on the host's share. Reduce-scatter exists only on the segment.
 
 Callers pass tensors of a dtype the op supports (see ``transport``) and groups of at least two ranks.
 """
@@ -21,7 +22,7 @@ Callers pass tensors of a dtype the op supports (see ``transport``) and groups o
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from npu_bridge.core.collectives import keys, registry, settings, shm_primitives
+from npu_bridge.core.collectives import hierarchy, keys, registry, settings, shm_primitives
 from npu_bridge.core.device import device_target
 from npu_bridge.core.plan.pass_contract import COLLECTIVE_GROUP_ATTR
 from npu_bridge.core.runtime import op_sites
@@ -59,24 +60,27 @@ def _segment(members):
     return shm_primitives.placement(members, host_tensors=_where()[0] == DEVICE)
 
 
-def _register(tensor, kind, members, key, needs_graph_key=False):
+def _register(tensor, kind, members, key, needs_graph_key=False, part_of=None):
+    """Marks and registers a collective op; ``part_of``: the group of a reduction going by host that it is a step
+    of (registered with that group's ranks: the reduction waits for all of them)."""
     tensor.op._set_attr(COLLECTIVE_GROUP_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))
     data = tensor.op.inputs[0] if tensor.op.inputs else tensor  # what this rank puts in (a receiver: gets)
     info = registry.CollectiveInfo(
         kind,
         members.group,
-        members.ranks,
+        (part_of or members).ranks,
         key,
         needs_graph_key,
         shape=str(data.shape.as_list()) if data.shape.rank is not None else "(unknown shape)",
         dtype=data.dtype.name,
         site=op_sites.creation_site(tensor.op),
+        by_host=part_of is not None,
     )
     registry.record(tensor.op, info)
     return tensor
 
 
-def all_reduce(x, members, merge_op, kind="allreduce"):
+def all_reduce(x, members, merge_op, kind="allreduce", part_of=None):
     """Element-wise reduction over the group; every member gets the result.
 
     Args:
@@ -84,13 +88,18 @@ def all_reduce(x, members, merge_op, kind="allreduce"):
       members: the group's ``Members``.
       merge_op: "Add", "Mul", "Max" or "Min".
       kind: the upstream operation name for error messages and the registry.
+      part_of: see ``_register``.
     """
     key = keys.instance_key(members.key)
     place = _segment(members)
     device, hint = _where(place)
+    by_host = hierarchy.split(members, host_tensors=device == DEVICE) if place is None else None
+    if by_host is not None:
+        return _all_reduce_by_host(x, members, by_host, merge_op, kind)
     with tf.device(device):
         if place is not None:
-            return _register(shm_primitives.all_reduce(x, place, merge_op, key, _timeout_bound()), kind, members, key)
+            y = shm_primitives.all_reduce(x, place, merge_op, key, _timeout_bound())
+            return _register(y, kind, members, key, part_of=part_of)
         y = tf.raw_ops.CollectiveReduce(
             input=x,
             group_size=members.size,
@@ -103,10 +112,27 @@ def all_reduce(x, members, merge_op, kind="allreduce"):
             timeout_seconds=_timeout_bound(),
             name="HcomAllReduce",
         )
-    return _register(y, kind, members, key)
+    return _register(y, kind, members, key, part_of=part_of)
 
 
-def reduce_scatter(x, members, merge_op, key, kind="reduce_scatter"):
+def _all_reduce_by_host(x, members, by_host, merge_op, kind):
+    """``all_reduce`` of a group that spans hosts (``hierarchy``): this host's share of the flattened tensor (padded
+    to a multiple of the host's members) through the segment, the shares across hosts through TensorFlow, then
+    the whole back through the segment."""
+    scatter = by_host.scatter
+    with tf.device(DEVICE):
+        flat = tf.reshape(x, [-1])
+        count = tf.size(flat)
+        padded = tf.pad(flat, [[0, (scatter.size - count % scatter.size) % scatter.size]])
+        share = reduce_scatter(padded, scatter, merge_op, keys.instance_key(scatter.key), kind, members)
+        share = all_reduce(share, by_host.peers, merge_op, kind, members)
+        whole = all_gather(share, by_host.gather, kind, members)
+        y = tf.reshape(whole[:count], tf.shape(x))
+    y.set_shape(x.shape)
+    return y
+
+
+def reduce_scatter(x, members, merge_op, key, kind="reduce_scatter", part_of=None):
     """Slice ``members.rank`` (of ``members.size`` along dimension 0) of the reduction of ``x`` over the group, on
     the shared-memory segment; None when the group does not run there (TensorFlow has no CPU reduce-scatter:
     the caller then exchanges with ``all_to_all``).
@@ -120,10 +146,10 @@ def reduce_scatter(x, members, merge_op, key, kind="reduce_scatter"):
         return None
     with tf.device(DEVICE):
         y = shm_primitives.reduce_scatter(x, place, merge_op, key, _timeout_bound())
-    return _register(y, kind, members, key)
+    return _register(y, kind, members, key, part_of=part_of)
 
 
-def all_gather(x, members, kind="allgather"):
+def all_gather(x, members, kind="allgather", part_of=None):
     """Concatenates every member's ``x`` along dimension 0, in group-rank order (same shape everywhere)."""
     key = keys.instance_key(members.key)
     place = _segment(members)
@@ -145,7 +171,7 @@ def all_gather(x, members, kind="allgather"):
     if x.shape.rank is not None:
         first = None if x.shape[0] is None else x.shape[0] * members.size
         y.set_shape([first] + x.shape.as_list()[1:])
-    return _register(y, kind, members, key)
+    return _register(y, kind, members, key, part_of=part_of)
 
 
 def broadcast_send(x, members, key, kind="broadcast", root=None, segment_members=None):

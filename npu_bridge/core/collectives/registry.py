@@ -2,10 +2,10 @@
 
 The session step needs, per run: whether it runs collectives at all (only those runs are watched and fail
 fast after a collective failure), which ranks they wait for (the watchdog probes those), and for runs with
-TensorFlow's V2 collectives or point-to-point transfers a ``collective_graph_key`` that is the same on every
-rank (TensorFlow derives one from the V1 ops' instance keys, which is the same on every rank only when every
-rank runs the same collectives). The answer depends only on the fetched ops, so it is computed once per graph and
-set of fetches.
+TensorFlow's V2 collectives, point-to-point transfers or groups of different members a ``collective_graph_key``
+that is the same on every rank (TensorFlow derives one from the V1 ops' instance keys, which is the same on every
+rank only when every rank runs the same collectives). The answer depends only on the fetched ops, so it is
+computed once per graph and set of fetches.
 """
 
 import collections
@@ -33,6 +33,7 @@ class CollectiveInfo:
       needs_graph_key: True for TensorFlow V2 collectives, whose runs need a collective_graph_key.
       shape, dtype: what the op exchanges, e.g. "[6]" and "float32" ("" when unknown).
       site: where the user's code created it ("file:line in function"), None when unknown.
+      by_host: a step of a reduction that goes by host (``hierarchy``); ``ranks`` are the whole group's.
     """
 
     kind: str
@@ -43,6 +44,7 @@ class CollectiveInfo:
     shape: str = ""
     dtype: str = ""
     site: object = None
+    by_host: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,6 +164,14 @@ def for_run(graph, fetches):
             # TensorFlow would derive the key from the run's instance keys, which differ between the ranks of
             # a ring of sends and receives: their step ids would differ and the transfers never meet.
             graph_key = 1 + _hash_keys(["point-to-point"])
+        if not graph_key and any(i.by_host or set(i.ranks) != set(found[0][1].ranks) for _, i in found):
+            # Instance keys that differ between the ranks of one run: groups of other members next to each other
+            # (ranks 0 and 1 reduce in {0, 2} and {1, 3} next to a world collective), or the steps of a reduction
+            # that goes by host. TensorFlow would derive the key from them, and the step ids of the run's shared
+            # collectives would differ. The key comes from what every rank's run has alike, and the ranks the run
+            # involves, so that runs of other ranks (which may run more often) keep keys of their own.
+            alike = sorted(f"{i.kind}/{len(i.ranks)}/{i.dtype}/{i.shape}" for _, i in found)
+            graph_key = 1 + _hash_keys(alike + sorted({r for _, i in found for r in i.ranks}))
         result = RunCollectives(
             ops=tuple(found),
             ranks=frozenset(r for _, i in found for r in i.ranks),

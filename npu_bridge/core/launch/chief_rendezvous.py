@@ -25,12 +25,11 @@ from typing import Optional
 
 from npu_bridge.core.launch import job_secret
 from npu_bridge.core.runtime.errors import JobAuthenticationError, LaunchError, RankTableError, shortened
-from npu_bridge.core.world import scheduler_env
+from npu_bridge.core.world import scheduler_env, world
 
 MAX_LAUNCHERS = 256
 MAX_LINE = 4096
 HANDSHAKE_SECONDS = 10.0
-CM_REQUIRED = ("CM_CHIEF_IP", "CM_CHIEF_PORT", "CM_CHIEF_DEVICE", "CM_WORKER_SIZE")
 _HOST = re.compile(r"[A-Za-z0-9._:-]{1,253}")  # a host name, an IPv4 or an IPv6 address
 
 
@@ -61,16 +60,16 @@ class Chief:
 
 def _ip(env, name):
     try:
-        return str(ipaddress.ip_address(env[name].strip()))
-    except ValueError:
-        raise LaunchError(f"{name}={shortened(env[name])} must be an IPv4 or IPv6 address such as 10.0.0.1") from None
+        return scheduler_env.env_ip(env, name)
+    except RankTableError as e:
+        raise LaunchError(str(e)) from None
 
 
 def _int(env, name, low, high):
-    text = env[name].strip()
-    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
-        raise LaunchError(f"{name}={shortened(env[name])} must be an integer in [{low}, {high}]")
-    return int(text)
+    try:
+        return scheduler_env.env_int(env, name, low, high)
+    except RankTableError as e:
+        raise LaunchError(str(e)) from None
 
 
 def chief_of(environ, is_local):
@@ -83,14 +82,14 @@ def chief_of(environ, is_local):
       LaunchError: the CM_* or torchrun-style variables are incomplete or malformed.
     """
     env = {k: v for k, v in environ.items() if v != ""}
-    cm = [name for name in (*CM_REQUIRED, "CM_WORKER_IP") if name in env]
+    cm = [name for name in (*world.CM_REQUIRED, "CM_WORKER_IP") if name in env]
     if "CM_CHIEF_IP" in env:  # without a chief the other CM_* variables are left alone (npu-run keeps them from ranks)
-        missing = [name for name in CM_REQUIRED if name not in env]
+        missing = [name for name in world.CM_REQUIRED if name not in env]
         if missing:
             raise LaunchError(f"CM mode needs {', '.join(missing)} too (set: {', '.join(cm)})")
         chief = _ip(env, "CM_CHIEF_IP")
         mine = _ip(env, "CM_WORKER_IP") if "CM_WORKER_IP" in env else None
-        port = _int(env, "CM_CHIEF_PORT", 1, 65535)
+        port = _int(env, "CM_CHIEF_PORT", 1, world.CM_MAX_PORT)
         total = _int(env, "CM_WORKER_SIZE", 1, scheduler_env.MAX_RANKS)
         is_chief = mine == chief if mine is not None else is_local(chief)
         return Chief("cm", chief, port, is_chief, mine or (chief if is_chief else None), total_ranks=total)

@@ -9,6 +9,7 @@ forms the world.
 """
 
 import dataclasses
+import ipaddress
 import json
 import re
 import socket
@@ -87,16 +88,29 @@ def _said(env, names):
     return tuple(f"{n}={shortened(env[n])}" for n in names if n in env)
 
 
-def _int(env, name, low, high):
+def env_int(env, name, low, high=None):
+    """``env[name]`` as an integer in [low, high] (no upper bound when high is None), else RankTableError."""
     value = parse_int(env[name])
-    if value is None or not low <= value <= high:
-        raise RankTableError(f"{name} has invalid value {shortened(env[name])}: must be an integer in [{low}, {high}]")
+    if value is None or value < low or (high is not None and value > high):
+        allowed = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
+        raise RankTableError(f"{name} has invalid value {shortened(env[name])}: must be {allowed}")
     return value
 
 
+def env_ip(env, name):
+    """``env[name]`` as a normalized IPv4 or IPv6 address, else RankTableError."""
+    text = env[name].strip()
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        raise RankTableError(
+            f'{name} has invalid value {shortened(env[name])}: must be an IPv4 or IPv6 address such as "10.0.0.1"'
+        ) from None
+
+
 def _rank_and_size(env, rank_name, size_name, source):
-    size = _int(env, size_name, 1, MAX_RANKS)
-    rank = _int(env, rank_name, 0, MAX_RANKS - 1)
+    size = env_int(env, size_name, 1, MAX_RANKS)
+    rank = env_int(env, rank_name, 0, MAX_RANKS - 1)
     if rank >= size:
         raise RankTableError(
             f"{source}: {rank_name}={shortened(env[rank_name])} must be less than "
@@ -109,7 +123,7 @@ def _local_size_says_one_host(env, local_name, size, source):
     """True when the launcher's local size covers the whole world; refuses a local size larger than the world."""
     if local_name not in env:
         return size == 1
-    local = _int(env, local_name, 1, MAX_RANKS)
+    local = env_int(env, local_name, 1, MAX_RANKS)
     if local > size:
         raise RankTableError(
             f"{source}: {local_name}={shortened(env[local_name])} is more than the world's {size} ranks; it must "
@@ -222,7 +236,7 @@ def _check_slurm_node(env, nodes, order, rank):
     node = nodes.index(order[rank])
     local = order[:rank].count(order[rank])
     for name, expected in (("SLURM_NODEID", node), ("SLURM_LOCALID", local)):
-        if name in env and _int(env, name, 0, MAX_RANKS) != expected:
+        if name in env and env_int(env, name, 0, MAX_RANKS) != expected:
             raise RankTableError(
                 f"Slurm: {name}={shortened(env[name])}, but task {rank} of the step runs on node {order[rank]} "
                 f"(node {node}) as its local task {local}; the step's variables disagree"
@@ -299,7 +313,7 @@ def volcano(env, hostname=None):
         raise RankTableError(f"Volcano: {index_name} is set but no VC_<TASK>_HOSTS variable lists the job's pods")
     order = sorted(tasks, key=lambda t: (t.lower() not in ("master", "chief"), t))
     pods = {t: [h.strip() for h in tasks[t].split(",") if h.strip()] for t in order}
-    index = _int(env, index_name, 0, MAX_RANKS - 1)
+    index = env_int(env, index_name, 0, MAX_RANKS - 1)
     hostname = hostname or env.get("HOSTNAME") or socket.gethostname()
     mine = [t for t in order if any(p.split(".")[0] == hostname.split(".")[0] for p in pods[t])]
     if len(order) == 1:

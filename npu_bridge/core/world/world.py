@@ -60,7 +60,6 @@ rank id would when two servers of a table are the same machine (e.g. server ids 
 
 import dataclasses
 import functools
-import ipaddress
 import os
 import threading
 from typing import Optional
@@ -253,10 +252,10 @@ def rank_id_from_environment(environ=os.environ):
     env = {k: v for k, v in environ.items() if v != ""}
     if "RANK_ID" not in env:
         return 0
-    rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+    rank = scheduler_env.env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
     if _single_rank_label(env):
         return 0
-    if "RANK_SIZE" in env and rank >= _env_int(env, "RANK_SIZE", 1, MAX_RANKS):
+    if "RANK_SIZE" in env and rank >= scheduler_env.env_int(env, "RANK_SIZE", 1, MAX_RANKS):
         raise RankTableError(
             f"RANK_ID={shortened(env['RANK_ID'])} must be less than RANK_SIZE={shortened(env['RANK_SIZE'])}"
         )
@@ -314,7 +313,7 @@ def _rank_table_world(env, path, device, device_source):
     table = rank_table.load_completed(path, timeouts.connect_timeout(env))
     size = table.rank_size
     if "RANK_SIZE" in env:
-        rank_size = _env_int(env, "RANK_SIZE", 1, MAX_RANKS)
+        rank_size = scheduler_env.env_int(env, "RANK_SIZE", 1, MAX_RANKS)
         if rank_size != size:
             raise RankTableError(
                 f"RANK_SIZE={shortened(env['RANK_SIZE'])} disagrees with the rank table {shortened_text(path)}, "
@@ -333,10 +332,10 @@ def _rank_in_table(env, table, device, device_source):
     pod = env.get("POD_NAME")
     pods_known = table.template == 2 and any(r.pod_name for r in table.ranks)
     if size == 1 and _single_rank_label(env):
-        _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)  # still a number in range
+        scheduler_env.env_int(env, "RANK_ID", 0, MAX_RANKS - 1)  # still a number in range
         return 0
     if "RANK_ID" in env:
-        rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+        rank = scheduler_env.env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
             raise RankTableError(
                 f"RANK_ID={shortened(env['RANK_ID'])} is not a rank of the rank table {shortened_text(path)}, "
@@ -411,11 +410,11 @@ def _cm_world(env, cm_set, device, device_source):
             f"CM mode ({_assignments(env, cm_set)}) also needs {', '.join(missing)}; CM mode requires "
             f"{', '.join(CM_REQUIRED)} (CM_WORKER_IP is optional)"
         )
-    chief_ip = _env_ip(env, "CM_CHIEF_IP")
-    port = _env_int(env, "CM_CHIEF_PORT", 0, CM_MAX_PORT)
-    chief_device = _env_int(env, "CM_CHIEF_DEVICE", 0, None)
-    size = _env_int(env, "CM_WORKER_SIZE", 1, MAX_RANKS)
-    if "CM_WORKER_IP" in env and _env_ip(env, "CM_WORKER_IP") != chief_ip:
+    chief_ip = scheduler_env.env_ip(env, "CM_CHIEF_IP")
+    port = scheduler_env.env_int(env, "CM_CHIEF_PORT", 0, CM_MAX_PORT)
+    chief_device = scheduler_env.env_int(env, "CM_CHIEF_DEVICE", 0, None)
+    size = scheduler_env.env_int(env, "CM_WORKER_SIZE", 1, MAX_RANKS)
+    if "CM_WORKER_IP" in env and scheduler_env.env_ip(env, "CM_WORKER_IP") != chief_ip:
         raise NotAvailableError(
             f"CM mode with workers on several machines (CM_WORKER_IP={shortened(env['CM_WORKER_IP'])}, "
             f"CM_CHIEF_IP={shortened(chief_ip)}) needs the chief's rendezvous, which npu-run serves: start one "
@@ -425,7 +424,7 @@ def _cm_world(env, cm_set, device, device_source):
     explicit = device_source != device_id.DEFAULT
     on_chief_device = explicit and device == chief_device
     if "RANK_ID" in env:
-        rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+        rank = scheduler_env.env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
             raise RankTableError(
                 f"RANK_ID={shortened(env['RANK_ID'])} must be less than "
@@ -473,12 +472,12 @@ def _single_rank_label(env):
 
 
 def _env_world(env, device, device_source):
-    size = _env_int(env, "RANK_SIZE", 1, MAX_RANKS) if "RANK_SIZE" in env else 1
+    size = scheduler_env.env_int(env, "RANK_SIZE", 1, MAX_RANKS) if "RANK_SIZE" in env else 1
     if _single_rank_label(env):
-        _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)  # still a number in range
+        scheduler_env.env_int(env, "RANK_ID", 0, MAX_RANKS - 1)  # still a number in range
         rank = 0
     elif "RANK_ID" in env:
-        rank = _env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
+        rank = scheduler_env.env_int(env, "RANK_ID", 0, MAX_RANKS - 1)
         if rank >= size:
             size_text = f"RANK_SIZE={shortened(env['RANK_SIZE'])}" if "RANK_SIZE" in env else "RANK_SIZE (unset, so 1)"
             raise RankTableError(f"RANK_ID={shortened(env['RANK_ID'])} must be less than {size_text}")
@@ -526,24 +525,6 @@ def _world(ranks, rank, device, source, env, rank_table_path=None, pod_name=None
         pod_name=pod_name or env.get("POD_NAME"),
         chief_address=chief_address,
     )
-
-
-def _env_int(env, name, low, high):
-    value = device_id.parse_int(env[name])
-    if value is None or value < low or (high is not None and value > high):
-        allowed = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
-        raise RankTableError(f"{name} has invalid value {shortened(env[name])}: must be {allowed}")
-    return value
-
-
-def _env_ip(env, name):
-    text = env[name].strip()
-    try:
-        return str(ipaddress.ip_address(text))
-    except ValueError:
-        raise RankTableError(
-            f'{name} has invalid value {shortened(env[name])}: must be an IPv4 or IPv6 address such as "10.0.0.1"'
-        ) from None
 
 
 def _bracketed(ip):

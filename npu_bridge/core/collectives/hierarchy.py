@@ -1,0 +1,70 @@
+"""How a reduction over a group that spans hosts splits into a same-host part and a cross-host part.
+
+A group whose members sit on several hosts, the same number m >= 2 on each, reduces in three steps (see
+``primitives.all_reduce``): a reduce-scatter among the m members of this host through the shared-memory segment,
+TensorFlow's collective across hosts among the members with the same place on their host (the host's share,
+1/m of the bytes), and an all-gather among this host's members through the segment. Every member then holds the
+same values: the cross-host step gives its peers identical results and the gathers put them together alike.
+
+Groups with one member per host, with hosts of unequal counts, on the gpu backend (whose tensors take NCCL), without
+the segment, or under ``NPU_BRIDGE_COLLECTIVES=tf`` reduce with one TensorFlow collective over the whole group.
+"""
+
+import dataclasses
+import os
+
+from npu_bridge.core.collectives import shm_segment
+from npu_bridge.core.collectives.membership import Members
+from npu_bridge.core.world import groups, world
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """The two subgroups of a group that reduces by host.
+
+    Attributes:
+      scatter: the group's members on this host (group rank order), for the segment's reduce-scatter.
+      peers: one member per host, those with this process's place on their host, for TensorFlow's step.
+      gather: the same members as ``scatter`` under another key, for the segment's all-gather.
+
+    The two segment steps take two channels: each channel runs its collectives in the order its leader starts
+    them, and hosts may start them in different orders. On one channel a host could then wait in a gather whose
+    cross-host step needs a scatter that the other host queued behind a gather of its own. On two channels a
+    scatter never waits for a gather, so every scatter ends, then every cross-host step, then every gather.
+    """
+
+    scatter: Members
+    peers: Members
+    gather: Members
+
+
+def split(members, environ=None, host_tensors=True):
+    """Returns the ``Split`` of ``members`` when its reductions go by host, else None (see the module docstring).
+
+    Args:
+      members: the group's ``Members``.
+      host_tensors: False on the gpu backend.
+    """
+    environ = os.environ if environ is None else environ
+    if not host_tensors or shm_segment.path_choice(environ) == "tf" or shm_segment.descriptor(environ) is None:
+        return None
+    current = world.environment_world()
+    by_server = {}
+    for rank in members.ranks:
+        by_server.setdefault(current.ranks[rank].server_id, []).append(rank)
+    counts = {len(ranks) for ranks in by_server.values()}
+    if len(by_server) < 2 or len(counts) != 1 or counts == {1}:
+        return None
+    mine = tuple(by_server[current.server_id])
+    place = mine.index(members.world_rank)
+    peers = tuple(sorted(ranks[place] for ranks in by_server.values()))
+    return Split(
+        Members(members.group, mine, groups.group_key(f"\0host-scatter\0{members.group}", mine), place),
+        Members(
+            members.group,
+            peers,
+            groups.group_key(f"\0peers\0{members.group}", peers),
+            peers.index(members.world_rank),
+        ),
+        Members(members.group, mine, groups.group_key(f"\0host-gather\0{members.group}", mine), place),
+    )
