@@ -287,10 +287,17 @@ def run_rank(blocks):
     fused, fused_grpc = on_both_paths(lambda: tf.group(*npu_allreduce(grads)))
     per_tensor, per_tensor_grpc = on_both_paths(lambda: tf.group(*npu_allreduce(grads, fusion=0)))
     nothing = tf.no_op()
-    sess = tf.Session(config=npu_config_proto())
+    # The shared-memory path's session is a local one (every collective of a one-host job runs on the segment);
+    # TensorFlow's collectives need a session on the rank's server, which NPU_BRIDGE_COLLECTIVES=tf gives.
+    shm_sess = tf.Session(config=npu_config_proto())
+    with _collective_path("tf"):
+        sess = tf.Session(config=npu_config_proto())
     sess.run(tf.global_variables_initializer())
-    warm = [*shm.values(), *grpc.values(), *raw.values(), *(op for pair in moves.values() for op in pair)]
-    warm += [fused, per_tensor, fused_grpc, per_tensor_grpc, small_shm, small_ours, small_raw, small_raw_timeout]
+    shm_sess.run(tf.global_variables_initializer())
+    for op in [*shm.values(), *(shm_op for shm_op, _ in moves.values()), fused, per_tensor, small_shm]:
+        shm_sess.run(op)  # warm up
+    warm = [*grpc.values(), *raw.values(), *(grpc_op for _, grpc_op in moves.values())]
+    warm += [fused_grpc, per_tensor_grpc, small_ours, small_raw, small_raw_timeout]
     for op in warm:
         sess.run(op)  # warm up: group and instance resolution
 
@@ -302,11 +309,19 @@ def run_rank(blocks):
             print(f"SHM_TIME {kind} {nbytes} {seconds!r}", flush=True)
 
     local = tf.Session()  # not bridged: a direct session in this process, no gRPC master
-    floors = interleaved({"bridged": lambda: sess.run(nothing), "local": lambda: local.run(nothing)}, 200)
+    floors = interleaved(
+        {
+            "bridged": lambda: sess.run(nothing),
+            "shm": lambda: shm_sess.run(nothing),
+            "local": lambda: local.run(nothing),
+        },
+        200,
+    )
     lines = [
         f"{size} ranks on one host; median of {blocks} interleaved blocks",
-        f"Session.run of a no_op: this session (through the rank's gRPC master; the floor of every time below) "
-        f"{floors['bridged'] * 1e3:.3f} ms, a local session {floors['local'] * 1e3:.3f} ms",
+        f"Session.run of a no_op: the gRPC path's session (through the rank's gRPC master) "
+        f"{floors['bridged'] * 1e3:.3f} ms, the shared-memory path's (a bridged local session) "
+        f"{floors['shm'] * 1e3:.3f} ms, a plain local session {floors['local'] * 1e3:.3f} ms",
         "",
         "allreduce float32  hccl_ops shm   hccl_ops gRPC   raw CollectiveReduce   gRPC/shm   raw/gRPC   "
         "np.copyto (ceiling)",
@@ -314,7 +329,7 @@ def run_rank(blocks):
     for nbytes in SIZES:
         t = interleaved(
             {
-                "shm": lambda n=nbytes: sess.run(shm[n]),
+                "shm": lambda n=nbytes: shm_sess.run(shm[n]),
                 "grpc": lambda n=nbytes: sess.run(grpc[n]),
                 "raw": lambda n=nbytes: sess.run(raw[n]),
             },
@@ -329,7 +344,9 @@ def run_rank(blocks):
         )
     lines += ["", "moving data (per rank)  hccl_ops shm   hccl_ops gRPC   gRPC/shm"]
     for (kind, nbytes), (shm_op, grpc_op) in moves.items():
-        t = interleaved({"shm": lambda o=shm_op: sess.run(o), "grpc": lambda o=grpc_op: sess.run(o)}, REPEATS[nbytes])
+        t = interleaved(
+            {"shm": lambda o=shm_op: shm_sess.run(o), "grpc": lambda o=grpc_op: sess.run(o)}, REPEATS[nbytes]
+        )
         report_shm(kind, nbytes, t["shm"])
         lines.append(
             f"  {kind:10s} {_size_name(nbytes):>7}   {t['shm'] * 1e3:8.3f} ms  {t['grpc'] * 1e3:9.3f} ms     "
@@ -337,8 +354,8 @@ def run_rank(blocks):
         )
     t = interleaved(
         {
-            "fused": lambda: sess.run(fused),
-            "per_tensor": lambda: sess.run(per_tensor),
+            "fused": lambda: shm_sess.run(fused),
+            "per_tensor": lambda: shm_sess.run(per_tensor),
             "fused_grpc": lambda: sess.run(fused_grpc),
             "per_tensor_grpc": lambda: sess.run(per_tensor_grpc),
         },
@@ -360,7 +377,9 @@ def run_rank(blocks):
         "raw": small_raw,
         "raw, timeout_seconds=1836": small_raw_timeout,
     }
-    retained = {name: _retained_kb_per_run(sess, op) for name, op in memory_ops.items()}
+    retained = {
+        name: _retained_kb_per_run(shm_sess if op is small_shm else sess, op) for name, op in memory_ops.items()
+    }
     lines += ["", f"memory retained per run ({MEMORY_RUNS} allreduces of 4 floats; target <= 0.5 KB for hccl_ops)"]
     lines += [f"  {name:28s} {kb:6.2f} KB" for name, kb in retained.items()]
     if rank == 0:

@@ -133,3 +133,17 @@ def test_a_send_receive_pipeline_runs_both_directions_in_one_step(size, path):
     for rank in range(size):
         shm = {"HcomShmBroadcastSend", "HcomShmBroadcastRecv"}
         assert (set(results[rank]["types"]) <= shm) == (path == "shm"), results[rank]["types"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_sessions_of_a_one_host_job_run_locally_and_say_so_when_a_tensorflow_collective_needs_the_server():
+    result, results = launch("session_target_worker.py", 2, timeout=150)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for rank in range(2):
+        got = results[rank]
+        assert got["target"] == ""  # every collective on the segment: no gRPC master in between
+        assert got["sum"] == got["sum_again"] == [3.0]
+        assert f"rank {rank}: HcomAllReduce_1: TensorFlow collective ops in a session that runs without" in got["error"]
+        assert "set NPU_BRIDGE_COLLECTIVES=tf before creating the session" in got["error"]
+        assert got["tf_target"].startswith("grpc://") and got["tf_sum"] == [3.0]

@@ -75,6 +75,7 @@ def _register(tensor, kind, members, key, needs_graph_key=False, part_of=None):
         dtype=data.dtype.name,
         site=op_sites.creation_site(tensor.op),
         by_host=part_of is not None,
+        on_segment=tensor.op.type.startswith("HcomShm"),
     )
     registry.record(tensor.op, info)
     return tensor

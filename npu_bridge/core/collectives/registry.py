@@ -34,6 +34,7 @@ class CollectiveInfo:
       shape, dtype: what the op exchanges, e.g. "[6]" and "float32" ("" when unknown).
       site: where the user's code created it ("file:line in function"), None when unknown.
       by_host: a step of a reduction that goes by host (``hierarchy``); ``ranks`` are the whole group's.
+      on_segment: it runs on the shared-memory segment (else it is one of TensorFlow's collective ops).
     """
 
     kind: str
@@ -45,6 +46,7 @@ class CollectiveInfo:
     dtype: str = ""
     site: object = None
     by_host: bool = False
+    on_segment: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

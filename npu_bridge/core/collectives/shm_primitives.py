@@ -87,6 +87,21 @@ def placement(members, environ=None, host_tensors=True):
     return None
 
 
+def carries_every_group(current, host_tensors=True, environ=None):
+    """True when every collective the job's ranks build runs on the segment, so none needs TensorFlow's runtime:
+    all ranks on this host, the segment present, ``NPU_BRIDGE_COLLECTIVES`` not ``tf``, and host tensors (the
+    gpu backend's take NCCL unless ``shm`` was asked for).
+
+    Args:
+      current: this process's ``World``.
+    """
+    environ = os.environ if environ is None else environ
+    choice = shm_segment.path_choice(environ)
+    if choice == "tf" or (choice == "auto" and not host_tensors):
+        return False
+    return shm_segment.descriptor(environ) is not None and len(current.local_rank_ids) == current.rank_size
+
+
 def _attrs(place, instance_key, timeout):
     return dict(
         group_key=place.group_key,
