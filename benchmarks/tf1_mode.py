@@ -8,6 +8,11 @@
    a warm-up, each in its own process, alternating, --runs pairs. Ratio = migrated step time / mode step time
    (target >= 0.98).
 
+3. Keras import: seconds a script spends, after importing TensorFlow, importing the standalone ``keras`` it was
+   written for and building one layer, in the mode (``keras`` is tf_keras, Keras 2, there), vs the same script
+   migrated by hand to ``import tf_keras as keras``, timed inside each process. Alternating, --starts pairs,
+   medians. Target: the mode adds at most 0.3 s.
+
 Run: PYTHONPATH=. python benchmarks/tf1_mode.py [--starts 5] [--runs 3] [--steps 300]
 """
 
@@ -24,6 +29,22 @@ IMPORT_ONLY_MIGRATED = """import npu_bridge
 import tensorflow.compat.v1 as tf
 tf.disable_v2_behavior()
 tf.Session().run(tf.constant(1.0))
+"""
+KERAS_TF1 = """import time
+import tensorflow as tf
+start = time.perf_counter()
+import keras
+keras.layers.Dense(1)(tf.zeros([1, 1]))
+print("STEP", time.perf_counter() - start)
+"""
+KERAS_MIGRATED = """import time
+import npu_bridge
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+start = time.perf_counter()
+import tf_keras as keras
+keras.layers.Dense(1)(tf.zeros([1, 1]))
+print("STEP", time.perf_counter() - start)
 """
 TRAINING = """
 import sys, time
@@ -89,16 +110,20 @@ def main(argv=None):
         scripts = {
             "start_tf1": IMPORT_ONLY_TF1,
             "start_migrated": IMPORT_ONLY_MIGRATED,
+            "keras_tf1": KERAS_TF1,
+            "keras_migrated": KERAS_MIGRATED,
             "train_tf1": TRAINING.format(header=TF1_HEADER),
             "train_migrated": TRAINING.format(header=MIGRATED_HEADER),
         }
         for name, text in scripts.items():
             with open(os.path.join(work, f"{name}.py"), "w", encoding="utf-8") as f:
                 f.write(text)
-        starts = {"tf1": [], "migrated": []}
+        starts = {"tf1": [], "migrated": [], "keras_tf1": [], "keras_migrated": []}
         for _ in range(args.starts):
             starts["migrated"].append(_seconds(_command("start_migrated.py", False), work))
             starts["tf1"].append(_seconds(_command("start_tf1.py", True), work))
+            starts["keras_migrated"].append(_step(_command("keras_migrated.py", False), work))
+            starts["keras_tf1"].append(_step(_command("keras_tf1.py", True), work))
         steps = {"tf1": [], "migrated": []}
         for _ in range(args.runs):
             steps["migrated"].append(_step(_command("train_migrated.py", False) + [str(args.steps)], work))
@@ -109,6 +134,11 @@ def main(argv=None):
     print(f"  migrated by hand (baseline):     {start_migrated:7.2f} s")
     print(f"  python -m npu_bridge.tf1:        {start_tf1:7.2f} s")
     print(f"  difference:                      {start_tf1 - start_migrated:+7.2f} s (target <= 0.5 s)")
+    keras_tf1, keras_migrated = statistics.median(starts["keras_tf1"]), statistics.median(starts["keras_migrated"])
+    print(f"Keras import after TensorFlow's, medians of {args.starts} alternating pairs (Keras 2, one layer)")
+    print(f"  migrated by hand (tf_keras):     {keras_migrated:7.3f} s")
+    print(f"  mode (standalone keras):         {keras_tf1:7.3f} s")
+    print(f"  difference:                      {keras_tf1 - keras_migrated:+7.3f} s (target <= 0.3 s)")
     print(f"step time, MLP 784-256-256-10 batch 64, medians of {args.runs} runs of {args.steps} steps")
     print(f"  migrated by hand (baseline):     {step_migrated * 1e3:7.3f} ms")
     print(f"  TF1 mode:                        {step_tf1 * 1e3:7.3f} ms")

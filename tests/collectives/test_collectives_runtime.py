@@ -16,6 +16,7 @@ from npu_bridge.core.collectives import (
     registry,
     server,
     settings,
+    step_sequences,
     transport,
 )
 from npu_bridge.core.collectives import watchdog as watchdog_lib
@@ -101,7 +102,7 @@ def test_a_run_knows_its_collectives_ranks_and_graph_key():
     assert registry.for_run(graph, plain) is None
     assert registry.for_run(graph, v) is None
     run = registry.for_run(graph, {"caller": [reduced], object(): plain})  # MonitoredSession-style keys
-    assert ([name for name, _ in run.ops], run.ranks, run.graph_key) == (["HcomAllReduce"], {0, 1}, 0)
+    assert ([name for name, _ in run.ops], run.ranks) == (["HcomAllReduce"], {0, 1}) and run.graph_key > 0
     both = registry.for_run(graph, [tf.identity(reduced).name, exchanged.op])
     assert both.graph_key > 0 and both.graph_key == registry.for_run(graph, (exchanged, reduced)).graph_key
     assert both.describe(focus="HcomAllToAll").startswith("HcomAllToAll (reduce_scatter, group 'hccl_world_group'")
@@ -334,3 +335,61 @@ def test_a_collective_in_a_session_that_is_not_bridged_runs_on_the_shared_memory
     for rank in (0, 1):
         assert ranks[rank]["timeouts"] == [3.0]
         assert ranks[rank]["ended"] == "finished"
+
+
+# step sequences
+
+
+def test_a_step_sequence_request_encodes_its_graph_key_and_refuses_other_values():
+    assert step_sequences.request_bytes(1) == b"\x08\x01"
+    assert step_sequences.request_bytes(300) == b"\x08\xac\x02"
+    for bad in (0, -1, 2**63):
+        with pytest.raises(ValueError, match="is not a positive int64"):
+            step_sequences.request_bytes(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_rank_0_holds_a_step_sequence_that_other_ranks_then_find_unchanged():
+    """What another rank's request for the sequence of a key returns, before and after rank 0 held it: the
+    sequence ``hold`` made stays; a second ``hold`` sends nothing; an unreachable leader is left alone."""
+    result = run_python(
+        """
+        import grpc
+        import tensorflow as tf
+        from npu_bridge.core.collectives import server, step_sequences
+        from npu_bridge.core.launch import plan
+
+        port = plan.find_free_ports(1)
+        cluster = tf.train.ClusterSpec({"worker": [f"localhost:{port}"]})
+        leader = tf.distribute.Server(cluster, "worker", 0, config=server._server_config(), start=True)
+
+        def next_step_id(key):  # GetStepSequenceResponse: step_sequence (1) {graph_key (1), next_step_id (2)}
+            with grpc.insecure_channel(f"localhost:{port}") as channel:
+                reply = channel.unary_unary(step_sequences._METHOD)(step_sequences.request_bytes(key), timeout=10)
+            inner, fields, i = reply[2:], {}, 0
+            while i < len(inner):
+                tag, value, shift = inner[i], 0, 0
+                i += 1
+                while True:
+                    value |= (inner[i] & 0x7F) << shift
+                    shift += 7
+                    i += 1
+                    if not inner[i - 1] & 0x80:
+                        break
+                fields[tag >> 3] = value
+            assert fields[1] == key
+            return fields[2]
+
+        step_sequences.hold(leader.target, 4242)
+        held = next_step_id(4242)
+        assert next_step_id(4242) == held
+        step_sequences.hold(leader.target, 4242)  # once per key
+        assert next_step_id(4242) == held and 4242 in step_sequences._held
+        step_sequences.hold(f"grpc://localhost:{plan.find_free_ports(1)}", 77)  # nobody there: logged, left
+        assert 77 not in step_sequences._held
+        print("HELD", held)
+        """,
+        timeout=100,
+    )
+    assert result.returncode == 0 and "HELD" in result.stdout, result.stdout[-2000:] + result.stderr[-3000:]

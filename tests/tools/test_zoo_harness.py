@@ -537,3 +537,50 @@ names = np.loadtxt(os.path.join(data_dir, 'list_attr_celeba.txt'), skiprows=2, u
     partition = (data / "list_eval_partition.txt").read_text().splitlines()
     assert partition[162769] == "162770.jpg 0" and partition[162770] == "162771.jpg 1" and partition[-1].endswith(" 2")
     assert (data / "identity_CelebA.txt").read_text().split("\n", 1)[0].startswith("000001.jpg ")
+
+
+def test_a_library_that_cannot_open_a_file_the_wrapper_named_stops_for_data():
+    """XLNet's wrapper names ``$ckpt_path/spiece.model`` with no checkpoint path: sentencepiece's RuntimeError."""
+    classify = _tool_module("classify")
+    message = 'NOT_FOUND: "/spiece.model": No such file or directory'
+    records = _failed("RuntimeError", message, "/site/sentencepiece.py")
+    assert classify.classify(records, "/m", "/d", None, False)[0] == "data"
+    records = _failed("RuntimeError", "the model diverged", "/m/train.py")  # no file named: not data
+    assert classify.classify(records, "/m", "/d", None, False)[0] != "data"
+
+
+HAND_WRITTEN_SGD = """
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+w = tf.Variable([1.0, 2.0])
+loss = tf.reduce_sum(tf.square(w))
+(grad,) = tf.gradients(loss, [w])
+step = tf.group(tf.assign_sub(w, 0.1 * grad))  # an update written by hand: no Apply* op
+ema = tf.Variable(0.0)
+track = tf.assign(ema, 0.9 * ema + 0.1 * loss)  # assigns, but no gradient: not a step
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for _ in range(5):
+        sess.run([loss, track])
+    for i in range(10):
+        print("STEP", i, flush=True)
+        sess.run(step)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_hand_written_update_from_tf_gradients_counts_as_a_training_step(tmp_path):
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.path.join(HARNESS, "hook"),
+        ZOO_HARNESS_RESULTS=str(tmp_path),
+        ZOO_HARNESS_STEPS="3",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", HAND_WRITTEN_SGD], env=env, capture_output=True, text=True, timeout=100, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (record,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert (record["ended"], record["steps"]) == ("steps_reached", 3)
+    assert done.stdout.count("STEP") == 3  # the fourth update never ran

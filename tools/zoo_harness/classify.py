@@ -156,7 +156,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     if kind in _DOWNLOAD_TYPES:
         return "data", f"{head} at {_where(user)} (a download: the harness has no network)"
     data_like = kind in _DATA_TYPES or data_words or (data_dir in message)
-    if data_like and (kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "Exception")):
+    if data_like and (
+        kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "RuntimeError", "Exception")
+    ):  # RuntimeError: sentencepiece's "NOT_FOUND: ... No such file or directory"
         return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     if kind == "AttributeError" and "module 'numpy' has no attribute" in message:
         return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the TF1 mode's --py-compat provides it)"

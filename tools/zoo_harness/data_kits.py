@@ -124,25 +124,25 @@ def _cifar10(root, rng):
     _aliases(root, _ALIASES + ("cifar-10-batches-bin", "cifar-10-batches-py", "cifar10", "cifar-10-python"))
 
 
+MNIST_TRAIN, MNIST_TEST = 60000, 10000
+
+
 def _mnist(root, rng):
-    def digits(count):  # mostly dark pixels, as MNIST's are (the files stay small when compressed)
-        return np.where(rng.random((count, 28, 28)) < 0.8, 0, rng.integers(0, 256, (count, 28, 28))).astype(np.uint8)
-
-    def idx_images(count):
-        return struct.pack(">IIII", 2051, count, 28, 28) + digits(count).tobytes()
-
-    def idx_labels(count):
-        return struct.pack(">II", 2049, count) + rng.integers(0, 10, size=count, dtype=np.uint8).tobytes()
-
-    # 5,500 training images: TensorFlow's input_data keeps its default 5,000 for validation and trains on the rest.
-    files = {
-        "train-images-idx3-ubyte": idx_images(5500),
-        "train-labels-idx1-ubyte": idx_labels(5500),
-        "t10k-images-idx3-ubyte": idx_images(500),
-        "t10k-labels-idx1-ubyte": idx_labels(500),
+    # mostly dark pixels, as MNIST's are; MNIST's own counts: loaders written for it reshape to (60000, 28, 28, 1)
+    # (DCGAN's load_mnist)
+    images = {
+        part: np.where(rng.random((count, 28, 28)) < 0.8, 0, rng.integers(0, 256, (count, 28, 28))).astype(np.uint8)
+        for part, count in (("train", MNIST_TRAIN), ("t10k", MNIST_TEST))
     }
+    labels = {part: rng.integers(0, 10, size=len(x), dtype=np.uint8) for part, x in images.items()}
+    files = {}
+    for part in images:
+        files[f"{part}-images-idx3-ubyte"] = (
+            struct.pack(">IIII", 2051, len(images[part]), 28, 28) + images[part].tobytes()
+        )
+        files[f"{part}-labels-idx1-ubyte"] = struct.pack(">II", 2049, len(labels[part])) + labels[part].tobytes()
     for name, content in files.items():
-        with gzip.open(os.path.join(root, name + ".gz"), "wb") as f:
+        with gzip.open(os.path.join(root, name + ".gz"), "wb", compresslevel=1) as f:
             f.write(content)
         with open(os.path.join(root, name), "wb") as f:
             f.write(content)
@@ -151,10 +151,10 @@ def _mnist(root, rng):
         os.symlink(name + ".gz", os.path.join(root, dotted + ".gz"))
     np.savez(
         os.path.join(root, "mnist.npz"),
-        x_train=digits(5500),
-        y_train=rng.integers(0, 10, size=5500, dtype=np.uint8),
-        x_test=digits(500),
-        y_test=rng.integers(0, 10, size=500, dtype=np.uint8),
+        x_train=images["train"],
+        y_train=labels["train"],
+        x_test=images["t10k"],
+        y_test=labels["t10k"],
     )
     _aliases(root, _ALIASES + ("MNIST_data", "mnist", "MNIST"))
 

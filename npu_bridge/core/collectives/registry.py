@@ -2,10 +2,11 @@
 
 The session step needs, per run: whether it runs collectives at all (only those runs are watched and fail
 fast after a collective failure), which ranks they wait for (the watchdog probes those), and for runs with
-TensorFlow's V2 collectives, point-to-point transfers or groups of different members a ``collective_graph_key``
-that is the same on every rank (TensorFlow derives one from the V1 ops' instance keys, which is the same on every
-rank only when every rank runs the same collectives). The answer depends only on the fetched ops, so it is
-computed once per graph and set of fetches.
+every run a ``collective_graph_key`` that is the same on every rank. TensorFlow derives one from the V1 ops' instance
+keys, which is the same on every rank only when every rank runs the same collectives: runs with V2 collectives,
+point-to-point transfers or groups of different members get keys of their own, the others the key TensorFlow would
+derive, made here so that rank 0 can hold its step sequence first (``step_sequences``). The answer depends only on
+the fetched ops, so it is computed once per graph and set of fetches.
 """
 
 import collections
@@ -56,7 +57,7 @@ class RunCollectives:
     Attributes:
       ops: tuple of (op name, ``CollectiveInfo``).
       ranks: frozenset of the world ranks they involve.
-      graph_key: the collective_graph_key the run needs, 0 when TensorFlow derives one itself.
+      graph_key: the run's collective_graph_key (never 0: see ``for_run``).
       in_loop: some of them sit in a while loop of the graph (they run many times per run).
     """
 
@@ -174,6 +175,8 @@ def for_run(graph, fetches):
             # involves, so that runs of other ranks (which may run more often) keep keys of their own.
             alike = sorted(f"{i.kind}/{len(i.ranks)}/{i.dtype}/{i.shape}" for _, i in found)
             graph_key = 1 + _hash_keys(alike + sorted({r for _, i in found for r in i.ranks}))
+        if not graph_key:  # the key TensorFlow would derive, made here so that rank 0 can hold it (step_sequences)
+            graph_key = 1 + _hash_keys(sorted(info.key for _, info in found))
         result = RunCollectives(
             ops=tuple(found),
             ranks=frozenset(r for _, i in found for r in i.ranks),

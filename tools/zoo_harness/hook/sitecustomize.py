@@ -6,7 +6,8 @@ frames}}``. After ``$ZOO_HARNESS_STEPS`` training steps it writes the record and
 so a script written to train for hours stops once it has shown that it trains.
 
 A training step is a TF1 session run (or a run of a callable made from options, as Keras' graph-mode ``fit``
-makes) whose fetches depend on an op that applies gradients (``Apply*``, ``ResourceApply*``, ...), or a call of a
+makes) whose fetches depend on an op that applies gradients (``Apply*``, ``ResourceApply*``, ...) or on variable
+assignments next to ``tf.gradients``' ops (an update written by hand), or a call of a
 ``tf.function`` that applied gradients when it was traced, or an ``apply_gradients`` call outside any
 ``tf.function`` (eager TF2 and Keras ``run_eagerly``). Keras dataset downloads get synthetic files of the same
 layout (there is no network).
@@ -24,6 +25,8 @@ import traceback
 _RESULTS = os.environ.get("ZOO_HARNESS_RESULTS")
 _LIMIT = int(os.environ.get("ZOO_HARNESS_STEPS") or 3)
 _APPLY = re.compile(r"^(Resource)?(Sparse)?Apply[A-Z]")
+# A hand-written update (PixelCNN++'s Adam): variables assigned from values tf.gradients computed
+_ASSIGN = ("Assign", "AssignAdd", "AssignSub", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp")
 _state = {"steps": 0, "ended": None, "exit_code": None, "exception": None, "written": False}
 _lock = threading.Lock()
 
@@ -115,12 +118,15 @@ def _names_train(session, names):
     key = (id(session.graph), tuple(sorted(names)))
     if key not in _trains_cache:
         seen, stack, trains = set(), [session.graph.get_operation_by_name(n) for n in names], False
+        assigns = gradients = False
         while stack and not trains:
             op = stack.pop()
             if op.name in seen:
                 continue
             seen.add(op.name)
-            trains = bool(_APPLY.match(op.type))
+            assigns = assigns or op.type in _ASSIGN
+            gradients = gradients or op.name.split("/", 1)[0].startswith("gradients")
+            trains = bool(_APPLY.match(op.type)) or (assigns and gradients)
             stack.extend(tensor.op for tensor in op.inputs)
             stack.extend(op.control_inputs)
         _trains_cache[key] = trains

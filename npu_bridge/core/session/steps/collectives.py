@@ -32,6 +32,7 @@ from npu_bridge.core.collectives import (
     settings,
     shm_primitives,
     shm_segment,
+    step_sequences,
 )
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
@@ -97,12 +98,16 @@ class CollectiveRunHook(RunHook):
                 f"shared-memory segment); set {shm_segment.PATH_VARIABLE}=tf before creating the session to run them"
             )
         context.options = self._run_options(context.options, run)
+        graph_key = context.options.experimental.collective_graph_key if context.options is not None else 0
+        if graph_key and self._runtime.rank == 0:
+            step_sequences.hold(self._runtime.target, graph_key)
         token = self._runtime.watchdog.enter(run.describe, run.ranks, self._timeout, run, context.step)
         self._in_flight[id(context)] = (run, token)
 
     def _run_options(self, given, run):
         """``given`` RunOptions with the run's collective graph key and deadline added where missing."""
-        key = 0 if given is not None and given.experimental.collective_graph_key else run.graph_key
+        given_key = given is not None and given.experimental.collective_graph_key
+        key = 0 if given_key or self._local else run.graph_key  # a local session runs no TensorFlow collective
         deadline = 0 if run.in_loop else self._deadline_ms
         if given is not None and 0 < given.timeout_in_ms <= deadline:
             deadline = 0  # the script's own bound is shorter
