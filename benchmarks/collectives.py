@@ -223,7 +223,7 @@ def _retained_kb_per_run(sess, op):
 
 
 @contextlib.contextmanager
-def _collective_path(value):
+def collective_path(value):
     """Builds the collectives of the block on ``value``'s path (NPU_BRIDGE_COLLECTIVES is read at build time)."""
     old = os.environ.get(PATH_VARIABLE)
     os.environ[PATH_VARIABLE] = value
@@ -261,9 +261,9 @@ def run_rank(blocks):
         ).op
 
     def on_both_paths(build):
-        with _collective_path("shm"):
+        with collective_path("shm"):
             shm = build()
-        with _collective_path("tf"):
+        with collective_path("tf"):
             grpc = build()
         return shm, grpc
 
@@ -290,7 +290,7 @@ def run_rank(blocks):
     # The shared-memory path's session is a local one (every collective of a one-host job runs on the segment);
     # TensorFlow's collectives need a session on the rank's server, which NPU_BRIDGE_COLLECTIVES=tf gives.
     shm_sess = tf.Session(config=npu_config_proto())
-    with _collective_path("tf"):
+    with collective_path("tf"):
         sess = tf.Session(config=npu_config_proto())
     sess.run(tf.global_variables_initializer())
     shm_sess.run(tf.global_variables_initializer())

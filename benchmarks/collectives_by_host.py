@@ -11,7 +11,6 @@ Run: python benchmarks/collectives_by_host.py [--blocks 5] [--per-host 2]
 """
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -22,7 +21,6 @@ import tempfile
 MIB = 1 << 20
 SIZES = (4096, MIB, 16 * MIB, 64 * MIB)  # bytes
 REPEATS = {4096: 50, MIB: 10, 16 * MIB: 2, 64 * MIB: 1}
-PATH_VARIABLE = "NPU_BRIDGE_COLLECTIVES"
 
 
 def _table(path, per_host):
@@ -61,22 +59,9 @@ def _launch(args):
         return max(launcher.wait() for launcher in launchers)
 
 
-@contextlib.contextmanager
-def _collective_path(value):
-    """Builds the collectives of the block on ``value``'s path (NPU_BRIDGE_COLLECTIVES is read at build time)."""
-    old = os.environ.get(PATH_VARIABLE)
-    os.environ[PATH_VARIABLE] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ[PATH_VARIABLE]
-        else:
-            os.environ[PATH_VARIABLE] = old
-
-
 def run_rank(blocks):
     from bench_util import interleaved_times  # imports TensorFlow
+    from collectives import collective_path
 
     from npu_bridge.npu_init import (
         get_local_rank_size,
@@ -95,7 +80,7 @@ def run_rank(blocks):
     for nbytes in SIZES:
         x = tf.Variable(tf.fill([nbytes // 4], float(rank + 1)))
         for path in ("auto", "tf"):
-            with _collective_path(path):
+            with collective_path(path):
                 ops[path, nbytes] = hccl_ops.allreduce(x, "sum")
     sess = tf.Session(config=npu_config_proto())
     sess.run(tf.global_variables_initializer())
