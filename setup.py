@@ -181,10 +181,17 @@ NATIVE_SOURCES = sorted(
 
 def _runtime_requirements():
     """The installed metadata's pins: exactly the TensorFlow this build compiles against (the library loads with
-    no other), tf-keras of its minor version, numpy, and tf-slim (the TF1 mode's tf.contrib.slim / layers)."""
+    no other), tf-keras of its minor version, numpy, tf-slim (the TF1 mode's tf.contrib.slim / layers) and grpcio
+    (step_sequences; the range TensorFlow 2.21 requires)."""
     tf_version = _import_tensorflow().__version__
     minor = ".".join(tf_version.split(".")[:2])
-    return [f"tensorflow=={tf_version}", f"tf-keras~={minor}.0", "numpy>=1.26,<3", "tf-slim==1.1.0"]
+    return [
+        f"tensorflow=={tf_version}",
+        f"tf-keras~={minor}.0",
+        "numpy>=1.26,<3",
+        "tf-slim==1.1.0",
+        "grpcio>=1.24.3,<2",
+    ]
 
 
 # Metadata, scripts and packages are in pyproject.toml; this file adds the C++ library and the pins.
