@@ -20,7 +20,7 @@ from npu_bridge.core.collectives import (
     transport,
 )
 from npu_bridge.core.collectives import watchdog as watchdog_lib
-from npu_bridge.core.runtime.errors import CollectiveError
+from npu_bridge.core.runtime.errors import CollectiveError, NpuArgumentError
 
 PAIR = membership.Members("hccl_world_group", (0, 1), 12345, 0)
 
@@ -344,7 +344,7 @@ def test_a_step_sequence_request_encodes_its_graph_key_and_refuses_other_values(
     assert step_sequences.request_bytes(1) == b"\x08\x01"
     assert step_sequences.request_bytes(300) == b"\x08\xac\x02"
     for bad in (0, -1, 2**63):
-        with pytest.raises(ValueError, match="is not a positive int64"):
+        with pytest.raises(NpuArgumentError, match="is not a positive int64"):
             step_sequences.request_bytes(bad)
 
 

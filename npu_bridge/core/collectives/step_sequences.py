@@ -16,6 +16,7 @@ rank does.
 import threading
 
 from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime.errors import NpuArgumentError
 
 _METHOD = "/tensorflow.WorkerService/GetStepSequence"
 TIMEOUT_SECONDS = 10.0
@@ -36,7 +37,7 @@ def _varint(value):
 def request_bytes(graph_key):
     """A serialized ``GetStepSequenceRequest`` for one graph key (field 1, ``repeated int64 graph_key``)."""
     if not 0 < graph_key < 2**63:
-        raise ValueError(f"graph key {graph_key} is not a positive int64")
+        raise NpuArgumentError(f"graph key {graph_key} is not a positive int64")
     return b"\x08" + _varint(graph_key)
 
 
