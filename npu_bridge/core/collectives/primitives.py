@@ -94,7 +94,8 @@ def all_reduce(x, members, merge_op, kind="allreduce", part_of=None):
     key = keys.instance_key(members.key)
     place = _segment(members)
     device, hint = _where(place)
-    by_host = hierarchy.split(members, host_tensors=device == DEVICE) if place is None else None
+    empty = x.shape.num_elements() == 0  # nothing to split: one collective
+    by_host = hierarchy.split(members, host_tensors=device == DEVICE) if place is None and not empty else None
     if by_host is not None:
         return _all_reduce_by_host(x, members, by_host, merge_op, kind)
     with tf.device(device):
