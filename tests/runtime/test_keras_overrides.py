@@ -1,6 +1,6 @@
 """A BatchNormalization subclass that overrides ``_moments`` with Keras 2.6's signature (EfficientNet's
 ``TpuBatchNormalization``) works on tf_keras 2.21, which passes ``mask=`` too; one with the new signature is left
-alone."""
+alone. A convolution subclass that calls Keras 2.6's ``_convolution_op`` convolves."""
 
 import importlib.util
 
@@ -51,6 +51,38 @@ def test_an_override_that_takes_a_mask_is_left_as_written():
     assert NewSignature._moments is vars(NewSignature)["_moments"]
     assert NewSignature._moments.__qualname__ == "NewSignature._moments"
     assert OldSignature._moments.__wrapped__.__qualname__ == "OldSignature._moments"
+
+
+class StandardizedConv(tf_keras.layers.Conv2D):
+    """DeepLabV3's ``conv2d_ws``: standardizes the kernel, then calls Keras 2.6's ``_convolution_op``."""
+
+    def call(self, inputs):
+        mean, variance = tf.nn.moments(self.kernel, axes=[0, 1, 2], keepdims=True)
+        return self._convolution_op(inputs, (self.kernel - mean) / tf.sqrt(variance + 1e-5))
+
+
+class OwnConvolutionOp(tf_keras.layers.Conv2D):
+    def build(self, input_shape):
+        super().build(input_shape)
+        self._convolution_op = lambda inputs, kernel: tf.zeros_like(inputs[..., :1])  # set by the layer itself
+
+
+def test_keras_2_6_s_convolution_op_convolves_and_a_layer_that_sets_its_own_keeps_it():
+    x = np.random.RandomState(0).rand(1, 5, 5, 2).astype(np.float32)
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:  # graph mode, as TF1 scripts run
+        layer = StandardizedConv(1, 3, use_bias=False)
+        output = layer(tf.constant(x))
+        own = OwnConvolutionOp(1, 3)
+        own.build((1, 5, 5, 2))
+        own_output = own._convolution_op(tf.constant(x), own.kernel)
+        session.run(tf.compat.v1.global_variables_initializer())
+        y, kernel, own_y = session.run([output, layer.kernel, own_output])
+    standardized = (kernel - kernel.mean()) / np.sqrt(kernel.var() + 1e-5)
+    expected = np.array(
+        [[np.sum(x[0, i : i + 3, j : j + 3, :] * standardized[..., 0]) for j in range(3)] for i in range(3)]
+    ).reshape(1, 3, 3, 1)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+    assert not own_y.any()
 
 
 def test_a_callback_waits_for_the_module_and_runs_at_once_when_it_is_imported(tmp_path, monkeypatch):

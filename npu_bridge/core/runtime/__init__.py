@@ -23,7 +23,7 @@ Which modules are user code, and the imports they get (a route of ``user_imports
 mode and the TF2 adapter add them):
 
 user_code       the one rule for what user code is
-keras_overrides  Keras subclasses overriding private methods with Keras 2.6's signatures (``_moments``)
+keras_overrides  Keras subclasses using private methods of Keras 2.6 (``_moments``, ``_convolution_op``)
 after_import    a function called on a module right after its first import
 child_python    the sitecustomize folder that starts every child Python in a mode (TF1 mode, TF2 adapter)
 user_imports    the ``__import__`` wrapper and its routes

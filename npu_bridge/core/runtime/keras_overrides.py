@@ -10,6 +10,10 @@ override cannot apply one. Overrides that take ``mask`` (or ``**kwargs``) are le
 warning (U-Net and other zoo scripts of that era call it so); tf_keras refuses them. They are taken as ``inputs`` /
 ``outputs`` when those are not given, and the first use is logged once.
 
+``Conv._convolution_op(inputs, kernel)``: Keras 2.3-2.6 convolution layers kept their convolution in that attribute,
+and subclasses that change the kernel first (weight standardization, DeepLabV3's ``conv2d_ws``) call it;
+tf_keras names it ``convolution_op``. The old name reads the new method, unless a layer sets it itself.
+
 Nothing is imported early: each change is made when its tf_keras module is first imported.
 """
 
@@ -21,14 +25,29 @@ from npu_bridge.core.runtime.errors import NpuArgumentError
 
 _MODULE = "tf_keras.src.layers.normalization.batch_normalization"
 _FUNCTIONAL_MODULE = "tf_keras.src.engine.functional"
+_CONV_MODULE = "tf_keras.src.layers.convolutional.base_conv"
 _KERAS_1_NAMES = {"input": "inputs", "output": "outputs"}
 
 
 def install():
-    """Adapts old-signature ``_moments`` overrides of every BatchNormalization subclass defined from now on, and
-    makes ``Model`` take Keras 1's ``input`` / ``output``."""
+    """Adapts old-signature ``_moments`` overrides of every BatchNormalization subclass defined from now on, makes
+    ``Model`` take Keras 1's ``input`` / ``output``, and gives convolution layers Keras 2.6's ``_convolution_op``."""
     after_import.when_imported(_MODULE, _adapt_subclasses)
     after_import.when_imported(_FUNCTIONAL_MODULE, _take_keras_1_names)
+    after_import.when_imported(_CONV_MODULE, _give_convolution_op)
+
+
+class _ConvolutionOp:
+    """Keras 2.6's ``Conv._convolution_op``: the layer's ``convolution_op`` (no ``__set__``: a layer that assigns
+    the attribute itself, as Keras 2.6's ``build`` did, keeps its own)."""
+
+    def __get__(self, layer, owner=None):
+        return self if layer is None else layer.convolution_op
+
+
+def _give_convolution_op(module):
+    if "_convolution_op" not in vars(module.Conv):
+        module.Conv._convolution_op = _ConvolutionOp()
 
 
 def _take_keras_1_names(module):
