@@ -59,12 +59,14 @@ class RunCollectives:
       ranks: frozenset of the world ranks they involve.
       graph_key: the run's collective_graph_key (never 0: see ``for_run``).
       in_loop: some of them sit in a while loop of the graph (they run many times per run).
+      tensorflow_ops: the names of those that are TensorFlow's collective ops (not on the shared-memory segment).
     """
 
     ops: tuple
     ranks: frozenset
     graph_key: int
     in_loop: bool = False
+    tensorflow_ops: tuple = ()
 
     def collectives(self):
         """The run's collectives as plain dicts (``stall_report`` shows them; ``status_files`` stores them)."""
@@ -182,6 +184,7 @@ def for_run(graph, fetches):
             ranks=frozenset(r for _, i in found for r in i.ranks),
             graph_key=graph_key,
             in_loop=any(_in_while_loop(graph.get_operation_by_name(name)) for name, _ in found),
+            tensorflow_ops=tuple(name for name, info in found if not info.on_segment),
         )
     with _lock:
         if len(graph_record.runs) >= MAX_CACHED_RUNS:

@@ -90,12 +90,12 @@ class CollectiveRunHook(RunHook):
             return
         if self._runtime.failure is not None:
             raise CollectiveError(f"{self._runtime.failure}\n{failures.CANNOT_RUN_AGAIN}")
-        if self._local and not all(info.on_segment for _, info in run.ops):
-            names = ", ".join(name for name, info in run.ops if not info.on_segment)
+        if self._local and run.tensorflow_ops:
             raise CollectiveError(
-                f"rank {self._runtime.rank}: {names}: TensorFlow collective ops in a session that runs without the "
-                "rank's gRPC runtime (when the session was created every collective of this job ran on the "
-                f"shared-memory segment); set {shm_segment.PATH_VARIABLE}=tf before creating the session to run them"
+                f"rank {self._runtime.rank}: {', '.join(run.tensorflow_ops)}: TensorFlow collective ops in a session "
+                "that runs without the rank's gRPC runtime (when the session was created every collective of this job "
+                f"ran on the shared-memory segment); set {shm_segment.PATH_VARIABLE}=tf before creating the session to "
+                "run them"
             )
         context.options = self._run_options(context.options, run)
         graph_key = context.options.experimental.collective_graph_key if context.options is not None else 0
