@@ -1,8 +1,9 @@
 // NpuSaturateFp16(x: half) -> half: fp16 overflow on the simulated Ascend backend. The fp16 saturation pass
 // puts one after every fp16 value the executed graph produces (casts to fp16 and computing ops with fp16
 // outputs). In saturation mode (ops/runtime/device_mode.h) an inf becomes +-65504 and the emulated float-status
-// register (ops/runtime/float_status.h) is set, as Ascend's hardware does when an fp16 result overflows; NaN stays NaN
-// and also sets the register. In INF/NaN mode it passes its input through (the overflow-check pass, when
+// register (ops/runtime/float_status.h) is set, as Ascend's hardware does when an fp16 result overflows; a NaN becomes
+// 0 (Ascend's saturation mode has no NaN: a result that cannot be computed, 0/0 or the root of -1, is 0) and also sets
+// the register. In INF/NaN mode it passes its input through (the overflow-check pass, when
 // active, sees the inf). The input is forwarded without a copy unless something has to change.
 #include <algorithm>
 #include <atomic>
@@ -30,12 +31,11 @@ bool HasNonFinite(const uint16_t* bits, int64_t begin, int64_t end) {
   return found != 0;
 }
 
-// Turns the infs of [begin, end) into +-65504 (saturation); NaN stays NaN.
+// Turns the infs of [begin, end) into +-65504 and the NaNs into 0 (saturation mode).
 void Saturate(uint16_t* bits, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
-    if ((bits[i] & kExponentBits) == kExponentBits && (bits[i] & kMantissaBits) == 0) {
-      bits[i] = static_cast<uint16_t>((bits[i] & 0x8000u) | kMaxMagnitudeBits);
-    }
+    if ((bits[i] & kExponentBits) != kExponentBits) continue;
+    bits[i] = (bits[i] & kMantissaBits) == 0 ? static_cast<uint16_t>((bits[i] & 0x8000u) | kMaxMagnitudeBits) : 0;
   }
 }
 

@@ -2,7 +2,7 @@
 // a Cast there and a Cast back would give, in one pass over the data. The precision pass
 // (optimizers/passes/precision_pass.cc) puts it where Ascend computes in reduced precision. With `saturate`
 // (the simulated backend's fp16, ops/runtime/device_mode.h) it also does what NpuSaturateFp16 does to an fp16
-// value: in saturation mode an overflow becomes +-65504, and an inf or NaN sets the float-status register.
+// value: in saturation mode an overflow becomes +-65504, a NaN 0, and an inf or NaN sets the float-status register.
 //
 // The library is built with TensorFlow's flags (no -mavx), so the hot loops are compiled for AVX2/F16C as
 // well and chosen at run time when the CPU has them; the portable loops give the same bits.
@@ -109,11 +109,12 @@ RoundFn Choose(tensorflow::DataType to) {
   return avx2 ? Bfloat16Avx2 : Bfloat16Portable;
 }
 
-// Saturates the infs of [begin, end) to +-65504 (NaN stays NaN).
+// Saturates the infs of [begin, end) to +-65504 and turns the NaNs into 0, as Ascend's saturation mode does.
 void Saturate(float* values, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
     const uint32_t bits = BitsOf(values[i]);
-    if ((bits & kExponent) == kExponent && (bits & kMantissa) == 0) values[i] = values[i] > 0 ? kFp16Max : -kFp16Max;
+    if ((bits & kExponent) != kExponent) continue;
+    values[i] = (bits & kMantissa) != 0 ? 0.0f : (values[i] > 0 ? kFp16Max : -kFp16Max);
   }
 }
 

@@ -48,6 +48,34 @@ def test_saturation_mode_is_the_simulated_backends_default():
     assert [n.op for n in executed].count("NpuSaturateFp16") == 2  # after the cast and after the product
 
 
+def nan_graph():
+    """float16 results that cannot be computed (0 / 0, the root of -1), and the float-status register after them."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float16, [3])
+        clear = float_status.npu_clear_float_status_v2()
+        with tf.control_dependencies([clear]):
+            quotient = x / x
+            root = tf.sqrt(-x)
+        with tf.control_dependencies([quotient, root]):
+            status = float_status.npu_get_float_status_v2()
+    return graph, x, quotient, root, status
+
+
+def test_saturation_mode_gives_0_for_a_nan_result_as_ascend_does():
+    graph, x, quotient, root, status = nan_graph()
+    (quotient_value, root_value, flags), _ = run_executed(
+        graph, [quotient, root, status], {x: [0.0, 4.0, 1.0]}, device_target="ascend"
+    )
+    assert quotient_value.tolist() == [0.0, 1.0, 1.0] and root_value.tolist() == [0.0, 0.0, 0.0]
+    assert flags[0] == 1  # a NaN result still sets the float-status register
+    npu_plugin.set_device_sat_mode(1)
+    (quotient_value, root_value), _ = run_executed(
+        graph, [quotient, root], {x: [0.0, 4.0, 1.0]}, device_target="ascend"
+    )
+    assert np.isnan(quotient_value[0]) and np.isnan(root_value[1:]).all()  # INF/NaN mode: IEEE
+
+
 def test_inf_nan_mode_overflows_to_inf():
     npu_plugin.set_device_sat_mode(1)
     graph, x, half, doubled, status = overflow_graph()
@@ -251,6 +279,7 @@ def test_npu_round_is_a_cast_pair_in_one_op():
         np.testing.assert_array_equal(sess.run(saturated, {x: values}), fp16(values))
         device_mode.reset()  # the simulated backend's default: saturation
         want = np.where(np.isinf(fp16(values)), np.sign(values) * 65504.0, fp16(values))
+        want = np.where(np.isnan(values), 0.0, want)  # Ascend's saturation mode has no NaN: it gives 0
         np.testing.assert_array_equal(sess.run(saturated, {x: values}), want)
         big = np.random.RandomState(0).randn(1 << 20).astype(np.float32) * 1e4  # the parallel path
         np.testing.assert_array_equal(sess.run(half, {x: big}), fp16(big))

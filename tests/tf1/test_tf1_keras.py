@@ -28,6 +28,10 @@ from keras.layers.core import Dropout
 from keras.layers.normalization import BatchNormalization
 from keras.preprocessing.image import ImageDataGenerator
 from keras.engine.topology import Layer
+from keras.engine import Input as EngineInput, Layer as EngineLayer, Model as EngineModel, get_source_inputs
+import keras.engine.training
+from keras.layers import Deconvolution3D
+from keras.layers.convolutional import Deconv2D
 from keras.utils import Sequence
 from keras.applications.resnet50 import preprocess_input
 import tensorflow as tf
@@ -61,7 +65,10 @@ print("RESULT " + json.dumps({"name": "keras", "value": {
     "losses": [round(v, 6) for v in history.history["loss"]], "images": list(images.shape),
     "relu": relu.tolist(), "leaky": leaky.tolist(), "layers": len(model._layers),
     "last_layer": model._layers[-1] is model.layers[-1], "library": library.SEEN,
-    "legacy_model": [len(legacy.inputs), len(legacy.outputs)]}}))
+    "legacy_model": [len(legacy.inputs), len(legacy.outputs)],
+    "engine": [EngineInput is keras.layers.Input, EngineLayer is Layer, EngineModel is keras.engine.training.Model,
+               len(get_source_inputs(legacy.outputs[0]))],
+    "deconvolution": [Deconvolution3D.__name__, Deconv2D.__name__]}}))
 """
 
 # tensorflow.python.keras imports of a TF 1.15 script (Sequence, LSTM, BatchNormalization, layers.normalization)
@@ -153,6 +160,8 @@ def test_standalone_keras_is_keras_2_in_the_keras_2_2_layout_and_libraries_keep_
         "last_layer": True,
         "library": LIBRARY_SEEN,
         "legacy_model": [1, 1],
+        "engine": [True, True, True, 1],
+        "deconvolution": ["Conv3DTranspose", "Conv2DTranspose"],  # Keras 2.2's aliases
     }
     assert seen["version"].startswith("2.")
 

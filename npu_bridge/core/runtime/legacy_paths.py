@@ -8,7 +8,8 @@ else the public ``tf_keras.<path>``, except for the modules that moved (``KERAS_
 back: the module of that name when TensorFlow has one, else its new home. Besides the hand overrides written here,
 both tables take the moved rows of the generated table (``legacy_paths_table.tsv``, ``tools/derive_legacy_paths.py``:
 every ``tensorflow.python`` module or name of TensorFlow 1.15 / 2.6 that 2.21 moved), and ``MOVED_NAMES`` gives
-the names a module 2.21 still has lost (a view of that module answers them after its own).
+the names a module 2.21 still has lost (a view of that module answers them after its own), with ``KERAS_ERA_NAMES``
+(Keras 2.2's aliases tf_keras dropped).
 
 A module path maps to candidates, best first; the first that imports is the module. A Keras 2.x module whose names
 are now spread over several modules (``layers.merge``, ``layers.recurrent``) has several sources, searched in
@@ -81,6 +82,16 @@ KERAS_MOVED = {
     "saving.save": ("tf_keras.src.saving.legacy.save",),
     "saving.saved_model": ("tf_keras.src.saving.legacy.saved_model",),
     "saving.saving_utils": ("tf_keras.src.saving.legacy.saving_utils",),
+    # Keras 2.2's engine package itself exported Input, InputLayer, InputSpec, Layer, get_source_inputs and Model
+    # (`from keras.engine import Input`); Keras 2.6's is empty. Its submodules keep their own homes.
+    "engine": (
+        "tf_keras.src.engine",
+        "tf_keras.src.engine.input_layer",
+        "tf_keras.src.engine.base_layer",
+        "tf_keras.src.engine.input_spec",
+        "tf_keras.src.utils.layer_utils",
+        "tf_keras.src.engine.training",
+    ),
     "utils.all_utils": ("tf_keras.src.utils",),
     # Keras 2.6's (de)serialize_keras_object and the custom-object registry moved to saving modules (custom losses
     # and layers copied from Keras import them from here)
@@ -140,6 +151,21 @@ def read_table(path=TABLE):
 
 
 _generated_modules, _generated_keras, MOVED_NAMES = read_table()
+
+# Names Keras 2.2-2.4 and TensorFlow 1.15's Keras had that tf_keras 2.21 lacks, by module below a Keras root (a hand
+# table; the generated one covers TensorFlow's own modules): the transposed convolutions' aliases of
+# layers.convolutional, which layers exported (`from keras.layers import Deconvolution3D`)
+_TRANSPOSED_ALIASES = {
+    "Deconvolution2D": "tf_keras.src.layers:Conv2DTranspose",
+    "Deconv2D": "tf_keras.src.layers:Conv2DTranspose",
+    "Deconvolution3D": "tf_keras.src.layers:Conv3DTranspose",
+    "Deconv3D": "tf_keras.src.layers:Conv3DTranspose",
+}
+KERAS_ERA_NAMES = {"layers": _TRANSPOSED_ALIASES, "layers.convolutional": _TRANSPOSED_ALIASES}
+for _rest, _names in KERAS_ERA_NAMES.items():
+    for _root in KERAS_ROOTS:
+        for _name, _target in _names.items():
+            MOVED_NAMES.setdefault(f"{_root}.{_rest}", {}).setdefault(_name, _target)
 for _old, _new in _generated_keras.items():
     KERAS_MOVED.setdefault(_old, _new)  # a hand override wins
 for _old, _new in _generated_modules.items():
