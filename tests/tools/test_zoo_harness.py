@@ -584,3 +584,40 @@ def test_a_hand_written_update_from_tf_gradients_counts_as_a_training_step(tmp_p
     (record,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
     assert (record["ended"], record["steps"]) == ("steps_reached", 3)
     assert done.stdout.count("STEP") == 3  # the fourth update never ran
+
+
+def _run_under_the_hook(tmp_path, model_source):
+    """Runs ``model/train.py`` with the harness' hook (no TensorFlow: a module named like Keras' stands in) and
+    returns the process' record."""
+    library = tmp_path / "site" / "tf_keras"
+    library.mkdir(parents=True)
+    (library / "__init__.py").write_text("class Conv2D:\n    def convolution_op(self, x):\n        return x\n")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "train.py").write_text(model_source)
+    results = tmp_path / "results"
+    results.mkdir()
+    env = dict(os.environ, ZOO_HARNESS_RESULTS=str(results))
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(HARNESS, "hook"), str(tmp_path / "site")])
+    subprocess.run([sys.executable, str(model / "train.py")], env=env, capture_output=True, timeout=60, check=False)
+    (record,) = [json.loads(p.read_text()) for p in results.glob("*.json")]
+    return record, str(model)
+
+
+def test_a_private_name_a_keras_subclass_lacks_is_ours_and_the_scripts_own_typo_is_not(tmp_path):
+    classify = _tool_module("classify")
+    era = "import tf_keras\nclass WSConv(tf_keras.Conv2D):\n    pass\nWSConv()._convolution_op(1)\n"
+    record, model = _run_under_the_hook(tmp_path / "era", era)
+    assert record["exception"]["attribute"] == {
+        "name": "_convolution_op",
+        "classes": ["__main__.WSConv", "tf_keras.Conv2D", "builtins.object"],
+    }
+    outcome, cause = classify.classify([record], model, "/d", None, False)
+    assert outcome == "ours" and "a name tf_keras.Conv2D lacks here" in cause and cause.startswith("AttributeError")
+    typo = "import tf_keras\nclass Net(tf_keras.Conv2D):\n    def build(self):\n        self._encoder = 1\n"
+    typo += "net = Net()\nnet.build()\nnet._encodr\n"
+    record, model = _run_under_the_hook(tmp_path / "typo", typo.replace("_encodr", "_encoder.x"))
+    assert classify.classify([record], model, "/d", None, False)[0] == "script"  # an int lacks .x: not Keras'
+    record, model = _run_under_the_hook(tmp_path / "own", typo.replace("_encodr", "_encoder_typo_defined"))
+    (tmp_path / "own" / "model" / "more.py").write_text("def _encoder_typo_defined():\n    pass\n")
+    assert classify.classify([record], model, "/d", None, False)[0] == "script"  # the model defines that name

@@ -16,6 +16,7 @@ Outcomes:
             was killed by a signal (no exit, no exception recorded: the out-of-memory killer, typically).
 """
 
+import os
 import re
 
 _OURS_PACKAGES = ("npu_bridge", "npu_device", "hccl")
@@ -164,6 +165,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the TF1 mode's --py-compat provides it)"
     if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
         return "ours", f"{head} at {_where(user)}"
+    library_class = _library_class_missing(error.get("attribute"), model_dir)
+    if kind == "AttributeError" and library_class:
+        return "ours", f"{head} at {_where(user)} (a name {library_class} lacks here: Keras or TensorFlow of its era?)"
     if kit in _GUESSING_KITS and _SHAPE_WORDS.search(message):
         return "data", f"{head} at {_where(user)} (the {kit} kit's array shapes are guesses)"
     if kit in _GUESSING_KITS and _INDEX_RANGE.search(message):
@@ -179,6 +183,36 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     if kit is None and kind in ("IndexError", "ValueError", "ZeroDivisionError", "StopIteration", "KeyError"):
         return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; the data folder was empty)"
     return "script", f"{head} at {_where(user or raised)}"
+
+
+def _library_class_missing(attribute, model_dir):
+    """The TensorFlow or Keras class whose object lacked a name the script asked for, when that name is public on
+    a library object or private (``_convolution_op`` on a subclass of a Keras layer) and the model's own code never
+    defines it (so it is not the script's own typo); else None."""
+    if not attribute:
+        return None
+    name, classes = attribute["name"], attribute["classes"]
+    library = [c for c in classes if c.split(".")[0] in _TF_PACKAGES]
+    if not library or classes[0].startswith("builtins."):
+        return None
+    if not (name.startswith("_") or classes[0] in library) or _defines(model_dir, name):
+        return None
+    return library[0]
+
+
+def _defines(model_dir, name):
+    """Whether a Python file of the model assigns or defines ``name`` (``def name``, ``.name =``, ``name =``)."""
+    pattern = re.compile(rf"(\bdef\s+{re.escape(name)}\s*\(|(\.|^\s*){re.escape(name)}\s*(=[^=]|:))", re.MULTILINE)
+    for root, _, files in os.walk(model_dir):
+        for file in files:
+            if file.endswith(".py"):
+                try:
+                    with open(os.path.join(root, file), encoding="utf-8", errors="replace") as f:
+                        if pattern.search(f.read()):
+                            return True
+                except OSError:
+                    continue
+    return False
 
 
 def _pipeline_error_of_the_script(kind, message, model_dir):

@@ -64,11 +64,21 @@ def _count_step():
 
 def _describe(error_type, error, tb):
     frames = [{"file": f.filename, "line": f.lineno, "function": f.name} for f in traceback.extract_tb(tb)]
-    return {
+    described = {
         "type": f"{error_type.__module__}.{error_type.__qualname__}",
         "message": str(error)[:2000],
         "frames": frames,
     }
+    owner = getattr(error, "obj", None) if isinstance(error, AttributeError) else None
+    if owner is not None and getattr(error, "name", None):
+        # which packages the object's classes come from: a name missing on a Keras layer the script subclassed
+        # may be a name Keras of the script's era had (the harness classifies it)
+        cls = owner if isinstance(owner, type) else type(owner)
+        described["attribute"] = {
+            "name": error.name,
+            "classes": [f"{c.__module__}.{c.__qualname__}" for c in getattr(cls, "__mro__", (cls,))][:40],
+        }
+    return described
 
 
 _original_excepthook = sys.excepthook
