@@ -124,6 +124,11 @@ class ShmCollectiveKernel : public NpuAsyncOpKernel {
       tensorflow::TensorShape shape = input.shape();
       shape.set_dim(0, shape.dim_size(0) / members);
       TF_RETURN_IF_ERROR(ctx->allocate_output(0, shape, &output));
+    } else if (kind_ == shm::kBroadcast) {
+      // The sender's output is its input (tensors are immutable): it copies what it sends only into the segment.
+      ctx->set_output(0, input);
+      work->output = const_cast<char*>(work->input);
+      return absl::OkStatus();
     } else {
       // An all-to-all may write into its input: each round reads every slice's piece before it writes it.
       if (kind_ == shm::kAllToAll) TF_RETURN_IF_ERROR(CheckSliced(input, members, "all_to_all"));
