@@ -5,6 +5,7 @@ pretrained weights that cannot be made)."""
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -213,10 +214,10 @@ def _fake_model(tmp_path, files):
 def _kit_data(tmp_path, model):
     """The kit data_kits picks for ``model`` and the data folder it makes."""
     data_kits = _tool_module("data_kits")
-    kit = data_kits.choose(str(model))
+    kits = data_kits.choose_all(str(model))
     data = tmp_path / "data"
-    data_kits.make(kit, str(data), str(tmp_path / "kits"), seed=3, model_dir=str(model))
-    return kit, data
+    data_kits.make_all(kits, str(data), str(tmp_path / "kits"), seed=3, model_dir=str(model))
+    return (kits[0] if kits else None), data
 
 
 _MAT_LOADER = """
@@ -345,7 +346,7 @@ with open(os.path.join(data_dir, 'train_data.txt')) as f:
 
 def test_code_that_reads_no_known_format_gets_no_kit(tmp_path):
     model = _fake_model(tmp_path, {"train.py": "rows = open('ratings.dat').read().split('::')\n"})
-    assert _tool_module("data_kits").choose(str(model)) is None
+    assert _tool_module("data_kits").choose_all(str(model)) == []
 
 
 def _failed(kind, message, raised_file):
@@ -621,3 +622,31 @@ def test_a_private_name_a_keras_subclass_lacks_is_ours_and_the_scripts_own_typo_
     record, model = _run_under_the_hook(tmp_path / "own", typo.replace("_encodr", "_encoder_typo_defined"))
     (tmp_path / "own" / "model" / "more.py").write_text("def _encoder_typo_defined():\n    pass\n")
     assert classify.classify([record], model, "/d", None, False)[0] == "script"  # the model defines that name
+
+
+def test_every_kit_that_recognizes_a_loader_adds_its_files_and_the_first_kit_keeps_its_names(tmp_path, monkeypatch):
+    data_kits = _tool_module("data_kits")
+
+    def first(root, rng):
+        (pathlib.Path(root) / "train").mkdir()
+        (pathlib.Path(root) / "train" / "a.rec").write_text("first")
+        (pathlib.Path(root) / "shared.txt").write_text("first")
+        os.symlink(".", os.path.join(root, "data"))
+
+    def second(root, rng):
+        (pathlib.Path(root) / "train").mkdir()
+        (pathlib.Path(root) / "train" / "b.bin").write_text("second")
+        (pathlib.Path(root) / "shared.txt").write_text("second")
+        (pathlib.Path(root) / "data").mkdir()
+        (pathlib.Path(root) / "data" / "c.bin").write_text("second")
+
+    kits = (("first", ("image/encoded",), first), ("second", ("data_batch_",), second), ("third", ("nope",), first))
+    monkeypatch.setattr(data_kits, "KITS", kits)
+    model = _fake_model(tmp_path, {"read.py": "'data_batch_{}.bin'\n'image/encoded'\n"})
+    assert data_kits.choose_all(str(model)) == ["first", "second"]  # in KITS order, whatever the code's order
+    data = tmp_path / "data"
+    data_kits.make_all(["first", "second"], str(data), str(tmp_path / "kits"), seed=3, model_dir=str(model))
+    assert sorted(os.listdir(data / "train")) == ["a.rec", "b.bin"]  # folders merge
+    assert (data / "shared.txt").read_text() == "first"  # the first kit's name stays
+    assert os.path.islink(data / "data") and os.readlink(data / "data") == "."  # not written through
+    assert not (data / "c.bin").exists()

@@ -143,11 +143,12 @@ def _run_entry(args, entry, folder, shims):
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(os.path.join(args.zoo, entry.relative_dir), model, symlinks=True)
     os.makedirs(results)
-    kit = data_kits.choose(model)
+    kits = data_kits.choose_all(model)
+    kit = kits[0] if kits else None  # the kit the outcome names; the others add their files
     with open(os.path.join(model, "test", entry.script), encoding="utf-8", errors="replace") as f:
         script = f.read()
     cache = os.path.join(os.path.dirname(os.path.dirname(folder)), "kits")
-    data_kits.make(kit, data, cache, seed=args.seed, sizes=data_kits.hints(script), model_dir=model)
+    data_kits.make_all(kits, data, cache, seed=args.seed, sizes=data_kits.hints(script), model_dir=model)
     if kit is not None:
         data_paths.link(script, data)
     launcher = [sys.executable, "-m", "npu_bridge.core.launch", f"--{entry.kind}"]

@@ -273,13 +273,15 @@ def _fits(markers, code):
     return markers(code) if callable(markers) else all(marker in code for marker in markers)
 
 
-def choose(model_dir):
-    """The name of the kit for a model, or None when no kit recognizes its loader."""
+def choose_all(model_dir):
+    """Every kit that recognizes a loader of the model, in ``KITS`` order (a model may carry loaders for several
+    datasets and pick one by a flag: Meta Pseudo Labels reads CIFAR-10's binary batches and has ImageNet's parser)."""
     code = model_code(model_dir)
+    names = []
     for name, markers, _ in KITS:
-        if _fits(markers, code):
-            return name
-    return None
+        if name not in names and _fits(markers, code):
+            names.append(name)
+    return names
 
 
 _HINT = re.compile(r"--(max_seq_length|max_predictions_per_seq)[= ]+(\d+)")
@@ -293,8 +295,16 @@ def hints(script_text):
     return found
 
 
-def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None):
-    """Gives data_dir (created) kit's data; kit None leaves it empty.
+def make_all(kits, data_dir, cache_dir, seed=0, sizes=None, model_dir=None):
+    """Gives data_dir the data of every kit of ``kits`` (``choose_all``'s list), the first one's files first: a
+    later kit adds only the names the earlier ones did not make. No kit leaves it empty."""
+    for index, kit in enumerate(kits or [None]):
+        make(kit, data_dir, cache_dir, seed=seed, sizes=sizes, model_dir=model_dir, add=index > 0)
+
+
+def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None, add=False):
+    """Gives data_dir (created) kit's data; kit None leaves it empty. With ``add``, the kit's files join what
+    another kit put there: a name that exists already (a file or a link) stays as it is, folders merge.
 
     The kit is written once into ``cache_dir/<kit>-<seed>[-<sizes>|-<spec id>]``; data_dir gets folders of its own
     holding symbolic links to the cached files, so what one entry writes there does not reach the next. ``sizes``
@@ -324,9 +334,14 @@ def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None):
         os.replace(partial, cached)
     whole = WHOLE_FOLDERS.get(kit, ())
 
-    def linked_whole(folder, names):
-        return [name for name in names if folder == cached and name in whole]
+    def taken(path):
+        return add and os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path))
 
-    shutil.copytree(cached, data_dir, symlinks=True, copy_function=os.symlink, dirs_exist_ok=True, ignore=linked_whole)
+    def skipped(folder, names):
+        target = os.path.join(data_dir, os.path.relpath(folder, cached))
+        return [n for n in names if (folder == cached and n in whole) or taken(os.path.join(target, n))]
+
+    shutil.copytree(cached, data_dir, symlinks=True, copy_function=os.symlink, dirs_exist_ok=True, ignore=skipped)
     for name in whole:
-        os.symlink(os.path.abspath(os.path.join(cached, name)), os.path.join(data_dir, name))
+        if not (add and os.path.lexists(os.path.join(data_dir, name))):
+            os.symlink(os.path.abspath(os.path.join(cached, name)), os.path.join(data_dir, name))
