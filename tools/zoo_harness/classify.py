@@ -165,8 +165,8 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
         return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the TF1 mode's --py-compat provides it)"
     if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
         return "ours", f"{head} at {_where(user)}"
-    library_class = _library_class_missing(error.get("attribute"), model_dir)
-    if kind == "AttributeError" and library_class:
+    library_class = _library_class_missing(error.get("attribute"), model_dir) if kind == "AttributeError" else None
+    if library_class:
         return "ours", f"{head} at {_where(user)} (a name {library_class} lacks here: Keras or TensorFlow of its era?)"
     if kit in _GUESSING_KITS and _SHAPE_WORDS.search(message):
         return "data", f"{head} at {_where(user)} (the {kit} kit's array shapes are guesses)"
