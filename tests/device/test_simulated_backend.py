@@ -23,18 +23,28 @@ def _default_overflow_mode():
     device_mode.reset()
 
 
-def overflow_graph():
-    """float32 -> float16 cast, a float16 product, and the float-status register read after them."""
+def graph_with_status(dtype, build):
+    """A placeholder of ``dtype``, the values ``build(x)`` makes after the float-status register is cleared, and the
+    register read after them: (graph, x, *values, status)."""
     graph = tf.Graph()
     with graph.as_default():
-        x = v1.placeholder(tf.float32, [2])
+        x = v1.placeholder(dtype, [None])
         clear = float_status.npu_clear_float_status_v2()
         with tf.control_dependencies([clear]):
-            half = tf.cast(x, tf.float16)
-            doubled = half * tf.constant(2.0, tf.float16)
-        with tf.control_dependencies([half, doubled]):
+            values = build(x)
+        with tf.control_dependencies(values):
             status = float_status.npu_get_float_status_v2()
-    return graph, x, half, doubled, status
+    return (graph, x, *values, status)
+
+
+def overflow_graph():
+    """float32 -> float16 cast, a float16 product, and the float-status register read after them."""
+
+    def build(x):
+        half = tf.cast(x, tf.float16)
+        return [half, half * tf.constant(2.0, tf.float16)]
+
+    return graph_with_status(tf.float32, build)
 
 
 def test_saturation_mode_is_the_simulated_backends_default():
@@ -50,16 +60,7 @@ def test_saturation_mode_is_the_simulated_backends_default():
 
 def nan_graph():
     """float16 results that cannot be computed (0 / 0, the root of -1), and the float-status register after them."""
-    graph = tf.Graph()
-    with graph.as_default():
-        x = v1.placeholder(tf.float16, [3])
-        clear = float_status.npu_clear_float_status_v2()
-        with tf.control_dependencies([clear]):
-            quotient = x / x
-            root = tf.sqrt(-x)
-        with tf.control_dependencies([quotient, root]):
-            status = float_status.npu_get_float_status_v2()
-    return graph, x, quotient, root, status
+    return graph_with_status(tf.float16, lambda x: [x / x, tf.sqrt(-x)])
 
 
 def test_saturation_mode_gives_0_for_a_nan_result_as_ascend_does():
