@@ -240,6 +240,8 @@ from tensorflow.contrib.framework.python.ops import audio_ops as contrib_audio
 from tensorflow.contrib.framework.python.ops.variables import model_variable
 from tensorflow.contrib.image.python.ops import distort_image_ops
 import tensorflow.contrib.framework.python.ops.variables as contrib_variables
+from tensorflow.contrib.rnn.python.ops.gru_ops import GRUBlockCell
+from tensorflow.contrib.rnn.python.ops import lstm_ops
 
 dataset = threadpool.override_threadpool(
     tf.data.Dataset.range(4), threadpool.PrivateThreadPool(2, display_name="input_pipeline_thread_pool")
@@ -266,6 +268,8 @@ print("RESULT " + json.dumps({
     "estimator": estimator.Estimator is tf.estimator.Estimator and EstimatorSpec is tf.estimator.EstimatorSpec,
     "mode_keys": ModeKeys.TRAIN,
     "run_config": run_config.RunConfig is tf.estimator.RunConfig,
+    "task_type": run_config.TaskType.EVALUATOR,
+    "block_cells": [GRUBlockCell.__name__, lstm_ops.LSTMBlockCell.__name__],
     "train_and_evaluate": training.train_and_evaluate is tf.estimator.train_and_evaluate,
     "predict_output": export_output.PredictOutput.__name__,
     "global_step": int(estimator._load_global_step_from_checkpoint_dir("no-such-dir")),
@@ -286,6 +290,8 @@ def test_zoo_import_paths_of_these_modules_work_in_the_tf1_mode(tmp_path):
         "estimator": True,
         "mode_keys": "train",
         "run_config": True,
+        "task_type": "evaluator",
+        "block_cells": ["GRUCell", "LSTMCell"],  # 1.15's block cells' modules hold contrib.rnn's renames
         "train_and_evaluate": True,
         "predict_output": "PredictOutput",
         "global_step": 0,

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.tools import saved_model_utils
 
-from npu_bridge.core.runtime.errors import NotAvailableError
+from npu_bridge.core.runtime.errors import NotAvailableError, NpuArgumentError
 from npu_bridge.core.tf1 import contrib_cloud, contrib_signatures, projector, sparsemax
 
 RNG = np.random.RandomState(5)
@@ -117,6 +117,25 @@ def test_confusion_matrix_takes_contribs_argument_order():
     expected_counts = np.zeros((5, 5), np.int64)
     np.add.at(expected_counts, (labels, predictions), 1)
     assert got_counts.tolist() == expected_counts.tolist()
+
+
+def test_hash_table_takes_1_15_s_shared_name_and_tables_of_one_name_share_their_contents():
+    with tf.Graph().as_default():
+        keys = tf.constant(["a", "b"])
+
+        def table(shared_name=None):
+            init = tf.compat.v1.lookup.KeyValueTensorInitializer(keys, tf.constant([0, 1], tf.int64))
+            return contrib_signatures.HashTable(init, -1, shared_name=shared_name)
+
+        first, second, own = table("vocabulary"), table(shared_name="vocabulary"), table()
+        query = tf.constant(["b", "z"])
+        with tf.compat.v1.Session() as sess:
+            sess.run(first.initializer)  # only the first: the second reads the same table
+            assert sess.run(second.lookup(query)).tolist() == [1, -1]
+            with pytest.raises(tf.errors.FailedPreconditionError, match="not initialized"):
+                sess.run(own.lookup(query))  # no shared name: a table of its own
+        with pytest.raises(NpuArgumentError, match="shared_name must be a string or None, got 3"):
+            table(shared_name=3)
 
 
 def test_lookup_functions_take_mapping():

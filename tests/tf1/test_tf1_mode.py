@@ -289,8 +289,9 @@ def test_contrib_routes_lead_to_tf_slim_and_tensorflow_and_name_what_they_lack(c
     assert root.framework.arg_scope is tf_slim.arg_scope
     assert root.rnn.BasicLSTMCell is tf.compat.v1.nn.rnn_cell.BasicLSTMCell
     assert root.data.AUTOTUNE == tf.data.experimental.AUTOTUNE
-    assert root.lookup.HashTable is tf.compat.v1.lookup.StaticHashTable
+    assert issubclass(root.lookup.HashTable, tf.compat.v1.lookup.StaticHashTable)  # with 1.15's shared_name
     assert root.rnn.LSTMBlockCell is tf.compat.v1.nn.rnn_cell.LSTMCell
+    assert root.rnn.python.ops.gru_ops.GRUBlockCell is tf.compat.v1.nn.rnn_cell.GRUCell
     assert "LSTMBlockCell is tf.nn.rnn_cell.LSTMCell here" in caplog.text
     assert root.tpu.TPUEstimator is tf.compat.v1.estimator.tpu.TPUEstimator
     assert root.tpu.python.tpu.tpu_config.InputPipelineConfig.PER_HOST_V2 == 3

@@ -209,6 +209,12 @@ def test_estimator_spec_validation():
             tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL, loss=loss, evaluation_hooks=[object()])
         spec = tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL, loss=tf.constant([2.0]))
         assert spec.loss.shape.rank == 0
+        with pytest.raises(TypeError, match="train_op must be an Operation or Tensor, given: 3"):
+            tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.TRAIN, loss=loss, train_op=3)
+        # a Tensor train_op stays a Tensor, as in TensorFlow 1.15: running it gives its value
+        spec = tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.TRAIN, loss=loss, train_op=tf.identity(loss))
+        with tf.compat.v1.Session() as sess:
+            assert sess.run(spec.train_op) == 1.0
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="must be from the default graph"):
             tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL, loss=loss)

@@ -197,6 +197,7 @@ class NPUEstimator(Estimator):
             training_hooks.append(host_hook)
         iterations = self._config.iterations_per_loop
         if iterations > 1:
+            train_op = train_op.op if isinstance(train_op, tf.Tensor) else train_op
             train_op = iteration_loop.IterationPerLoop().create_iteration_per_loop_var(train_op)
             training_hooks.append(npu_hooks.SetIterationsVarHook(iterations))
         return EstimatorSpec(

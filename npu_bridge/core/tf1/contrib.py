@@ -12,7 +12,8 @@ segments, except those to one of upstream's source modules the route lists (``Ro
 module holding ``alpha_dropout``. Aliases whose behaviour differs from TensorFlow 1.15 say so once, when first used
 (``DIFFERENCES``).
 
-A place is ``"tf:<attribute path>"`` (below the real ``tensorflow`` module) or an importable module path.
+A place is ``"tf:<attribute path>"`` (below the real ``tensorflow`` module), ``"contrib:<route>"`` (that contrib
+module), or an importable module path.
 """
 
 import builtins
@@ -70,6 +71,8 @@ ROUTES = {
         extras={
             **dict.fromkeys(("rnn_cell", "core_rnn_cell", "rnn"), "npu_bridge.core.tf1.rnn_cells"),
             "gen_lstm_ops": "tensorflow.python.ops.gen_rnn_ops",
+            # python.ops.gru_ops / lstm_ops held the block cells: contrib.rnn itself, whose renames give them
+            **dict.fromkeys(("gru_ops", "lstm_ops"), "contrib:rnn"),
         },
     ),
     # python.ops.image_ops is the module itself; ops.gen_image_ops is an attribute of it
@@ -140,15 +143,15 @@ ROUTES = {
         renames={"flush": "legacy_raw_flush"},  # TF 1.15's flush took the writer's resource tensor too
         extras={"all_summary_ops": "tf:compat.v1.summary.all_v2_summary_ops"},
     ),
-    # 1.15's contrib.lookup.lookup_ops: its *_from_tensor functions take `mapping` (written here), the rest is
-    # TensorFlow's lookup_ops
+    # 1.15's contrib.lookup.lookup_ops: its *_from_tensor functions take `mapping` and its HashTable a `shared_name`
+    # (written here), the rest is TensorFlow's lookup_ops
     "lookup": Route(
         ["tf:compat.v1.lookup"],
-        renames={"HashTable": "StaticHashTable"},
         extras={
             **{
                 name: f"npu_bridge.core.tf1.contrib_signatures.{name}"
                 for name in (
+                    "HashTable",
                     "index_table_from_tensor",
                     "index_to_string_table_from_tensor",
                     "string_to_index",
@@ -500,6 +503,9 @@ def _lookup(route, name, real):
 
 
 def _resolve_place(place, real):
+    if place.startswith("contrib:"):  # another contrib module, with its route's renames and extras
+        path = place[len("contrib:") :]
+        return ContribModule(path, ROUTES[path], real)
     if place.startswith("tf:"):
         value = real
         for part in place[3:].split("."):

@@ -1,7 +1,8 @@
 """TensorFlow 1.15 contrib's signatures over TensorFlow's own functions, for the TF1 mode.
 
 - ``contrib.lookup``: the functions of 1.15's ``contrib.lookup.lookup_ops`` whose first argument is ``mapping``
-  (TensorFlow's own take ``vocabulary_list``) and the deprecated ``string_to_index`` family.
+  (TensorFlow's own take ``vocabulary_list``), the deprecated ``string_to_index`` family, and ``HashTable``, which
+  took a ``shared_name`` (TensorFlow's ``StaticHashTable`` takes none).
 - ``contrib.metrics.confusion_matrix``: TensorFlow's with 1.15 contrib's argument order.
 - ``contrib.util.loader.load_op_library``: TensorFlow's, a relative path taken from the calling file's directory.
 """
@@ -16,6 +17,7 @@ from tensorflow.python.ops import lookup_ops
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
 __all__ = [
+    "HashTable",
     "confusion_matrix",
     "index_table_from_tensor",
     "index_to_string",
@@ -25,6 +27,22 @@ __all__ = [
     "string_to_index_table_from_file",
     "string_to_index_table_from_tensor",
 ]
+
+
+class HashTable(lookup_ops.StaticHashTableV1):
+    """TensorFlow 1.15's ``contrib.lookup.HashTable(initializer, default_value, shared_name=None, name=None)``: a
+    static table; with ``shared_name``, sessions of one server that build a table of that name share it."""
+
+    def __init__(self, initializer, default_value, shared_name=None, name=None):
+        if shared_name is not None and not isinstance(shared_name, str):
+            raise NpuArgumentError(f"HashTable: shared_name must be a string or None, got {shared_name!r}")
+        self._contrib_shared_name = shared_name
+        super().__init__(initializer, default_value, name=name)
+
+    def _create_resource(self):
+        if self._contrib_shared_name:
+            self._shared_name = self._contrib_shared_name
+        return super()._create_resource()
 
 
 def index_table_from_tensor(

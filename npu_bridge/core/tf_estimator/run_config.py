@@ -1,4 +1,5 @@
-"""``tf.estimator.RunConfig``: where and how often an Estimator saves, and which session config it uses."""
+"""``tf.estimator.RunConfig``: where and how often an Estimator saves, and which session config it uses; ``TaskType``,
+the names of a cluster's task types."""
 
 import copy
 import os
@@ -31,6 +32,16 @@ _REPLACEABLE = (
     "session_creation_timeout_secs",
     "checkpoint_save_graph_def",
 )
+
+
+class TaskType:
+    """The task types of a cluster (``tf.estimator.RunConfig.task_type``), as ``run_config.TaskType`` named them."""
+
+    MASTER = "master"
+    PS = "ps"
+    WORKER = "worker"
+    CHIEF = "chief"
+    EVALUATOR = "evaluator"
 
 
 def _non_negative(name, value):

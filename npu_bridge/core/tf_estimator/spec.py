@@ -123,12 +123,10 @@ def _checked_train_op(train_op, mode, graph):
         if mode == ModeKeys.TRAIN:
             raise NpuArgumentError("Missing train_op: an EstimatorSpec in mode 'train' needs a train_op")
         return None
-    if isinstance(train_op, tf.Tensor):
-        train_op = train_op.op
-    if not isinstance(train_op, tf.Operation):
+    if not isinstance(train_op, (tf.Operation, tf.Tensor)):
         raise NpuArgumentTypeError(f"train_op must be an Operation or Tensor, given: {train_op!r}")
     _check_graph(train_op, "train_op", graph)
-    return train_op
+    return train_op  # a Tensor stays one, as in TensorFlow 1.15: running it gives its value
 
 
 def _checked_predictions(predictions, mode, graph):
