@@ -20,7 +20,8 @@ for dtype in DTYPES:
     fetches[f"allgather_{dtype}"] = hccl_ops.allgather(tf.reshape(x, [1, 6]), size)
     rows = tf.concat([x + tf.cast(10 * j, x.dtype) for j in range(size)], 0)  # slice j of every rank: x + 10 j
     fetches[f"reduce_scatter_{dtype}"] = hccl_ops.reduce_scatter(rows, "sum", size)
-# Large enough for several chunks of the shared-memory engine (and its two-shot reduction on 3+ ranks)
+# Large enough for several chunks of the shared-memory engine and its split reductions (two ranks halve each
+# piece; 3+ split it in parts); an odd length, so the halves differ
 big = tf.range(BIG, dtype=tf.int32) % 1000 * (rank + 1)
 for reduction in ("sum", "max"):
     fetches[f"big_{reduction}"] = tf.reduce_sum(tf.cast(hccl_ops.allreduce(big, reduction), tf.int64))
