@@ -15,7 +15,7 @@ session layer's collectives step (``npu_bridge.core.session.steps.collectives``)
   shm_primitives  the same-host engine's ops (C++ ``HcomShm*``) and which groups use them
   shm_segment   the job's shared-memory segment (made by npu-run) and NPU_BRIDGE_COLLECTIVES
   hierarchy     how a reduction over several hosts splits into same-host and cross-host parts
-  step_sequences  rank 0 holds a collective graph key's step sequence before its first run with it
+  step_sequences  every rank agrees on the step ids of a collective graph key's runs (rank 0 holds; ranks align)
   operations    ``hccl_ops``: upstream's functions, signatures and validation
   remote_memory upstream's RDMA functions, which need device addresses: not supported off the NPU
   all_to_all    ``all_to_all_v`` / ``all_to_all_v_c`` (variable counts over a fixed-shape exchange)

@@ -168,7 +168,7 @@ def for_run(graph, fetches):
         if not graph_key and any(info.kind in POINT_TO_POINT for _, info in found):
             # TensorFlow would derive the key from the run's instance keys, which differ between the ranks of
             # a ring of sends and receives: their step ids would differ and the transfers never meet.
-            graph_key = 1 + _hash_keys(["point-to-point"])
+            graph_key = POINT_TO_POINT_GRAPH_KEY
         if not graph_key and any(i.by_host or set(i.ranks) != set(found[0][1].ranks) for _, i in found):
             # Instance keys that differ between the ranks of one run: groups of other members next to each other
             # (ranks 0 and 1 reduce in {0, 2} and {1, 3} next to a world collective), or the steps of a reduction
@@ -234,3 +234,6 @@ def _collectives_upstream_of(ops, known):
 def _hash_keys(keys):
     text = ",".join(str(k) for k in keys)
     return int.from_bytes(hashlib.sha256(text.encode("ascii")).digest()[:7], "big")
+
+
+POINT_TO_POINT_GRAPH_KEY = 1 + _hash_keys(["point-to-point"])  # every run with a send or receive (``step_sequences``)

@@ -16,6 +16,8 @@ For every bridged session:
     after ``NPU_BRIDGE_COLLECTIVES=tf`` was set) fails at once, saying so. A plan for TF2 function graphs
     (``npu_device.open()``) makes the eager context the rank's server instead (unless a session started one
     before): their collectives keep the session's timeout as their own, and there is no run hook.
+  * a session that runs collectives through TensorFlow takes the step sequence of point-to-point runs together with
+    every other rank, with the process's first such session (``step_sequences.align_point_to_point``);
   * a run hook watches the runs that execute collectives: it gives V2 collectives their graph key, tells the
     watchdog what the run waits for, turns a collective failure into a ``CollectiveError`` that says what
     happened and which rank is to blame, and makes every later collective run fail at once with that cause
@@ -68,6 +70,8 @@ def setup(plan):
         )
     if not plan.config.device_filters and not local:
         plan.config.device_filters.append(runtime.device_filter)
+    if not local:
+        step_sequences.align_point_to_point(runtime, settings.connect_timeout())
     hook = CollectiveRunHook(runtime, plan.pass_plan.collective_timeout, plan.pass_plan.iterations_per_loop, local)
     plan.run_hooks.append(hook)
 
