@@ -101,6 +101,64 @@ def test_a_batch_script_s_own_process_is_not_a_rank():
     assert view({"SLURM_PROCID": "0", "SLURM_NTASKS": "4", "SLURM_JOB_NODELIST": "n[1-4]"})[0] == "single"
 
 
+def _plane(count, nodes, size, **more):
+    """The nodes of every task of a step of ``count`` tasks over ``nodes`` nodes under plane=``size``, with the tasks
+    per node srun gives (blocks of ``size`` to each node in turn)."""
+    counts, left = [0] * nodes, count
+    while left:
+        for i in range(nodes):
+            counts[i] += min(size, left)
+            left -= min(size, left)
+    env = {
+        "SLURM_STEP_ID": "0",
+        "SLURM_PROCID": "0",
+        "SLURM_STEP_NUM_TASKS": str(count),
+        "SLURM_STEP_NODELIST": f"n[1-{nodes}]",
+        "SLURM_STEP_TASKS_PER_NODE": ",".join(str(c) for c in counts),
+        "SLURM_DISTRIBUTION": "plane",
+        "SLURM_DIST_PLANESIZE": str(size),
+        "DEVICE_ID": "0",
+    }
+    env.update(more)
+    return view(env)[5]
+
+
+def test_srun_tasks_under_a_plane_distribution_go_in_blocks_to_each_node_in_turn():
+    # Slurm's own example: 21 tasks on 4 nodes with plane=4 (tasks 0-3 on n1, 4-7 on n2, ..., 16-19 on n1, 20 on n2)
+    hosts = _plane(21, 4, 4)
+    assert [hosts.count(f"n{i}") for i in range(1, 5)] == [8, 5, 4, 4]
+    assert hosts[:4] == ["n1"] * 4 and hosts[4:8] == ["n2"] * 4 and hosts[16:20] == ["n1"] * 4 and hosts[20] == "n2"
+    two = _plane(21, 4, 2)
+    assert two[:8] == ["n1", "n1", "n2", "n2", "n3", "n3", "n4", "n4"] and two[16:] == ["n1", "n1", "n2", "n2", "n3"]
+    assert _plane(8, 2, 2, SLURM_DISTRIBUTION="plane=2", SLURM_DIST_PLANESIZE="9") == ["n1", "n1", "n2", "n2"] * 2
+    # SLURM_NODEID / SLURM_LOCALID are checked against the plane's order
+    assert _plane(8, 2, 2, SLURM_PROCID="5", SLURM_NODEID="0", SLURM_LOCALID="3")[5] == "n1"
+
+
+@pytest.mark.parametrize(
+    "variables, message",
+    [
+        ({"SLURM_DIST_PLANESIZE": None}, "SLURM_DISTRIBUTION='plane' needs SLURM_DIST_PLANESIZE"),
+        ({"SLURM_DIST_PLANESIZE": "0"}, "the plane size '0' (from SLURM_DIST_PLANESIZE) must be a whole number"),
+        ({"SLURM_DIST_PLANESIZE": "x"}, "the plane size 'x'"),
+        ({"SLURM_DISTRIBUTION": "plane=-1"}, "the plane size '-1' (from SLURM_DISTRIBUTION)"),
+        ({"SLURM_PROCID": "2", "SLURM_NODEID": "0"}, "SLURM_NODEID='0', but task 2 of the step runs on node n2"),
+    ],
+)
+def test_a_plane_distribution_without_a_valid_size_is_named(variables, message):
+    env = {
+        "SLURM_STEP_ID": "0",
+        "SLURM_PROCID": "0",
+        "SLURM_STEP_NUM_TASKS": "4",
+        "SLURM_STEP_NODELIST": "n[1-2]",
+        "SLURM_STEP_TASKS_PER_NODE": "2(x2)",
+        "SLURM_DISTRIBUTION": "plane",
+        "SLURM_DIST_PLANESIZE": "2",
+    }
+    env.update(variables)
+    assert message in refused({k: v for k, v in env.items() if v is not None})
+
+
 @pytest.mark.parametrize(
     "variables, message",
     [
@@ -117,7 +175,7 @@ def test_contradictory_slurm_variables_are_named(variables, message):
 
 def test_a_distribution_that_hides_the_nodes_is_refused_on_several_nodes():
     message = refused(dict(SLURM_2_NODES, SLURM_PROCID="0", SLURM_DISTRIBUTION="arbitrary"), NotAvailableError)
-    assert "SLURM_DISTRIBUTION='arbitrary'" in message and "--distribution=block or cyclic" in message
+    assert "SLURM_DISTRIBUTION='arbitrary'" in message and "--distribution=block, cyclic or plane=<size>" in message
 
 
 def test_torchrun_and_mpi_on_one_machine():

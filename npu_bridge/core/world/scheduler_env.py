@@ -45,6 +45,7 @@ SCHEDULER_VARIABLES = (
     "SLURM_STEP_TASKS_PER_NODE",
     "SLURM_TASKS_PER_NODE",
     "SLURM_DISTRIBUTION",
+    "SLURM_DIST_PLANESIZE",
     "SLURM_NODEID",
     "SLURM_LOCALID",
     "SLURM_JOB_ID",
@@ -169,28 +170,49 @@ def mpi(env):
     return None
 
 
-def _slurm_order(nodes, counts, distribution):
-    """The node of every rank under the step's task distribution (block: fill each node in turn; cyclic: one
-    task to each node in turn)."""
-    kind = (distribution or "block").split(":")[0].split(",")[0]
+def _slurm_order(nodes, counts, env):
+    """The node of every rank under the step's task distribution: block fills each node in turn; cyclic gives one
+    task to each node in turn; plane gives each node in turn a block of up to ``SLURM_DIST_PLANESIZE`` consecutive
+    tasks (``plane=N`` may also carry the size). None for a distribution the variables cannot place (arbitrary)."""
+    distribution = env.get("SLURM_DISTRIBUTION") or "block"
+    kind = distribution.split(":")[0].split(",")[0]
     if kind == "block":
         return [n for n, c in zip(nodes, counts) for _ in range(c)]
     if kind == "cyclic":
-        left, order = list(counts), []
-        while any(left):
-            for i, node in enumerate(nodes):
-                if left[i]:
-                    order.append(node)
-                    left[i] -= 1
-        return order
+        return _round_robin(nodes, counts, 1)
+    if kind.split("=")[0] == "plane":
+        name, text = ("SLURM_DISTRIBUTION", kind.split("=", 1)[1]) if "=" in kind else ("SLURM_DIST_PLANESIZE", None)
+        if text is None:
+            if name not in env:
+                raise RankTableError(
+                    "Slurm: SLURM_DISTRIBUTION='plane' needs SLURM_DIST_PLANESIZE (the tasks each node gets in turn); "
+                    "it is not set"
+                )
+            text = env[name]
+        if not (text.isascii() and text.isdigit() and 0 < int(text) <= MAX_RANKS):
+            raise RankTableError(
+                f"Slurm: the plane size {shortened(text)} (from {name}) must be a whole number from 1 to {MAX_RANKS}"
+            )
+        return _round_robin(nodes, counts, int(text))
     return None
+
+
+def _round_robin(nodes, counts, block):
+    left, order = list(counts), []
+    while any(left):
+        for i, node in enumerate(nodes):
+            taken = min(block, left[i])
+            order.extend([node] * taken)
+            left[i] -= taken
+    return order
 
 
 def slurm(env):
     """A task started by ``srun`` (``SLURM_STEP_ID`` set: a batch script's own process is not a rank):
     ``SLURM_PROCID``, ``SLURM_STEP_NUM_TASKS`` (else ``SLURM_NTASKS``), ``SLURM_STEP_NODELIST`` (else
     ``SLURM_JOB_NODELIST``), ``SLURM_STEP_TASKS_PER_NODE`` (else ``SLURM_TASKS_PER_NODE``), ``SLURM_DISTRIBUTION``
-    (block or cyclic across nodes), checked against ``SLURM_NODEID`` and ``SLURM_LOCALID``."""
+    (block, cyclic or plane across nodes, with ``SLURM_DIST_PLANESIZE``), checked against ``SLURM_NODEID`` and
+    ``SLURM_LOCALID``."""
     if "SLURM_PROCID" not in env or "SLURM_STEP_ID" not in env:
         return None
     size_name = "SLURM_STEP_NUM_TASKS" if "SLURM_STEP_NUM_TASKS" in env else "SLURM_NTASKS"
@@ -202,7 +224,16 @@ def slurm(env):
     rank, size = _rank_and_size(env, "SLURM_PROCID", size_name, "Slurm")
     node_name = next((n for n in ("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST") if n in env), None)
     count_name = next((n for n in ("SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE") if n in env), None)
-    used = ("SLURM_PROCID", size_name, node_name, count_name, "SLURM_NODEID", "SLURM_LOCALID", "SLURM_DISTRIBUTION")
+    used = (
+        "SLURM_PROCID",
+        size_name,
+        node_name,
+        count_name,
+        "SLURM_NODEID",
+        "SLURM_LOCALID",
+        "SLURM_DISTRIBUTION",
+        "SLURM_DIST_PLANESIZE",
+    )
     said = _said(env, [n for n in used if n])
     job_id = env.get("SLURM_JOB_ID")
     if node_name is None or count_name is None:
@@ -219,14 +250,14 @@ def slurm(env):
             f"Slurm: {node_name} names {len(nodes)} nodes and {count_name} gives {len(counts)} counts adding up to "
             f"{sum(counts)}, for {size_name}={size}: they must describe the same nodes and tasks"
         )
-    order = _slurm_order(nodes, counts, env.get("SLURM_DISTRIBUTION"))
+    order = _slurm_order(nodes, counts, env)
     if order is None:
         if len(nodes) == 1:
             order = nodes * size
         else:
             raise NotAvailableError(
                 f"Slurm: SLURM_DISTRIBUTION={shortened(env['SLURM_DISTRIBUTION'])} does not say which node runs each "
-                "task; run the step with --distribution=block or cyclic"
+                "task; run the step with --distribution=block, cyclic or plane=<size>"
             )
     _check_slurm_node(env, nodes, order, rank)
     return Placement("slurm", said, rank, size, tuple(order), len(nodes) == 1, job_id)
