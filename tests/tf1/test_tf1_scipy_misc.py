@@ -11,7 +11,7 @@ import pytest
 from helpers.paths import REPO_ROOT, TESTS_DIR
 
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.tf1 import scipy_misc
+from npu_bridge.core.tf1 import scipy_integrate, scipy_misc
 
 
 def test_bytescale_stretches_the_range_and_keeps_uint8():
@@ -86,10 +86,13 @@ def test_a_script_gets_the_functions_in_scipy_misc_with_py_compat(tmp_path):
 MOVED_SCRIPT = """
 from scipy.sparse.linalg.eigen.arpack import eigsh
 from scipy.misc import comb, logsumexp
+from scipy.integrate import simps, trapz, cumtrapz
 import numpy as np
 import scipy.sparse
 values = eigsh(scipy.sparse.diags([1.0, 2.0, 3.0]), k=1)[0]
 print("MOVED", np.round(values, 3).tolist(), comb(5, 2), round(float(logsumexp([0.0, 0.0])), 4))
+cubes = np.arange(6.0) ** 3
+print("INTEGRATE", simps(cubes), trapz(cubes), cumtrapz(cubes)[-1])
 """
 
 
@@ -102,8 +105,27 @@ def test_a_script_gets_scipys_moved_modules_and_special_functions_with_py_compat
     result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=110, check=False)
     assert result.returncode == 0, result.stderr
     assert "MOVED [3.0] 10.0 0.6931" in result.stdout
+    assert "INTEGRATE 157.5 162.5 162.5" in result.stdout
+    assert "scipy.integrate.simps no longer exists; --py-compat provides it" in result.stderr
     told = "scipy.sparse.linalg.eigen.arpack no longer exists; --py-compat provides it (write scipy.sparse.linalg"
     assert result.stderr.count(told) == 1
     assert (
         "scipy.misc.comb no longer exists; --py-compat provides it (write scipy.special.comb instead)" in result.stderr
     )
+
+
+def test_simps_integrates_as_scipy_1_10_did_for_even_and_odd_sample_counts():
+    from scipy.integrate import simpson
+
+    cubes = np.arange(6.0) ** 3  # x**3 at 0..5: Simpson's rule is exact on every pair of intervals
+    # even count: Simpson on [0, 4] (64) + a trapezoid on [4, 5] (94.5), and a trapezoid on [0, 1] (0.5) + [1, 5] (156)
+    assert scipy_integrate.simps(cubes, even="first") == pytest.approx(158.5)
+    assert scipy_integrate.simps(cubes, even="last") == pytest.approx(156.5)
+    assert scipy_integrate.simps(cubes) == pytest.approx(157.5)  # "avg", the default then
+    assert scipy_integrate.simps(cubes, even="simpson") == pytest.approx(simpson(cubes)) != pytest.approx(157.5)
+    assert scipy_integrate.simps(cubes[:5]) == pytest.approx(64.0)  # odd count: Simpson's rule itself
+    spaced = scipy_integrate.simps(np.stack([cubes, 2 * cubes]), x=np.arange(6.0) * 2, axis=1)
+    np.testing.assert_allclose(spaced, [315.0, 630.0])
+    assert scipy_integrate.simps([1.0, 3.0]) == pytest.approx(2.0) and scipy_integrate.simps([5.0]) == 0.0
+    with pytest.raises(NpuArgumentError, match="even='mean' must be one of avg, first, last, simpson"):
+        scipy_integrate.simps(cubes, even="mean")

@@ -11,6 +11,7 @@ patches are opt-in):
 - ``inspect.getargspec`` (``args, varargs, keywords, defaults`` from ``inspect.getfullargspec``);
 - ``scipy.misc.imread`` / ``imsave`` / ``imresize`` / ``imrotate`` on Pillow (``scipy_misc``), and
   ``scipy.misc.comb`` / ``factorial`` / ``logsumexp`` from ``scipy.special``, when SciPy is installed;
+- ``scipy.integrate.simps`` (as SciPy 1.10 computed it), ``trapz`` and ``cumtrapz`` (``scipy_integrate``);
 - SciPy modules made private, under their old paths (``scipy_paths``: ``scipy.sparse.linalg.eigen.arpack``).
 
 Nothing that exists is replaced: a name NumPy still has is left alone.
@@ -23,8 +24,8 @@ import time
 
 import numpy as np
 
-from npu_bridge.core.runtime import log
-from npu_bridge.core.tf1 import scipy_misc, scipy_paths
+from npu_bridge.core.runtime import after_import, log
+from npu_bridge.core.tf1 import scipy_integrate, scipy_misc, scipy_paths
 
 
 class _CastTable:
@@ -150,6 +151,7 @@ def install():
     if not hasattr(inspect, "getargspec"):
         _module_getattr(inspect, {"getargspec": (_getargspec, "inspect.getfullargspec")})
     scipy_misc.install(_add_scipy_misc)
+    after_import.when_imported("scipy.integrate", _add_scipy_integrate)
     scipy_paths.install(lambda old, new: _tell(old, new))
 
 
@@ -163,3 +165,7 @@ def _add_scipy_misc(module):
     special = {n: (getattr(scipy.special, n), f"scipy.special.{n}") for n in SCIPY_SPECIAL}
     missing.update({n: value for n, value in special.items() if n not in module.__dict__})
     _module_getattr(module, missing)
+
+
+def _add_scipy_integrate(module):
+    _module_getattr(module, {n: v for n, v in scipy_integrate.names().items() if n not in module.__dict__})
