@@ -650,3 +650,65 @@ def test_every_kit_that_recognizes_a_loader_adds_its_files_and_the_first_kit_kee
     assert (data / "shared.txt").read_text() == "first"  # the first kit's name stays
     assert os.path.islink(data / "data") and os.readlink(data / "data") == "."  # not written through
     assert not (data / "c.bin").exists()
+
+
+_LARGE_RECORD_LOADER = """
+features = {"maps": tf.FixedLenFeature([8, 256, 256], tf.float32), "label": tf.FixedLenFeature([], tf.int64)}
+dataset = tf.data.TFRecordDataset("train.tfrecord").map(lambda r: tf.parse_single_example(r, features))
+"""
+
+
+def test_tfrecords_of_large_features_stay_within_the_kits_size(tmp_path, monkeypatch):
+    # 8 x 256 x 256 floats are 2 MiB a record: 512 of them would be 1 GiB (dbresnet's made 47 GB)
+    tfrecord_files = _tool_module("tfrecord_files")
+    monkeypatch.setattr(tfrecord_files, "FILE_BYTES", 8 * 2**20)
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"input.py": _LARGE_RECORD_LOADER}))
+    assert kit == "parsed-tfrecord"
+    import tensorflow as tf
+
+    records = list(tf.compat.v1.io.tf_record_iterator(str(data / "train.tfrecord")))
+    assert len(records) == 3  # 8 MiB of 2 MiB records, rounded down
+    maps = tf.train.Example.FromString(records[0]).features.feature["maps"].float_list.value
+    assert len(maps) == 8 * 256 * 256
+    assert os.path.getsize(data / "train.tfrecord") <= 8 * 2**20
+
+
+def test_a_kit_that_cannot_write_its_files_leaves_nothing_and_says_so(tmp_path, monkeypatch):
+    data_kits = _tool_module("data_kits")
+
+    def full_disk(root, rng):
+        (pathlib.Path(root) / "half.bin").write_text("written before the disk filled")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(data_kits, "KITS", (("full", ("data_batch_",), full_disk),))
+    cache = tmp_path / "kits"
+    with pytest.raises(data_kits.KitError, match="the full kit could not write its files: OSError: .*No space left"):
+        data_kits.make_all(["full"], str(tmp_path / "data"), str(cache), seed=3)
+    assert os.listdir(cache) == []  # neither the partial folder nor a cached kit stays
+
+
+def test_an_entry_whose_kit_cannot_write_stops_for_data_and_the_draw_goes_on(tmp_path, monkeypatch):
+    import importlib.util
+    import types
+
+    data_kits = _tool_module("data_kits")
+    draw = _tool_module("draw")
+    sys.path.insert(0, HARNESS)
+    try:
+        spec = importlib.util.spec_from_file_location("zoo_harness_main", os.path.join(HARNESS, "__main__.py"))
+        harness = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(harness)
+    finally:
+        sys.path.remove(HARNESS)
+
+    def full_disk(root, rng):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(data_kits, "KITS", (("full", lambda code: True, full_disk),))
+    entry = next(e for e in draw.model_dirs(ZOO, "tf1") if "mnist" in e.relative_dir.lower())
+    args = types.SimpleNamespace(zoo=ZOO, seed=3)
+    folder = tmp_path / "out" / "entries" / "001_x"
+    result = harness._run_entry(args, entry, str(folder), str(tmp_path / "bin"))
+    assert (result["outcome"], result["kit"], result["steps"]) == ("data", "full", 0)
+    assert result["cause"].startswith("the full kit could not write its files: OSError")
+    assert not os.path.exists(folder / "output.log")  # nothing was started

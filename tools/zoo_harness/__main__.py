@@ -148,7 +148,11 @@ def _run_entry(args, entry, folder, shims):
     with open(os.path.join(model, "test", entry.script), encoding="utf-8", errors="replace") as f:
         script = f.read()
     cache = os.path.join(os.path.dirname(os.path.dirname(folder)), "kits")
-    data_kits.make_all(kits, data, cache, seed=args.seed, sizes=data_kits.hints(script), model_dir=model)
+    try:
+        data_kits.make_all(kits, data, cache, seed=args.seed, sizes=data_kits.hints(script), model_dir=model)
+    except data_kits.KitError as e:
+        measured = {**entry.as_dict(), "kit": kit, "seconds": 0.0, "timed_out": False, "peak_gib": None}
+        return {**measured, "outcome": "data", "cause": str(e), "steps": 0, "kit_error": True}
     if kit is not None:
         data_paths.link(script, data)
     launcher = [sys.executable, "-m", "npu_bridge.core.launch", f"--{entry.kind}"]
@@ -308,7 +312,7 @@ def main(argv=None):
             result = _run_entry(args, entry, folder, shims)
         elif result is None:
             continue  # --reclassify: not measured yet
-        elif args.reclassify:
+        elif args.reclassify and not result.get("kit_error"):  # an entry whose data was never made never ran
             result = _judge(args, result, folder)
         results.append(result)
         _write_report(out, args, results)

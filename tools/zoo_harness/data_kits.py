@@ -33,6 +33,10 @@ import tfrecord_files
 _ALIASES = ("data",)
 
 
+class KitError(Exception):
+    """A kit could not write its files (a full disk, ...); what it had written is removed."""
+
+
 def _aliases(root, names=_ALIASES):
     """Makes each name under root a symbolic link to root itself (``data/x`` is ``x``)."""
     for name in names:
@@ -310,6 +314,9 @@ def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None, add=False
     holding symbolic links to the cached files, so what one entry writes there does not reach the next. ``sizes``
     (from ``hints``) reaches the kits that take it; a kit in ``SPECS`` gets what its function derives from the code
     of ``model_dir``. A folder in ``WHOLE_FOLDERS`` is one link to the cached folder (shared by the entries).
+
+    Raises:
+      KitError: the kit could not write its files.
     """
     if kit is None:
         os.makedirs(data_dir, exist_ok=True)
@@ -330,7 +337,11 @@ def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None, add=False
         partial = cached + ".partial"
         shutil.rmtree(partial, ignore_errors=True)
         os.makedirs(partial)
-        writer(partial, np.random.default_rng(seed), **extra)
+        try:
+            writer(partial, np.random.default_rng(seed), **extra)
+        except Exception as e:  # a full disk, or a kit's own defect: this entry's data, not the whole draw
+            shutil.rmtree(partial, ignore_errors=True)
+            raise KitError(f"the {kit} kit could not write its files: {type(e).__name__}: {e}") from e
         os.replace(partial, cached)
     whole = WHOLE_FOLDERS.get(kit, ())
 

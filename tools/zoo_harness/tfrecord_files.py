@@ -29,6 +29,9 @@ import call_text
 import numpy as np
 
 RECORDS = 512  # a file: scripts derive steps per epoch as records // batch size, with batches of up to 256
+DISTINCT = 64  # different records; the file repeats them
+FILE_BYTES = 256 * 2**20  # at most, unless one record is larger: fewer records of large features (8 x 640 x 640 x 7
+# floats, 92 MB a record, made 47 GB)
 VARIABLE = 8  # values of a variable-length feature
 _FEATURE = re.compile(
     r"""['"]([\w/\-.:]+)['"]\s*:\s*(?:[\w.]*\.)?(FixedLenFeature|VarLenFeature|FixedLenSequenceFeature)\s*\("""
@@ -250,13 +253,16 @@ def _example(features, rng):
 
 
 def write(root, rng, spec):
-    """Writes the files ``spec`` (from the function ``spec``) describes into root, the same records in each."""
+    """Writes the files ``spec`` (from the function ``spec``) describes into root, the same records in each:
+    ``RECORDS`` of them, fewer when that would pass ``FILE_BYTES``."""
     import tensorflow as tf
 
-    records = [_example(spec["features"], rng) for _ in range(64)]
+    records = [_example(spec["features"], rng)]
+    count = max(1, min(RECORDS, FILE_BYTES // len(records[0])))
+    records += [_example(spec["features"], rng) for _ in range(min(DISTINCT, count) - 1)]
     first, *others = spec["names"]
     with tf.io.TFRecordWriter(os.path.join(root, first), options=spec.get("compression") or None) as writer:
-        for record in records * (RECORDS // len(records)):
-            writer.write(record)
+        for index in range(count):
+            writer.write(records[index % len(records)])
     for name in others:  # the same records under every name
         os.symlink(first, os.path.join(root, name))
