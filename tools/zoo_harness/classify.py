@@ -138,6 +138,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     size = next((sign for sign in _DATA_SIZE if sign in message), None)
     if size is not None:
         return "data", f"{head} at {_where(user)} (the synthetic data is smaller than the script assumes)"
+    if "Is a directory" in message and data_dir in message:  # TensorFlow's FailedPreconditionError, reading a folder
+        why = f"a loader read a folder of the data path as a file; {_kit_reason(kit, message)}"
+        return "data", f"{head} at {_where(user)} ({why})"
     if kind == "FileNotFoundError" and raised_in in _OURS_PACKAGES:  # our readers (input_data) name a missing file
         return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     if kind == "NotProvidedError" or raised_in in _OURS_PACKAGES:
