@@ -431,6 +431,7 @@ def _parse(example_proto):
                 "label": tf.io.FixedLenFeature([1], tf.int64),
                 "mask": tf.FixedLenFeature([], tf.string),
                 "input_ids": tf.FixedLenFeature([FLAGS.seq_length], tf.int64),
+                "segment_ids": tf.FixedLenFeature([FLAGS.seq_length], tf.int64),
                 "bbox_xmin": tf.VarLenFeature(tf.float32),
                 "height": tf.FixedLenFeature(shape=[], dtype=tf.int64)}
     parsed = tf.parse_single_example(example_proto, features)
@@ -460,6 +461,7 @@ def test_tfrecords_hold_the_features_the_loaders_parsing_dict_names(tmp_path):
     assert len(mask) == 24 * 24 and set(mask) <= {0, 1}  # what the reshape after decode_raw wants; class ids
     ids = feature["input_ids"].int64_list.value
     assert len(ids) == 12 and all(1 <= i < 100 for i in ids)  # the flag's default; inside every vocabulary
+    assert set(feature["segment_ids"].int64_list.value) <= {0, 1}  # BERT's token type table has 2 rows
     assert feature["bbox_xmin"].float_list.value and all(0 < v < 1 for v in feature["bbox_xmin"].float_list.value)
 
 

@@ -15,9 +15,11 @@ parsing dict names.
   ``decode_png``), raw ``uint8`` / ``float32`` bytes sized by the ``reshape`` after the loader's ``decode_raw`` of
   the key (else 96x96x3; class ids 0 and 1 for labels and masks), or a short word for names, formats and texts;
   integers are 96 for heights and widths, 3 for channels, ``[96, 96, 3]`` for a shape, 1 for labels and masks (a
-  valid class 0- or 1-based), 8 for lengths, else ids in 1..99 (inside every vocabulary); floats are box corners
+  valid class 0- or 1-based), 0 or 1 for segment and token type ids, 8 for lengths, else ids in 1..99 (inside every
+  vocabulary); floats are box corners
   in 0..1 for ``xmin`` ... ``ymax``, 0 or 1 for labels, else uniform in [0, 1). Variable-length features get 8
-  values. Every name holds the same 512 records (a link to the first file), ZLIB- or GZIP-compressed when the code
+  values. Every name holds the same 512 records (fewer of large features: at most 256 MiB; a link to the first file),
+ZLIB- or GZIP-compressed when the code
   reads them so (``compression_type='ZLIB'``, ``TFRecordCompressionType.ZLIB``).
 """
 
@@ -220,6 +222,8 @@ def _int_values(key, count, rng):
         return [96, 96, 3]
     if _LABEL.search(leaf) or "mask" in leaf:
         return [1] * count
+    if "segment" in leaf or "type_id" in leaf:  # BERT's segment / token type ids index a table of 2 (ALBERT: 99)
+        return rng.integers(0, 2, size=count).tolist()
     if "len" in leaf:
         return [VARIABLE] * count
     return rng.integers(1, 100, size=count).tolist()
