@@ -16,11 +16,10 @@ parsing dict names.
   the key (else 96x96x3; class ids 0 and 1 for labels and masks), or a short word for names, formats and texts;
   integers are 96 for heights and widths, 3 for channels, ``[96, 96, 3]`` for a shape, 1 for labels and masks (a
   valid class 0- or 1-based), 0 or 1 for segment and token type ids, 8 for lengths, else ids in 1..99 (inside every
-  vocabulary); floats are box corners
-  in 0..1 for ``xmin`` ... ``ymax``, 0 or 1 for labels, else uniform in [0, 1). Variable-length features get 8
-  values. Every name holds the same 512 records (fewer of large features: at most 256 MiB; a link to the first file),
-ZLIB- or GZIP-compressed when the code
-  reads them so (``compression_type='ZLIB'``, ``TFRecordCompressionType.ZLIB``).
+  vocabulary); floats are box corners in 0..1 for ``xmin`` ... ``ymax``, 0 or 1 for labels, else uniform in [0, 1).
+  Variable-length features get 8 values. Every name holds the same 512 records (fewer of large features: at most
+  256 MiB; a link to the first file), ZLIB- or GZIP-compressed when the code reads them so
+  (``compression_type='ZLIB'``, ``TFRecordCompressionType.ZLIB``).
 """
 
 import ast
