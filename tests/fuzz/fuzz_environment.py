@@ -501,6 +501,13 @@ ENV_SPECS = {
     "SLURM_DISTRIBUTION": EnvSpec(
         _env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_SLURM), samples=("cyclic",)
     ),
+    "SLURM_DIST_PLANESIZE": EnvSpec(  # read under a plane distribution, where it is needed
+        _env_int(1, 32768, required=True),
+        drivers=("world",),
+        share=_WORLD_SHARE,
+        base=dict(_SLURM, SLURM_DISTRIBUTION="plane"),
+        samples=("2",),
+    ),
     "SLURM_NODEID": EnvSpec(_env_int(0, 0), drivers=("world",), share=_WORLD_SHARE, base=dict(_SLURM), samples=("0",)),
     "SLURM_LOCALID": EnvSpec(_env_int(0, 0), drivers=("world",), share=_WORLD_SHARE, base=dict(_SLURM), samples=("0",)),
     "SLURM_JOB_ID": EnvSpec(_env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_SLURM), samples=("4242",)),
