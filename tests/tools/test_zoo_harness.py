@@ -194,18 +194,13 @@ def test_a_file_our_reader_finds_missing_is_data_not_ours():
 def test_tensorflow_reading_a_folder_of_the_data_path_as_a_file_is_data():
     # a RoBERTa pretraining loader takes every name in its data folder as a TFRecord file, and meets a folder
     classify = _tool_module("classify")
-    frames = [
-        {"file": "/m/run_pretraining.py", "line": 710, "function": "main"},
-        {"file": "/v/site-packages/tensorflow/python/client/session.py", "line": 1426, "function": "_do_call"},
-    ]
+    kind = "tensorflow.python.framework.errors_impl.FailedPreconditionError"
+    session = "/v/site-packages/tensorflow/python/client/session.py"
     message = "Graph execution error:\n\n/d/Data/BookCorpus/pretraining_data/val2014; Is a directory"
-    error = {"type": "tensorflow.python.framework.errors_impl.FailedPreconditionError", "message": message}
-    records = [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
-    error["frames"] = frames
-    outcome, cause = classify.classify(records, "/m", "/d", "parsed-tfrecord", False)
+    outcome, cause = classify.classify(_failed(kind, message, session), "/m", "/d", "parsed-tfrecord", False)
     assert outcome == "data" and "a loader read a folder of the data path as a file" in cause
-    error["message"] = "/elsewhere/val2014; Is a directory"  # not the data path: TensorFlow's, as before
-    assert classify.classify(records, "/m", "/d", "parsed-tfrecord", False)[0] == "ours"
+    elsewhere = _failed(kind, "/elsewhere/val2014; Is a directory", session)  # not the data path: as before
+    assert classify.classify(elsewhere, "/m", "/d", "parsed-tfrecord", False)[0] == "ours"
 
 
 def test_a_step_count_derived_from_imagenet_sized_data_is_a_data_mismatch():
