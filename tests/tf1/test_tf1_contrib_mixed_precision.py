@@ -1,6 +1,6 @@
 """The TF1 mode's ``tf.contrib.mixed_precision`` (loss scaling as TensorFlow 1.15 did it), ``contrib.tfprof``,
-``contrib.data``'s ``batch_and_drop_remainder`` and ``contrib.distributions`` (``percentile`` and
-``MultivariateNormalDiag`` against NumPy):
+``contrib.data``'s ``batch_and_drop_remainder`` and ``contrib.distributions`` (``percentile``, ``auto_correlation``
+and ``MultivariateNormalDiag`` against NumPy):
 values a script sees, step by step, and the paths zoo scripts use, run in the mode."""
 
 import helpers.tf1
@@ -146,6 +146,82 @@ def test_batch_and_drop_remainder_drops_the_short_batch_and_knows_the_batch_size
             assert session.run(rows).tolist() == [[3, 3, 3, -1], [4, 4, 4, 4]]
             with pytest.raises(tf.errors.OutOfRangeError):
                 session.run(rows)
+
+
+# ---------------------------------------------------------------- contrib.distributions.auto_correlation
+
+
+def _brute_force_auto_correlation(x, axis, max_lags, center, normalize):
+    """R[m]: the mean of x[n] * conj(x[n + m]) over the N - m pairs, lag by lag."""
+    length = x.shape[axis]
+    lags = length if max_lags is None else min(length, max_lags + 1)
+    if center:
+        x = x - x.mean(axis=axis, keepdims=True)
+    columns = [
+        (np.take(x, range(length - m), axis=axis) * np.conj(np.take(x, range(m, length), axis=axis))).mean(
+            axis=axis, keepdims=True
+        )
+        for m in range(lags)
+    ]
+    result = np.concatenate(columns, axis=axis)
+    return result / np.take(result, [0], axis=axis) if normalize else result
+
+
+def _auto_correlation(x, static_shape=True, **kwargs):
+    with tf.Graph().as_default():
+        placeholder = v1.placeholder_with_default(x, shape=x.shape if static_shape else None)
+        result = distributions.auto_correlation(placeholder, **kwargs)
+        with v1.Session() as session:
+            return session.run(result), result.shape.as_list() if result.shape.ndims is not None else None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize(
+    "axis, max_lags, center, normalize",
+    [
+        (-1, None, False, False),
+        (-2, None, False, True),
+        (0, None, True, False),
+        (2, 1, True, False),
+        (2, 100, True, True),
+    ],
+)
+def test_auto_correlation_matches_the_brute_force_sum_lag_by_lag(dtype, axis, max_lags, center, normalize):
+    x = RNG.randn(3, 4, 5).astype(dtype)
+    if dtype == np.complex64:
+        x = x + 1j * RNG.randn(3, 4, 5).astype(dtype)
+    expected = _brute_force_auto_correlation(x, axis, max_lags, center, normalize)
+    for static_shape in (True, False):
+        got, shape = _auto_correlation(
+            x, static_shape, axis=axis, max_lags=max_lags, center=center, normalize=normalize
+        )
+        assert got.dtype == dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+        assert shape == (list(expected.shape) if static_shape else None)
+
+
+def test_auto_correlation_of_a_constant_sequence_and_of_white_noise():
+    ones = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]], np.float32)
+    got, _ = _auto_correlation(ones, axis=1, center=False, normalize=False)
+    assert got.tolist() == [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    got, _ = _auto_correlation(ones, axis=1, center=True, normalize=False)
+    assert got.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    noise = 3.0 * RNG.randn(10000).astype(np.float32)
+    got, shape = _auto_correlation(noise, max_lags=5000)
+    assert shape == [5001] and got[0] == pytest.approx(1.0)  # normalized by default: R[0] is 1, not E[x^2] = 9
+    assert np.abs(got[1:]).mean() < 0.02
+
+
+def test_auto_correlation_refuses_bad_arguments_naming_them():
+    with tf.Graph().as_default():
+        with pytest.raises(NpuArgumentError, match="x must be floating or complex, got int32"):
+            distributions.auto_correlation(np.arange(4, dtype=np.int32))
+        with pytest.raises(NpuArgumentError, match="axis 2 is out of range for x of rank 2"):
+            distributions.auto_correlation(np.ones((2, 2)), axis=2)
+        with pytest.raises(NpuArgumentError, match="axis must be an int, got 0.5"):
+            distributions.auto_correlation(np.ones((2, 2)), axis=0.5)
+        with pytest.raises(NpuArgumentError, match="max_lags must be an int >= 0, an int tensor or None, got -1"):
+            distributions.auto_correlation(np.ones((2, 2)), max_lags=-1)
 
 
 # ---------------------------------------------------------------- contrib.distributions.percentile

@@ -1,5 +1,5 @@
-"""``percentile`` and ``MultivariateNormalDiag`` of TensorFlow 1.15's ``tf.contrib.distributions``, written on
-TensorFlow 2.21's ops.
+"""``percentile``, ``auto_correlation`` and ``MultivariateNormalDiag`` of TensorFlow 1.15's
+``tf.contrib.distributions``, written on TensorFlow 2.21's ops.
 
 The other distributions the zoo uses (``Normal``, ``Categorical``, ``Bernoulli``, ``Beta``, ``kl_divergence``, ...)
 are TensorFlow's ``tf.compat.v1.distributions``, which 1.15's contrib re-exported; the rest of contrib.distributions
@@ -14,7 +14,7 @@ from tensorflow.python.ops.distributions import distribution
 
 from npu_bridge.core.runtime.errors import NpuArgumentError
 
-__all__ = ["MultivariateNormalDiag", "percentile"]
+__all__ = ["MultivariateNormalDiag", "auto_correlation", "percentile"]
 
 _INTERPOLATIONS = ("lower", "higher", "nearest")
 
@@ -74,6 +74,79 @@ def percentile(x, q, axis=None, interpolation=None, keep_dims=False, validate_ar
             else:
                 for dim in sorted(axes):
                     result = tf.expand_dims(result, dim)
+        return result
+
+
+def auto_correlation(x, axis=-1, max_lags=None, center=True, normalize=True, name="auto_correlation"):
+    """The auto-correlation of ``x`` along ``axis``: ``R[m]``, the mean of ``x[n] * conj(x[n + m])`` over the
+    ``N - m`` pairs the dimension holds, for lags ``m = 0 .. max_lags``.
+
+    Computed through an FFT of ``x`` zero-padded to a power of two at least ``2 N``, so there is no wrap-around.
+
+    Args:
+      x: floating or complex tensor.
+      axis: int, the dimension holding the sequence (negative counts from the end).
+      max_lags: int >= 0, int tensor or None: the largest lag (None, or more than ``N - 1``: ``N - 1``).
+      center: subtract the mean along ``axis`` first.
+      normalize: divide by ``R[0]`` (then ``R[0]`` is 1).
+      name: name scope.
+    Returns:
+      A tensor of ``x``'s dtype and shape, but ``min(max_lags, N - 1) + 1`` long along ``axis``.
+    Raises:
+      NpuArgumentError: ``x`` is neither floating nor complex, ``axis`` is not an int or is out of range for a
+        known rank, or ``max_lags`` is negative.
+    """
+    with tf.compat.v1.name_scope(name, "auto_correlation", [x]):
+        x = tf.convert_to_tensor(x, name="x")
+        if not (x.dtype.is_floating or x.dtype.is_complex):
+            raise NpuArgumentError(f"auto_correlation: x must be floating or complex, got {x.dtype.name}")
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise NpuArgumentError(f"auto_correlation: axis must be an int, got {axis!r}")
+        static_lags = None if max_lags is None or tf.is_tensor(max_lags) else max_lags
+        if static_lags is not None and (
+            isinstance(static_lags, bool) or not isinstance(static_lags, (int, np.integer)) or static_lags < 0
+        ):
+            raise NpuArgumentError(
+                f"auto_correlation: max_lags must be an int >= 0, an int tensor or None, got {max_lags!r}"
+            )
+        ndims = x.shape.ndims
+        if ndims is not None and not -ndims <= axis < ndims:
+            raise NpuArgumentError(f"auto_correlation: axis {axis} is out of range for x of rank {ndims}")
+        rank = tf.rank(x)
+        last = tf.math.floormod(axis, rank)
+        perm = tf.concat([tf.range(last), tf.range(last + 1, rank), [last]], axis=0)
+        sequences = tf.transpose(x, perm)
+        if center:
+            sequences -= tf.reduce_mean(sequences, axis=-1, keepdims=True)
+
+        length = tf.shape(sequences)[-1]
+        padded_length = tf.cast(
+            2.0 ** tf.math.ceil(tf.math.log(tf.cast(2 * length, tf.float64)) / math.log(2.0)), tf.int32
+        )
+        complex_dtype = tf.complex128 if x.dtype in (tf.float64, tf.complex128) else tf.complex64
+        padding = tf.concat([tf.zeros([rank - 1, 2], tf.int32), [[0, padded_length - length]]], axis=0)
+        spectrum = tf.signal.fft(tf.pad(tf.cast(sequences, complex_dtype), padding))
+        # ifft(|X|^2)[m] is the sum of x[n + m] conj(x[n]); R[m] pairs them the other way round
+        sums = tf.math.conj(tf.signal.ifft(spectrum * tf.math.conj(spectrum)))
+        sums = sums if x.dtype.is_complex else tf.math.real(sums)
+
+        lags = length if max_lags is None else tf.minimum(length, max_lags + 1)
+        pair_counts = tf.cast(length - tf.range(lags), sums.dtype)
+        correlation = tf.cast(sums[..., :lags] / pair_counts, x.dtype)
+        if normalize:
+            correlation /= correlation[..., :1]
+        result = tf.transpose(correlation, tf.math.invert_permutation(perm))
+        if ndims is not None:
+            shape = x.shape.as_list()
+            size = shape[axis]
+            shape[axis] = (
+                None
+                if tf.is_tensor(max_lags)
+                else size
+                if max_lags is None or size is None
+                else min(size, max_lags + 1)
+            )
+            result.set_shape(shape)
         return result
 
 
