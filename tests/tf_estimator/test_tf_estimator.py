@@ -230,6 +230,16 @@ def test_run_config_defaults_and_validation(tmp_path):
         tf.estimator.RunConfig(save_checkpoints_steps=1, save_checkpoints_secs=1)
     with pytest.raises(ValueError, match="cannot be replaced"):
         config.replace(iterations=3)
+    # replacing one way of timing checkpoints turns the other off (a ShuffleNet script replaces the default secs)
+    by_steps = config.replace(save_checkpoints_steps=556)
+    assert (by_steps.save_checkpoints_steps, by_steps.save_checkpoints_secs) == (556, None)
+    by_secs = by_steps.replace(save_checkpoints_secs=30)
+    assert (by_secs.save_checkpoints_steps, by_secs.save_checkpoints_secs) == (None, 30)
+    assert by_steps.replace(save_checkpoints_secs=None).save_checkpoints_steps == 556
+    with pytest.raises(
+        ValueError, match=r"Can not specify both save_checkpoints_steps \(1\) and save_checkpoints_secs"
+    ):
+        config.replace(save_checkpoints_steps=1, save_checkpoints_secs=2)
     with pytest.raises(ValueError, match="keep_checkpoint_max must be a number >= 0"):
         tf.estimator.RunConfig(keep_checkpoint_max=-1)
     with pytest.raises(ValueError, match="config must be an instance of RunConfig"):

@@ -191,16 +191,21 @@ def test_a_file_our_reader_finds_missing_is_data_not_ours():
     assert outcome == "data" and cause.endswith("(the cifar10 kit's files did not fit)")
 
 
-def test_tensorflow_reading_a_folder_of_the_data_path_as_a_file_is_data():
+def test_tensorflow_reading_a_folder_of_the_data_as_a_file_or_a_file_as_a_folder_is_data():
     # a RoBERTa pretraining loader takes every name in its data folder as a TFRecord file, and meets a folder
     classify = _tool_module("classify")
     kind = "tensorflow.python.framework.errors_impl.FailedPreconditionError"
     session = "/v/site-packages/tensorflow/python/client/session.py"
     message = "Graph execution error:\n\n/d/Data/BookCorpus/pretraining_data/val2014; Is a directory"
     outcome, cause = classify.classify(_failed(kind, message, session), "/m", "/d", "parsed-tfrecord", False)
-    assert outcome == "data" and "a loader read a folder of the data path as a file" in cause
+    assert outcome == "data" and "a loader took a folder of the data path for a file" in cause
     elsewhere = _failed(kind, "/elsewhere/val2014; Is a directory", session)  # not the data path: as before
     assert classify.classify(elsewhere, "/m", "/d", "parsed-tfrecord", False)[0] == "ours"
+    # a GeoNet loader reads <image>/0_cam.txt from a kit's file list, which names the kits' folder, not the data path
+    message = "Graph execution error:\n\n/k/image-lists-1/images/image_0000.jpg/0_cam.txt; Not a directory"
+    records = _failed(kind, message, session)
+    assert classify.classify(records, "/m", "/d", "image-lists", False, "", "/k")[0] == "data"
+    assert classify.classify(records, "/m", "/d", "image-lists", False)[0] == "ours"  # no kit folder given
 
 
 def test_a_step_count_derived_from_imagenet_sized_data_is_a_data_mismatch():

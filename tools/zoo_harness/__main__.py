@@ -198,7 +198,8 @@ def _judge(args, measured, folder):
         output = f.read()[-20000:]
     model, data = (os.path.abspath(os.path.join(folder, sub)) for sub in ("model", "data"))
     timed_out = measured.get("timed_out", measured.get("outcome") == "timeout")  # reports of the first version
-    outcome, cause = classify.classify(records, model, data, measured["kit"], timed_out, output)
+    kit_dir = os.path.join(os.path.dirname(os.path.dirname(folder)), "kits")
+    outcome, cause = classify.classify(records, model, data, measured["kit"], timed_out, output, kit_dir)
     peak = measured.get("peak_gib")
     if peak is not None and peak > args.memory and outcome != "pass":
         outcome, cause = "resources", f"its processes held {peak:.1f} GiB, more than --memory {args.memory:g}"

@@ -91,9 +91,9 @@ def _where(frame):
 _WRAPPER_PARAMETER = re.compile(r"""\[Error\] para \\?["']?([A-Za-z_]+)""")
 
 
-def classify(records, model_dir, data_dir, kit, timed_out, output=""):
+def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=None):
     """(outcome, cause) for one entry from its processes' records and the launcher's output; see the module
-    docstring for outcomes."""
+    docstring for outcomes. ``kit_dir`` is the folder the kits' files live in (the data path links into it)."""
     if any(r["ended"] == "steps_reached" for r in records):
         return "pass", f"reached the training-step limit ({max(r['steps'] for r in records)} steps)"
     failures = [r for r in records if r["ended"] == "exception" and r.get("exception")]
@@ -138,8 +138,10 @@ def classify(records, model_dir, data_dir, kit, timed_out, output=""):
     size = next((sign for sign in _DATA_SIZE if sign in message), None)
     if size is not None:
         return "data", f"{head} at {_where(user)} (the synthetic data is smaller than the script assumes)"
-    if "Is a directory" in message and data_dir in message:  # TensorFlow's FailedPreconditionError, reading a folder
-        why = f"a loader read a folder of the data path as a file; {_kit_reason(kit, message)}"
+    # TensorFlow's FailedPreconditionError reading a folder of the data as a file, or a file as a folder
+    on_data = data_dir in message or (kit_dir is not None and kit_dir in message)
+    if on_data and ("Is a directory" in message or "Not a directory" in message):
+        why = f"a loader took a folder of the data path for a file or a file for a folder; {_kit_reason(kit, message)}"
         return "data", f"{head} at {_where(user)} ({why})"
     if kind == "FileNotFoundError" and raised_in in _OURS_PACKAGES:  # our readers (input_data) name a missing file
         return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"

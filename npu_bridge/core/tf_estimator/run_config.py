@@ -170,7 +170,8 @@ class RunConfig:
         """Returns a copy with some properties replaced.
 
         Raises:
-          ValueError: a name is not a replaceable property, or the new values are invalid together.
+          ValueError: a name is not a replaceable property, or both save_checkpoints_steps and
+            save_checkpoints_secs are given values.
         """
         unknown = sorted(set(kwargs) - set(_REPLACEABLE))
         if unknown:
@@ -178,8 +179,18 @@ class RunConfig:
         new = copy.copy(self)
         for name, value in kwargs.items():
             setattr(new, f"_{name}", os.fspath(value) if name == "model_dir" and value is not None else value)
-        if new._save_checkpoints_steps and new._save_checkpoints_secs:
-            raise NpuArgumentError("Can not specify both save_checkpoints_steps and save_checkpoints_secs")
+        # Replacing one way of timing checkpoints with a value turns the other off, as TensorFlow 1.15 did
+        # (RunConfig().replace(save_checkpoints_steps=100) drops the default 600 seconds); only both is an error.
+        steps, secs = kwargs.get("save_checkpoints_steps"), kwargs.get("save_checkpoints_secs")
+        if steps and secs:
+            raise NpuArgumentError(
+                f"RunConfig.replace: Can not specify both save_checkpoints_steps ({steps!r}) and "
+                f"save_checkpoints_secs ({secs!r}); give one of them"
+            )
+        if steps:
+            new._save_checkpoints_secs = None
+        elif secs:
+            new._save_checkpoints_steps = None
         return new
 
     model_dir = property(lambda self: self._model_dir)
