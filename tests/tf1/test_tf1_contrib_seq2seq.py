@@ -208,6 +208,37 @@ def test_beam_search_finds_the_best_sequence_greedy_decoding_misses(control_flow
     assert list(got["greedy"][0]) == [0, 0, 0, 0]  # greedy never finds it
 
 
+def test_beam_search_decoder_v2_is_configured_first_and_decodes_when_called():
+    table = np.array([[0.40, 0.30, 0.30, 0.0], [0.05, 0.05, 0.90, 0.0], [0.0, 0.0, 1.0, 0.0], [0.55, 0.45, 0.0, 0.0]])
+    table = (table + 1e-9) / (table + 1e-9).sum(1, keepdims=True)
+    cell, beam_width = BigramCell(table), 2
+    initial = seq2seq.tile_batch(tf.zeros([1, 1]), beam_width)
+    v1 = seq2seq.BeamSearchDecoder(cell, tf.eye(4), tf.fill([1], 3), 2, initial, beam_width)
+    v1_outputs, _, v1_lengths = seq2seq.dynamic_decode(v1, maximum_iterations=4)
+    v2 = seq2seq.BeamSearchDecoderV2(cell, beam_width, maximum_iterations=4, output_time_major=True)
+    outputs, state, lengths = v2(tf.eye(4), start_tokens=tf.fill([1], 3), end_token=2, initial_state=initial)
+    assert isinstance(outputs, seq2seq.FinalBeamSearchDecoderOutput)
+    assert isinstance(state, seq2seq.BeamSearchDecoderState)
+    by_function = seq2seq.BeamSearchDecoderV2(
+        cell, beam_width, embedding_fn=lambda ids: tf.one_hot(ids, 4), maximum_iterations=4
+    )
+    function_outputs, _, _ = by_function(None, tf.fill([1], 3), 2, initial)
+    got = run(
+        {
+            "v1": v1_outputs.predicted_ids,
+            "v1_lengths": v1_lengths,
+            "v2": outputs.predicted_ids,
+            "lengths": lengths,
+            "by_function": function_outputs.predicted_ids,
+        }
+    )
+    np.testing.assert_array_equal(got["v2"], got["v1"].transpose(1, 0, 2))  # time major as configured
+    np.testing.assert_array_equal(got["lengths"], got["v1_lengths"])
+    np.testing.assert_array_equal(got["by_function"][0, :2, 0], [1, 2])  # "b", end: the best sequence
+    with pytest.raises(NpuArgumentTypeError, match="embedding_fn must be callable, got 3"):
+        seq2seq.BeamSearchDecoderV2(cell, beam_width, embedding_fn=3)
+
+
 def test_beam_search_with_a_length_penalty_prefers_longer_sequences_as_wu_et_al():
     log_probs, lengths = np.log(np.array([0.5, 0.45])), np.array([1, 3])
     weight = 1.0

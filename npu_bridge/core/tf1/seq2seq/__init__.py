@@ -4,11 +4,10 @@ Modules, one job each: ``decoder`` (``Decoder``, ``dynamic_decode``), ``helpers`
 ``sampling`` (their Bernoulli and categorical samplers), ``basic_decoder`` (``BasicDecoder``), ``attention``
 (Bahdanau and Luong mechanisms, ``hardmax``), ``monotonic`` (monotonic attention), ``attention_wrapper``
 (``AttentionWrapper``), ``beam_search_ops`` (``gather_tree``, the ``GatherTree`` kernel in TensorFlow ops),
-``beam_tiling`` (``tile_batch``, ``gather_tree_from_array``), ``beam_search`` (``BeamSearchDecoder``; upstream's
-``beam_search_decoder`` module, re-exporting ``tile_batch``) and ``loss`` (``sequence_loss``). Variable names and
-scopes are TensorFlow 1.15's, so its checkpoints restore. The contrib shim routes upstream's deep module paths
-(``contrib.seq2seq.python.ops.attention_wrapper``, ...) to these modules.
-"""
+``beam_tiling`` (``tile_batch``, ``gather_tree_from_array``), ``beam_search`` (``BeamSearchDecoder``,
+``BeamSearchDecoderV2``; upstream's ``beam_search_decoder`` module, re-exporting ``tile_batch``) and ``loss``
+(``sequence_loss``). Variable names and scopes are TensorFlow 1.15's, so its checkpoints restore. The contrib shim
+routes upstream's deep module paths (``contrib.seq2seq.python.ops.attention_wrapper``, ...) to these modules."""
 
 from npu_bridge.core.tf1.seq2seq.attention import AttentionMechanism, BahdanauAttention, LuongAttention, hardmax
 from npu_bridge.core.tf1.seq2seq.attention_wrapper import AttentionWrapper, AttentionWrapperState
@@ -17,6 +16,7 @@ from npu_bridge.core.tf1.seq2seq.beam_search import (
     BeamSearchDecoder,
     BeamSearchDecoderOutput,
     BeamSearchDecoderState,
+    BeamSearchDecoderV2,
     FinalBeamSearchDecoderOutput,
     tile_batch,
 )
@@ -51,6 +51,7 @@ __all__ = [
     "BeamSearchDecoder",
     "BeamSearchDecoderOutput",
     "BeamSearchDecoderState",
+    "BeamSearchDecoderV2",
     "CustomHelper",
     "Decoder",
     "FinalBeamSearchDecoderOutput",

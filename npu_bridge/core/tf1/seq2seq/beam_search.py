@@ -5,7 +5,9 @@ adds the log softmax of the logits to each beam's log probability (a finished be
 ``end_token``, at no cost), scores every (beam, word) pair as log_prob / length_penalty (+ coverage penalty) with
 length_penalty = ((5 + length) / 6) ** length_penalty_weight (Wu et al., 2016), keeps the ``beam_width`` best, and
 gathers the cell states of the beams they continue. ``finalize`` follows the parents back (``gather_tree``).
-This module is also upstream's ``contrib.seq2seq.python.ops.beam_search_decoder``.
+``BeamSearchDecoderV2`` is 1.15's callable form: configured once, called with the embedding, start tokens, end
+token and initial state, it decodes at once. This module is also upstream's
+``contrib.seq2seq.python.ops.beam_search_decoder``.
 """
 
 import collections
@@ -15,7 +17,7 @@ import tensorflow as tf
 from tensorflow.python.util import nest
 
 from npu_bridge.core.runtime import log
-from npu_bridge.core.runtime.errors import NpuArgumentError
+from npu_bridge.core.runtime.errors import NpuArgumentError, NpuArgumentTypeError
 from npu_bridge.core.tf1.seq2seq.attention_wrapper import AttentionWrapperState
 from npu_bridge.core.tf1.seq2seq.basic_decoder import check_cell, check_layer, projected_output_size
 from npu_bridge.core.tf1.seq2seq.beam_search_ops import gather_tree
@@ -25,11 +27,12 @@ from npu_bridge.core.tf1.seq2seq.beam_tiling import (
     gather_tree_from_array,
     tile_batch,
 )
-from npu_bridge.core.tf1.seq2seq.decoder import Decoder
+from npu_bridge.core.tf1.seq2seq.decoder import Decoder, dynamic_decode
 
 __all__ = [
     "BeamSearchDecoder",
     "BeamSearchDecoderOutput",
+    "BeamSearchDecoderV2",
     "BeamSearchDecoderState",
     "FinalBeamSearchDecoderOutput",
     "gather_tree_from_array",
@@ -283,6 +286,77 @@ class BeamSearchDecoder(Decoder):
                 tf.reduce_all(finished), lambda: self._start_inputs, lambda: self._embedding_fn(sample_ids)
             )
         return output, next_state, next_inputs, finished
+
+
+class BeamSearchDecoderV2:
+    """Beam search configured first and run when called (TensorFlow 1.15's ``BeamSearchDecoderV2``).
+
+    ``decoder(embedding, start_tokens, end_token, initial_state)`` builds a ``BeamSearchDecoder`` of this
+    configuration and runs ``dynamic_decode`` on it, returning ``(FinalBeamSearchDecoderOutput,
+    BeamSearchDecoderState, sequence lengths)``.
+
+    Args:
+      cell, beam_width, output_layer, length_penalty_weight, coverage_penalty_weight, reorder_tensor_arrays: as
+        for ``BeamSearchDecoder``.
+      embedding_fn: a function of ids; when given, the ``embedding`` of the call is ignored.
+      output_time_major, impute_finished, maximum_iterations, parallel_iterations, swap_memory: passed to
+        ``dynamic_decode``.
+      **kwargs: the Keras layer arguments 1.15 took (``name``, ``dtype``, ...); unused.
+
+    Raises:
+      NpuArgumentTypeError: ``cell`` or ``output_layer`` has the wrong type.
+    """
+
+    def __init__(
+        self,
+        cell,
+        beam_width,
+        embedding_fn=None,
+        output_layer=None,
+        length_penalty_weight=0.0,
+        coverage_penalty_weight=0.0,
+        reorder_tensor_arrays=True,
+        output_time_major=False,
+        impute_finished=False,
+        maximum_iterations=None,
+        parallel_iterations=32,
+        swap_memory=False,
+        **kwargs,
+    ):
+        del kwargs
+        check_cell("BeamSearchDecoderV2", cell)
+        check_layer("BeamSearchDecoderV2", output_layer)
+        if embedding_fn is not None and not callable(embedding_fn):
+            raise NpuArgumentTypeError(f"BeamSearchDecoderV2: embedding_fn must be callable, got {embedding_fn!r}")
+        self.cell = cell
+        self._embedding_fn = embedding_fn
+        self._decoder_arguments = {
+            "beam_width": beam_width,
+            "output_layer": output_layer,
+            "length_penalty_weight": length_penalty_weight,
+            "coverage_penalty_weight": coverage_penalty_weight,
+            "reorder_tensor_arrays": reorder_tensor_arrays,
+        }
+        self._decode_arguments = {
+            "output_time_major": output_time_major,
+            "impute_finished": impute_finished,
+            "maximum_iterations": maximum_iterations,
+            "parallel_iterations": parallel_iterations,
+            "swap_memory": swap_memory,
+        }
+
+    def __call__(self, embedding, start_tokens, end_token, initial_state, training=None, **kwargs):
+        """Decodes: ``(final_outputs, final_state, final_sequence_lengths)`` as ``dynamic_decode`` returns them."""
+        del training, kwargs
+        decoder = BeamSearchDecoder(
+            self.cell,
+            self._embedding_fn if self._embedding_fn is not None else embedding,
+            start_tokens,
+            end_token,
+            initial_state,
+            **self._decoder_arguments,
+        )
+        return dynamic_decode(decoder, **self._decode_arguments)
 
 
 def _beam_search_step(
