@@ -31,6 +31,7 @@ legacy_modules  Keras of the script's era for user code in both modes: the route
 legacy_paths    where each Keras 2.2-2.6 and moved TensorFlow-internal module lives now (the rename tables)
 addons_keras    tensorflow_addons (which user code imports) on tf_keras: its ``keras.src`` imports, Python ops first
 eager_profiler  ``tensorflow.python.eager.profiler``, written here
+absl_enum_strings  ``DEFINE_enum`` with a string as ``enum_values``, as absl-py 0.x took it (both modes)
 
 Writing files:
 

@@ -16,7 +16,7 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import legacy_modules, user_imports
+from npu_bridge.core.runtime import absl_enum_strings, legacy_modules, user_imports
 from npu_bridge.core.tf1 import contrib, environment, facade, internal_paths, mnist, py_compat, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
@@ -42,6 +42,7 @@ def install(script_directory=None):
     os.environ.update(environment.for_children(os.environ))
     user = scope.tf1_user_code(script_directory).contains
     internal_paths.register()  # tensorflow.python.estimator & co. join the Keras route's table
+    absl_enum_strings.install()  # DEFINE_enum with a string, as absl-py 0.x took it
     # older than the tensorflow route, which passes it tensorflow.python.keras: Keras 2.x scripts ran on TF 1.x,
     # so their first Keras import sets up TensorFlow 1.x behaviour as `import tensorflow` does
     keras2 = legacy_modules.add_route(_KERAS_ROUTE, user, before_first=lambda: _facade(builtins.__import__))

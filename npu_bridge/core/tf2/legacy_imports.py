@@ -16,7 +16,7 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import after_import, legacy_modules, log, user_code, user_imports
+from npu_bridge.core.runtime import absl_enum_strings, after_import, legacy_modules, log, user_code, user_imports
 from npu_bridge.core.tf2 import environment as tf2_environment
 
 USAGE = "usage: python -m npu_bridge.tf2 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
@@ -36,6 +36,7 @@ def install():
         return True
     if not legacy_modules.add_route(_ROUTE, _user_code.contains):
         return False
+    absl_enum_strings.install()  # DEFINE_enum with a string, as absl-py 0.x took it
     # Keras 2.6's optimizer generation and 1-D inputs, which `import npu_device` installs: here from the moment
     # tf_keras is first imported (`from tensorflow.keras.optimizers import Adam` above `import npu_device`)
     after_import.when_imported("tf_keras", _install_keras26)
