@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import helpers.tf2
 import pytest
 from helpers.collectives import parse_results
 from helpers.paths import REPO_ROOT, TESTS_DIR
@@ -181,3 +182,26 @@ def test_tensorflow_python_keras_is_tf_keras_for_user_code_and_tensorflow_s_own_
         "losses": 3,
         "library": LIBRARY_SEEN,
     }
+
+
+MODEL_LAYERS = """
+import json
+import tensorflow as tf
+
+inputs = tf.keras.Input((4,))
+model = tf.keras.Model(inputs, tf.keras.layers.Dense(2)(inputs))
+print("RESULT " + json.dumps({
+    "layers": [type(layer).__name__ for layer in model._layers],
+    "same_list": model._layers is model._self_tracked_trackables,
+}))
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("mode", ["npu_bridge.tf1", "npu_bridge.tf2"])
+def test_model_layers_is_there_when_the_script_only_uses_tf_keras(mode, tmp_path):
+    # a Keras-TCN script of the zoo copies model._layers of a tf.keras functional model, never importing keras
+    script = tmp_path / "tcn_summary.py"
+    script.write_text(MODEL_LAYERS)
+    seen, _ = helpers.tf2.run_script(str(script), tmp_path, env={"NPU_BRIDGE_TF1_QUIET": "1"}, launcher=("-m", mode))
+    assert seen == {"layers": ["InputLayer", "Dense"], "same_list": True}

@@ -3,7 +3,7 @@
 ``add_route`` (the TF1 mode at its start, the TF2 adapter at ``import npu_device``) makes user code's ``import
 keras...`` and ``tensorflow.python.keras...`` give tf_keras (Keras 2) in the Keras 2.2-2.6 layouts ``legacy_paths``
 maps, and the TensorFlow-internal modules that moved be found; installed packages keep Keras 3 and TensorFlow's own
-modules. The first Keras module it gives adds the Keras 2.x names tf_keras lacks (``Model._layers``), add-only.
+modules. Once tf_keras is imported, the Keras 2.x names tf_keras lacks are added (``Model._layers``), add-only.
 
 A mapped path is the real module it resolves to (``keras.layers.core.dense`` is ``tf_keras.src.layers.core.dense``
 itself), except where that module cannot answer for it: a Keras root (``keras``) or package, whose children may
@@ -20,7 +20,7 @@ import importlib.util
 import threading
 import types
 
-from npu_bridge.core.runtime import addons_keras, keras_selection, legacy_paths, log, user_imports
+from npu_bridge.core.runtime import addons_keras, after_import, keras_selection, legacy_paths, log, user_imports
 
 _KERAS_3_KEPT = ("0", "false", "False")  # TF_USE_LEGACY_KERAS values that keep Keras 3 (keras_selection)
 _era_lock = threading.Lock()
@@ -60,22 +60,25 @@ def add_route(route_name, is_user, before_first=None):
         return found if found is not None else proceed(name, module_globals, module_locals, fromlist, 0)
 
     user_imports.add_route(route_name, legacy_paths.TOP_NAMES, is_user, resolve)
+    after_import.when_imported("tf_keras.src.engine.training", _add_era_names)
     addons_keras.add_route()  # tensorflow_addons, which user code imports, on tf_keras too
     return True
 
 
-def _add_era_names():
+def _add_era_names(training):
     """Adds the Keras 2.x names scripts use that tf_keras 2.21 lacks (once; nothing that exists is replaced).
 
     ``Model._layers``: Keras 2.2's list of a model's layers (a ``Sequential``'s input layer first), which
     ``tf.keras`` renamed ``_self_tracked_trackables`` in TensorFlow 2.4; the same list, so changes show in both.
+    Called when tf_keras' ``engine.training`` is imported, however user code reached it (``import keras``,
+    ``tf.keras.Model``).
     """
     global _era_names_added
     with _era_lock:
         if _era_names_added:
             return
         _era_names_added = True
-        model = importlib.import_module("tf_keras.src.engine.training").Model
+        model = training.Model
         if not hasattr(model, "_layers"):
             model._layers = property(
                 lambda self: self._self_tracked_trackables, doc="Keras 2.2's name of the model's tracked layers."
@@ -167,8 +170,6 @@ def module(path):
     found = _modules.get(path)
     if found is not None:
         return found
-    if legacy_paths.in_keras(path):
-        _add_era_names()
     names = legacy_paths.candidates(path)
     if names is None:  # a parent of mapped paths, e.g. tensorflow.python: the real module
         names = [path]
