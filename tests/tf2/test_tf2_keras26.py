@@ -68,3 +68,22 @@ def test_a_run_classifier_style_tpu_estimator_trains_behind_compat_enable_v1(tmp
     result, _ = _run("compat_v1_tpu_estimator.py", tmp_path)
     assert result["estimator"] == "npu_bridge.core.tf_estimator.tpu.estimator.TPUEstimator"
     assert result["global_step"] == 20 and result["loss"] < result["start_loss"] / 2
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_tf_keras_mixed_precision_experimental_is_tensorflow_2_6s(tmp_path):
+    result, _ = _run("keras26_mixed_precision.py", tmp_path)
+    assert result == {
+        "policy": "mixed_float16",
+        "loss_scale": 128.0,
+        "auto": "dynamic",
+        "float32_auto": None,
+        "layer": ["float16", "float32"],
+        "fixed": [False, 64.0],
+        "dynamic": [True, 32768.0],
+        "is_keras_lso": True,
+        "finite": True,
+        "bad": 'Policy: loss_scale must be "dynamic", None or a positive number, got -1',
+        "after": "float32",
+    }

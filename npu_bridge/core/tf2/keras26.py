@@ -1,6 +1,6 @@
 """``tf.keras`` as Keras 2.6 showed it to the scripts Ascend's TF2 adapter ran, for user code (``user_code``).
 
-``import npu_device`` installs three rules (``install``); the code TensorFlow, tf_keras and other installed packages
+``import npu_device`` installs four rules (``install``); the code TensorFlow, tf_keras and other installed packages
 run is unchanged:
 
 - Optimizer generation. ``tf.keras.optimizers.Adam`` / ``SGD`` / ``RMSprop`` / ``Adagrad`` / ``Adadelta`` /
@@ -14,6 +14,9 @@ run is unchanged:
 - One-dimensional inputs. ``fit`` / ``evaluate`` / ``predict`` and ``*_on_batch`` called by user code give the
   model's ``train_step`` / ``test_step`` / ``predict_step`` each rank-1 tensor of ``x``, ``y`` and
   ``sample_weight`` as ``(batch, 1)``, as Keras 2.6's steps did (tf_keras 2.21 passes them as they are).
+- ``tf.keras.mixed_precision.experimental`` (``Policy`` with a ``loss_scale``, ``set_policy``, ``global_policy``,
+  ``LossScaleOptimizer(optimizer, loss_scale)``), which tf_keras 2.21 removed, is there again (``mixed_precision26``),
+  add-only, for every importer.
 - ``tf.keras.__version__`` (also ``tf.compat.v1.keras``'s, ``from tensorflow import keras``) is tf_keras's version,
   as ``keras.__version__`` of user code is (Keras 2.6 had one; the API module of tf_keras has none).
 
@@ -34,6 +37,7 @@ from tf_keras.src import optimizers as keras_optimizers
 from tf_keras.src.engine import training
 
 from npu_bridge.core.runtime import after_import, keras_selection, user_code, user_imports
+from npu_bridge.core.tf2 import mixed_precision26
 
 # the names tf.keras.optimizers had in Keras 2.6 that tf_keras 2.21 gives to its new optimizer generation
 LEGACY_NAMES = ("Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop", "SGD")
@@ -53,7 +57,7 @@ _user_code = user_code.UserCode()
 
 
 def install():
-    """Installs the three rules (once per process), unless ``tf.keras`` is Keras 3 (``TF_USE_LEGACY_KERAS=0``).
+    """Installs the four rules (once per process), unless ``tf.keras`` is Keras 3 (``TF_USE_LEGACY_KERAS=0``).
 
     Returns:
       True when they are installed.
@@ -124,6 +128,9 @@ def _adapt(keras_module):
     """Gives an API module of tf_keras (``tf.keras``, or its copy ``tensorflow.keras``) the rules."""
     if "__version__" not in vars(keras_module):
         keras_module.__version__ = tf_keras.__version__
+    mixed_precision = vars(keras_module).get("mixed_precision")
+    if isinstance(mixed_precision, types.ModuleType) and "experimental" not in vars(mixed_precision):
+        mixed_precision.experimental = mixed_precision26.experimental_module(mixed_precision.__name__)
     optimizers = vars(keras_module).get("optimizers")
     if type(optimizers) is types.ModuleType:  # noqa: E721  (exactly a plain module: not adapted yet)
         optimizers.__class__ = _OptimizersForUserCode
