@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import helpers.tf1
 import helpers.tf2
 import pytest
 from helpers.collectives import parse_results
@@ -205,3 +206,36 @@ def test_model_layers_is_there_when_the_script_only_uses_tf_keras(mode, tmp_path
     script.write_text(MODEL_LAYERS)
     seen, _ = helpers.tf2.run_script(str(script), tmp_path, env={"NPU_BRIDGE_TF1_QUIET": "1"}, launcher=("-m", mode))
     assert seen == {"layers": ["InputLayer", "Dense"], "same_list": True}
+
+
+MIXED_PRECISION = """
+import json
+import tensorflow as tf
+
+experimental = tf.keras.mixed_precision.experimental
+policy = experimental.Policy("mixed_float16")
+optimizer = experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 128)
+seen = {"loss_scale": policy.loss_scale, "dynamic": optimizer.dynamic}
+seen["scale"] = float(tf.keras.backend.get_session().run(optimizer.loss_scale))
+try:
+    experimental.set_policy(policy)  # TensorFlow 1.15 too asked for v2 dtype behaviour first
+except ValueError as error:
+    seen["refused"] = "V2 dtype behavior" in str(error)
+tf.keras.layers.enable_v2_dtype_behavior()
+experimental.set_policy(policy)
+seen["global"] = experimental.global_policy().name
+print("RESULT " + json.dumps(seen))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_tf_keras_mixed_precision_experimental_is_there_in_the_mode(tmp_path):
+    # NCF's ncf_keras_main.py of the zoo sets its policy and loss scale through the experimental module
+    seen = helpers.tf1.run_tf1_script(tmp_path, MIXED_PRECISION)
+    assert seen == {
+        "loss_scale": "dynamic",
+        "dynamic": False,
+        "scale": 128.0,
+        "refused": True,
+        "global": "mixed_float16",
+    }

@@ -32,6 +32,7 @@ legacy_paths    where each Keras 2.2-2.6 and moved TensorFlow-internal module li
 addons_keras    tensorflow_addons (which user code imports) on tf_keras: its ``keras.src`` imports, Python ops first
 eager_profiler  ``tensorflow.python.eager.profiler``, written here
 absl_enum_strings  ``DEFINE_enum`` with a string as ``enum_values``, as absl-py 0.x took it (both modes)
+legacy_mixed_precision  ``tf.keras.mixed_precision.experimental`` of TensorFlow 1.15-2.6 (both modes)
 
 Writing files:
 

@@ -16,13 +16,20 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import absl_enum_strings, legacy_modules, user_imports
+from npu_bridge.core.runtime import (
+    absl_enum_strings,
+    after_import,
+    legacy_mixed_precision,
+    legacy_modules,
+    user_imports,
+)
 from npu_bridge.core.tf1 import contrib, environment, facade, internal_paths, mnist, py_compat, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 
 _ROUTE = "tf1"
 _KERAS_ROUTE = "tf1-keras"
+_KERAS_V1_MIXED_PRECISION = "tf_keras.api._v1.keras.mixed_precision"
 _tensorflow1 = None
 _NPU_INIT = "npu_bridge.npu_init"
 _npu_init_for_user = None  # npu_init with the mode's `tf`, made at the first user import from it
@@ -43,6 +50,8 @@ def install(script_directory=None):
     user = scope.tf1_user_code(script_directory).contains
     internal_paths.register()  # tensorflow.python.estimator & co. join the Keras route's table
     absl_enum_strings.install()  # DEFINE_enum with a string, as absl-py 0.x took it
+    # tf.keras.mixed_precision.experimental (Policy, set_policy, LossScaleOptimizer) of TensorFlow 1.15
+    after_import.when_imported(_KERAS_V1_MIXED_PRECISION, legacy_mixed_precision.add_experimental)
     # older than the tensorflow route, which passes it tensorflow.python.keras: Keras 2.x scripts ran on TF 1.x,
     # so their first Keras import sets up TensorFlow 1.x behaviour as `import tensorflow` does
     keras2 = legacy_modules.add_route(_KERAS_ROUTE, user, before_first=lambda: _facade(builtins.__import__))

@@ -15,8 +15,8 @@ run is unchanged:
   model's ``train_step`` / ``test_step`` / ``predict_step`` each rank-1 tensor of ``x``, ``y`` and
   ``sample_weight`` as ``(batch, 1)``, as Keras 2.6's steps did (tf_keras 2.21 passes them as they are).
 - ``tf.keras.mixed_precision.experimental`` (``Policy`` with a ``loss_scale``, ``set_policy``, ``global_policy``,
-  ``LossScaleOptimizer(optimizer, loss_scale)``), which tf_keras 2.21 removed, is there again (``mixed_precision26``),
-  add-only, for every importer.
+  ``LossScaleOptimizer(optimizer, loss_scale)``), which tf_keras 2.21 removed, is there again
+  (``legacy_mixed_precision``), add-only, for every importer.
 - ``tf.keras.__version__`` (also ``tf.compat.v1.keras``'s, ``from tensorflow import keras``) is tf_keras's version,
   as ``keras.__version__`` of user code is (Keras 2.6 had one; the API module of tf_keras has none).
 
@@ -36,8 +36,7 @@ from tf_keras.api._v2 import keras as keras_api
 from tf_keras.src import optimizers as keras_optimizers
 from tf_keras.src.engine import training
 
-from npu_bridge.core.runtime import after_import, keras_selection, user_code, user_imports
-from npu_bridge.core.tf2 import mixed_precision26
+from npu_bridge.core.runtime import after_import, keras_selection, legacy_mixed_precision, user_code, user_imports
 
 # the names tf.keras.optimizers had in Keras 2.6 that tf_keras 2.21 gives to its new optimizer generation
 LEGACY_NAMES = ("Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop", "SGD")
@@ -129,8 +128,8 @@ def _adapt(keras_module):
     if "__version__" not in vars(keras_module):
         keras_module.__version__ = tf_keras.__version__
     mixed_precision = vars(keras_module).get("mixed_precision")
-    if isinstance(mixed_precision, types.ModuleType) and "experimental" not in vars(mixed_precision):
-        mixed_precision.experimental = mixed_precision26.experimental_module(mixed_precision.__name__)
+    if isinstance(mixed_precision, types.ModuleType):
+        legacy_mixed_precision.add_experimental(mixed_precision)
     optimizers = vars(keras_module).get("optimizers")
     if type(optimizers) is types.ModuleType:  # noqa: E721  (exactly a plain module: not adapted yet)
         optimizers.__class__ = _OptimizersForUserCode

@@ -1,8 +1,9 @@
-"""``tf.keras.mixed_precision.experimental`` as TensorFlow 2.6 had it, on tf_keras 2.21's mixed precision.
+"""``tf.keras.mixed_precision.experimental`` as TensorFlow 1.15 to 2.6 had it, on tf_keras 2.21's mixed precision.
 
-TensorFlow's official models (the zoo's BERT, Transformer and ResNet directories) set their policy with
+TensorFlow's official models (the zoo's BERT, Transformer, ResNet and NCF directories) set their policy with
 ``tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=...)`` and ``set_policy``; tf_keras
-2.21 removed the module. ``experimental_module`` makes it again, add-only:
+2.21 removed the module. ``add_experimental`` puts it back on a ``mixed_precision`` API module, add-only (the TF2
+adapter on ``tf.keras``'s, the TF1 mode on ``tf.compat.v1.keras``'s):
 
 - ``Policy(name, loss_scale="auto")``: tf_keras' ``Policy`` that also keeps a loss scale: "auto" is "dynamic" for
   ``mixed_float16`` and None otherwise; "dynamic", None or a positive number are kept as given (2.6 returned a
@@ -91,12 +92,15 @@ def get_layer_policy(layer):
     return layer.dtype_policy
 
 
-def experimental_module(parent_name):
-    """A new ``<parent_name>.experimental`` module holding the names above."""
-    module = types.ModuleType(f"{parent_name}.experimental", "TensorFlow 2.6's experimental mixed precision API.")
+def add_experimental(mixed_precision):
+    """Gives the ``mixed_precision`` module an ``experimental`` module holding the names above, unless it has one."""
+    if "experimental" in vars(mixed_precision):
+        return
+    name = f"{mixed_precision.__name__}.experimental"
+    module = types.ModuleType(name, "TensorFlow 2.6's experimental mixed precision API.")
     module.Policy = Policy
     module.LossScaleOptimizer = LossScaleOptimizer
     module.set_policy = set_policy
     module.global_policy = keras_policy.global_policy
     module.get_layer_policy = get_layer_policy
-    return module
+    mixed_precision.experimental = module
