@@ -189,23 +189,59 @@ MODEL_LAYERS = """
 import json
 import tensorflow as tf
 
+
+class Block(tf.keras.layers.Layer):  # a TCN residual block: sub-layers as attributes
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = tf.keras.layers.Dense(3), tf.keras.layers.Dense(4)
+
+    def call(self, x):
+        return self.second(self.first(x))
+
+
+class OwnList(tf.keras.layers.Layer):  # a Keras 2.2-era layer keeping its sub-layers in self._layers
+    def __init__(self):
+        super().__init__()
+        self._layers = [tf.keras.layers.Dense(2)]
+
+    def call(self, x):
+        return self._layers[0](x)
+
+
 inputs = tf.keras.Input((4,))
-model = tf.keras.Model(inputs, tf.keras.layers.Dense(2)(inputs))
+block, own = Block(), OwnList()
+model = tf.keras.Model(inputs, own(block(inputs)))
+dense = tf.keras.layers.Dense(2)
+try:
+    dense.output
+except AttributeError as error:
+    message = str(error)
 print("RESULT " + json.dumps({
     "layers": [type(layer).__name__ for layer in model._layers],
     "same_list": model._layers is model._self_tracked_trackables,
+    "block": [type(layer).__name__ for layer in block._layers],
+    "own_weights": len(own.trainable_weights),
+    "model_weights": len(model.trainable_weights),
+    "property_error": message,
 }))
 """
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("mode", ["npu_bridge.tf1", "npu_bridge.tf2"])
-def test_model_layers_is_there_when_the_script_only_uses_tf_keras(mode, tmp_path):
-    # a Keras-TCN script of the zoo copies model._layers of a tf.keras functional model, never importing keras
+def test_layer_layers_is_there_when_the_script_only_uses_tf_keras(mode, tmp_path):
+    # a Keras-TCN script of the zoo copies model._layers and its TCN layer's _layers, never importing keras
     script = tmp_path / "tcn_summary.py"
     script.write_text(MODEL_LAYERS)
     seen, _ = helpers.tf2.run_script(str(script), tmp_path, env={"NPU_BRIDGE_TF1_QUIET": "1"}, launcher=("-m", mode))
-    assert seen == {"layers": ["InputLayer", "Dense"], "same_list": True}
+    assert seen == {
+        "layers": ["InputLayer", "Block", "OwnList"],
+        "same_list": True,
+        "block": ["Dense", "Dense"],
+        "own_weights": 2,  # the layers a layer assigns to self._layers are tracked, as in Keras
+        "model_weights": 6,
+        "property_error": "Layer dense_3 has no inbound nodes.",  # a property's own AttributeError
+    }
 
 
 MIXED_PRECISION = """

@@ -60,29 +60,37 @@ def add_route(route_name, is_user, before_first=None):
         return found if found is not None else proceed(name, module_globals, module_locals, fromlist, 0)
 
     user_imports.add_route(route_name, legacy_paths.TOP_NAMES, is_user, resolve)
-    after_import.when_imported("tf_keras.src.engine.training", _add_era_names)
+    after_import.when_imported("tf_keras.src.engine.base_layer", _add_era_names)
     addons_keras.add_route()  # tensorflow_addons, which user code imports, on tf_keras too
     return True
 
 
-def _add_era_names(training):
+def _add_era_names(base_layer):
     """Adds the Keras 2.x names scripts use that tf_keras 2.21 lacks (once; nothing that exists is replaced).
 
-    ``Model._layers``: Keras 2.2's list of a model's layers (a ``Sequential``'s input layer first), which
-    ``tf.keras`` renamed ``_self_tracked_trackables`` in TensorFlow 2.4; the same list, so changes show in both.
-    Called when tf_keras' ``engine.training`` is imported, however user code reached it (``import keras``,
-    ``tf.keras.Model``).
+    ``layer._layers`` (so ``model._layers`` too): Keras 2.2-2.3's list of a layer's or model's tracked layers (a
+    ``Sequential``'s input layer first), which ``tf.keras`` renamed ``_self_tracked_trackables`` in TensorFlow 2.4;
+    the same list, so changes show in both. It is answered by ``Layer.__getattr__``, which Python asks only when the
+    layer has no ``_layers`` of its own: a class attribute would make Keras stop tracking the layers a custom layer
+    of that era assigns to ``self._layers``. Called when tf_keras' ``engine.base_layer`` is imported, however user
+    code reached it (``import keras``, ``tf.keras.Model``).
     """
     global _era_names_added
     with _era_lock:
         if _era_names_added:
             return
         _era_names_added = True
-        model = training.Model
-        if not hasattr(model, "_layers"):
-            model._layers = property(
-                lambda self: self._self_tracked_trackables, doc="Keras 2.2's name of the model's tracked layers."
-            )
+        layer = base_layer.Layer
+        if "__getattr__" not in vars(layer) and not hasattr(layer, "_layers"):
+            layer.__getattr__ = _era_attribute
+
+
+def _era_attribute(layer, name):
+    """``Layer.__getattr__``: Keras 2.2's ``_layers``; for any other name, the AttributeError lookup gave."""
+    if name == "_layers":
+        return layer._self_tracked_trackables
+    # looked up again so the error is the original one: a property's own message ("has no inbound nodes")
+    return type(layer).__getattribute__(layer, name)
 
 
 class ModuleView(types.ModuleType):
