@@ -3,7 +3,7 @@
 ``add_route`` (the TF1 mode at its start, the TF2 adapter at ``import npu_device``) makes user code's ``import
 keras...`` and ``tensorflow.python.keras...`` give tf_keras (Keras 2) in the Keras 2.2-2.6 layouts ``legacy_paths``
 maps, and the TensorFlow-internal modules that moved be found; installed packages keep Keras 3 and TensorFlow's own
-modules. Once tf_keras is imported, the Keras 2.x names tf_keras lacks are added (``Model._layers``), add-only.
+modules. Once tf_keras is imported, the Keras 2.x names tf_keras lacks are added (``layer._layers``), add-only.
 
 A mapped path is the real module it resolves to (``keras.layers.core.dense`` is ``tf_keras.src.layers.core.dense``
 itself), except where that module cannot answer for it: a Keras root (``keras``) or package, whose children may
