@@ -208,6 +208,17 @@ def test_tensorflow_reading_a_folder_of_the_data_as_a_file_or_a_file_as_a_folder
     assert classify.classify(records, "/m", "/d", "image-lists", False)[0] == "ours"  # no kit folder given
 
 
+def test_a_wrapper_that_cannot_copy_weights_from_the_data_path_and_never_trains_is_data():
+    # DenseDepth's wrapper copies densenet169 weights out of the data path; the script then ends without a step
+    classify = _tool_module("classify")
+    records = [{"argv": ["train.py"], "pid": 1, "steps": 0, "ended": "exit", "exit_code": None, "exception": None}]
+    output = "[rank 0] cp: cannot stat '/d/dataset/densenet169_notop.h5': No such file or directory\n"
+    outcome, cause = classify.classify(records, "/m", "/d", "image-globs", False, output)
+    assert outcome == "data" and "could not copy /d/dataset/densenet169_notop.h5" in cause
+    elsewhere = output.replace("/d/", "/elsewhere/")  # not the data path: the script's own business, as before
+    assert classify.classify(records, "/m", "/d", "image-globs", False, elsewhere)[0] == "script"
+
+
 def test_a_step_count_derived_from_imagenet_sized_data_is_a_data_mismatch():
     classify = _tool_module("classify")
     frames = [

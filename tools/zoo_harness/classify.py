@@ -110,6 +110,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
         wanted = _WRAPPER_PARAMETER.search(output)
         if wanted:  # the zoo's wrappers refuse to start without e.g. a pretrained model's path
             return "data", f"the shell wrapper wants --{wanted.group(1)}, which the harness cannot make"
+        copied = re.search(r"cannot stat '(" + re.escape(data_dir) + r"[^']*)'", output)
+        if copied:  # the wrapper copies pretrained weights from the data path before training
+            return "data", f"the shell wrapper could not copy {copied.group(1)}, which the harness cannot make"
         exits = [r for r in records if r["exit_code"] not in (None, 0)]
         if exits:
             return "script", f"exited with {exits[0]['exit_code']!r} before training"
