@@ -45,6 +45,20 @@ def test_a_train_step_runs_inside_one_xla_cluster_and_its_loss_is_the_train_op()
     assert np.allclose(w, [[1.75]])
 
 
+def test_the_model_function_compiles_through_the_module_s_compile_which_a_test_may_replace(monkeypatch):
+    # TensorFlow 1.15's own tests replace contrib.compiler.xla.compile with a mock and count its calls
+    calls, original = [], contrib_xla.compile
+
+    def counting(step):
+        calls.append(step)
+        return original(step)
+
+    monkeypatch.setattr(contrib_xla, "compile", counting)
+    with tf.Graph().as_default():
+        contrib_xla.estimator_model_fn(_linear)(tf.constant([[1.0]]), tf.constant([[2.0]]), ModeKeys.TRAIN, {"lr": 0.1})
+    assert len(calls) == 1
+
+
 def test_evaluation_computes_the_metric_tensors_in_the_cluster_and_the_metrics_outside():
     model_fn = contrib_xla.estimator_model_fn()(_linear)  # the decorator form
     with tf.Graph().as_default():
