@@ -138,14 +138,10 @@ def auto_correlation(x, axis=-1, max_lags=None, center=True, normalize=True, nam
         result = tf.transpose(correlation, tf.math.invert_permutation(perm))
         if ndims is not None:
             shape = x.shape.as_list()
-            size = shape[axis]
-            shape[axis] = (
-                None
-                if tf.is_tensor(max_lags)
-                else size
-                if max_lags is None or size is None
-                else min(size, max_lags + 1)
-            )
+            if tf.is_tensor(max_lags):
+                shape[axis] = None
+            elif max_lags is not None and shape[axis] is not None:
+                shape[axis] = min(shape[axis], max_lags + 1)
             result.set_shape(shape)
         return result
 

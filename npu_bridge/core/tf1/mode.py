@@ -16,13 +16,7 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import (
-    absl_enum_strings,
-    after_import,
-    legacy_mixed_precision,
-    legacy_modules,
-    user_imports,
-)
+from npu_bridge.core.runtime import absl_enum_strings, after_import, legacy_modules, user_imports
 from npu_bridge.core.tf1 import contrib, environment, facade, internal_paths, mnist, py_compat, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
@@ -51,7 +45,7 @@ def install(script_directory=None):
     internal_paths.register()  # tensorflow.python.estimator & co. join the Keras route's table
     absl_enum_strings.install()  # DEFINE_enum with a string, as absl-py 0.x took it
     # tf.keras.mixed_precision.experimental (Policy, set_policy, LossScaleOptimizer) of TensorFlow 1.15
-    after_import.when_imported(_KERAS_V1_MIXED_PRECISION, legacy_mixed_precision.add_experimental)
+    after_import.when_imported(_KERAS_V1_MIXED_PRECISION, _add_mixed_precision_experimental)
     # older than the tensorflow route, which passes it tensorflow.python.keras: Keras 2.x scripts ran on TF 1.x,
     # so their first Keras import sets up TensorFlow 1.x behaviour as `import tensorflow` does
     keras2 = legacy_modules.add_route(_KERAS_ROUTE, user, before_first=lambda: _facade(builtins.__import__))
@@ -67,6 +61,12 @@ def install(script_directory=None):
         f"behaviour off, legacy Keras, tf.contrib){keras}; installed packages keep TensorFlow 2{compat} "
         "(docs/tf1_mode.md)"
     )
+
+
+def _add_mixed_precision_experimental(mixed_precision):
+    from npu_bridge.core.runtime import legacy_mixed_precision  # imports tf_keras: only once user code has
+
+    legacy_mixed_precision.add_experimental(mixed_precision)
 
 
 def install_if_requested():
