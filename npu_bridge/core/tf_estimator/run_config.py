@@ -182,14 +182,14 @@ class RunConfig:
         # Replacing one way of timing checkpoints with a value turns the other off, as TensorFlow 1.15 did
         # (RunConfig().replace(save_checkpoints_steps=100) drops the default 600 seconds); only both is an error.
         steps, secs = kwargs.get("save_checkpoints_steps"), kwargs.get("save_checkpoints_secs")
-        if steps and secs:
+        if steps is not None and secs is not None:
             raise NpuArgumentError(
                 f"RunConfig.replace: Can not specify both save_checkpoints_steps ({steps!r}) and "
                 f"save_checkpoints_secs ({secs!r}); give one of them"
             )
-        if steps:
+        if steps is not None:
             new._save_checkpoints_secs = None
-        elif secs:
+        elif secs is not None:
             new._save_checkpoints_steps = None
         return new
 
