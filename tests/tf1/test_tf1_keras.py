@@ -275,3 +275,36 @@ def test_tf_keras_mixed_precision_experimental_is_there_in_the_mode(tmp_path):
         "refused": True,
         "global": "mixed_float16",
     }
+
+
+SCALAR_LOSS_MODEL = """
+import json
+import numpy as np
+import tensorflow as tf
+from keras import backend as K
+from keras.layers import Dense, Input, Lambda
+from keras.models import Model
+from keras.optimizers import SGD
+
+def squared_error(args):  # the whole loss, computed in the model (YAD2K's yolo_loss, keras-yolo3, DB)
+    output, target = args
+    return tf.reduce_mean(tf.square(output - target))
+
+x, t = Input((4,)), Input((1,))
+loss = Lambda(squared_error, output_shape=(1,), name="model_loss")([Dense(1)(x), t])
+model = Model([x, t], loss)
+model.compile(optimizer=SGD(0.1), loss={"model_loss": lambda y_true, y_pred: y_pred})
+rng = np.random.RandomState(0)
+X, T = rng.rand(8, 4).astype("float32"), rng.rand(8, 1).astype("float32")
+before = float(K.function([x, t], [loss])([X, T])[0])
+history = model.fit([X, T], np.zeros(8), batch_size=8, epochs=5, shuffle=False, verbose=0)
+print("RESULT " + json.dumps({"before": before, "losses": history.history["loss"]}))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_keras_2_2_model_whose_output_is_the_scalar_loss_trains(tmp_path):
+    # tf_keras' graph-mode compile indexed the last dimension of the scalar and failed building the loss
+    seen = helpers.tf1.run_tf1_script(tmp_path, SCALAR_LOSS_MODEL)
+    assert seen["losses"][0] == pytest.approx(seen["before"], rel=1e-6)  # the first step's loss is the model's output
+    assert all(later < earlier for earlier, later in zip(seen["losses"], seen["losses"][1:]))

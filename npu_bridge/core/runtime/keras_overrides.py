@@ -14,6 +14,13 @@ warning (U-Net and other zoo scripts of that era call it so); tf_keras refuses t
 and subclasses that change the kernel first (weight standardization, DeepLabV3's ``conv2d_ws``) call it;
 tf_keras names it ``convolution_op``. The old name reads the new method, unless a layer sets it itself.
 
+A scalar model output as the loss: Keras 2.2 scripts (YAD2K, keras-yolo ports, DifferentiableBinarization) compute
+the whole loss in a ``Lambda`` layer and compile with ``loss=lambda y_true, y_pred: y_pred``. Keras 2.2 passed the
+scalar through; tf_keras' graph-mode training, whose target placeholder for a scalar output has no known rank, fails
+building the loss (``squeeze_or_expand_dimensions`` indexes the last dimension of the scalar). A prediction of
+known rank 0 is returned with its target as they are, as there is nothing to squeeze against a scalar; everything
+else (other shapes, the weighting of losses) goes through tf_keras unchanged.
+
 Nothing is imported early: each change is made when its tf_keras module is first imported.
 """
 
@@ -26,15 +33,33 @@ from npu_bridge.core.runtime.errors import NpuArgumentError
 _MODULE = "tf_keras.src.layers.normalization.batch_normalization"
 _FUNCTIONAL_MODULE = "tf_keras.src.engine.functional"
 _CONV_MODULE = "tf_keras.src.layers.convolutional.base_conv"
+_LOSSES_MODULE = "tf_keras.src.utils.losses_utils"
 _KERAS_1_NAMES = {"input": "inputs", "output": "outputs"}
 
 
 def install():
     """Adapts old-signature ``_moments`` overrides of every BatchNormalization subclass defined from now on, makes
-    ``Model`` take Keras 1's ``input`` / ``output``, and gives convolution layers Keras 2.6's ``_convolution_op``."""
+    ``Model`` take Keras 1's ``input`` / ``output``, gives convolution layers Keras 2.6's ``_convolution_op``, and
+    lets a scalar model output be the loss."""
     after_import.when_imported(_MODULE, _adapt_subclasses)
     after_import.when_imported(_FUNCTIONAL_MODULE, _take_keras_1_names)
     after_import.when_imported(_CONV_MODULE, _give_convolution_op)
+    after_import.when_imported(_LOSSES_MODULE, _keep_scalar_predictions)
+
+
+def _keep_scalar_predictions(module):
+    original = module.squeeze_or_expand_dimensions
+    if getattr(original, "_npu_bridge_keeps_scalars", False):
+        return
+
+    @functools.wraps(original)
+    def squeeze_or_expand_dimensions(y_pred, y_true=None, sample_weight=None):
+        if y_true is not None and getattr(y_pred, "shape", None) is not None and y_pred.shape.rank == 0:
+            return (y_pred, y_true) if sample_weight is None else (y_pred, y_true, sample_weight)
+        return original(y_pred, y_true, sample_weight)
+
+    squeeze_or_expand_dimensions._npu_bridge_keeps_scalars = True
+    module.squeeze_or_expand_dimensions = squeeze_or_expand_dimensions
 
 
 class _ConvolutionOp:
