@@ -88,6 +88,24 @@ def test_loop_runs_split_at_the_step_ends():
     assert split_iterations(RunOps(ops, frozenset(), (), ())) == [list(ops)]
 
 
+def test_an_op_ends_when_its_kernel_ended_so_a_late_done_stamp_stays_in_its_step():
+    """TensorFlow stamps a node's overall end after it handed its outputs on; under load the next step's first op
+    can start before that stamp. The op's end is its kernel's end, so the steps' windows do not overlap."""
+    stats = step_stats_pb2.StepStats()
+    dev = stats.dev_stats.add(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    late = dev.node_stats.add(node_name="apply", timeline_label="apply = AssignAddVariableOp(v, g)")
+    late.all_start_nanos, late.op_end_rel_nanos, late.all_end_rel_nanos = NS, 4000, 30000
+    step_end = dev.node_stats.add(node_name=op_classes.LOOP_STEP_END, timeline_label="n = NextIteration(add)")
+    step_end.all_start_nanos, step_end.op_end_rel_nanos, step_end.all_end_rel_nanos = NS + 5000, 1000, 2000
+    node(dev, "loop/Less", "loop/Less = Less(i, n)", 10, 1)  # no kernel end recorded: its overall end counts
+    node(dev, op_classes.LOOP_STEP_END, "n = NextIteration(add)", 20, 1)
+    run = StepStatsReader().read(stats.SerializeToString())
+    assert [(o.name, o.end_ns - NS) for o in run.ops] == [("apply", 4000), ("loop/Less", 11000)]
+    assert run.step_ends == (NS + 6000, NS + 21000)
+    first, second = split_iterations(run)
+    assert max(o.end_ns for o in first) <= min(o.start_ns for o in second)
+
+
 def test_streams_never_overlap_and_report_waits():
     ops = [op("a", 0, 10), op("b", 5, 8), op("c", 9, 12), op("d", 14, 20), op("ar", 2, 4, op_classes.HCCL)]
     assigner = StreamAssigner()

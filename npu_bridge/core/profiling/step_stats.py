@@ -1,8 +1,8 @@
 """Reads TensorFlow's step stats of one run into op executions and splits them into training iterations.
 
-Per node, TensorFlow records the device, the start (``all_start_nanos``) and end (``all_end_rel_nanos``) of
-its execution, its output tensors (dtype, shape) and a timeline label ``name = Type(input, input:1, ^ctrl)``,
-which gives the op type and the inputs; an input's dtype and shape are those of the producing output.
+Per node, TensorFlow records the device, the start (``all_start_nanos``) and end of its execution, its output
+tensors (dtype, shape) and a timeline label ``name = Type(input, input:1, ^ctrl)``, which gives the op type and
+the inputs; an input's dtype and shape are those of the producing output.
 The op type is the user's graph's (``executed_op_types``), whatever kernel TensorFlow ran.
 A node inside a TF while loop is recorded once per loop iteration.
 
@@ -92,7 +92,7 @@ class StepStatsReader:
             device = device_stats.device
             for node in device_stats.node_stats:
                 start = node.all_start_nanos or node.all_start_micros * 1000
-                end = start + (node.all_end_rel_nanos or node.all_end_rel_micros * 1000)
+                end = start + _duration_ns(node)
                 nodes.append((start, end, device, node))
         nodes.sort(key=lambda item: item[0])
         produced = {}
@@ -189,6 +189,17 @@ def _input_ref(text):
     if node and port.isdigit():
         return node, int(port)
     return text, 0
+
+
+def _duration_ns(node):
+    """How long a node ran: until its kernel finished, else (no kernel ran, or a converted trace) until it was done.
+
+    The executor stamps a node's overall end only after it has handed its outputs on, so a successor on another
+    thread may start before it; the kernel's end comes before that hand-over, which keeps every op of an
+    iterations_per_loop step before the next step's first op.
+    """
+    kernel = node.op_end_rel_nanos or node.op_end_rel_micros * 1000
+    return kernel or node.all_end_rel_nanos or node.all_end_rel_micros * 1000
 
 
 def split_iterations(run_ops) -> list:
