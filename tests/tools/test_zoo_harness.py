@@ -509,6 +509,9 @@ image = tf.image.decode_png(image, channels=3)
 self.trainA_dataset = glob('{}/*.*'.format(self.dataset_dir + '/trainA'))
 masks = glob(os.path.join(path, 'masks', '*.jpg'))
 everything = glob(os.path.join(path, '*'))
+runs = glob.glob(os.path.join(root_dir, '*', 'work_dir'))
+datapath = ('%s/train/*.jpg' %(args.data_path))
+data = glob(datapath.format(self.dataset_name))
 """
     kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"train.py": loader}))
     assert kit == "image-globs"
@@ -519,6 +522,8 @@ everything = glob(os.path.join(path, '*'))
     assert Image.open(data / "our485" / "low" / low[0]).size == (96, 96)
     assert len(os.listdir(data / "trainA")) == 16
     assert all(name.endswith(".jpg") for name in os.listdir(data / "masks"))
+    assert len(os.listdir(data / "train")) == 16  # the pattern a name holds, from its assignment
+    assert not (data / "work_dir").exists()  # a folder of any name under the data path is not an image glob
     assert not [name for name in os.listdir(data) if name.endswith((".jpg", ".png"))]  # a bare * is not followed
 
 

@@ -3,7 +3,8 @@
 ``spec(code)`` reads the ``glob(...)`` / ``glob.glob(...)`` / ``tf.io.gfile.glob(...)`` calls whose pattern ends in
 an image name (``*.jpg``, ``*.png``, ``*.*``, ``*``): the folder is the call's quoted path parts in order
 (``glob(args.data_path + "/our485/low/*")`` is ``our485/low``; ``glob('{}/*.*'.format(dir + '/trainA'))`` is
-``trainA``; ``os.path.join(root, 'train', '*.png')`` is ``train``), format fields (``{}``, ``%s``) left out. Each
+``trainA``; ``os.path.join(root, 'train', '*.png')`` is ``train``; ``glob(datapath)`` reads the last assignment
+to ``datapath`` before it), format fields (``{}``, ``%s``) left out. Each
 folder gets ``IMAGES`` random-pixel 96x96 images of the pattern's suffix (for ``*`` and ``*.*``: PNG when the code
 decodes PNGs only, else JPEG), and as many more as the loader slices off the sorted list
 (``sorted(glob(...))[:MAX_TRAIN_IMAGES]``, with ``MAX_TRAIN_IMAGES = 400``: 416; at most 1,000). A bare ``*``
@@ -41,16 +42,28 @@ def _count(code, end):
     return min(IMAGES + limit, _MOST_IMAGES)
 
 
+def _assigned(code, arguments, before):
+    """The right-hand side of the last assignment before ``before`` to the name the call's arguments start with
+    (``datapath = ('%s/train/*.jpg' % (args.data_path))`` for ``glob(datapath.format(name))``), or ""."""
+    name = re.match(r"\s*([A-Za-z_]\w*)\s*(?:[.,)%]|$)", arguments)
+    if not name or name.group(1) in ("os", "self"):
+        return ""
+    found = list(re.finditer(rf"(?m)^[ \t]*{name.group(1)}[ \t]*=(?!=)([^\n]*)", code[:before]))
+    return found[-1].group(1) if found else ""
+
+
 def spec(code):
     """``{"folders": [[relative folder, image format, count], ...]}`` for the image globs in code, or None."""
     folders = []
     unnamed = "PNG" if "decode_png" in code and "decode_jpeg" not in code else "JPEG"  # the format of ``*``
     for match in _CALL.finditer(code):
         arguments = call_text.call_arguments(code, match.end(), 400) or ""
-        literals = _LITERAL.findall(arguments)
+        literals = _LITERAL.findall(arguments) or _LITERAL.findall(_assigned(code, arguments, match.start()))
         wild = [lit for lit in literals if _PATTERN.search(lit)]
         if len(wild) != 1 or any(_MACHINE_PATH.search(lit) for lit in literals):
             continue
+        if wild[0] == "*" and literals[-1] is not wild[0]:
+            continue  # ``os.path.join(root, '*', 'work_dir')``: a folder of any name, not images
         suffix = _PATTERN.search(wild[0]).group(1)
         kind = _SUFFIXES.get(suffix, unnamed)
         parts = []
