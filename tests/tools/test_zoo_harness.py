@@ -747,3 +747,30 @@ def test_an_entry_whose_kit_cannot_write_stops_for_data_and_the_draw_goes_on(tmp
     assert (result["outcome"], result["kit"], result["steps"]) == ("data", "full", 0)
     assert result["cause"].startswith("the full kit could not write its files: OSError")
     assert not os.path.exists(folder / "output.log")  # nothing was started
+
+
+KERAS_DOWNLOAD_OF_ITS_OWN_PATH = """
+import os, pickle, sys
+from tf_keras.src.utils.data_utils import get_file
+path = get_file(os.path.join(sys.argv[1], "cifar-10-batches-py"), origin="https://example.invalid/c.tar.gz", untar=True)
+with open(os.path.join(path, "data_batch_1"), "rb") as f:
+    print("ROWS", pickle.load(f, encoding="bytes")[b"data"].shape[0])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_keras_download_named_by_a_path_of_the_loaders_own_gets_the_synthetic_dataset(tmp_path):
+    """A loader that copied Keras' cifar10.load_data passes its own folder as get_file's fname; the harness has no
+    network, so it answers with the synthetic dataset of that folder's name."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(HARNESS, "hook"), ZOO_HARNESS_RESULTS=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", KERAS_DOWNLOAD_OF_ITS_OWN_PATH, str(tmp_path / "data")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ROWS 10000" in done.stdout

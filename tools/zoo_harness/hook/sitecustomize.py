@@ -319,7 +319,7 @@ def _patch_get_file(module):
     original = module.get_file
 
     def get_file(fname=None, origin=None, *args, **kwargs):
-        name = fname or os.path.basename(origin or "")
+        name = os.path.basename(fname or origin or "")  # a loader may pass a path of its own as fname
         cache = os.environ.get("ZOO_HARNESS_CACHE") or os.path.join(_RESULTS, "keras_datasets")
         path = _synthetic_download(name, cache)
         return path if path is not None else original(fname, origin, *args, **kwargs)
