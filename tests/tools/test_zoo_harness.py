@@ -774,3 +774,20 @@ def test_a_keras_download_named_by_a_path_of_the_loaders_own_gets_the_synthetic_
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ROWS 10000" in done.stdout
+
+
+def test_the_harness_refuses_an_interpreter_without_tensorflow_before_running_an_entry(tmp_path, monkeypatch):
+    """Every entry runs under the harness' own interpreter: one without TensorFlow would turn each entry into an
+    import error, so the harness stops first and says which interpreter and what it lacks."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("zoo_harness_main", os.path.join(HARNESS, "__main__.py"))
+    harness = importlib.util.module_from_spec(spec)
+    monkeypatch.syspath_prepend(HARNESS)
+    spec.loader.exec_module(harness)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tensorflow" else real(name, *a))
+    with pytest.raises(SystemExit) as stopped:
+        harness.main(["--zoo", str(tmp_path), "--tf1", "1", "--tf2", "0", "--out", str(tmp_path / "out")])
+    assert f"{sys.executable} cannot import tensorflow" in str(stopped.value)
+    assert not (tmp_path / "out").exists()

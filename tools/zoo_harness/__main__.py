@@ -24,6 +24,7 @@ Exit codes: 0 done, 2 bad arguments.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -80,6 +81,17 @@ def _arguments(argv):
         if not os.path.isdir(site):
             parser.error(f"--site {site!r} is not a folder")
     return args
+
+
+def _check_interpreter():
+    """Ends the harness when this interpreter cannot run entries: every entry runs under it (``python -m
+    npu_bridge.core.launch``), so without TensorFlow and npu_bridge each would fail at its first import."""
+    missing = [name for name in ("tensorflow", "npu_bridge") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise SystemExit(
+            f"zoo_harness: {sys.executable} cannot import {' or '.join(missing)}, and every entry runs under it: "
+            "run the harness with the Python of the environment npu_bridge is installed in"
+        )
 
 
 def _entries(args):
@@ -293,6 +305,8 @@ def _write_report(out, args, results):
 
 def main(argv=None):
     args = _arguments(argv)
+    if not (args.list or args.reclassify):
+        _check_interpreter()
     entries = _entries(args)
     if args.list:
         for entry in entries:
