@@ -471,6 +471,41 @@ def test_py_compat_gives_back_removed_python_and_numpy_names_and_says_so_once(tm
     assert "time.clock no longer exists" in result.stderr and "collections.Iterable no longer exists" in result.stderr
 
 
+YAML_OF_PYYAML_5 = """
+import json
+import yaml
+
+print("RESULT " + json.dumps({"name": "yaml", "value": {
+    "load": yaml.load("a: [1, 2]"), "load_all": list(yaml.load_all("a: 1\\n---\\nb: 2")),
+    "named": yaml.load("x: 1", Loader=yaml.SafeLoader), "positional": yaml.load("y: 2", yaml.FullLoader),
+    "tuple": list(yaml.load("!!python/tuple [1, 2]"))}}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_py_compat_reads_yaml_without_a_loader_as_pyyaml_5_did(tmp_path):
+    """PyYAML 6 made load's Loader required; 38 zoo directories call yaml.load(f). With --py-compat the call reads
+    with FullLoader, as PyYAML 5.1-5.4 did (Python tuples yes, arbitrary objects no), and says so once."""
+    pytest.importorskip("yaml")
+    (tmp_path / "config.py").write_text(YAML_OF_PYYAML_5)
+    plain = _run([sys.executable, "-m", "npu_bridge.tf1", "config.py"], tmp_path)
+    assert plain.returncode != 0 and "missing 1 required positional argument: 'Loader'" in plain.stderr
+    result = _run([sys.executable, "-m", "npu_bridge.tf1", "--py-compat", "config.py"], tmp_path)
+    assert _result(result, "yaml") == {
+        "load": {"a": [1, 2]},
+        "load_all": [{"a": 1}, {"b": 2}],
+        "named": {"x": 1},
+        "positional": {"y": 2},
+        "tuple": [1, 2],
+    }
+    told = "yaml.load(stream) without a Loader no longer exists; --py-compat provides it"
+    assert result.stderr.count(told) == 1 and "yaml.load_all(stream) without a Loader" in result.stderr
+    (tmp_path / "unsafe.py").write_text("import yaml\nyaml.load('!!python/object/apply:os.getcwd []')\n")
+    unsafe = _run([sys.executable, "-m", "npu_bridge.tf1", "--py-compat", "unsafe.py"], tmp_path)
+    assert unsafe.returncode != 0 and "could not determine a constructor" in unsafe.stderr
+
+
 def _result(result, name):
     assert result.returncode == 0, result.stdout + result.stderr
     return parse_results("\n".join(f"[rank 0] {line}" for line in result.stdout.splitlines()))[0][name]

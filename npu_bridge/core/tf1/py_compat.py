@@ -12,13 +12,16 @@ patches are opt-in):
 - ``scipy.misc.imread`` / ``imsave`` / ``imresize`` / ``imrotate`` on Pillow (``scipy_misc``), and
   ``scipy.misc.comb`` / ``factorial`` / ``logsumexp`` from ``scipy.special``, when SciPy is installed;
 - ``scipy.integrate.simps`` (as SciPy 1.10 computed it), ``trapz`` and ``cumtrapz`` (``scipy_integrate``);
-- SciPy modules made private, under their old paths (``scipy_paths``: ``scipy.sparse.linalg.eigen.arpack``).
+- SciPy modules made private, under their old paths (``scipy_paths``: ``scipy.sparse.linalg.eigen.arpack``);
+- ``yaml.load(stream)`` / ``yaml.load_all(stream)`` without a Loader, as PyYAML 5.1-5.4 read it (``FullLoader``);
+  PyYAML 6 made the Loader a required argument, so a call that names one is unchanged.
 
 Nothing that exists is replaced: a name NumPy still has is left alone.
 """
 
 import collections
 import collections.abc
+import functools
 import inspect
 import time
 
@@ -153,6 +156,7 @@ def install():
     scipy_misc.install(_add_scipy_misc)
     after_import.when_imported("scipy.integrate", _add_scipy_integrate)
     scipy_paths.install(lambda old, new: _tell(old, new))
+    after_import.when_imported("yaml", _add_yaml_default_loader)
 
 
 SCIPY_SPECIAL = ("comb", "factorial", "logsumexp")  # scipy.misc names SciPy 1.0-1.3 moved to scipy.special
@@ -169,3 +173,27 @@ def _add_scipy_misc(module):
 
 def _add_scipy_integrate(module):
     _module_getattr(module, {n: v for n, v in scipy_integrate.names().items() if n not in module.__dict__})
+
+
+def _add_yaml_default_loader(module):
+    for name in ("load", "load_all"):
+        original = module.__dict__.get(name)
+        try:
+            loader = inspect.signature(original).parameters["Loader"]
+        except (TypeError, ValueError, KeyError):
+            continue  # not PyYAML's function: leave it
+        if loader.default is inspect.Parameter.empty:
+            setattr(module, name, _with_default_loader(module, name, original))
+
+
+def _with_default_loader(module, name, original):
+    """PyYAML 6's ``load`` / ``load_all``, taking a stream alone as PyYAML 5.1-5.4 did (with ``FullLoader``)."""
+
+    @functools.wraps(original)
+    def call(stream, Loader=None):  # noqa: N803 - PyYAML's own parameter name, passed by keyword too
+        if Loader is not None:
+            return original(stream, Loader)
+        _tell(f"yaml.{name}(stream) without a Loader", f"yaml.{name}(stream, Loader=yaml.FullLoader)")
+        return original(stream, module.FullLoader)
+
+    return call
