@@ -791,3 +791,48 @@ def test_the_harness_refuses_an_interpreter_without_tensorflow_before_running_an
         harness.main(["--zoo", str(tmp_path), "--tf1", "1", "--tf2", "0", "--out", str(tmp_path / "out")])
     assert f"{sys.executable} cannot import tensorflow" in str(stopped.value)
     assert not (tmp_path / "out").exists()
+
+
+ITERATIONS_LOOP_SCRIPT = """
+from npu_bridge.npu_init import *
+
+w = tf.Variable([1.0, 2.0])
+loss = tf.reduce_sum(tf.square(w))
+train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=tf.train.get_or_create_global_step())
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map["iterations_per_loop"].i = 5
+with tf.Session(config=config) as sess:
+    sess.run(tf.global_variables_initializer())
+    loop = util.set_iteration_per_loop(sess, train, 5)
+    for i in range(4):
+        print("RUN", i, flush=True)
+        sess.run(loop)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_run_of_the_iterations_loop_counts_as_its_iterations_per_loop_steps(tmp_path):
+    """One run of an IterationOp trains iterations_per_loop steps (100 in ShufflenetV2's wrapper, minutes on a CPU):
+    the harness counts them all, so the step limit is reached after the first run instead of the time limit."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([os.path.join(HARNESS, "hook"), str(REPO_ROOT)]),
+        ZOO_HARNESS_RESULTS=str(tmp_path),
+        ZOO_HARNESS_STEPS="3",
+    )
+    (tmp_path / "train.py").write_text(ITERATIONS_LOOP_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_bridge.tf1", str(tmp_path / "train.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (record,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert (record["ended"], record["steps"]) == ("steps_reached", 5)
+    assert done.stdout.count("RUN") == 1

@@ -7,7 +7,8 @@ so a script written to train for hours stops once it has shown that it trains.
 
 A training step is a TF1 session run (or a run of a callable made from options, as Keras' graph-mode ``fit``
 makes) whose fetches depend on an op that applies gradients (``Apply*``, ``ResourceApply*``, ...) or on variable
-assignments next to ``tf.gradients``' ops (an update written by hand), or a call of a
+assignments next to ``tf.gradients``' ops (an update written by hand) -- a run of npu_bridge's IterationOp is
+``iterations_per_loop`` steps --, or a call of a
 ``tf.function`` that applied gradients when it was traced, or an ``apply_gradients`` call outside any
 ``tf.function`` (eager TF2 and Keras ``run_eagerly``). Keras dataset downloads get synthetic files of the same
 layout (there is no network).
@@ -49,9 +50,9 @@ def _write_started():
             json.dump({"argv": sys.argv, "pid": os.getpid()}, f)
 
 
-def _count_step():
+def _count_step(steps=1):
     with _lock:
-        _state["steps"] += 1
+        _state["steps"] += steps
         reached = _state["steps"] >= _LIMIT
     if reached:
         _state["ended"] = "steps_reached"
@@ -115,12 +116,25 @@ def _at_exit():
 _trains_cache = {}
 
 
-def _run_trains(session, fetch_list, target_list):
-    """Whether a run of these fetches and targets (TensorFlow's C handles) depends on an op that applies gradients."""
+def _run_steps(session, fetch_list, target_list):
+    """Training steps a run of these fetches and targets (TensorFlow's C handles) performs (0: it does not train)."""
     from tensorflow.python.client import pywrap_tf_session as c_api
 
     names = [c_api.TF_OperationName(output.oper) for output in fetch_list]
-    return _names_train(session, names + [c_api.TF_OperationName(op) for op in target_list])
+    names += [c_api.TF_OperationName(op) for op in target_list]
+    return _steps_per_run(session, names) if _names_train(session, names) else 0
+
+
+def _steps_per_run(session, names):
+    """npu_bridge's iterations_per_loop for a run of its IterationOp (one run, N training steps), else 1."""
+    for name in names:
+        try:
+            if not session.graph.get_operation_by_name(name).get_attr("_npu_iteration_op"):
+                continue
+            return max(1, int(session._npu_bridge_options.get("iterations_per_loop")))
+        except Exception:  # not an IterationOp, or not an npu_bridge session: one step
+            continue
+    return 1
 
 
 def _names_train(session, names):
@@ -150,11 +164,11 @@ def _patch_session(module):
     def call_tf_sessionrun(self, options, feed_dict, fetch_list, target_list, run_metadata):
         result = original(self, options, feed_dict, fetch_list, target_list, run_metadata)
         try:
-            trains = _run_trains(self, fetch_list, target_list)
+            steps = _run_steps(self, fetch_list, target_list)
         except Exception:  # counting must never change what the script sees
-            trains = False
-        if trains:
-            _count_step()
+            steps = 0
+        if steps:
+            _count_step(steps)
         return result
 
     module.BaseSession._call_tf_sessionrun = call_tf_sessionrun
