@@ -604,19 +604,23 @@ with tf.Session() as sess:
 """
 
 
+def _run_with_the_hook(results, argv, steps=None, path=(), timeout=100):
+    """Runs ``argv`` (after this interpreter) with the harness' hook and records in ``results``; returns the run."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(HARNESS, "hook"), *path]))
+    env["ZOO_HARNESS_RESULTS"] = str(results)
+    if steps is not None:
+        env["ZOO_HARNESS_STEPS"] = str(steps)
+    done = subprocess.run(
+        [sys.executable, *argv], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_hand_written_update_from_tf_gradients_counts_as_a_training_step(tmp_path):
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.path.join(HARNESS, "hook"),
-        ZOO_HARNESS_RESULTS=str(tmp_path),
-        ZOO_HARNESS_STEPS="3",
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", HAND_WRITTEN_SGD], env=env, capture_output=True, text=True, timeout=100, check=False
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _run_with_the_hook(tmp_path, ["-c", HAND_WRITTEN_SGD], steps=3)
     (record,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
     assert (record["ended"], record["steps"]) == ("steps_reached", 3)
     assert done.stdout.count("STEP") == 3  # the fourth update never ran
@@ -763,16 +767,7 @@ with open(os.path.join(path, "data_batch_1"), "rb") as f:
 def test_a_keras_download_named_by_a_path_of_the_loaders_own_gets_the_synthetic_dataset(tmp_path):
     """A loader that copied Keras' cifar10.load_data passes its own folder as get_file's fname; the harness has no
     network, so it answers with the synthetic dataset of that folder's name."""
-    env = dict(os.environ, PYTHONPATH=os.path.join(HARNESS, "hook"), ZOO_HARNESS_RESULTS=str(tmp_path))
-    done = subprocess.run(
-        [sys.executable, "-c", KERAS_DOWNLOAD_OF_ITS_OWN_PATH, str(tmp_path / "data")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=100,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _run_with_the_hook(tmp_path, ["-c", KERAS_DOWNLOAD_OF_ITS_OWN_PATH, str(tmp_path / "data")])
     assert "ROWS 10000" in done.stdout
 
 
@@ -817,22 +812,9 @@ with tf.Session(config=config) as sess:
 def test_a_run_of_the_iterations_loop_counts_as_its_iterations_per_loop_steps(tmp_path):
     """One run of an IterationOp trains iterations_per_loop steps (100 in ShufflenetV2's wrapper, minutes on a CPU):
     the harness counts them all, so the step limit is reached after the first run instead of the time limit."""
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join([os.path.join(HARNESS, "hook"), str(REPO_ROOT)]),
-        ZOO_HARNESS_RESULTS=str(tmp_path),
-        ZOO_HARNESS_STEPS="3",
-    )
     (tmp_path / "train.py").write_text(ITERATIONS_LOOP_SCRIPT)
-    done = subprocess.run(
-        [sys.executable, "-m", "npu_bridge.tf1", str(tmp_path / "train.py")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    argv = ["-m", "npu_bridge.tf1", str(tmp_path / "train.py")]
+    done = _run_with_the_hook(tmp_path, argv, steps=3, path=[str(REPO_ROOT)], timeout=150)
     (record,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
     assert (record["ended"], record["steps"]) == ("steps_reached", 5)
     assert done.stdout.count("RUN") == 1

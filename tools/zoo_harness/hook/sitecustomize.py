@@ -114,6 +114,7 @@ def _at_exit():
 # -- TF1: Session.run that trains -----------------------------------------------------------------------------
 
 _trains_cache = {}
+_steps_cache = {}  # (session, fetched names) -> training steps per run: looked up once, not on every run
 
 
 def _run_steps(session, fetch_list, target_list):
@@ -122,7 +123,10 @@ def _run_steps(session, fetch_list, target_list):
 
     names = [c_api.TF_OperationName(output.oper) for output in fetch_list]
     names += [c_api.TF_OperationName(op) for op in target_list]
-    return _steps_per_run(session, names) if _names_train(session, names) else 0
+    key = (id(session), tuple(sorted(names)))
+    if key not in _steps_cache:
+        _steps_cache[key] = _steps_per_run(session, names) if _names_train(session, names) else 0
+    return _steps_cache[key]
 
 
 def _steps_per_run(session, names):
