@@ -326,6 +326,30 @@ model_path = file_path + "resunetplusplus.h5"
     assert not (data / "resunetplusplus.h5").exists()  # a model's path
 
 
+def test_imagenet_shards_are_there_under_the_names_official_resnet_lists_by_number(tmp_path):
+    loader = """
+def get_filenames(is_training, data_dir):
+  if is_training:
+    return [os.path.join(data_dir, 'train-%05d-of-01024' % i) for i in range(_NUM_TRAIN_FILES)]
+  return [os.path.join(data_dir, 'validation-%05d-of-00128' % i) for i in range(128)]
+features = {'image/encoded': tf.FixedLenFeature([], tf.string), 'image/class/label': tf.FixedLenFeature([], tf.int64)}
+"""
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"imagenet_main.py": loader}))
+    assert kit == "imagenet-tfrecord"
+    import tensorflow as tf
+
+    for names in (
+        [data / f"train-{i:05d}-of-01024" for i in range(1024)],
+        [data / "data" / f"validation-{i:05d}-of-00128" for i in range(128)],
+    ):
+        assert all(path.is_file() for path in names), [path for path in names if not path.is_file()][:3]
+        for path in (names[0], names[-1]):
+            record = next(tf.compat.v1.io.tf_record_iterator(str(path)))
+            example = tf.train.Example.FromString(record).features.feature
+            assert example["image/encoded"].bytes_list.value[0][:2] == b"\xff\xd8"
+            assert 1 <= example["image/class/label"].int64_list.value[0] <= 10
+
+
 def test_pascal_voc_is_at_the_top_and_under_vocdevkit(tmp_path):
     loader = """
 txtname = os.path.join(self.data_path, 'ImageSets', 'Main', 'trainval.txt')

@@ -82,10 +82,16 @@ def _imagenet_tfrecords(root, rng):
 
     records = [example(i) for i in range(64)]
     # 512 records a shard: scripts derive steps per epoch as records // batch size, with batches of up to 256
-    for name in ("train-00000-of-00002", "train-00001-of-00002", "validation-00000-of-00001"):
+    written = ("train-00000-of-00002", "train-00001-of-00002", "validation-00000-of-00001")
+    for name in written:
         with tf.io.TFRecordWriter(os.path.join(root, name)) as writer:
             for record in records * 8:
                 writer.write(record)
+    # The shard names of the ImageNet conversion script, which the official ResNet input functions list by number
+    # rather than by searching the folder: links to the shards written above
+    for prefix, count, targets in (("train", 1024, written[:2]), ("validation", 128, written[2:])):
+        for index in range(count):
+            os.symlink(targets[index % len(targets)], os.path.join(root, f"{prefix}-{index:05d}-of-{count:05d}"))
     _aliases(root, _ALIASES + ("train", "tfrecord", "imagenet_TF", "ILSVRC2012", "imagenet", "tf_records"))
 
 
