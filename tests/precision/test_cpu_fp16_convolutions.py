@@ -19,17 +19,6 @@ from npu_bridge.core.session import bridge, config_proto
 
 v1 = tf.compat.v1
 HALF, FLOAT = tf.float16.as_datatype_enum, tf.float32.as_datatype_enum
-CONVOLUTIONS = {
-    "Conv2D",
-    "Conv2DBackpropInput",
-    "Conv2DBackpropFilter",
-    "Conv3D",
-    "Conv3DBackpropInputV2",
-    "Conv3DBackpropFilterV2",
-    "DepthwiseConv2dNative",
-    "DepthwiseConv2dNativeBackpropInput",
-    "DepthwiseConv2dNativeBackpropFilter",
-}
 RNG = np.random.RandomState(7)
 IMAGES = RNG.uniform(-1, 1, (2, 6, 6, 3)).astype(np.float16)
 KERNEL = RNG.uniform(-1, 1, (3, 3, 3, 4)).astype(np.float32)
@@ -85,7 +74,7 @@ def test_fp16_convolutions_and_their_gradients_compute_in_float32_on_the_cpu_wit
         values = sess.run(fetches, feed, options=v1.RunOptions(output_partition_graphs=True), run_metadata=run_metadata)
     executed = executed_nodes(run_metadata)
     by_name = {node.name: node for node in executed}
-    convolutions = [node for node in executed if node.op in CONVOLUTIONS]
+    convolutions = [node for node in executed if "Conv" in node.op]
     assert {node.op for node in convolutions} >= {
         "Conv2D",
         "Conv2DBackpropFilter",
