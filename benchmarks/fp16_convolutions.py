@@ -1,6 +1,6 @@
 """Training step of a conv net built in fp16 (as official ResNet's --dtype=fp16 builds it) in a bridged session,
-whose convolutions compute in float32 on the CPU, against the same step in a plain TensorFlow session, which runs
-TensorFlow's own fp16 kernels, and against the float32 model in a plain session.
+whose convolution gradients compute in float32 on the CPU, against the same step in a plain TensorFlow session,
+which runs TensorFlow's own fp16 kernels, and against the float32 model in a plain session.
 
 Three conv layers (3x3, 32-64-64 channels, 32x32 images, batch 16) with a depthwise conv, trained by SGD. The
 sessions are timed in interleaved blocks; the ratios are medians over blocks of (step time / the bridged fp16
@@ -52,7 +52,7 @@ def main():
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
     configs = {
-        "fp16, bridged (convolutions in float32)": (tf.float16, npu_config()),
+        "fp16, bridged (conv gradients in float32)": (tf.float16, npu_config()),
         "fp16, plain TensorFlow (its fp16 kernels)": (tf.float16, v1.ConfigProto()),
         "float32, plain TensorFlow": (tf.float32, v1.ConfigProto()),
     }

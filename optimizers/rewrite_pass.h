@@ -5,7 +5,7 @@
 // Ordering (lower runs first); leave gaps so passes can be added between:
 //   100 system init options   190 implementation modes   200 precision rewrite   250 fp16 saturation
 //   300 overflow checks (float status, overflow detection)   400 dump   450 exception capture
-//   500 collective timeouts   800 fp16 convolutions on the CPU in float32
+//   500 collective timeouts   800 fp16 convolution gradients on the CPU in float32
 //   900 iterations_per_loop loop (last: it moves the whole step into a loop)
 #ifndef NPU_BRIDGE_OPTIMIZERS_REWRITE_PASS_H_
 #define NPU_BRIDGE_OPTIMIZERS_REWRITE_PASS_H_

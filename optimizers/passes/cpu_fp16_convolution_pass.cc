@@ -1,17 +1,17 @@
-// fp16 convolutions on the CPU compute in float32 (order 800: after the instrumentation, so dumps and overflow
-// checks read the fp16 result as before; before the iterations loop, which moves the step into a loop body).
+// fp16 convolution gradients on the CPU compute in float32 (order 800: after the instrumentation, so dumps and
+// overflow checks read the fp16 result as before; before the iterations loop, which moves the step into a loop body).
 //
 // A script built for Ascend often runs its model in fp16 (official ResNet's --dtype=fp16, Keras' mixed_float16
 // policy, hand-written casts). TensorFlow's CPU kernels for fp16 convolution gradients are slow: with oneDNN on, the
 // filter gradients fall back to oneDNN's reference code (Conv2DBackpropFilter about 400 times slower than in
-// float32, Conv3DBackpropFilterV2 about 130, the depthwise one about 30); with oneDNN off, Eigen's fp16 paths are 2-7
-// times slower. Each convolution (fused with its bias and activation or not) whose type is float16 and that runs on
-// the CPU reads its fp16 inputs through Casts to float32, computes in float32 and gives its result through a Cast
-// back to float16: every fp16 value is exact in float32, so are the products of two of them, and the sums are
-// float32 ones rounded to fp16 once at the end, which is what Ascend's cube unit does (fp16 inputs, fp32
-// accumulation, fp16 output) and what oneDNN's fp16 kernels do inside. The node keeps its name; a fetched one gives
-// the Cast's value. A convolution placed on another device (a GPU, whose fp16 kernels are fast) is left alone, and
-// so is one that names no device when the session or this process has a GPU (TensorFlow may place it there).
+// float32); with oneDNN off, Eigen's fp16 paths are several times slower. Each such convolution (Convolutions())
+// whose type is float16 and that runs on the CPU reads its fp16 inputs through Casts to float32, computes in
+// float32 and gives its result through a Cast back to float16: every fp16 value is exact in float32, so are the
+// products of two of them, and the sums are float32 ones rounded to fp16 once at the end, which is what Ascend's
+// cube unit does (fp16 inputs, fp32 accumulation, fp16 output) and what oneDNN's fp16 kernels do inside. The node
+// keeps its name; a fetched one gives the Cast's value. A convolution placed on another device (a GPU, whose fp16
+// kernels are fast) is left alone, and so is one that names no device when the session or this process has a GPU
+// (TensorFlow may place it there).
 #include <map>
 #include <set>
 #include <string>
@@ -29,20 +29,20 @@ namespace {
 
 using tensorflow::NodeDef;
 
+// The convolutions whose CPU fp16 kernels are much slower than their float32 ones (oneDNN on / off, relative to
+// float32 in the measurements of docs/precision.md): every gradient, and Conv3D (4x with oneDNN off). The 2D
+// forward convolutions, plain or fused with their bias and activation, keep TensorFlow's fp16 kernels, which are
+// as fast as float32 within 1.1-1.4x: computing them in float32 would only add a float32 copy of their outputs,
+// the largest tensors of a step, to the memory a step needs.
 const std::set<std::string>& Convolutions() {
   static const auto* ops = new std::set<std::string>{
-      "Conv2D",
-      "Conv2DBackpropInput",
-      "Conv2DBackpropFilter",
-      "Conv3D",
-      "Conv3DBackpropInputV2",
-      "Conv3DBackpropFilterV2",
-      "DepthwiseConv2dNative",
-      "DepthwiseConv2dNativeBackpropInput",
-      "DepthwiseConv2dNativeBackpropFilter",
-      // Grappler's remapper runs before this pass and fuses a convolution with its BiasAdd / activation
-      "_FusedConv2D",
-      "_FusedDepthwiseConv2dNative",
+      "Conv2DBackpropInput",                  // 1.3x / 6.8x
+      "Conv2DBackpropFilter",                 // 424x / 5.0x
+      "Conv3D",                               // 1.4x / 4.0x
+      "Conv3DBackpropInputV2",                // 1.4x / 2.5x
+      "Conv3DBackpropFilterV2",               // 133x / 2.6x
+      "DepthwiseConv2dNativeBackpropInput",   // 4.8x / 1.2x
+      "DepthwiseConv2dNativeBackpropFilter",  // 28x / 0.8x
   };
   return *ops;
 }
@@ -51,7 +51,7 @@ bool IsFp16Convolution(const NodeDef& node) {
   return Convolutions().count(node.op()) && TypeAttr(node, "T") == tensorflow::DT_HALF;
 }
 
-// True when the node runs on the CPU: placed there, or unplaced in a graph whose devices include no GPU.
+// True when the node runs on the CPU: placed there, or placed nowhere while no GPU is at hand (HasGpu).
 bool OnCpu(const NodeDef& node, bool graph_has_gpu) {
   tensorflow::DeviceNameUtils::ParsedName parsed;
   if (tensorflow::DeviceNameUtils::ParseFullName(node.device(), &parsed) && parsed.has_type) {
@@ -80,19 +80,6 @@ bool HasGpu(const tensorflow::grappler::GrapplerItem& item) {
     return false;
   }();
   return process_has_gpu;
-}
-
-// Sets every float16 in the node's type attributes (T, and the fused ops' TArgs list) to float32.
-void RetypeHalfToFloat(NodeDef* node) {
-  for (auto& [name, value] : *node->mutable_attr()) {
-    if (value.value_case() == tensorflow::AttrValue::kType && value.type() == tensorflow::DT_HALF) {
-      value.set_type(tensorflow::DT_FLOAT);
-    } else if (value.value_case() == tensorflow::AttrValue::kList) {
-      for (int k = 0; k < value.list().type_size(); ++k) {
-        if (value.list().type(k) == tensorflow::DT_HALF) value.mutable_list()->set_type(k, tensorflow::DT_FLOAT);
-      }
-    }
-  }
 }
 
 // True when `after` is `before` with every float16 turned float32 and nothing else changed.
@@ -126,7 +113,7 @@ class CpuFp16ConvolutionPass : public RewritePass {
       tensorflow::DataTypeVector in_types, out_types;
       if (!NodeTypes(*node, &in_types, &out_types) || out_types.size() != 1) continue;
       NodeDef retyped = *node;
-      RetypeHalfToFloat(&retyped);
+      (*retyped.mutable_attr())["T"].set_type(tensorflow::DT_FLOAT);
       tensorflow::DataTypeVector new_in, new_out;
       if (!NodeTypes(retyped, &new_in, &new_out) || !EachHalfBecameFloat(in_types, new_in) ||
           !EachHalfBecameFloat(out_types, new_out) ||
