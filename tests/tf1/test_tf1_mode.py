@@ -424,6 +424,7 @@ import numpy as np
 import tensorflow as tf
 
 start = time.clock()
+from numpy.core.numeric import Inf, NINF
 
 
 def f(a, b=2, *rest, **kw):
@@ -437,7 +438,8 @@ print("RESULT " + json.dumps({"name": "compat", "value": {
     "product": int(np.product([2, 3])), "iterable": isinstance([], collections.Iterable),
     "argspec": [spec.args, spec.varargs, spec.keywords, list(spec.defaults)], "clock": isinstance(start, float),
     "sctypes": np.float32 in np.sctypes["float"] and np.uint8 in np.sctypes["uint"], "again": np.int is int,
-    "infty": np.infty == float("inf"), "cast": str(np.cast["float32"]([1, 2]).dtype)}}))
+    "infty": np.infty == float("inf"), "cast": str(np.cast["float32"]([1, 2]).dtype),
+    "numeric": [Inf, NINF] == [float("inf"), -float("inf")]}}))
 """
 
 
@@ -465,6 +467,7 @@ def test_py_compat_gives_back_removed_python_and_numpy_names_and_says_so_once(tm
         "again": True,
         "infty": True,
         "cast": "float32",
+        "numeric": True,
     }
     assert "Python-level compatibility on" in result.stderr
     assert result.stderr.count("numpy.int no longer exists; --py-compat provides it (write int instead)") == 1

@@ -6,7 +6,8 @@ patches are opt-in):
 
 - ``time.clock`` -> ``time.perf_counter``;
 - NumPy 1.x aliases (``np.int``, ``np.float``, ``np.object``, ``np.asscalar``, ``np.NaN``, ``np.Inf``,
-  ``np.float_``, ``np.product``, ``np.in1d``, ``np.sctypes``, ...; ``NUMPY``);
+  ``np.float_``, ``np.product``, ``np.in1d``, ``np.sctypes``, ...; ``NUMPY``), and the constants
+  ``numpy.core.numeric`` defined (``from numpy.core.numeric import Inf``; ``NUMPY_CORE_NUMERIC``);
 - ``collections.Iterable`` and the other ABCs, from ``collections.abc``;
 - ``inspect.getargspec`` (``args, varargs, keywords, defaults`` from ``inspect.getfullargspec``);
 - ``scipy.misc.imread`` / ``imsave`` / ``imresize`` / ``imrotate`` on Pillow (``scipy_misc``), and
@@ -81,6 +82,9 @@ NUMPY = {
         "the dtypes themselves, e.g. [np.float16, np.float32, np.float64]",
     ),
 }
+# the constants NumPy 1.x's numpy.core.numeric defined that NumPy 2's numpy.core.numeric (a view of numpy._core's)
+# lacks; the others it had (inf, nan, NAN, PINF, False_, True_) it still has
+NUMPY_CORE_NUMERIC = ("Inf", "Infinity", "infty", "NaN", "NINF")
 ABCS = (
     "Iterable",
     "Iterator",
@@ -149,6 +153,7 @@ def install():
     if not hasattr(time, "clock"):
         time.clock = _clock
     _module_getattr(np, {name: alias for name, alias in NUMPY.items() if name not in np.__dict__})
+    after_import.when_imported("numpy.core.numeric", _add_numeric_constants)
     abcs = {n: (getattr(collections.abc, n), f"collections.abc.{n}") for n in ABCS if n not in collections.__dict__}
     _module_getattr(collections, abcs)
     if not hasattr(inspect, "getargspec"):
@@ -157,6 +162,11 @@ def install():
     after_import.when_imported("scipy.integrate", _add_scipy_integrate)
     scipy_paths.install(lambda old, new: _tell(old, new))
     after_import.when_imported("yaml", _add_yaml_default_loader)
+
+
+def _add_numeric_constants(module):
+    real = getattr(np, "_core", np.core).numeric  # NumPy 2 keeps the module in numpy._core, 1.x in numpy.core
+    _module_getattr(module, {n: NUMPY[n] for n in NUMPY_CORE_NUMERIC if n not in real.__dict__})
 
 
 SCIPY_SPECIAL = ("comb", "factorial", "logsumexp")  # scipy.misc names SciPy 1.0-1.3 moved to scipy.special
