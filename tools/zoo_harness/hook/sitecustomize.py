@@ -22,6 +22,7 @@ import re
 import sys
 import threading
 import traceback
+import weakref
 
 _RESULTS = os.environ.get("ZOO_HARNESS_RESULTS")
 _LIMIT = int(os.environ.get("ZOO_HARNESS_STEPS") or 3)
@@ -113,8 +114,10 @@ def _at_exit():
 
 # -- TF1: Session.run that trains -----------------------------------------------------------------------------
 
-_trains_cache = {}
-_steps_cache = {}  # (session, fetched names) -> training steps per run: looked up once, not on every run
+# Looked up once per graph (session) and set of names, not on every run; keyed by the object itself, so that a
+# graph or session made after another was freed never gets that one's answer
+_trains_cache = weakref.WeakKeyDictionary()  # graph -> {names: whether they train}
+_steps_cache = weakref.WeakKeyDictionary()  # session -> {names: training steps per run}
 
 
 def _run_steps(session, fetch_list, target_list):
@@ -123,10 +126,11 @@ def _run_steps(session, fetch_list, target_list):
 
     names = [c_api.TF_OperationName(output.oper) for output in fetch_list]
     names += [c_api.TF_OperationName(op) for op in target_list]
-    key = (id(session), tuple(sorted(names)))
-    if key not in _steps_cache:
-        _steps_cache[key] = _steps_per_run(session, names) if _names_train(session, names) else 0
-    return _steps_cache[key]
+    known = _steps_cache.setdefault(session, {})
+    key = tuple(sorted(names))
+    if key not in known:
+        known[key] = _steps_per_run(session, names) if _names_train(session, names) else 0
+    return known[key]
 
 
 def _steps_per_run(session, names):
@@ -143,8 +147,9 @@ def _steps_per_run(session, names):
 
 def _names_train(session, names):
     """Whether the ops of these names depend on an op that applies gradients."""
-    key = (id(session.graph), tuple(sorted(names)))
-    if key not in _trains_cache:
+    known = _trains_cache.setdefault(session.graph, {})
+    key = tuple(sorted(names))
+    if key not in known:
         seen, stack, trains = set(), [session.graph.get_operation_by_name(n) for n in names], False
         assigns = gradients = False
         while stack and not trains:
@@ -157,8 +162,8 @@ def _names_train(session, names):
             trains = bool(_APPLY.match(op.type)) or (assigns and gradients)
             stack.extend(tensor.op for tensor in op.inputs)
             stack.extend(op.control_inputs)
-        _trains_cache[key] = trains
-    return _trains_cache[key]
+        known[key] = trains
+    return known[key]
 
 
 def _patch_session(module):
