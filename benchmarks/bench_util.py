@@ -1,5 +1,6 @@
 """What the benchmarks share: the NpuOptimizer session config, an MLP training step, and interleaved timing."""
 
+import statistics
 import time
 
 import numpy as np
@@ -68,3 +69,16 @@ def interleaved_times(runs, blocks, repeats):
                 run()
             times[name].append((time.perf_counter() - start) / repeats)
     return times
+
+
+def median_ratio(samples, baseline):
+    """The median over blocks of (sample / the baseline's sample in the same block), as ``interleaved_times`` pairs
+    them: load that drifts between blocks cancels out.
+
+    Args:
+      samples: one value per block.
+      baseline: the baseline's value per block, in the same order.
+    Returns:
+      The median ratio.
+    """
+    return statistics.median(s / b for s, b in zip(samples, baseline))

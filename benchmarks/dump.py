@@ -28,7 +28,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import bench_util  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from bench_util import build_mlp, interleaved_times  # noqa: E402
+from bench_util import build_mlp, interleaved_times, median_ratio  # noqa: E402
 from tensorflow.core.protobuf import rewriter_config_pb2  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
@@ -149,10 +149,7 @@ def throughput(dump_steps, repeats, directory=None):
         os.environ.pop("NPU_BRIDGE_DUMP_GOLDEN", None)
         shutil.rmtree(work, ignore_errors=True)
     medians = {name: statistics.median(samples) for name, samples in rates.items()}
-    ratios = {
-        name: statistics.median(d / s for d, s in zip(rates[name], rates["np.save"]))
-        for name in ("golden", "no golden")
-    }
+    ratios = {name: median_ratio(rates[name], rates["np.save"]) for name in ("golden", "no golden")}
     return medians, ratios
 
 

@@ -17,7 +17,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from bench_util import interleaved_times, npu_config  # noqa: E402
+from bench_util import interleaved_times, median_ratio, npu_config  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 
@@ -69,7 +69,7 @@ def main():
     onednn = os.environ.get("TF_ENABLE_ONEDNN_OPTS", "TensorFlow's default")
     print(f"TF_ENABLE_ONEDNN_OPTS={onednn}; {args.blocks} blocks of {args.steps} steps")
     for name, samples in times.items():
-        ratio = statistics.median(s / b for s, b in zip(samples, times[baseline]))
+        ratio = median_ratio(samples, times[baseline])
         print(f"{name:44s} {statistics.median(samples) * 1e3:9.1f} ms/step  {ratio:7.2f}x the bridged fp16 step")
     for sess in sessions:
         sess.close()

@@ -18,7 +18,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from bench_util import interleaved_times, npu_config  # noqa: E402
+from bench_util import interleaved_times, median_ratio, npu_config  # noqa: E402
 
 import npu_bridge  # noqa: E402,F401
 from npu_bridge.core.runtime import system  # noqa: E402
@@ -99,7 +99,7 @@ def measure(model, build, args):
     )
     print(f"{model}: {'backend':8} {'precision mode':44} {'ms/step':>8} {'ratio':>6}")
     for key, samples in times.items():
-        ratio = statistics.median(t / base for t, base in zip(samples, times[BASELINE]))
+        ratio = median_ratio(samples, times[BASELINE])
         mode = f"{key[1][0]}={key[1][1]}"
         print(f"{model}: {key[0]:8} {mode:44} {statistics.median(samples) * 1e3:8.2f} {ratio:6.2f}", flush=True)
     for sess in sessions.values():
