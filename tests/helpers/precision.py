@@ -3,11 +3,42 @@
 import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import node_def_pb2
+from tensorflow.core.protobuf import device_properties_pb2
+from tensorflow.python.grappler import cluster as grappler_cluster
+from tensorflow.python.grappler import tf_optimizer
 
 from helpers.config import npu_config
 from npu_bridge.core.runtime.executed_op_types import user_op_type
 
 v1 = tf.compat.v1
+
+_TASK = "/job:localhost/replica:0/task:0"
+CPU_DEVICE = device_properties_pb2.NamedDevice(
+    name=f"{_TASK}/device:CPU:0",
+    properties=device_properties_pb2.DeviceProperties(type="CPU", num_cores=2, frequency=2000),
+)
+GPU_DEVICE = device_properties_pb2.NamedDevice(
+    name=f"{_TASK}/device:GPU:0",
+    properties=device_properties_pb2.DeviceProperties(
+        type="GPU",
+        vendor="NVIDIA",
+        model="virtual",
+        num_cores=80,
+        frequency=1500,
+        memory_size=16 << 30,
+        environment={"architecture": "7.0"},
+    ),
+)
+
+
+def grappler_optimized(config, meta_graph, devices, graph_id):
+    """The GraphDef Grappler's meta optimizer makes of ``meta_graph`` with the session ``config`` (NpuOptimizer
+    included) on a virtual cluster of ``devices`` (``CPU_DEVICE``, ``GPU_DEVICE``), without executing anything."""
+    cluster = grappler_cluster.Cluster(devices=devices)
+    try:
+        return tf_optimizer.OptimizeGraph(config, meta_graph, verbose=False, graph_id=graph_id, cluster=cluster)
+    finally:
+        cluster.Shutdown()
 
 
 def run_executed(graph, fetches, feed=None, **options):

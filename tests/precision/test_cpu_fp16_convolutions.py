@@ -9,11 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from helpers.config import npu_config
-from helpers.precision import executed_nodes
+from helpers.precision import CPU_DEVICE, GPU_DEVICE, executed_nodes, grappler_optimized
 from helpers.tf2 import run_script
-from tensorflow.core.protobuf import device_properties_pb2
-from tensorflow.python.grappler import cluster as grappler_cluster
-from tensorflow.python.grappler import tf_optimizer
 
 from npu_bridge.core.session import bridge, config_proto
 
@@ -130,16 +127,6 @@ def test_training_an_fp16_conv_net_gives_the_values_of_tensorflows_own_fp16_kern
         assert np.allclose(mine, theirs, rtol=1e-2, atol=1e-3)
 
 
-_TASK = "/job:localhost/replica:0/task:0"
-
-
-def _device(kind):
-    return device_properties_pb2.NamedDevice(
-        name=f"{_TASK}/device:{kind}:0",
-        properties=device_properties_pb2.DeviceProperties(type=kind, num_cores=2, frequency=2000),
-    )
-
-
 @pytest.mark.parametrize("placement, stays_fp16", [("/device:CPU:0", False), ("/device:GPU:0", True)])
 def test_a_convolution_gradient_tensorflow_may_place_on_a_gpu_keeps_its_fp16_kernel(placement, stays_fp16):
     graph = tf.Graph()
@@ -153,13 +140,7 @@ def test_a_convolution_gradient_tensorflow_may_place_on_a_gpu_keeps_its_fp16_ker
     config_proto.append_npu_optimizer(config, {})
     # a cluster with a GPU: placed on the CPU it is rewritten; on the GPU it keeps TensorFlow's kernel (one placed
     # nowhere is rewritten when neither the session nor this process has a GPU, as in the tests above)
-    cluster = grappler_cluster.Cluster(devices=[_device("CPU"), _device("GPU")])
-    try:
-        graph_def = tf_optimizer.OptimizeGraph(
-            bridge.bridge_config("", config).config, meta, verbose=False, graph_id=b"fp16", cluster=cluster
-        )
-    finally:
-        cluster.Shutdown()
+    graph_def = grappler_optimized(bridge.bridge_config("", config).config, meta, [CPU_DEVICE, GPU_DEVICE], b"fp16")
     nodes = {node.name: node for node in graph_def.node}
     assert nodes["conv"].attr["T"].type == (HALF if stays_fp16 else FLOAT)
     assert nodes["out"].attr["T"].type == HALF

@@ -15,9 +15,7 @@ kernels' numerics and the GPU runtime are not tested here.
 
 import pytest
 import tensorflow as tf
-from tensorflow.core.protobuf import device_properties_pb2
-from tensorflow.python.grappler import cluster as grappler_cluster
-from tensorflow.python.grappler import tf_optimizer
+from helpers.precision import CPU_DEVICE, GPU_DEVICE, grappler_optimized
 
 from npu_bridge.core.plan import pass_contract
 from npu_bridge.core.session import bridge, config_proto
@@ -27,24 +25,6 @@ FLOAT = tf.float32.as_datatype_enum
 LOW_PRECISION = (tf.float16.as_datatype_enum, tf.bfloat16.as_datatype_enum)
 MODES = [("allow_mix_precision", tf.float16), ("allow_mix_precision_bf16", tf.bfloat16)]
 MODE_IDS = ["fp16", "bf16"]
-
-_TASK = "/job:localhost/replica:0/task:0"
-_CPU = device_properties_pb2.NamedDevice(
-    name=f"{_TASK}/device:CPU:0",
-    properties=device_properties_pb2.DeviceProperties(type="CPU", num_cores=2, frequency=2000),
-)
-_GPU = device_properties_pb2.NamedDevice(
-    name=f"{_TASK}/device:GPU:0",
-    properties=device_properties_pb2.DeviceProperties(
-        type="GPU",
-        vendor="NVIDIA",
-        model="virtual",
-        num_cores=80,
-        frequency=1500,
-        memory_size=16 << 30,
-        environment={"architecture": "7.0"},
-    ),
-)
 
 
 def session_plan(monkeypatch, mode, gpu):
@@ -87,11 +67,8 @@ def optimized(plan, gpu):
     graph, train = model("/device:GPU:0" if gpu else "/device:CPU:0")
     meta = v1.train.export_meta_graph(graph=graph)
     meta.collection_def["train_op"].node_list.value.append(train.name)
-    cluster = grappler_cluster.Cluster(devices=[_CPU, _GPU] if gpu else [_CPU])
-    try:
-        graph_def = tf_optimizer.OptimizeGraph(plan.config, meta, verbose=False, graph_id=b"mixed", cluster=cluster)
-    finally:
-        cluster.Shutdown()
+    devices = [CPU_DEVICE, GPU_DEVICE] if gpu else [CPU_DEVICE]
+    graph_def = grappler_optimized(plan.config, meta, devices, b"mixed")
     with tf.Graph().as_default():
         tf.graph_util.import_graph_def(graph_def, name="")
     return {node.name: node for node in graph_def.node}
