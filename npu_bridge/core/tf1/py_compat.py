@@ -165,7 +165,7 @@ def install():
 
 
 def _add_numeric_constants(module):
-    real = getattr(np, "_core", np.core).numeric  # NumPy 2 keeps the module in numpy._core, 1.x in numpy.core
+    real = (getattr(np, "_core", None) or np.core).numeric  # NumPy 2 keeps it in numpy._core, 1.x in numpy.core
     _module_getattr(module, {n: NUMPY[n] for n in NUMPY_CORE_NUMERIC if n not in real.__dict__})
 
 
