@@ -8,6 +8,7 @@ attaches the hooks.
 import dataclasses
 from typing import Any, List, Optional
 
+import tensorflow as tf
 from tensorflow.core.protobuf import config_pb2
 
 from npu_bridge.core.plan import pass_contract
@@ -79,3 +80,15 @@ class RunHook:
         """Called when ``run`` raised ``error`` (already replaced by later hooks, if they did); may return an
         exception to raise instead (chained to the original). Also called with a ``KeyboardInterrupt`` (Ctrl-C
         during the run), which is never replaced: what the hook returns then is ignored."""
+
+
+def with_note(error, note):
+    """Returns ``error`` with ``note`` appended to its message (an OpError of the same class), or None after
+    attaching the note to ``error`` itself when it cannot be rebuilt (what ``RunHook.run_failed`` returns)."""
+    if isinstance(error, tf.errors.OpError):
+        try:
+            return type(error)(error.node_def, error.op, f"{error.message}\n{note}")
+        except TypeError:
+            pass
+    error.add_note(note)
+    return None

@@ -31,7 +31,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 from npu_bridge.core.dump import dump_root, dump_writer, exception_directory, op_sources, run_config, writer_watch
 from npu_bridge.core.options import checks
 from npu_bridge.core.runtime import log, safe_paths
-from npu_bridge.core.session.step_api import RunHook
+from npu_bridge.core.session.step_api import RunHook, with_note
 
 _FAILED_NODE = re.compile(r"\{\{node ([^}]+)\}\}")
 _session_ids = itertools.count(1)
@@ -144,7 +144,7 @@ class DumpRunHook(RunHook):
         else:
             note = f"npu_bridge exception dump: the inputs of {node} were not captured ({result['error']})"
         log.logger.warning("%s", note)
-        return _with_note(error, note)
+        return with_note(error, note)
 
     def end(self, session):
         writer_watch.session_closed(self._root)
@@ -159,17 +159,3 @@ def _warn_unknown_layer_ops(graph, names):
             "dump_layer names ops this session's graph does not have, so they are not dumped: %s",
             ", ".join(unknown),
         )
-
-
-def _with_note(error, note):
-    """Returns ``error`` with ``note`` appended to its message (an OpError of the same class), or None after
-    attaching the note to ``error`` itself when it cannot be rebuilt."""
-    import tensorflow as tf
-
-    if isinstance(error, tf.errors.OpError):
-        try:
-            return type(error)(error.node_def, error.op, f"{error.message}\n{note}")
-        except TypeError:
-            pass
-    error.add_note(note)
-    return None

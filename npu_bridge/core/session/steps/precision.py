@@ -6,9 +6,14 @@ and applies it, filling the precision part of the session's pass plan:
   * mixed modes: the C++ pass's own mixed region (white / black lists from ``mixlist``, edited by
     modify_mixlist), emulated by rounding on CPU and the simulated backend, really converted on GPU.
     TensorFlow's automatic mixed precision passes are never switched on;
-  * the simulated Ascend backend: saturating fp16 conversions and implementation modes.
+  * the simulated Ascend backend: saturating fp16 conversions and implementation modes;
+  * fp16 rounding on the cpu / gpu backends (IEEE overflow): a run that then fails on a NaN or inf (a summary
+    histogram, ``CheckNumerics``) says that Ascend's saturation mode would have kept those values finite and
+    how to get its numerics.
 Sessions whose precision does not change are left as they are.
 """
+
+import re
 
 from tensorflow.core.protobuf import rewriter_config_pb2
 
@@ -16,6 +21,7 @@ from npu_bridge.core.device import backend
 from npu_bridge.core.plan.pass_contract import EVERY_SLOT, PrecisionRule
 from npu_bridge.core.precision import customize_dtypes, impl_mode, mixlist, modes
 from npu_bridge.core.runtime import log
+from npu_bridge.core.session.step_api import RunHook, with_note
 
 _OFF = rewriter_config_pb2.RewriterConfig.OFF
 _IMPL_OPTIONS = ("op_select_implmode", "optypelist_for_implmode", "op_precision_mode")
@@ -62,6 +68,37 @@ def setup(plan):
     pass_plan.impl_modes = tuple(_implementation_modes(options, target))
     if policy.mode:
         log.info_once(("precision", policy, target), "%s (backend %s)", policy.describe(), target)
+    if target != "ascend" and _rounds_to_fp16(policy, pass_plan.precision_rules):
+        plan.run_hooks.append(IeeeOverflowHint(policy, target))
+
+
+class IeeeOverflowHint(RunHook):
+    """Adds to a run's NaN / inf error that the session's fp16 follows IEEE here, not Ascend's saturation mode."""
+
+    # What TensorFlow's ops say when they meet a non-finite value: summaries, CheckNumerics / assert_all_finite.
+    _NON_FINITE = re.compile(r"Nan in summary histogram|Infinity in Histogram|Tensor had (?:NaN|Inf|\+Inf|-Inf) values")
+
+    def __init__(self, policy, target):
+        self._policy, self._target = policy, target
+
+    def run_failed(self, context, error):
+        if not self._NON_FINITE.search(str(error)):
+            return None
+        note = (
+            f"npu_bridge: this session computes in fp16 ({self._policy.describe()}) on the {self._target} backend, "
+            "where an fp16 overflow is inf and 0/0 is NaN (IEEE); Ascend's default saturation mode gives +-65504 "
+            "and 0 there instead. A script that trains on Ascend runs with its numerics on the simulated backend "
+            "(NPU_BRIDGE_DEVICE_TARGET=ascend), or in float32 with precision_mode=must_keep_origin_dtype "
+            "(docs/precision.md)"
+        )
+        return with_note(error, note)
+
+
+def _rounds_to_fp16(policy, rules):
+    """Whether the session's precision puts some values through fp16 (not only bfloat16)."""
+    if policy.behaviour == modes.MIXED:
+        return policy.mixed_dtype == "float16"
+    return any(dtype == "float16" for rule in rules for _, dtype in rule.inputs + rule.outputs)
 
 
 def _implementation_modes(options, target):
