@@ -302,6 +302,25 @@ x = tf.placeholder(tf.float32, [None, 1600])
     assert matrix.shape == (samples, 32) and matrix.nnz >= samples
 
 
+def test_a_data_file_the_model_ships_is_used_instead_of_the_kits_guess(tmp_path):
+    import numpy as np
+
+    loader = """
+import numpy as np
+moon_data = np.load(opts.data_path)
+x_s, y_s = moon_data['x_s'], moon_data['y_s']
+parser.add_argument('--data_path', type=str, default='./moon_data.npz')
+Y = tf.placeholder(tf.float32, shape=[None, 1])
+"""
+    model = _fake_model(tmp_path, {"swd.py": loader})
+    np.savez(model / "moon_data.npz", x_s=np.zeros((300, 2), np.float32), y_s=np.ones((300, 1), np.float32))
+    kit, data = _kit_data(tmp_path, model)
+    assert kit == "named-arrays"
+    assert os.path.realpath(data / "moon_data.npz") == os.path.realpath(model / "moon_data.npz")
+    with np.load(data / "moon_data.npz") as f:
+        assert f["y_s"].shape == (300, 1)
+
+
 def test_an_h5_file_named_in_a_flag_default_holds_the_datasets_read(tmp_path):
     loader = """
 flags.DEFINE_string('train_data', 'training3d.h5', 'Training data')

@@ -310,6 +310,34 @@ def make_all(kits, data_dir, cache_dir, seed=0, sizes=None, model_dir=None):
     later kit adds only the names the earlier ones did not make. No kit leaves it empty."""
     for index, kit in enumerate(kits or [None]):
         make(kit, data_dir, cache_dir, seed=seed, sizes=sizes, model_dir=model_dir, add=index > 0)
+    if model_dir is not None:
+        use_shipped(data_dir, model_dir)
+
+
+# Data files a model may ship next to its code (SWD_ID1211 carries its moon_data.npz): real data of the layout its
+# loader wants, so they replace a kit's guess of the same name
+SHIPPED_SUFFIXES = (".npz", ".npy", ".mat", ".h5", ".hdf5", ".pkl", ".pickle")
+
+
+def use_shipped(data_dir, model_dir):
+    """Replaces each kit file in data_dir that the model's own tree ships a file of the same name of
+    (``SHIPPED_SUFFIXES``) by a link to the model's file; returns the names replaced."""
+    shipped = {}
+    for directory, subdirs, files in os.walk(model_dir):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+        for name in sorted(files):
+            path = os.path.join(directory, name)
+            if name.endswith(SHIPPED_SUFFIXES) and os.path.isfile(path) and not os.path.islink(path):
+                shipped.setdefault(name, os.path.abspath(path))
+    replaced = []
+    for directory, _, files in os.walk(data_dir):
+        for name in files:
+            link = os.path.join(directory, name)
+            if name in shipped and os.path.islink(link):
+                os.unlink(link)
+                os.symlink(shipped[name], link)
+                replaced.append(name)
+    return replaced
 
 
 def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None, add=False):
