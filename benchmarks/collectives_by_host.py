@@ -1,6 +1,7 @@
-"""Speed of an allreduce over a group that spans hosts: by host (the segment within each host, TensorFlow across
-hosts on the host's share) against one TensorFlow collective over every rank (NPU_BRIDGE_COLLECTIVES=tf), in the
-same session, blocks interleaved.
+"""Speed of an allreduce and an allgather over a group that spans hosts: by host (the segment within each host,
+TensorFlow across hosts on the host's share; for the allgather TensorFlow across hosts first, then the segment)
+against one TensorFlow collective over every rank (NPU_BRIDGE_COLLECTIVES=tf), in the same session, blocks
+interleaved. An allgather's size is its result's (each rank gives size / ranks).
 
 The two "hosts" are two npu-run launchers of a rank table whose two servers are both this machine (127.0.0.1), each
 starting --per-host ranks: every byte between them goes through TensorFlow's gRPC runtime over loopback, as it would
@@ -21,6 +22,7 @@ import tempfile
 MIB = 1 << 20
 SIZES = (4096, MIB, 16 * MIB, 64 * MIB)  # bytes
 REPEATS = {4096: 50, MIB: 10, 16 * MIB: 2, 64 * MIB: 1}
+OPERATIONS = ("allreduce", "allgather")
 
 
 def _table(path, per_host):
@@ -79,34 +81,35 @@ def run_rank(blocks):
     ops = {}
     for nbytes in SIZES:
         x = tf.Variable(tf.fill([nbytes // 4], float(rank + 1)))
+        piece = tf.Variable(tf.fill([1, nbytes // 4 // size], float(rank + 1)))
         for path in ("auto", "tf"):
             with collective_path(path):
-                ops[path, nbytes] = hccl_ops.allreduce(x, "sum")
+                ops["allreduce", path, nbytes] = hccl_ops.allreduce(x, "sum")
+                ops["allgather", path, nbytes] = hccl_ops.allgather(piece, size)
     sess = tf.Session(config=npu_config_proto())
     sess.run(tf.global_variables_initializer())
-    for op in ops.values():
-        assert sess.run(op)[0] == size * (size + 1) / 2  # also the warm-up: group and instance resolution
-    lines = [
-        f"allreduce over {size} ranks on 2 hosts ({get_local_rank_size()} per host); median of {blocks} interleaved "
-        "blocks",
-        "float32   by host (segment + TF across hosts)   one TF collective   one piece / by host",
-    ]
-    for nbytes in SIZES:
-        samples = interleaved_times(
-            {path: lambda p=path, n=nbytes: sess.run(ops[p, n].op) for path in ("auto", "tf")}, blocks, REPEATS[nbytes]
-        )
-        by_host, flat = (statistics.median(samples[p]) for p in ("auto", "tf"))
-        name = f"{nbytes // MIB} MiB" if nbytes >= MIB else f"{nbytes // 1024} KiB"
-        lines.append(
-            f"{name:>7}   {by_host * 1e3:10.2f} ms                        {flat * 1e3:9.2f} ms   {flat / by_host:8.2f}x"
-        )
+    for path in ("auto", "tf"):  # also the warm-up: group and instance resolution
+        for nbytes in SIZES:
+            assert sess.run(ops["allreduce", path, nbytes])[0] == size * (size + 1) / 2
+            assert sess.run(ops["allgather", path, nbytes])[:, 0].tolist() == [r + 1.0 for r in range(size)]
+    lines = [f"{size} ranks on 2 hosts ({get_local_rank_size()} per host); median of {blocks} interleaved blocks"]
+    for operation in OPERATIONS:
+        lines.append(f"{operation} float32   by host   one TF collective   one piece / by host")
+        for nbytes in SIZES:
+            runs = {path: (lambda op=ops[operation, path, nbytes].op: sess.run(op)) for path in ("auto", "tf")}
+            samples = interleaved_times(runs, blocks, REPEATS[nbytes])
+            by_host, flat = (statistics.median(samples[p]) for p in ("auto", "tf"))
+            name = f"{nbytes // MIB} MiB" if nbytes >= MIB else f"{nbytes // 1024} KiB"
+            lines.append(f"{name:>7}   {by_host * 1e3:10.2f} ms   {flat * 1e3:9.2f} ms   {flat / by_host:8.2f}x")
     if rank == 0:
         print("\n".join(lines), flush=True)
     init.run(npu_ops.shutdown_system())
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="allreduce by host vs in one piece (starts its own two hosts)")
+    parser = argparse.ArgumentParser(
+        description="allreduce and allgather by host vs in one piece (starts its own two hosts)"
+    )
     parser.add_argument("--blocks", type=int, default=5)
     parser.add_argument("--per-host", type=int, default=2, help="ranks per host (2 or more)")
     args = parser.parse_args(argv)

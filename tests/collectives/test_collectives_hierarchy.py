@@ -1,5 +1,6 @@
-"""A reduction over a group that spans hosts goes by host: which groups do, the subgroups, the ops built and the
-run's collective graph key (every rank computes the same). Two-host runs: tests/launch/test_two_hosts.py."""
+"""A reduction or an all-gather over a group that spans hosts goes by host: which groups do, the subgroups, the
+order of the gathered blocks, the ops built and the run's collective graph key (every rank computes the same).
+Two-host runs: tests/launch/test_two_hosts.py."""
 
 import os
 
@@ -49,6 +50,22 @@ def test_a_group_with_equal_shares_on_several_hosts_splits_by_host(segment):
 
 
 @pytest.mark.parametrize(
+    "servers", [["a", "a", "b", "b"], ["a", "b", "a", "b"], ["a", "b", "b", "a", "c", "c"], ["b", "a", "a", "b"]]
+)
+def test_the_blocks_of_a_gather_by_host_come_back_in_group_rank_order(segment, servers):
+    """Simulates the two steps on every rank with each rank's block its own rank: across hosts among the peers of
+    a place, then among a host's members; ``order`` must then give 0, 1, 2, ... on every rank."""
+    splits = {}
+    for rank in range(len(servers)):
+        segment(servers, rank)
+        splits[rank] = hierarchy.split(_members(range(len(servers)), rank))
+    for rank, split in splits.items():
+        across = {r: list(splits[r].peers.ranks) for r in split.gather.ranks}  # each host member's first step
+        blocks = [block for member in split.gather.ranks for block in across[member]]
+        assert [blocks[i] for i in split.order] == list(range(len(servers))), (servers, rank)
+
+
+@pytest.mark.parametrize(
     "servers, ranks, why",
     [
         (["a", "a", "b"], range(3), "unequal shares"),
@@ -82,6 +99,22 @@ def test_the_steps_of_a_reduction_by_host_share_one_graph_key_on_every_rank(segm
             runs.append(registry.for_run(graph, y))
     assert {run.ranks for run in runs} == {frozenset(range(4))}  # each step waits for the whole group
     assert len({run.graph_key for run in runs}) == 1 and runs[0].graph_key > 0
+
+
+def test_an_all_gather_by_host_crosses_hosts_first_and_keeps_the_shape(segment):
+    runs = []
+    for rank in range(4):
+        segment(["a", "b", "a", "b"], rank)
+        with tf.Graph().as_default() as graph:
+            x = tf.fill([2, 3], float(rank))
+            y = primitives.all_gather(x, _members(range(4), rank))
+            assert y.shape == [8, 3]
+            assert collective_op_types(y) == ["CollectiveGather", "HcomShmAllGather"]
+            gather = next(op for op in graph.get_operations() if op.type == "CollectiveGather")
+            assert gather.get_attr("group_size") == 2  # one member of each host
+            runs.append(registry.for_run(graph, y))
+    assert {run.ranks for run in runs} == {frozenset(range(4))}
+    assert len({run.graph_key for run in runs}) == 1
 
 
 def test_groups_of_other_members_next_to_each_other_get_one_graph_key_on_every_rank(monkeypatch):

@@ -1,4 +1,4 @@
-"""How a reduction over a group that spans hosts splits into a same-host part and a cross-host part.
+"""How a reduction or an all-gather over a group that spans hosts splits into same-host and cross-host parts.
 
 A group whose members sit on several hosts, the same number m >= 2 on each, reduces in three steps (see
 ``primitives.all_reduce``): a reduce-scatter among the m members of this host through the shared-memory segment,
@@ -6,12 +6,18 @@ TensorFlow's collective across hosts among the members with the same place on th
 1/m of the bytes), and an all-gather among this host's members through the segment. Every member then holds the
 same values: the cross-host step gives its peers identical results and the gathers put them together alike.
 
+It gathers in two (``primitives.all_gather``): TensorFlow's all-gather across hosts among the members with the same
+place, then an all-gather of those among this host's members through the segment, whose blocks (by place, then by
+host in each place's peer order) are put in group-rank order (``Split.order``). TensorFlow's runtime carries each
+member's tensor to the other hosts once, and nothing between members of one host.
+
 Groups with one member per host, with hosts of unequal counts, on the gpu backend (whose tensors take NCCL), without
-the segment, or under ``NPU_BRIDGE_COLLECTIVES=tf`` reduce with one TensorFlow collective over the whole group.
+the segment, or under ``NPU_BRIDGE_COLLECTIVES=tf`` use one TensorFlow collective over the whole group.
 """
 
 import dataclasses
 import os
+from typing import Tuple
 
 from npu_bridge.core.collectives import shm_segment
 from npu_bridge.core.collectives.membership import Members
@@ -20,12 +26,14 @@ from npu_bridge.core.world import groups, world
 
 @dataclasses.dataclass(frozen=True)
 class Split:
-    """The two subgroups of a group that reduces by host.
+    """The subgroups of a group that reduces and gathers by host.
 
     Attributes:
       scatter: the group's members on this host (group rank order), for the segment's reduce-scatter.
       peers: one member per host, those with this process's place on their host, for TensorFlow's step.
       gather: the same members as ``scatter`` under another key, for the segment's all-gather.
+      order: for each member in group-rank order, the index of its block in an all-gather by host, whose blocks
+        come by place on the host, and within a place in the order of that place's peers.
 
     The two segment steps take two channels: each channel runs its collectives in the order its leader starts
     them, and hosts may start them in different orders. On one channel a host could then wait in a gather whose
@@ -36,10 +44,12 @@ class Split:
     scatter: Members
     peers: Members
     gather: Members
+    order: Tuple[int, ...]
 
 
 def split(members, environ=None, host_tensors=True):
-    """Returns the ``Split`` of ``members`` when its reductions go by host, else None (see the module docstring).
+    """Returns the ``Split`` of ``members`` when its reductions and all-gathers go by host, else None (see the
+    module docstring).
 
     Args:
       members: the group's ``Members``.
@@ -57,7 +67,9 @@ def split(members, environ=None, host_tensors=True):
         return None
     mine = tuple(by_server[current.server_id])
     place = mine.index(members.world_rank)
-    peers = tuple(sorted(ranks[place] for ranks in by_server.values()))
+    peers_at = [tuple(sorted(ranks[q] for ranks in by_server.values())) for q in range(len(mine))]
+    peers = peers_at[place]
+    blocks = [rank for at in peers_at for rank in at]
     return Split(
         Members(members.group, mine, groups.group_key(f"\0host-scatter\0{members.group}", mine), place),
         Members(
@@ -67,4 +79,5 @@ def split(members, environ=None, host_tensors=True):
             peers.index(members.world_rank),
         ),
         Members(members.group, mine, groups.group_key(f"\0host-gather\0{members.group}", mine), place),
+        tuple(blocks.index(rank) for rank in members.ranks),
     )

@@ -14,7 +14,8 @@ C++ ``HcomShm*`` ops, for host tensors: not on the gpu backend unless ``NPU_BRID
 same keys, timeout, marking and registration; ``NPU_BRIDGE_COLLECTIVES=tf`` keeps them on TensorFlow's; a send /
 receive uses a one-way group of its own there (``segment_members``). A reduction over a group that spans hosts
 with several members on each goes by host (``hierarchy``): through the segment within each host, TensorFlow's
-collective across hosts on the host's share. Reduce-scatter exists only on the segment.
+collective across hosts on the host's share; so does an all-gather, across hosts first. Reduce-scatter exists
+only on the segment.
 
 Callers pass tensors of a dtype the op supports (see ``transport``) and groups of at least two ranks.
 """
@@ -153,9 +154,12 @@ def reduce_scatter(x, members, merge_op, key, kind="reduce_scatter", part_of=Non
 
 def all_gather(x, members, kind="allgather", part_of=None):
     """Concatenates every member's ``x`` along dimension 0, in group-rank order (same shape everywhere)."""
-    key = keys.instance_key(members.key)
     place = _segment(members)
     device, hint = _where(place)
+    by_host = hierarchy.split(members, host_tensors=device == DEVICE) if place is None and part_of is None else None
+    if by_host is not None:
+        return _all_gather_by_host(x, members, by_host, kind)
+    key = keys.instance_key(members.key)
     with tf.device(device):
         if place is not None:
             y = shm_primitives.all_gather(x, place, key, _timeout_bound())
@@ -174,6 +178,22 @@ def all_gather(x, members, kind="allgather", part_of=None):
         first = None if x.shape[0] is None else x.shape[0] * members.size
         y.set_shape([first] + x.shape.as_list()[1:])
     return _register(y, kind, members, key, part_of=part_of)
+
+
+def _all_gather_by_host(x, members, by_host, kind):
+    """``all_gather`` of a group that spans hosts (``hierarchy``): across hosts among the members with this place,
+    then those blocks through the segment among this host's members, put in group-rank order."""
+    with tf.device(DEVICE):
+        across = all_gather(x, by_host.peers, kind, part_of=members)
+        blocks = all_gather(across, by_host.gather, kind, part_of=members)
+        shape = tf.shape(x)
+        stacked = tf.reshape(blocks, tf.concat([[members.size], shape], 0))
+        ordered = tf.gather(stacked, by_host.order)
+        y = tf.reshape(ordered, tf.concat([[members.size * shape[0]], shape[1:]], 0))
+    if x.shape.rank is not None:
+        first = None if x.shape[0] is None else x.shape[0] * members.size
+        y.set_shape([first] + x.shape.as_list()[1:])
+    return y
 
 
 def broadcast_send(x, members, key, kind="broadcast", root=None, segment_members=None):
