@@ -1,5 +1,5 @@
-"""Speed of an allreduce and an allgather over a group that spans hosts: by host (the segment within each host,
-TensorFlow across hosts on the host's share; for the allgather TensorFlow across hosts first, then the segment)
+"""Speed of an allreduce, an allgather and a broadcast over a group that spans hosts: by host (the segment within
+each host, TensorFlow across hosts on the host's share; the others TensorFlow across hosts first, then the segment)
 against one TensorFlow collective over every rank (NPU_BRIDGE_COLLECTIVES=tf), in the same session, blocks
 interleaved. An allgather's size is its result's (each rank gives size / ranks).
 
@@ -22,7 +22,7 @@ import tempfile
 MIB = 1 << 20
 SIZES = (4096, MIB, 16 * MIB, 64 * MIB)  # bytes
 REPEATS = {4096: 50, MIB: 10, 16 * MIB: 2, 64 * MIB: 1}
-OPERATIONS = ("allreduce", "allgather")
+OPERATIONS = ("allreduce", "allgather", "broadcast")
 
 
 def _table(path, per_host):
@@ -86,12 +86,14 @@ def run_rank(blocks):
             with collective_path(path):
                 ops["allreduce", path, nbytes] = hccl_ops.allreduce(x, "sum")
                 ops["allgather", path, nbytes] = hccl_ops.allgather(piece, size)
+                ops["broadcast", path, nbytes] = hccl_ops.broadcast([tf.identity(x)], root_rank=size - 1)[0]
     sess = tf.Session(config=npu_config_proto())
     sess.run(tf.global_variables_initializer())
     for path in ("auto", "tf"):  # also the warm-up: group and instance resolution
         for nbytes in SIZES:
             assert sess.run(ops["allreduce", path, nbytes])[0] == size * (size + 1) / 2
             assert sess.run(ops["allgather", path, nbytes])[:, 0].tolist() == [r + 1.0 for r in range(size)]
+            assert sess.run(ops["broadcast", path, nbytes])[0] == size
     lines = [f"{size} ranks on 2 hosts ({get_local_rank_size()} per host); median of {blocks} interleaved blocks"]
     for operation in OPERATIONS:
         lines.append(f"{operation} float32   by host   one TF collective   one piece / by host")
@@ -108,7 +110,7 @@ def run_rank(blocks):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description="allreduce and allgather by host vs in one piece (starts its own two hosts)"
+        description="allreduce, allgather and broadcast by host vs in one piece (starts its own two hosts)"
     )
     parser.add_argument("--blocks", type=int, default=5)
     parser.add_argument("--per-host", type=int, default=2, help="ranks per host (2 or more)")

@@ -1,5 +1,6 @@
-"""A reduction or an all-gather over a group that spans hosts goes by host: which groups do, the subgroups, the
-order of the gathered blocks, the ops built and the run's collective graph key (every rank computes the same).
+"""A reduction, an all-gather or a broadcast over a group that spans hosts goes by host: which groups do, the
+subgroups, the order of the gathered blocks, the ops built and the run's collective graph key (every rank computes
+the same).
 Two-host runs: tests/launch/test_two_hosts.py."""
 
 import os
@@ -115,6 +116,29 @@ def test_an_all_gather_by_host_crosses_hosts_first_and_keeps_the_shape(segment):
             runs.append(registry.for_run(graph, y))
     assert {run.ranks for run in runs} == {frozenset(range(4))}
     assert len({run.graph_key for run in runs}) == 1
+
+
+def test_a_broadcast_by_host_crosses_hosts_at_the_roots_place_then_goes_through_each_segment(segment):
+    servers, root = ["a", "b", "a", "b"], 1  # the root is host b's first rank; rank 0 shares its place on host a
+    expected = {
+        0: ["CollectiveBcastRecv", "HcomShmBroadcastSend"],
+        1: ["CollectiveBcastSend", "HcomShmBroadcastSend"],
+        2: ["HcomShmBroadcastRecv"],
+        3: ["HcomShmBroadcastRecv"],
+    }
+    runs = []
+    for rank in range(4):
+        segment(servers, rank)
+        with tf.Graph().as_default() as graph:
+            members = _members(range(4), rank)
+            key = instance_keys.instance_key(members.key)
+            if rank == root:
+                y = primitives.broadcast_send(tf.fill([5], 7.0), members, key, root=root)
+            else:
+                y = primitives.broadcast_recv(tf.TensorShape([5]), tf.float32, members, key, root=root)
+            assert y.shape == [5] and collective_op_types(y) == expected[rank], rank
+            runs.append(registry.for_run(graph, y))
+    assert {run.ranks for run in runs} == {frozenset(range(4))}
 
 
 def test_groups_of_other_members_next_to_each_other_get_one_graph_key_on_every_rank(monkeypatch):

@@ -44,6 +44,7 @@ def _expected(rank, size):
     out["allgather_uint8"] = np.array([[k, 255] for k in range(size)])
     out["broadcast"] = [vector(size - 1), [[size - 1] * 3], vector(size - 1, "float16")]
     out["reduce"] = x.sum(axis=0)
+    out["broadcast_of_a_sum"] = x.sum(axis=0) * size
     out["receive"] = vector((rank - 1) % size)
     for n in (1, 5):
         out[f"all_to_all_v_{n}"] = _alltoall_expected(

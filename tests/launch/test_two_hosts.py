@@ -384,11 +384,19 @@ FOUND = {"cm": "from the chief's rendezvous", "torchrun": "from the chief's rend
 
 BY_HOST = ["CollectiveReduce", "HcomShmAllGather", "HcomShmReduceScatter"]  # segment, TensorFlow across hosts, segment
 GATHER_BY_HOST = ["CollectiveGather", "HcomShmAllGather"]  # TensorFlow across hosts, then the segment
+# A broadcast from rank 3 (host b's second rank): across hosts between ranks 1 and 3, then each host's segment
+BROADCAST_BY_HOST = [
+    ["HcomShmBroadcastRecv"],
+    ["CollectiveBcastRecv", "HcomShmBroadcastSend"],
+    ["HcomShmBroadcastRecv"],
+    ["CollectiveBcastSend", "HcomShmBroadcastSend"],
+]
+FLAT_BROADCAST = {False: "CollectiveBcastRecv", True: "CollectiveBcastSend"}
 
 
 def _check_collectives_and_training(per_rank, two_hosts, by_host=True):
-    """``by_host``: the ranks have npu-run's shared-memory segment, so a reduction and an all-gather go by host
-    (``hierarchy``); else one TensorFlow collective over the four ranks."""
+    """``by_host``: the ranks have npu-run's shared-memory segment, so a reduction, an all-gather and a broadcast
+    go by host (``hierarchy``); else one TensorFlow collective over the four ranks."""
     # 1. Collectives. [rank, rank size, local rank id, local rank size]; servers at the hosts' addresses.
     assert [per_rank[r]["world"] for r in range(4)] == [[0, 4, 0, 2], [1, 4, 1, 2], [2, 4, 0, 2], [3, 4, 1, 2]]
     expected_addresses = [f"{two_hosts.addresses[r // 2]}:{PORT_BASE + r}" for r in range(4)]
@@ -397,6 +405,7 @@ def _check_collectives_and_training(per_rank, two_hosts, by_host=True):
     for r in range(4):
         assert per_rank[r]["allreduce_ops"] == (BY_HOST if by_host else ["CollectiveReduce"])
         assert per_rank[r]["allgather_ops"] == (GATHER_BY_HOST if by_host else ["CollectiveGather"])
+        assert per_rank[r]["broadcast_ops"] == (BROADCAST_BY_HOST[r] if by_host else [FLAT_BROADCAST[r == 3]])
         np.testing.assert_array_equal(per_rank[r]["allreduce_sum"], per_rank[0]["allreduce_sum"])
         np.testing.assert_allclose(per_rank[r]["allreduce_odd"], np.arange(7.0) * 10)
         np.testing.assert_allclose(per_rank[r]["allreduce_sum"], inputs.sum(axis=0), rtol=1e-6)

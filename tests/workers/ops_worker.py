@@ -38,6 +38,11 @@ fetches["broadcast"] = hccl_ops.broadcast(
     root_rank=size - 1,
 )
 fetches["reduce"] = hccl_ops.reduce(tf.constant(vector(rank)), "sum", root_rank=0)
+# The root's tensor comes from an earlier collective, and the group's first rank only receives (runs of its own,
+# ten: in each, a receiver's side is ready before the sum)
+broadcast_of_a_sum = hccl_ops.broadcast(
+    [hccl_ops.allreduce(tf.constant(vector(rank)), "sum") * (rank + 1)], root_rank=size - 1
+)[0]
 
 # send / receive around the ring, in a run of their own: each rank's transfers differ from its neighbours'
 ring = {
@@ -93,6 +98,8 @@ if rank == 2:
     # finish before rank 2 starts (every rank must still agree on the run's step id on TensorFlow's path)
     time.sleep(1.5)
 values["receive"] = sess.run(ring)["receive"]
+for _ in range(10):
+    values["broadcast_of_a_sum"] = sess.run(broadcast_of_a_sum)
 # A run with a world collective next to groups that interleave (ranks 0 and 2 in one, 1 and 3 in the other): each
 # rank's subgroup has other members, so the run's instance keys differ between ranks.
 parity = [r for r in range(size) if r % 2 == rank % 2]

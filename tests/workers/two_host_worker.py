@@ -2,7 +2,7 @@
 of allreduces that only ends when the job breaks.
 
 Reports the world and the collective servers' addresses, allreduce / allgather / broadcast results and the
-collective op types an allreduce and an allgather ran through, the
+collective op types an allreduce, an allgather and a broadcast ran through, the
 training's data and weights, and how long each phase took. Then it prints "looping" and runs an allreduce
 every 50 ms: when another host goes away, the collective fails, the rank reports the error with the
 monotonic time and exits with code 1. A rank that sees no failure within --loop-seconds exits with code 3.
@@ -45,6 +45,7 @@ with tf.Graph().as_default():
     }
     report("allreduce_ops", collective_op_types(fetches["allreduce_sum"]))
     report("allgather_ops", collective_op_types(fetches["allgather"]))
+    report("broadcast_ops", collective_op_types(fetches["broadcast"]))
     with tf.Session(config=npu_config_proto()) as sess:
         started = time.monotonic()
         for name, value in sess.run(fetches).items():

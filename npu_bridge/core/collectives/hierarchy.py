@@ -1,4 +1,4 @@
-"""How a reduction or an all-gather over a group that spans hosts splits into same-host and cross-host parts.
+"""How a collective over a group that spans hosts splits into same-host and cross-host parts.
 
 A group whose members sit on several hosts, the same number m >= 2 on each, reduces in three steps (see
 ``primitives.all_reduce``): a reduce-scatter among the m members of this host through the shared-memory segment,
@@ -10,6 +10,9 @@ It gathers in two (``primitives.all_gather``): TensorFlow's all-gather across ho
 place, then an all-gather of those among this host's members through the segment, whose blocks (by place, then by
 host in each place's peer order) are put in group-rank order (``Split.order``). TensorFlow's runtime carries each
 member's tensor to the other hosts once, and nothing between members of one host.
+
+A broadcast goes in two as well (``primitives.broadcast_send`` / ``broadcast_recv``): TensorFlow's broadcast
+across hosts among the members with the root's place, then the segment's broadcast on each host from that place.
 
 Groups with one member per host, with hosts of unequal counts, on the gpu backend (whose tensors take NCCL), without
 the segment, or under ``NPU_BRIDGE_COLLECTIVES=tf`` use one TensorFlow collective over the whole group.
@@ -26,7 +29,7 @@ from npu_bridge.core.world import groups, world
 
 @dataclasses.dataclass(frozen=True)
 class Split:
-    """The subgroups of a group that reduces and gathers by host.
+    """The subgroups of a group whose collectives go by host.
 
     Attributes:
       scatter: the group's members on this host (group rank order), for the segment's reduce-scatter.
@@ -34,6 +37,7 @@ class Split:
       gather: the same members as ``scatter`` under another key, for the segment's all-gather.
       order: for each member in group-rank order, the index of its block in an all-gather by host, whose blocks
         come by place on the host, and within a place in the order of that place's peers.
+      places: the world ranks at each place, one per host, sorted (``places[q]`` are the peers of place q).
 
     The two segment steps take two channels: each channel runs its collectives in the order its leader starts
     them, and hosts may start them in different orders. On one channel a host could then wait in a gather whose
@@ -45,11 +49,16 @@ class Split:
     peers: Members
     gather: Members
     order: Tuple[int, ...]
+    places: Tuple[Tuple[int, ...], ...]
+
+    def place_of(self, world_rank):
+        """The place on its host of the member with ``world_rank``."""
+        return next(q for q, ranks in enumerate(self.places) if world_rank in ranks)
 
 
 def split(members, environ=None, host_tensors=True):
-    """Returns the ``Split`` of ``members`` when its reductions and all-gathers go by host, else None (see the
-    module docstring).
+    """Returns the ``Split`` of ``members`` when its reductions, all-gathers and broadcasts go by host, else None
+    (see the module docstring).
 
     Args:
       members: the group's ``Members``.
@@ -80,4 +89,5 @@ def split(members, environ=None, host_tensors=True):
         ),
         Members(members.group, mine, groups.group_key(f"\0host-gather\0{members.group}", mine), place),
         tuple(blocks.index(rank) for rank in members.ranks),
+        tuple(peers_at),
     )

@@ -137,7 +137,8 @@ def broadcast(tensors, members, root):
     """Sends the root member's tensors to every member; fully defined shapes; one collective per dtype.
 
     Args:
-      tensors: list of tensors; on members other than the root only their shapes and dtypes are used.
+      tensors: list of tensors; on members other than the root their shapes and dtypes are used, and the
+        collective waits until they are computed (as on Ascend).
       members: the group's ``Members``.
       root: the group rank of the sender.
     Returns:
@@ -190,7 +191,11 @@ def _broadcast_fused(tensors, members, root):
             )
             received = primitives.broadcast_send(flat, members, key, root=root)
         else:
-            received = primitives.broadcast_recv(tf.TensorShape([sum(sizes)]), carrier, members, key, root=root)
+            # As on Ascend, where every rank's tensor is an input of the op, a receiver waits for its own: in a
+            # program every rank runs alike, the collectives the root's tensor comes from then precede this one on
+            # every rank, as the shared-memory segment's leader-ordered groups need.
+            with tf.control_dependencies([tensors[i] for i in indices]):
+                received = primitives.broadcast_recv(tf.TensorShape([sum(sizes)]), carrier, members, key, root=root)
         for i, shape, piece in zip(indices, shapes, tf.split(received, sizes)):
             results[i] = tf.reshape(transport.decode(piece, tensors[i].dtype), shape)
     return results

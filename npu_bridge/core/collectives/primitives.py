@@ -196,18 +196,23 @@ def _all_gather_by_host(x, members, by_host, kind):
     return y
 
 
-def broadcast_send(x, members, key, kind="broadcast", root=None, segment_members=None):
+def broadcast_send(x, members, key, kind="broadcast", root=None, segment_members=None, part_of=None):
     """The root's side of a broadcast: sends ``x`` (fully defined shape) and returns it.
 
     Args:
-      root: this rank's group rank when the broadcast may run on the segment; None: TensorFlow's op.
+      root: this rank's group rank when the broadcast may run on the segment or by host; None: TensorFlow's op.
       segment_members: the ``Members`` the segment uses instead of ``members`` (a send's one-way group).
+      part_of: see ``_register``.
     """
     place = None if root is None else _segment(segment_members or members)
     device, hint = _where(place)
+    by_host = _broadcast_split(members, root, place, segment_members, part_of, device)
+    if by_host is not None:
+        return _broadcast_by_host(x, x.shape, x.dtype, members, by_host, root, kind)
     with tf.device(device):
         if place is not None:
-            return _register(shm_primitives.broadcast_send(x, place, key, _timeout_bound()), kind, members, key)
+            y = shm_primitives.broadcast_send(x, place, key, _timeout_bound())
+            return _register(y, kind, members, key, part_of=part_of)
         y = tf.raw_ops.CollectiveBcastSend(
             input=x,
             group_size=members.size,
@@ -218,22 +223,26 @@ def broadcast_send(x, members, key, kind="broadcast", root=None, segment_members
             timeout_seconds=_timeout_bound(),
             name="HcomBroadcastSend",
         )
-    return _register(y, kind, members, key)
+    return _register(y, kind, members, key, part_of=part_of)
 
 
-def broadcast_recv(shape, dtype, members, key, kind="broadcast", root=None, segment_members=None):
+def broadcast_recv(shape, dtype, members, key, kind="broadcast", root=None, segment_members=None, part_of=None):
     """A non-root member's side of a broadcast: receives a tensor of ``shape`` and ``dtype``.
 
     Args:
-      root: the sender's group rank when the broadcast may run on the segment; None: TensorFlow's op.
+      root: the sender's group rank when the broadcast may run on the segment or by host; None: TensorFlow's op.
       segment_members: the ``Members`` the segment uses instead of ``members`` (a receive's one-way group).
+      part_of: see ``_register``.
     """
     place = None if root is None else _segment(segment_members or members)
     device, hint = _where(place)
+    by_host = _broadcast_split(members, root, place, segment_members, part_of, device)
+    if by_host is not None:
+        return _broadcast_by_host(None, shape, dtype, members, by_host, root, kind)
     with tf.device(device):
         if place is not None:
             y = shm_primitives.broadcast_recv(shape, dtype, place, root, key, _timeout_bound())
-            return _register(y, kind, members, key)
+            return _register(y, kind, members, key, part_of=part_of)
         y = tf.raw_ops.CollectiveBcastRecv(
             T=dtype,
             group_size=members.size,
@@ -244,7 +253,32 @@ def broadcast_recv(shape, dtype, members, key, kind="broadcast", root=None, segm
             timeout_seconds=_timeout_bound(),
             name="HcomBroadcastRecv",
         )
-    return _register(y, kind, members, key)
+    return _register(y, kind, members, key, part_of=part_of)
+
+
+def _broadcast_split(members, root, place, segment_members, part_of, device):
+    """The ``hierarchy.Split`` of a broadcast that goes by host, else None (a one-way route, a step of another
+    collective, TensorFlow's op asked for, or the segment alone)."""
+    if root is None or place is not None or segment_members is not None or part_of is not None:
+        return None
+    return hierarchy.split(members, host_tensors=device == DEVICE)
+
+
+def _broadcast_by_host(x, shape, dtype, members, by_host, root, kind):
+    """A broadcast from group rank ``root`` over a group that spans hosts (``hierarchy``): TensorFlow's broadcast
+    across hosts among the members with the root's place, then the segment's from that place on each host.
+    ``x``: the root's tensor; None elsewhere. Returns what this member holds afterwards."""
+    root_place = by_host.place_of(members.ranks[root])
+    local = by_host.gather
+    if local.rank != root_place:
+        return broadcast_recv(shape, dtype, local, keys.instance_key(local.key), kind, root=root_place, part_of=members)
+    peers = by_host.peers
+    key = keys.instance_key(peers.key)
+    if x is None:
+        x = broadcast_recv(shape, dtype, peers, key, kind, part_of=members)
+    else:
+        x = broadcast_send(x, peers, key, kind, part_of=members)  # its output is x, once sent
+    return broadcast_send(x, local, keys.instance_key(local.key), kind, root=root_place, part_of=members)
 
 
 def all_to_all(x, members, instance_key, block_key, kind):
