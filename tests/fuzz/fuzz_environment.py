@@ -719,6 +719,7 @@ def rank_table_inputs(files, rng, root):
         ("server_list",): [{}, "x", [], [5], [{}], None],
         ("server_list", 0, "server_id"): [5, None, ["127.0.0.1"]],
         ("server_list", 0, "host_ip"): ["999.1.1.1", 5, "a" * 100000],
+        ("server_list", 0, "container_ip"): ["10.0.0.256", 5, ["10.0.0.1"], "a" * 100000],
         ("server_list", 0, "device"): [{}, [], "x", [None]],
         ("server_list", 0, "device", 0, "device_id"): [
             "99",

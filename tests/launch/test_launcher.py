@@ -223,6 +223,17 @@ def test_the_server_is_found_by_this_machines_address(servers, expected, tmp_pat
     assert job.warnings == ()
 
 
+def test_a_pod_finds_its_server_by_the_container_ip_mindcluster_writes(tmp_path, this_machine):
+    path = _table(tmp_path / "hccl.json", [("uuid-a", "10.9.0.7"), ("uuid-b", "10.9.0.8")])
+    with open(path) as f:
+        table = json.load(f)
+    table["server_list"][1]["container_ip"] = "10.9.0.1"  # the pod's address; its node is 10.9.0.8
+    with open(path, "w") as f:
+        json.dump(table, f)
+    job = plan.plan_from_table(path, None, {}, job_id="j")
+    assert (job.server_id, job.server_found, [r.rank_id for r in job.ranks]) == ("uuid-b", "address", [2, 3])
+
+
 def test_a_table_without_this_machine_names_its_servers(tmp_path, capsys, this_machine):
     path = _table(tmp_path / "hccl.json", [("10.9.0.3", None), ("node-b", "10.9.0.2")])
     assert cli.main(["--rank-table", path, "--job-id", "j", *python("pass")]) == cli.EXIT_USAGE
@@ -240,7 +251,7 @@ def test_a_server_id_whose_address_is_elsewhere_is_warned_about(tmp_path, this_m
     assert job.warnings == (
         "server '10.9.0.2' of the rank table is reached at 10.9.0.2, which is not an address of this machine; "
         "the other machines' ranks will not find its ranks unless that address leads here (check --server-id or "
-        "the scheduler's node list, or the server's host_ip in the table)",
+        "the scheduler's node list, or the server's container_ip / host_ip in the table)",
     )
 
 

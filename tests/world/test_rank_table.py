@@ -111,6 +111,29 @@ def test_version_1_2_uses_host_ip_and_ignores_extra_fields():
     ]
 
 
+def test_the_pods_of_a_mindcluster_table_are_reached_at_their_container_ip(write):
+    data = template1((("node-a-uuid", 2), ("node-b-uuid", 2)))  # server ids that are not addresses
+    for index, server in enumerate(data["server_list"]):
+        server.update(host_ip=f"10.0.0.{index + 1}", container_ip=f"172.16.{index}.5", hardware_type="800T-A2")
+    table = rank_table.load(write(data))
+    assert [(r.server_id, r.host) for r in table.ranks] == [
+        ("node-a-uuid", "172.16.0.5"),
+        ("node-a-uuid", "172.16.0.5"),
+        ("node-b-uuid", "172.16.1.5"),
+        ("node-b-uuid", "172.16.1.5"),
+    ]
+
+
+def test_bad_container_ip(write):
+    data = template1((("10.0.0.1", 1), ("10.0.0.2", 1)))
+    data["server_list"][1]["container_ip"] = "pod-b"
+    path = write(data)
+    assert load_error(path) == (
+        f'rank table {path}: server_list[1].container_ip has invalid value "pod-b": must be '
+        'an IPv4 or IPv6 address such as "192.168.1.8"'
+    )
+
+
 def test_template2_pods():
     table = rank_table.load(data_file("template2_pods.json"))
     assert (table.template, table.server_count, table.rank_size) == (2, 1, 4)

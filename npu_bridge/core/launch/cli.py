@@ -84,8 +84,8 @@ def _parser():
     parser.add_argument(
         "--server-id",
         metavar="ID",
-        help="this machine's server_id in --rank-table (default: the server whose host_ip or server_id is an "
-        "address of this machine)",
+        help="this machine's server_id in --rank-table (default: the server whose container_ip, host_ip or "
+        "server_id is an address of this machine)",
     )
     parser.add_argument(
         "--job-id", metavar="ID", help="JOB_ID of every rank (default: $JOB_ID, or generated for a local job)"

@@ -137,8 +137,8 @@ def _authenticated(job, secret, report):
     names = sorted({h for _, h in job.rank_hosts if not rank_table.is_ip(h)})
     if names:
         raise LaunchError(
-            f"with --job-secret every server of the rank table needs an IP address (host_ip or server_id); "
-            f"{names[0]!r} is a host name, which the ranks could not resolve in their private network"
+            "with --job-secret every server of the rank table needs an IP address (container_ip, host_ip or "
+            f"server_id); {names[0]!r} is a host name, which the ranks could not resolve in their private network"
         )
     mine = {r.rank_id for r in job.ranks}
     host = next(h for r, h in job.rank_hosts if r in mine)

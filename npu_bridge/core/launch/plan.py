@@ -3,9 +3,9 @@
 Local job (``-n N``): ranks 0..N-1 on devices 0..N-1, described by a generated rank table (template 1, one
 server, 127.0.0.1) so that scripts reading ``RANK_TABLE_FILE`` find one. Multi-machine job (``--rank-table
 FILE [--server-id ID]``): the ranks of FILE whose server is ID, on their devices from the table; every machine
-runs the same command. Without ``--server-id`` the server is the one whose host address (``host_ip``, else
-``server_id``) is an address of this machine (``addresses.is_local``); a table with a single server is this
-machine whatever its id. None or several such servers is an error that lists the table's servers.
+runs the same command. Without ``--server-id`` the server is the one whose host address (``container_ip``, else
+``host_ip``, else ``server_id``) is an address of this machine (``addresses.is_local``); a table with a single
+server is this machine whatever its id. None or several such servers is an error that lists the table's servers.
 
 Every rank gets RANK_ID, RANK_SIZE, DEVICE_ID, ASCEND_DEVICE_ID, JOB_ID, RANK_TABLE_FILE and
 HCCL_IF_BASE_PORT; ``CM_*`` and ``POD_NAME`` are removed (the launcher describes the world), and
@@ -157,7 +157,8 @@ def plan_from_table(path, server_id, environ, size=None, job_id=None, port_base=
             warnings.append(
                 f"server {server_id!r} of the rank table is reached at {hosts[server_id]}, which is not an address "
                 "of this machine; the other machines' ranks will not find its ranks unless that address leads "
-                "here (check --server-id or the scheduler's node list, or the server's host_ip in the table)"
+                "here (check --server-id or the scheduler's node list, or the server's container_ip / host_ip in "
+                "the table)"
             )
     mine = [r for r in table.ranks if r.server_id == server_id]
     if size is not None and size != len(mine):
@@ -207,7 +208,7 @@ def local_server(table, path):
     if not local:
         raise LaunchError(
             f"no server of the rank table {path} has an address of this machine (servers: "
-            f"{_listed_servers(hosts)}); pass --server-id, or fix the table's server_id / host_ip values"
+            f"{_listed_servers(hosts)}); pass --server-id, or fix the table's server_id / host_ip / container_ip values"
         )
     raise LaunchError(
         f"several servers of the rank table {path} have addresses of this machine "

@@ -27,9 +27,10 @@ and what is allowed):
     ``device_count`` / ``device_num``, ``server_num``); template 1 requires ``server_count``;
   * integers are non-negative and written as strings ("0", as upstream writes them) or JSON numbers;
   * rank ids are unique and contiguous from 0; device ids are unique per server; template 1 server ids and
-    template 2 pod names are unique; ``device_ip`` and ``host_ip`` are IP addresses when present and
-    non-empty; server ids are non-empty strings, except in a template 1 table with a single server (zoo wrappers
-    fill ``server_id`` from ``ifconfig`` / ``/etc/hccn.conf``, which give nothing off an Ascend host);
+    template 2 pod names are unique; ``device_ip``, ``host_ip`` and ``container_ip`` are IP addresses when
+    present and non-empty; server ids are non-empty strings, except in a template 1 table with a single server
+    (zoo wrappers fill ``server_id`` from ``ifconfig`` / ``/etc/hccn.conf``, which give nothing off an Ascend
+    host);
   * template 2 has exactly one group. Its ranks are the devices of its instances: an instance's
     ``rank_id`` is the rank of its first device and its k-th device has rank ``rank_id + k``; without
     ``rank_id`` on any instance, ranks are numbered in file order. Some instances with and some without a
@@ -41,9 +42,10 @@ devices inside one 4-chip cluster 0-3 / 4-7) are hardware constraints: a violati
 Host address of a rank (where its process can be reached by the collective runtime):
   * a table with a single server: 127.0.0.1. Every rank then runs on this machine, and loopback works
     even when the table was written for another machine (a copied example), where its addresses would not;
-  * otherwise the server's ``host_ip`` when present, else its ``server_id`` when that is an IP address or a
-    resolvable host name; anything else is an error, since the other servers' processes could not be
-    reached.
+  * otherwise the server's ``container_ip`` when present (the pod's address: MindCluster's Ascend Operator writes
+    it, next to the node's ``host_ip`` and a ``server_id`` that need not be an address, for the pods of a
+    Kubernetes job), else its ``host_ip``, else its ``server_id`` when that is an IP address or a resolvable host
+    name; anything else is an error, since the other servers' processes could not be reached.
 """
 
 import dataclasses
@@ -316,7 +318,10 @@ class _Parser:
                     f"{first_location_of_server[server_id]}; server ids must be unique"
                 )
             first_location_of_server[server_id] = location
-            host_ip = self._optional_ip(server, "host_ip", location)
+            # A pod's address (MindCluster's tables for Kubernetes jobs) is where its ranks are reached, not its node's
+            host_ip = self._optional_ip(server, "container_ip", location) or self._optional_ip(
+                server, "host_ip", location
+            )
             for j, device in enumerate(self._list(self._field(server, "device", location), f"{location}.device")):
                 device_location = f"{location}.device[{j}]"
                 self._object(device, device_location)
