@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from helpers.paths import REPO_ROOT, TESTS_DIR
 
+from npu_bridge.core.runtime import scipy_integrate, scipy_misc
 from npu_bridge.core.runtime.errors import NpuArgumentError
-from npu_bridge.core.tf1 import scipy_integrate, scipy_misc
 
 
 def test_bytescale_stretches_the_range_and_keeps_uint8():

@@ -121,6 +121,42 @@ def test_python_m_npu_bridge_tf2_without_a_script_prints_its_usage(tmp_path):
         assert result.returncode == code and "usage: python -m npu_bridge.tf2" in result.stderr, (argv, result.stderr)
 
 
+NUMPY_1_SCRIPT = """
+import json, subprocess, sys
+import numpy as np
+import npu_device
+
+values = {"int": np.int is int, "sctypes": np.float32 in np.sctypes["float"], "nan": bool(np.isnan(np.NaN))}
+child = "import numpy as np; print(np.asscalar(np.array([7])))"  # a Python the script starts gets it too
+values["child"] = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True).stdout.strip()
+print("RESULT " + json.dumps(values))
+"""
+
+
+@pytest.mark.slow
+def test_py_compat_of_the_tf2_adapter_gives_back_numpy_1_names_here_and_in_child_pythons(tmp_path):
+    (tmp_path / "numpy1.py").write_text(NUMPY_1_SCRIPT)
+
+    def run(*options):
+        return subprocess.run(
+            [sys.executable, "-m", "npu_bridge.tf2", *options, "numpy1.py"],
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=REPO_ROOT),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    plain = run()
+    assert plain.returncode != 0 and "module 'numpy' has no attribute 'int'" in plain.stderr
+    result = run("--py-compat")
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
+    assert json.loads(line[len("RESULT ") :]) == {"int": True, "sctypes": True, "nan": True, "child": "7"}
+    assert result.stderr.count("numpy.int no longer exists; --py-compat provides it (write int instead)") == 1
+
+
 @pytest.mark.parametrize(
     "path, first",
     [

@@ -17,8 +17,8 @@ process (``hook/sitecustomize.py``) ends it once it has trained ``--steps`` step
 ``--out`` gets ``report.json`` and ``report.md``, rewritten after every entry (a run that is stopped keeps what it
 measured and resumes where it stopped), and one folder per entry with the copy, its data and ``output.log``.
 ``--site DIR`` puts packages the scripts need (OpenCV, scikit-learn, ...) on their ``PYTHONPATH``. ``--py-compat``
-runs TF1 entries with the TF1 mode's Python-level compatibility (``python -m npu_bridge.tf1 --py-compat``: NumPy 1.x
-aliases, ``scipy.misc``, ...), which the report then says. ``--reclassify``
+runs the entries with the modes' Python-level compatibility (``python -m npu_bridge.tf1 --py-compat``, ``python -m
+npu_bridge.tf2 --py-compat``: NumPy 1.x aliases, ``scipy.misc``, ...), which the report then says. ``--reclassify``
 runs nothing: it classifies the entries ``--out`` holds again, after a rule in ``classify.py`` changed.
 Exit codes: 0 done, 2 bad arguments.
 """
@@ -57,7 +57,7 @@ def _arguments(argv):
     parser.add_argument("--site", action="append", default=[], help="a folder of packages the scripts may import")
     parser.add_argument("--only", action="append", default=[], help="run this model directory (repeatable)")
     parser.add_argument(
-        "--py-compat", action="store_true", help="TF1 entries get the TF1 mode's Python-level compatibility"
+        "--py-compat", action="store_true", help="entries get the modes' Python-level compatibility (--py-compat)"
     )
     parser.add_argument("--list", action="store_true", help="print the draw and exit")
     parser.add_argument(
@@ -144,7 +144,8 @@ def _environment(args, shims, results):
     env["ZOO_HARNESS_CACHE"] = os.path.join(os.path.abspath(args.out), "kits", "keras_datasets")
     env.update(ASCEND_DEVICE_ID="0", DEVICE_ID="0", RANK_ID="0", RANK_SIZE="1", NPU_BRIDGE_TF1_QUIET="1")
     if args.py_compat:
-        env["NPU_BRIDGE_TF1_PY_COMPAT"] = "1"  # what `python -m npu_bridge.tf1 --py-compat` sets for every child
+        # what `python -m npu_bridge.tf1 --py-compat` / `python -m npu_bridge.tf2 --py-compat` set for every child
+        env.update(NPU_BRIDGE_TF1_PY_COMPAT="1", NPU_BRIDGE_TF2_PY_COMPAT="1")
     return env
 
 
@@ -290,7 +291,7 @@ def _write_report(out, args, results):
     with open(os.path.join(out, "report.json.tmp"), "w") as f:
         json.dump(report, f, indent=1)
     os.replace(os.path.join(out, "report.json.tmp"), os.path.join(out, "report.json"))
-    compat = " (TF1 entries with --py-compat)" if args.py_compat else ""
+    compat = " (with --py-compat)" if args.py_compat else ""
     lines = [f"# Zoo draw, seed {args.seed}{compat}", ""]
     for kind, s in summary.items():
         rate = f"{s['passed']}/{s['runnable']}" if s["runnable"] else "0/0"

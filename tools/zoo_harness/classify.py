@@ -170,7 +170,7 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
     ):  # RuntimeError: sentencepiece's "NOT_FOUND: ... No such file or directory"
         return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     if kind == "AttributeError" and "module 'numpy' has no attribute" in message:
-        return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the TF1 mode's --py-compat provides it)"
+        return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the modes' --py-compat provides it)"
     if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
         return "ours", f"{head} at {_where(user)}"
     library_class = _library_class_missing(error.get("attribute"), model_dir) if kind == "AttributeError" else None

@@ -33,6 +33,9 @@ addons_keras    tensorflow_addons (which user code imports) on tf_keras: its ``k
 eager_profiler  ``tensorflow.python.eager.profiler``, written here
 absl_enum_strings  ``DEFINE_enum`` with a string as ``enum_values``, as absl-py 0.x took it (both modes)
 legacy_mixed_precision  ``tf.keras.mixed_precision.experimental`` of TensorFlow 1.15-2.6 (both modes)
+py_compat       opt-in Python-level names Python 3.11, NumPy 2 and SciPy removed (both modes' ``--py-compat``), with
+                scipy_misc (``scipy.misc.imread`` & co. on Pillow), scipy_integrate (``simps``, ``trapz``,
+                ``cumtrapz``) and scipy_paths (SciPy modules made private, under their old paths)
 
 Writing files:
 

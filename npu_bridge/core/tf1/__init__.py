@@ -32,4 +32,4 @@ of ``lookup``, ``metrics.confusion_matrix`` and ``util.loader`` over TensorFlow'
 (``keras.utils.multi_gpu_model``, ``gradients_util._IsBackpropagatable``, which ``aliases`` adds).
 ``internal_paths`` adds TensorFlow 1.15-internal modules to the route of ``runtime/legacy_modules``
 (``tensorflow.python.estimator`` with ``estimator_internals``, the tf.data ``threadpool``, ``graph_transforms``).
-``py_compat``, ``scipy_misc``, ``scipy_integrate`` and ``scipy_paths`` are the opt-in Python-level names."""
+``--py-compat`` installs ``runtime/py_compat``, the opt-in Python-level names both modes share."""

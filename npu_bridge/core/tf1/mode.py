@@ -16,8 +16,8 @@ import runpy
 import sys
 import types
 
-from npu_bridge.core.runtime import absl_enum_strings, after_import, legacy_modules, user_imports
-from npu_bridge.core.tf1 import contrib, environment, facade, internal_paths, mnist, py_compat, scope
+from npu_bridge.core.runtime import absl_enum_strings, after_import, legacy_modules, py_compat, user_imports
+from npu_bridge.core.tf1 import contrib, environment, facade, internal_paths, mnist, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 

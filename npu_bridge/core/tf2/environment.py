@@ -12,7 +12,13 @@ import os
 from npu_bridge.core.runtime import child_python
 
 MODE_VARIABLE = "NPU_BRIDGE_TF2"
+PY_COMPAT_VARIABLE = "NPU_BRIDGE_TF2_PY_COMPAT"
 SITE_DIRECTORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "site")
+
+
+def py_compat(environ=None):
+    """True when ``NPU_BRIDGE_TF2_PY_COMPAT`` is ``1`` (the Python-level compatibility patches are wanted)."""
+    return (os.environ if environ is None else environ).get(PY_COMPAT_VARIABLE, "").strip() == "1"
 
 
 def for_children(environ):

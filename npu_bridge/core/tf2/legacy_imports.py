@@ -6,7 +6,9 @@ from then on user code's ``import keras...`` /
 route the TF1 mode adds too (``runtime/legacy_modules``; the tables are ``runtime/legacy_paths``). An import that
 ran before is not redone: a module that already holds Keras 3 is named in a warning. ``python -m npu_bridge.tf2
 train.py`` (and ``npu-run --tf2``) installs it before the script's first line, for scripts that import ``keras``
-before ``npu_device``, and in every Python the script starts (``environment``).
+before ``npu_device``, and in every Python the script starts (``environment``); with ``--py-compat``
+(``NPU_BRIDGE_TF2_PY_COMPAT=1``) it also gives back the Python-level names NumPy 2 and SciPy removed
+(``runtime/py_compat``), as the TF1 mode's ``--py-compat`` does.
 With ``TF_USE_LEGACY_KERAS=0`` (Keras 3 kept for ``tf.keras``) nothing is installed: standalone ``keras`` stays
 Keras 3 too. Installing imports no TensorFlow.
 """
@@ -19,7 +21,7 @@ import types
 from npu_bridge.core.runtime import absl_enum_strings, after_import, legacy_modules, log, user_code, user_imports
 from npu_bridge.core.tf2 import environment as tf2_environment
 
-USAGE = "usage: python -m npu_bridge.tf2 SCRIPT [ARGS...] | -m MODULE [ARGS...]"
+USAGE = "usage: python -m npu_bridge.tf2 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 _ROUTE = "tf2"
 _user_code = user_code.UserCode()
 
@@ -37,6 +39,10 @@ def install():
     if not legacy_modules.add_route(_ROUTE, _user_code.contains):
         return False
     absl_enum_strings.install()  # DEFINE_enum with a string, as absl-py 0.x took it
+    if tf2_environment.py_compat():
+        from npu_bridge.core.runtime import py_compat  # imports NumPy: only in processes that asked for it
+
+        py_compat.install()
     # Keras 2.6's optimizer generation and 1-D inputs, which `import npu_device` installs: here from the moment
     # tf_keras is first imported (`from tensorflow.keras.optimizers import Adam` above `import npu_device`)
     after_import.when_imported("tf_keras", _install_keras26)
@@ -58,6 +64,9 @@ def main(argv=None):
       0 when it ran (its own ``SystemExit`` or exception propagates), 2 for bad arguments.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--py-compat"]:
+        os.environ[tf2_environment.PY_COMPAT_VARIABLE] = "1"  # here and in every child Python
+        argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help") or argv == ["-m"]:
         sys.stderr.write(USAGE + "\n")
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2

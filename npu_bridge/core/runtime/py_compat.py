@@ -1,4 +1,6 @@
-"""Python-level compatibility for TF1-era scripts, opt in (``--py-compat``, ``NPU_BRIDGE_TF1_PY_COMPAT=1``).
+"""Python-level compatibility for scripts of TensorFlow 1.x and 2.6 days, opt in in both modes (``python -m
+npu_bridge.tf1 --py-compat`` / ``NPU_BRIDGE_TF1_PY_COMPAT=1``, ``python -m npu_bridge.tf2 --py-compat`` /
+``NPU_BRIDGE_TF2_PY_COMPAT=1``).
 
 Names the model zoo's scripts use that Python 3.11 and NumPy 2 removed, each given back where it was, and each
 logged once when a script first uses it (they change modules every library in the process shares, which is why the
@@ -28,8 +30,7 @@ import time
 
 import numpy as np
 
-from npu_bridge.core.runtime import after_import, log
-from npu_bridge.core.tf1 import scipy_integrate, scipy_misc, scipy_paths
+from npu_bridge.core.runtime import after_import, log, scipy_integrate, scipy_misc, scipy_paths
 
 
 class _CastTable:
