@@ -80,6 +80,45 @@ def test_model_to_npu_estimator_warm_starts_from_the_keras_weights_and_trains(tm
     assert trained.evaluate(input_fn)["loss"] < keras_loss / 2
 
 
+class _FetchByName(tf.compat.v1.train.SessionRunHook):
+    """Fetches tensors by name in every training run, as zoo hooks fetch ``loss/add:0``."""
+
+    def __init__(self, *names):
+        self.names, self.values = list(names), []
+
+    def before_run(self, run_context):
+        return tf.compat.v1.train.SessionRunArgs(self.names)
+
+    def after_run(self, run_context, run_values):
+        self.values.append(run_values.results)
+
+
+def test_model_to_npu_estimator_names_its_loss_as_tensorflow_1_15_keras_did(tmp_path, monkeypatch):
+    monkeypatch.setenv("JOB_ID", "1")
+    regularized = keras.regularizers.l2(0.01)
+    inputs = keras.Input((3,), name="features")
+    hidden = keras.layers.Dense(4, activation="relu", kernel_regularizer=regularized)(inputs)
+    total = keras.layers.Dense(1, name="total")(hidden)
+    half = keras.layers.Dense(1, name="half")(hidden)
+    model = keras.Model(inputs, [total, half])
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss=["mse", "mae"], loss_weights=[1.0, 0.5])
+    keras_loss = model.evaluate(X, [Y, Y / 2], verbose=0)[0]
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"features": X}, {"total": Y, "half": Y / 2})).batch(64)
+
+    estimator = keras_to_npu.model_to_npu_estimator(keras_model=model, model_dir=str(tmp_path))
+    # 1.0 * mse of "total" (loss/mul), 0.5 * mae of "half" (loss/mul_1), their sum (loss/add), plus l2 (loss/add_1)
+    hook = _FetchByName("loss/mul:0", "loss/mul_1:0", "loss/add:0", "loss/add_1:0")
+    estimator.train(input_fn, steps=1, hooks=[hook])  # learning rate 0: the Keras model's weights
+    total_mse, weighted_half_mae, outputs_loss, total_loss = hook.values[0]
+    assert total_mse == pytest.approx(np.mean((model.predict(X, verbose=0)[0] - Y) ** 2), rel=1e-5)
+    assert weighted_half_mae == pytest.approx(0.5 * np.mean(np.abs(model.predict(X, verbose=0)[1] - Y / 2)), rel=1e-5)
+    assert outputs_loss == pytest.approx(total_mse + weighted_half_mae)
+    assert total_loss == pytest.approx(keras_loss, rel=1e-5) and total_loss > outputs_loss  # the l2 penalty
+    assert estimator.evaluate(input_fn)["loss"] == pytest.approx(keras_loss, rel=1e-5)
+
+
 def test_model_to_npu_estimator_errors(tmp_path):
     model = keras.Sequential([keras.layers.Dense(1, input_shape=(3,))])
     with pytest.raises(ValueError, match="Either `keras_model` or `keras_model_path` needs to be provided"):

@@ -1,7 +1,8 @@
 """``keras_to_npu.model_to_npu_estimator``: an NPUEstimator that trains a compiled Keras model.
 
 The estimator's model_fn clones the Keras model into the Estimator's graph and calls it on the features;
-the loss is the compiled loss (averaged over the batch) plus the model's regularization losses, the train op
+the loss is the compiled loss (averaged over the batch, times the compiled loss weights) plus the model's
+regularization losses, with the op names TensorFlow 1.15's Keras gave them (``loss/add``), the train op
 applies a copy of the compiled optimizer (a legacy Keras optimizer, as graph mode needs) and advances the
 global step, and evaluation reports the mean loss and the compiled metrics. The Keras model's current weights
 are saved to ``<model_dir>/keras/keras_model.ckpt`` and the estimator warm-starts from them, so training
@@ -45,6 +46,19 @@ def _per_output(setting, output_names):
     return [setting] * len(output_names)
 
 
+def _one_per_output(setting, output_names, what):
+    """A compile() setting with one value per output (``loss``, ``loss_weights``), given once, as a list or as a
+    dict by output name -> list in output order."""
+    if isinstance(setting, (list, tuple)):
+        if len(setting) != len(output_names):
+            raise NpuArgumentError(
+                f"the Keras model was compiled with {len(setting)} {what} for its {len(output_names)} outputs "
+                f"{output_names}"
+            )
+        return list(setting)
+    return _per_output(setting, output_names)
+
+
 def _metric_fn(metric, loss, output):
     """The per-example function of a compiled metric; "accuracy" is chosen as Keras chooses it."""
     if metric in ("accuracy", "acc"):
@@ -65,9 +79,30 @@ def _compiled_metrics(keras_model):
     return getattr(container, "_user_metrics", None) or []
 
 
+def _total_loss(losses, weights, output_names, targets, outputs, layer_losses):
+    """The compiled loss as TensorFlow 1.15's Keras built it, ops and names alike (scripts fetch ``loss/add:0``):
+    under ``loss/``, each output's mean loss under ``<output>_loss/``, times its weight, summed in output order,
+    plus the sum of the layers' regularization losses."""
+    with tf.name_scope("loss"):
+        total = None
+        for fn, weight, name, target, output in zip(losses, weights, output_names, targets, outputs):
+            if fn is None:
+                continue
+            with tf.name_scope(f"{name}_loss"):
+                output_loss = tf.reduce_mean(tf.keras.losses.get(fn)(target, output))
+            term = (1.0 if weight is None else weight) * output_loss
+            total = term if total is None else total + term
+        if total is None:
+            total = tf.constant(0.0)
+        if layer_losses:
+            total += tf.add_n(layer_losses)
+    return total
+
+
 def _keras_model_fn(keras_model):
     input_names, output_names = list(keras_model.input_names), list(keras_model.output_names)
-    losses = _per_output(keras_model.loss, output_names)
+    losses = _one_per_output(keras_model.loss, output_names, "losses")
+    weights = _one_per_output(getattr(keras_model, "loss_weights", None), output_names, "loss weights")
     metrics = _per_output(_compiled_metrics(keras_model), output_names)
     optimizer_config = (type(keras_model.optimizer), keras_model.optimizer.get_config())
 
@@ -79,14 +114,7 @@ def _keras_model_fn(keras_model):
         if mode == ModeKeys.PREDICT:
             return NPUEstimatorSpec(mode, predictions=dict(zip(output_names, outputs)))
         targets = _by_name(labels, output_names, "labels")
-        loss = tf.add_n(
-            [
-                tf.reduce_mean(tf.keras.losses.get(fn)(target, output))
-                for fn, target, output in zip(losses, targets, outputs)
-                if fn is not None
-            ]
-            + list(model.losses)
-        )
+        loss = _total_loss(losses, weights, output_names, targets, outputs, list(model.losses))
         if mode == ModeKeys.EVAL:
             metric_ops = {}
             for names, target, output, loss_fn in zip(metrics, targets, outputs, losses):
