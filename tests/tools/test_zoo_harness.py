@@ -555,6 +555,7 @@ everything = glob(os.path.join(path, '*'))
 runs = glob.glob(os.path.join(root_dir, '*', 'work_dir'))
 datapath = ('%s/train/*.jpg' %(args.data_path))
 data = glob(datapath.format(self.dataset_name))
+originals = glob(os.path.join(root, 'imagenet', '*.JPEG'))
 """
     kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"train.py": loader}))
     assert kit == "image-globs"
@@ -567,6 +568,8 @@ data = glob(datapath.format(self.dataset_name))
     assert all(name.endswith(".jpg") for name in os.listdir(data / "masks"))
     assert len(os.listdir(data / "train")) == 16  # the pattern a name holds, from its assignment
     assert not (data / "work_dir").exists()  # a folder of any name under the data path is not an image glob
+    imagenet = os.listdir(data / "imagenet")
+    assert len(imagenet) == 16 and all(name.endswith(".JPEG") for name in imagenet)  # glob's match is case-sensitive
     assert not [name for name in os.listdir(data) if name.endswith((".jpg", ".png"))]  # a bare * is not followed
 
 

@@ -5,9 +5,10 @@ an image name (``*.jpg``, ``*.png``, ``*.*``, ``*``): the folder is the call's q
 (``glob(args.data_path + "/our485/low/*")`` is ``our485/low``; ``glob('{}/*.*'.format(dir + '/trainA'))`` is
 ``trainA``; ``os.path.join(root, 'train', '*.png')`` is ``train``; ``glob(datapath)`` reads the last assignment
 to ``datapath`` before it), format fields (``{}``, ``%s``) left out. Each
-folder gets ``IMAGES`` random-pixel 96x96 images of the pattern's suffix (for ``*`` and ``*.*``: PNG when the code
-decodes PNGs only, else JPEG), and as many more as the loader slices off the sorted list
-(``sorted(glob(...))[:MAX_TRAIN_IMAGES]``, with ``MAX_TRAIN_IMAGES = 400``: 416; at most 1,000). A bare ``*``
+folder gets ``IMAGES`` random-pixel 96x96 images of the pattern's suffix, spelled as the pattern spells it
+(``*.JPEG`` gets ``.JPEG`` files; for ``*`` and ``*.*``: PNG when the code decodes PNGs only, else JPEG), and as
+many more as the loader slices off the sorted list (``sorted(glob(...))[:MAX_TRAIN_IMAGES]``, with
+``MAX_TRAIN_IMAGES = 400``: 416; at most 1,000). A bare ``*``
 at the data folder's top (which matches any file) and an author's absolute path (``/home/...``) are not followed.
 """
 
@@ -22,8 +23,9 @@ IMAGES = 16
 _MOST_IMAGES = 1000
 _CALL = re.compile(r"\bglob(?:\.glob|\.iglob)?\s*\(")
 _LITERAL = re.compile(r"""['"]([^'"\n]*)['"]""")
-_SUFFIXES = {"jpg": "JPEG", "jpeg": "JPEG", "png": "PNG", "bmp": "BMP", "JPG": "JPEG", "PNG": "PNG"}
-_PATTERN = re.compile(r"(?:^|[/\\}])\*(?:\.(\*|jpg|jpeg|png|bmp|JPG|PNG))?$")
+_SUFFIXES = {"jpg": "JPEG", "jpeg": "JPEG", "png": "PNG", "bmp": "BMP", "JPG": "JPEG", "JPEG": "JPEG", "PNG": "PNG"}
+_PATTERN = re.compile(r"(?:^|[/\\}])\*(?:\.(\*|jpg|jpeg|png|bmp|JPG|JPEG|PNG))?$")
+_EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "BMP": "bmp"}  # of the files a pattern without a suffix matches
 _MACHINE_PATH = re.compile(r"^/(home|root|mnt|usr|opt|tmp|cache|data\d*|npu)/")  # an author's own absolute path
 
 
@@ -53,7 +55,8 @@ def _assigned(code, arguments, before):
 
 
 def spec(code):
-    """``{"folders": [[relative folder, image format, count], ...]}`` for the image globs in code, or None."""
+    """``{"folders": [[relative folder, image format, count, file extension], ...]}`` for the image globs in code,
+    or None."""
     folders = []
     unnamed = "PNG" if "decode_png" in code and "decode_jpeg" not in code else "JPEG"  # the format of ``*``
     for match in _CALL.finditer(code):
@@ -76,8 +79,9 @@ def spec(code):
                 parts += _clean(literal)
         if not parts and suffix in (None, "*"):
             continue  # every file of the data folder, images or not
-        entry = ["/".join(parts), kind, _count(code, match.end() + len(arguments))]
-        same = next((e for e in folders if e[:2] == entry[:2]), None)
+        extension = suffix if suffix not in (None, "*") else _EXTENSIONS[kind]  # glob's match is case-sensitive
+        entry = ["/".join(parts), kind, _count(code, match.end() + len(arguments)), extension]
+        same = next((e for e in folders if e[:2] == entry[:2] and e[3] == extension), None)
         if same is None:
             folders.append(entry)
         else:
@@ -95,12 +99,11 @@ def _image(rng, kind):
 
 def write(root, rng, spec):
     """Writes ``IMAGES`` images into each folder ``spec`` (from the function ``spec``) names, under root."""
-    extensions = {"JPEG": "jpg", "PNG": "png", "BMP": "bmp"}
-    for folder, kind, count in spec["folders"]:
+    for folder, kind, count, extension in spec["folders"]:
         path = os.path.join(root, folder)
         os.makedirs(path, exist_ok=True)
         for index in range(count):
-            name = os.path.join(path, f"image_{index:04d}.{extensions[kind]}")
+            name = os.path.join(path, f"image_{index:04d}.{extension}")
             if not os.path.exists(name):
                 with open(name, "wb") as f:
                     f.write(_image(rng, kind))
