@@ -459,6 +459,9 @@ def test_a_shape_the_model_refuses_is_the_guessed_arrays_fault_and_tensorflows_o
     outcome, cause = classify.classify(records, "/m", "/d", "named-arrays", False)
     assert outcome == "data" and "the named-arrays kit's array shapes are guesses" in cause
     assert classify.classify(records, "/m", "/d", "mnist", False)[0] == "ours"  # a kit of exact shapes
+    # SWD: the mnist kit came first, and the named-arrays kit wrote the .npz whose labels the placeholder refused
+    outcome, cause = classify.classify(records, "/m", "/d", "mnist", False, kits=["mnist", "named-arrays"])
+    assert outcome == "data" and "the named-arrays kit's array shapes are guesses" in cause
 
 
 def test_an_error_of_the_scripts_input_code_inside_tf_data_is_the_kits():

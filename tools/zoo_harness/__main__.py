@@ -188,6 +188,7 @@ def _run_entry(args, entry, folder, shims):
     measured = {
         **entry.as_dict(),
         "kit": kit,
+        "kits": kits,
         "seconds": round(time.monotonic() - started, 1),
         "timed_out": peak is None,
         "peak_gib": None if peak is None else round(peak / 2**30, 2),
@@ -212,7 +213,8 @@ def _judge(args, measured, folder):
     model, data = (os.path.abspath(os.path.join(folder, sub)) for sub in ("model", "data"))
     timed_out = measured.get("timed_out", measured.get("outcome") == "timeout")  # reports of the first version
     kit_dir = os.path.join(os.path.dirname(os.path.dirname(folder)), "kits")
-    outcome, cause = classify.classify(records, model, data, measured["kit"], timed_out, output, kit_dir)
+    kits = measured.get("kits") or [measured["kit"]]  # reports of earlier versions name the first kit only
+    outcome, cause = classify.classify(records, model, data, measured["kit"], timed_out, output, kit_dir, kits)
     peak = measured.get("peak_gib")
     if peak is not None and peak > args.memory and outcome != "pass":
         outcome, cause = "resources", f"its processes held {peak:.1f} GiB, more than --memory {args.memory:g}"

@@ -91,9 +91,12 @@ def _where(frame):
 _WRAPPER_PARAMETER = re.compile(r"""\[Error\] para \\?["']?([A-Za-z_]+)""")
 
 
-def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=None):
+def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=None, kits=None):
     """(outcome, cause) for one entry from its processes' records and the launcher's output; see the module
-    docstring for outcomes. ``kit_dir`` is the folder the kits' files live in (the data path links into it)."""
+    docstring for outcomes. ``kit`` is the first kit, whose name the cause gives; ``kits`` every kit that wrote
+    files (a guessing kit among them makes a refused shape the guess's fault); ``kit_dir`` is the folder the kits'
+    files live in (the data path links into it)."""
+    guessing = next((k for k in (kits or [kit]) if k in _GUESSING_KITS), None)
     if any(r["ended"] == "steps_reached" for r in records):
         return "pass", f"reached the training-step limit ({max(r['steps'] for r in records)} steps)"
     failures = [r for r in records if r["ended"] == "exception" and r.get("exception")]
@@ -176,10 +179,13 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
     library_class = _library_class_missing(error.get("attribute"), model_dir) if kind == "AttributeError" else None
     if library_class:
         return "ours", f"{head} at {_where(user)} (a name {library_class} lacks here: Keras or TensorFlow of its era?)"
-    if kit in _GUESSING_KITS and _SHAPE_WORDS.search(message):
-        return "data", f"{head} at {_where(user)} (the {kit} kit's array shapes are guesses)"
-    if kit in _GUESSING_KITS and _INDEX_RANGE.search(message):
-        return "data", f"{head} at {_where(user)} (the {kit} kit's values are guesses: an id out of the model's range)"
+    if guessing and _SHAPE_WORDS.search(message):
+        return "data", f"{head} at {_where(user)} (the {guessing} kit's array shapes are guesses)"
+    if guessing and _INDEX_RANGE.search(message):
+        return (
+            "data",
+            f"{head} at {_where(user)} (the {guessing} kit's values are guesses: an id out of the model's range)",
+        )
     if kit is not None and _pipeline_error_of_the_script(kind, message, model_dir):
         return "data", f"{head} at {_where(user)} (the script's input code failed on the {kit} kit's files)"
     if _library_refused_the_script_in_pipeline(kind, message, model_dir):
