@@ -62,8 +62,8 @@ def _segment(members):
 
 
 def _register(tensor, kind, members, key, needs_graph_key=False, part_of=None):
-    """Marks and registers a collective op; ``part_of``: the group of a reduction going by host that it is a step
-    of (registered with that group's ranks: the reduction waits for all of them)."""
+    """Marks and registers a collective op; ``part_of``: the group of a collective going by host that it is a step
+    of (registered with that group's ranks: the collective waits for all of them)."""
     tensor.op._set_attr(COLLECTIVE_GROUP_ATTR, attr_value_pb2.AttrValue(s=members.group.encode()))
     data = tensor.op.inputs[0] if tensor.op.inputs else tensor  # what this rank puts in (a receiver: gets)
     info = registry.CollectiveInfo(

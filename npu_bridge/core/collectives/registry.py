@@ -34,7 +34,7 @@ class CollectiveInfo:
       needs_graph_key: True for TensorFlow V2 collectives, whose runs need a collective_graph_key.
       shape, dtype: what the op exchanges, e.g. "[6]" and "float32" ("" when unknown).
       site: where the user's code created it ("file:line in function"), None when unknown.
-      by_host: a step of a reduction that goes by host (``hierarchy``); ``ranks`` are the whole group's.
+      by_host: a step of a collective that goes by host (``hierarchy``); ``ranks`` are the whole group's.
       on_segment: it runs on the shared-memory segment (else it is one of TensorFlow's collective ops).
     """
 
