@@ -119,6 +119,22 @@ def test_model_to_npu_estimator_names_its_loss_as_tensorflow_1_15_keras_did(tmp_
     assert estimator.evaluate(input_fn)["loss"] == pytest.approx(keras_loss, rel=1e-5)
 
 
+def test_model_to_npu_estimator_trains_batch_normalization_without_the_clones_own_placeholders(tmp_path, monkeypatch):
+    monkeypatch.setenv("JOB_ID", "1")
+    inputs = keras.Input((3,), name="features")
+    normalized = keras.layers.BatchNormalization(momentum=0.5, name="norm")(keras.layers.Dense(4)(inputs))
+    model = keras.Model(inputs, keras.layers.Dense(1)(normalized))
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"features": X}, Y)).batch(16).repeat()
+
+    estimator = keras_to_npu.model_to_npu_estimator(keras_model=model, model_dir=str(tmp_path))
+    estimator.train(input_fn, steps=3)  # each step also runs the moving averages' updates
+    moving_mean = estimator.get_variable_value("norm/moving_mean")
+    assert estimator.get_variable_value("global_step") == 3 and np.abs(moving_mean).max() > 0
+
+
 def test_model_to_npu_estimator_errors(tmp_path):
     model = keras.Sequential([keras.layers.Dense(1, input_shape=(3,))])
     with pytest.raises(ValueError, match="Either `keras_model` or `keras_model_path` needs to be provided"):

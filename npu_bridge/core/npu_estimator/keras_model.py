@@ -99,6 +99,16 @@ def _total_loss(losses, weights, output_names, targets, outputs, layer_losses):
     return total
 
 
+def _of_this_call(model, inputs):
+    """(regularization losses, state updates) of the model's call on ``inputs`` and those of no input: the clone
+    was also built on placeholders of its own, whose batch-normalization updates and activity losses would need
+    feeding (TensorFlow 1.15's Keras summed the same two)."""
+    if not hasattr(model, "get_updates_for"):  # layers that do not track them per input
+        return list(model.losses), list(model.updates)
+    losses = model.get_losses_for(None) + model.get_losses_for(inputs)
+    return losses, model.get_updates_for(None) + model.get_updates_for(inputs)
+
+
 def _keras_model_fn(keras_model):
     input_names, output_names = list(keras_model.input_names), list(keras_model.output_names)
     losses = _one_per_output(keras_model.loss, output_names, "losses")
@@ -114,7 +124,8 @@ def _keras_model_fn(keras_model):
         if mode == ModeKeys.PREDICT:
             return NPUEstimatorSpec(mode, predictions=dict(zip(output_names, outputs)))
         targets = _by_name(labels, output_names, "labels")
-        loss = _total_loss(losses, weights, output_names, targets, outputs, list(model.losses))
+        layer_losses, layer_updates = _of_this_call(model, inputs)
+        loss = _total_loss(losses, weights, output_names, targets, outputs, layer_losses)
         if mode == ModeKeys.EVAL:
             metric_ops = {}
             for names, target, output, loss_fn in zip(metrics, targets, outputs, losses):
@@ -124,7 +135,7 @@ def _keras_model_fn(keras_model):
                     metric_ops[name] = v1.metrics.mean(values)
             return NPUEstimatorSpec(mode, loss=loss, eval_metric_ops=metric_ops)
         optimizer = optimizer_config[0].from_config(optimizer_config[1])
-        updates = optimizer.get_updates(loss, model.trainable_weights) + list(model.updates)
+        updates = optimizer.get_updates(loss, model.trainable_weights) + layer_updates
         with tf.control_dependencies(updates):
             train_op = v1.assign_add(v1.train.get_global_step(), 1)
         return NPUEstimatorSpec(mode, loss=loss, train_op=train_op.op)
