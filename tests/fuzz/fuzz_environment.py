@@ -546,6 +546,8 @@ ENV_SPECS = {
     # The TF2 adapter's import mapping in child Pythons (npu_bridge.core.tf2.environment): read only by its
     # sitecustomize, and only "1" turns it on, so every other value must be harmless.
     "NPU_BRIDGE_TF2": EnvSpec(_env_any, drivers=("import",), samples=("0",), extra=("yes", "1 0"), few=True),
+    # Its Python-level compatibility, read when the mapping is installed: only "1" turns it on.
+    "NPU_BRIDGE_TF2_PY_COMPAT": EnvSpec(_env_any, drivers=("import",), samples=("1",), extra=("yes",), few=True),
     # tensorflow_addons' own switch to its Python ops (npu_bridge.core.runtime.addons_keras sets it only when unset).
     "TF_ADDONS_PY_OPS": EnvSpec(_env_any, drivers=("import",), samples=("0",), extra=("garbage",), few=True),
     # The stall report's threshold (npu_bridge.core.collectives.settings): checked when a bridged session is made.
