@@ -345,6 +345,19 @@ def test_user_code_is_the_script_directory_and_not_installed_packages(tmp_path):
     assert environment.for_children({})["PYTHONPATH"] == environment.SITE_DIRECTORY
 
 
+def test_a_folder_the_script_puts_on_sys_path_later_holds_user_code_from_then_on(tmp_path, monkeypatch):
+    (tmp_path / "main").mkdir()
+    (tmp_path / "lib").mkdir()
+    user = scope.tf1_user_code(str(tmp_path / "main"), environ={})
+    monkeypatch.chdir(tmp_path / "main")
+    assert user.contains_file(str(tmp_path / "main" / "train.py"))  # the first question: the roots are found
+    assert not user.contains_file(str(tmp_path / "lib" / "base.py"))
+    # PoseFix's config.py: sys.path.insert(0, osp.join(cfg.root_dir, 'lib')), after TensorFlow was imported
+    monkeypatch.setattr(sys, "path", [os.path.join(str(tmp_path / "main"), "..", "lib"), *sys.path])
+    assert user.contains_file(str(tmp_path / "lib" / "base.py"))
+    assert user.contains_file(str(tmp_path / "main" / "train.py"))
+
+
 def _idx(path, magic, array):
     with gzip.open(path, "wb") as f:
         f.write(struct.pack(">I", magic) + b"".join(struct.pack(">I", n) for n in array.shape) + array.tobytes())

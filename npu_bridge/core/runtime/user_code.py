@@ -10,6 +10,7 @@ package are not.
 
 import functools
 import os
+import sys
 import sysconfig
 import threading
 
@@ -23,12 +24,14 @@ class UserCode:
 
     Args:
       roots: None (any place outside the libraries counts), or a function returning the directories (real paths)
-        user code must lie below; it is called at the first question.
+        user code must lie below; it is called at the first question, and again once ``sys.path`` changed (a
+        script's ``sys.path.insert(0, '../lib')`` makes that folder's modules user code from then on).
     """
 
     def __init__(self, roots=None):
         self._roots_function = roots
         self._roots = None
+        self._path_seen = None  # sys.path when the roots were found
         self._answers = {}
         self._lock = threading.Lock()
 
@@ -46,6 +49,10 @@ class UserCode:
         """True when the module in ``filename`` is user code (False for no file name)."""
         if not isinstance(filename, str) or not filename:
             return False
+        if self._roots_function is not None and self._path_seen is not None and sys.path != self._path_seen:
+            with self._lock:  # new roots may hold files refused before
+                self._roots, self._path_seen = None, None
+                self._answers = {name: answer for name, answer in self._answers.items() if answer}
         answer = self._answers.get(filename)
         if answer is None:
             answer = self._answers[filename] = self._decide(filename)
@@ -61,8 +68,10 @@ class UserCode:
             return True
         with self._lock:
             if self._roots is None:
+                self._path_seen = list(sys.path)
                 self._roots = tuple(self._roots_function())
-        return any(below(path, root) for root in self._roots)
+            roots = self._roots
+        return any(below(path, root) for root in roots)
 
 
 def is_installed_path(path):
