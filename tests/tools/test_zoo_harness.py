@@ -426,6 +426,16 @@ def _failed(kind, message, raised_file):
     return [{"argv": ["x"], "pid": 1, "steps": 0, "ended": "exception", "exit_code": None, "exception": error}]
 
 
+def test_an_image_decoder_given_a_file_of_the_data_that_is_no_image_is_data():
+    classify = _tool_module("classify")
+    tf_file = "/venv/lib/python3.11/site-packages/tensorflow/python/client/session.py"
+    message = "Graph execution error:\n\nUnknown image file format. One of JPEG, PNG required.\n[[{{node DecodeJpeg}}]]"
+    outcome, cause = classify.classify(_failed("InvalidArgumentError", message, tf_file), "/m", "/d", "mnist", False)
+    assert (
+        outcome == "data" and "decoded a file of the data that is no image; the mnist kit's files did not fit" in cause
+    )
+
+
 def test_a_loop_variable_of_a_loop_over_no_data_is_missing_data_without_a_kit():
     classify = _tool_module("classify")
     records = _failed("builtins.NameError", "name 'step' is not defined", "/m/VDSR.py")

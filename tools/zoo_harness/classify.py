@@ -41,6 +41,8 @@ _EMPTY_DATA = (
 # the synthetic data is far smaller: TensorFlow 1.15's Estimator.train refused the same count.
 _DATA_SIZE = ("Must specify max_steps > 0",)
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+# TensorFlow's image decoders given a file that is no image
+_NOT_AN_IMAGE = re.compile(r"Unknown image file format|Not a JPEG file|Invalid PNG data|Input is not a PNG")
 # Kits whose arrays' shapes are guessed from the loader's code (tools/zoo_harness/array_files.py): a shape the model
 # refuses is the guess's fault, not TensorFlow's
 _GUESSING_KITS = ("named-arrays", "parsed-tfrecord")
@@ -160,6 +162,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
         return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; a loop over its data never ran)"
     if kind == "KeyError" and "is not a file in the archive" in message:  # an .npz with other arrays than the kit's
         return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
+    if _NOT_AN_IMAGE.search(message):  # every image a kit writes decodes: the loader read another kind of file
+        why = f"a loader decoded a file of the data that is no image; {_kit_reason(kit, message)}"
+        return "data", f"{head} at {_where(user)} ({why})"
     empty = next((sign for sign in _EMPTY_DATA if sign in message), None)
     if empty is not None:
         return "data", f"{head} at {_where(user)} (no data found: {empty})"
