@@ -15,6 +15,7 @@ Add-only: a name is set only where it is missing, so nothing that exists is repl
   the reach of graph gradients that asks ``gradients_util._IsBackpropagatable`` again (``backprop_reach``).
 - ``Graph._last_id`` (``RENAMED_PROPERTIES``): the copied ``npu_ops.py`` of TF2 scripts seeds dropout with it.
 - ``Strategy.experimental_run_v2`` (``RENAMED_METHODS``), TF 1.15's name of ``Strategy.run``.
+- Resource variables' ``initialized_value`` (``INHERITED_STUBS``): TensorFlow 2.21 gives them one that only raises.
 """
 
 import importlib
@@ -75,6 +76,16 @@ RENAMED_PROPERTIES = {("tensorflow.python.framework.ops", "Graph", "_last_id"): 
 # (module, class, old method) -> the method that does the same now. TF 1.15's strategies ran a step on every
 # replica with experimental_run_v2, which TensorFlow 2.2 renamed run.
 RENAMED_METHODS = {("tensorflow.python.distribute.distribute_lib", "StrategyBase", "experimental_run_v2"): "run"}
+# (module, class, method) -> (module, class) whose implementation the class gets. TensorFlow 2.21's resource
+# variables inherit an initialized_value that only raises NotImplementedError; 1.15's (VariableV1's, which reads
+# the variable once initialized, else its initial value) served them too: `tf.get_variable('ema',
+# initializer=w.initialized_value(), use_resource=True)` (FQ-GAN's vector quantizer).
+INHERITED_STUBS = {
+    ("tensorflow.python.ops.resource_variable_ops", "BaseResourceVariable", "initialized_value"): (
+        "tensorflow.python.ops.variable_v1",
+        "VariableV1",
+    ),
+}
 _LEGACY_LAYERS = ("base", "convolutional", "core", "normalization", "pooling", "variable_scope_shim")
 
 
@@ -110,6 +121,11 @@ def add():
         owner = getattr(importlib.import_module(module_name), class_name, None)
         if owner is not None and not hasattr(owner, name) and hasattr(owner, current):
             setattr(owner, name, _calling(current))
+    for (module_name, class_name, name), (source_module, source_class) in INHERITED_STUBS.items():
+        owner = getattr(importlib.import_module(module_name), class_name, None)
+        source = getattr(importlib.import_module(source_module), source_class, None)
+        if owner is not None and source is not None and name not in vars(owner) and name in vars(source):
+            setattr(owner, name, vars(source)[name])
     from npu_bridge.core.tf1 import backprop_reach, multi_gpu  # import TensorFlow
 
     backprop_reach.add()
