@@ -436,6 +436,16 @@ def test_an_image_decoder_given_a_file_of_the_data_that_is_no_image_is_data():
     )
 
 
+def test_tensorflow_datasets_without_its_prepared_data_is_data():
+    classify = _tool_module("classify")
+    tfds_file = "/site/tensorflow_datasets/core/dataset_builder.py"
+    message = (
+        "Dataset mnist: could not find data in /d. Please make sure to call dataset_builder.download_and_prepare()"
+    )
+    outcome, cause = classify.classify(_failed("builtins.AssertionError", message, tfds_file), "/m", "/d", None, False)
+    assert outcome == "data" and "no data found: could not find data in" in cause
+
+
 def test_a_loop_variable_of_a_loop_over_no_data_is_missing_data_without_a_kit():
     classify = _tool_module("classify")
     records = _failed("builtins.NameError", "name 'step' is not defined", "/m/VDSR.py")

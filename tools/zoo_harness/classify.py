@@ -36,6 +36,7 @@ _EMPTY_DATA = (
     "No files matched pattern",
     "Cannot choose from an empty sequence",
     "is not in [0, 0)",
+    "could not find data in",  # tensorflow_datasets' prepared data (tfds.load(..., download=False))
 )
 # What a script says when it derives a step count from the size of its data (ImageNet's 1.28 million images) and
 # the synthetic data is far smaller: TensorFlow 1.15's Estimator.train refused the same count.
