@@ -107,17 +107,22 @@ def test_keras_3_imported_before_npu_device_stays_and_npu_device_says_so(tmp_pat
     assert "__main__ imported Keras 3 (`keras`) before npu_device was imported" in stderr
 
 
+def _python_m_npu_bridge_tf2(argv, cwd, timeout=60):
+    """``python -m npu_bridge.tf2 ARGV`` in ``cwd``, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "npu_bridge.tf2", *argv],
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=REPO_ROOT),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def test_python_m_npu_bridge_tf2_without_a_script_prints_its_usage(tmp_path):
     for argv, code in (([], 2), (["-m"], 2), (["missing.py"], 2), (["--help"], 0)):
-        result = subprocess.run(
-            [sys.executable, "-m", "npu_bridge.tf2", *argv],
-            cwd=tmp_path,
-            env=dict(os.environ, PYTHONPATH=REPO_ROOT),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        result = _python_m_npu_bridge_tf2(argv, tmp_path)
         assert result.returncode == code and "usage: python -m npu_bridge.tf2" in result.stderr, (argv, result.stderr)
 
 
@@ -137,20 +142,9 @@ print("RESULT " + json.dumps(values))
 def test_py_compat_of_the_tf2_adapter_gives_back_numpy_1_names_here_and_in_child_pythons(tmp_path):
     (tmp_path / "numpy1.py").write_text(NUMPY_1_SCRIPT)
 
-    def run(*options):
-        return subprocess.run(
-            [sys.executable, "-m", "npu_bridge.tf2", *options, "numpy1.py"],
-            cwd=tmp_path,
-            env=dict(os.environ, PYTHONPATH=REPO_ROOT),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-
-    plain = run()
+    plain = _python_m_npu_bridge_tf2(["numpy1.py"], tmp_path, timeout=120)
     assert plain.returncode != 0 and "module 'numpy' has no attribute 'int'" in plain.stderr
-    result = run("--py-compat")
+    result = _python_m_npu_bridge_tf2(["--py-compat", "numpy1.py"], tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
     assert json.loads(line[len("RESULT ") :]) == {"int": True, "sctypes": True, "nan": True, "child": "7"}
