@@ -14,6 +14,7 @@ from npu_bridge.core.options.table import OPTIONS
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import NpuOptionError
 from npu_bridge.estimator.npu.npu_config import (
+    DumpConfig,
     DynamicInputConfig,
     ExperimentalConfig,
     GraphMemoryOptimizeConfig,
@@ -287,8 +288,18 @@ def test_dump_and_profiling_configs_contribute_through_their_interface(tmp_path)
     ).parameter_map_values()
     assert (values["enable_dump"], values["dump_path"], values["dump_mode"]) == (True, str(tmp_path), "all")
     assert values["profiling_mode"] is True
-    with pytest.raises(NpuOptionError, match="dump_path"):
-        NPURunConfig(dump_config=DumpConfigDouble("/nonexistent/npu_bridge"))
+
+
+def test_a_dump_path_that_does_not_exist_fails_the_session_not_the_configs(tmp_path, monkeypatch):
+    """As upstream, whose C++ checks the path when the session is made: FasterRcnn of the zoo builds a DumpConfig
+    of a path it never creates and never passes it on."""
+    monkeypatch.chdir(tmp_path)
+    unused = DumpConfig(enable_dump=True, dump_path="20261130013604", dump_mode="all")
+    config = NPURunConfig(dump_config=unused)
+    with pytest.raises(NpuOptionError, match="dump_path.*20261130013604.*does not exist"):
+        tf.compat.v1.Session(config=config.npu_session_config())
+    with pytest.raises(NpuOptionError, match="dump_mode"):
+        DumpConfig(enable_dump=True, dump_path="20261130013604", dump_mode="every")  # other checks: at once
 
 
 def test_defaults_that_differ_from_run_config():

@@ -16,7 +16,8 @@ class DumpConfig:
       dump_data: "tensor" or "stats".
       dump_layer: space-separated op names to dump; None dumps every op.
     Raises:
-      NpuOptionError: a value is invalid (checked now, as a session would check it).
+      NpuOptionError: a value is invalid (checked now, as a session would check it, except whether
+        ``dump_path`` exists: the session the config reaches checks that when it is created, as upstream does).
     """
 
     def __init__(
@@ -38,7 +39,7 @@ class DumpConfig:
         self._dump_debug_mode = dump_debug_mode
         self._dump_data = dump_data
         self._dump_layer = dump_layer
-        option_parse.parse_values(self.parameter_map_values(), source="DumpConfig")
+        option_parse.parse_values(self.parameter_map_values(), source="DumpConfig", paths_later=True)
 
     def parameter_map_values(self):
         """Returns {parameter_map option name: value} for what this config sets, as NPUEstimator writes it.

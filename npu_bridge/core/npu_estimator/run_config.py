@@ -5,7 +5,9 @@ docs/options.md); a keyword named like an option of the option table is that opt
 default is upstream's, which tests keep equal to the table's). ``parameter_map_values()`` returns that mapping,
 ``npu_session_config()`` a copy of the session config with one more NpuOptimizer entry holding it. Upstream's
 Python checks raise their TypeError / ValueError messages; every value is also validated by the option table
-when the config is created, so a bad option fails here and not at the first training step.
+when the config is created, so a bad option fails here and not at the first training step, except whether a
+directory or file it names exists, which the session checks when it is created (as upstream's C++ does: a
+config built and never used does not fail for a path).
 
 Sub-configs (``dump_config``, ``profiling_config``, ``memory_config``, ``experimental_config``,
 ``dynamic_input_config``) are objects with a ``parameter_map_values()`` method (see ``config_objects``).
@@ -169,7 +171,9 @@ class NPURunConfig(RunConfig):
         for name, value in arguments.items():
             if not hasattr(self, f"_{name}"):
                 setattr(self, f"_{name}", value)  # upstream keeps every argument as _<name>
-        option_parse.parse_values(self.parameter_map_values(), "NPURunConfig")  # a bad option fails here
+        option_parse.parse_values(
+            self.parameter_map_values(), "NPURunConfig", paths_later=True
+        )  # a bad value fails here
 
     iterations_per_loop = property(lambda self: self._npu_arguments["iterations_per_loop"])
     horovod_mode = property(lambda self: self._npu_arguments["horovod_mode"])

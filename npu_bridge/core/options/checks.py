@@ -360,3 +360,8 @@ def parsed_file(load: Callable[[str], Any]) -> Check:
         return path
 
     return check
+
+
+# The checks that read the file system: a session applies them when it is created (upstream's C++ checks these
+# paths then); the config classes, which only carry values, leave them to it.
+FILE_SYSTEM_CHECKS = (existing_rw_dir, existing_file, existing_dir)

@@ -10,7 +10,7 @@ import re
 import types
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
-from npu_bridge.core.options import rules
+from npu_bridge.core.options import checks, rules
 from npu_bridge.core.options.spec import STAGES, STATUS_TEXT
 from npu_bridge.core.options.table import OPTIONS, did_you_mean
 from npu_bridge.core.runtime import log
@@ -201,7 +201,7 @@ def parse_config(config_proto: Any) -> NpuOptions:
     return _validated(values, unknown, None)
 
 
-def parse_values(values: dict, source: str) -> NpuOptions:
+def parse_values(values: dict, source: str, paths_later: bool = False) -> NpuOptions:
     """Validates options given as Python values keyed by option name.
 
     Used for ``npu_resource_init(...)`` keyword arguments and the config classes. None values count as not
@@ -210,6 +210,9 @@ def parse_values(values: dict, source: str) -> NpuOptions:
     Args:
       values: {name: value}; bool, int, str or bytes values.
       source: who passed the values (e.g. "NPURunConfig"); named in error messages.
+      paths_later: skip the checks that read the file system (``checks.FILE_SYSTEM_CHECKS``: a directory or file
+        that must exist), which the session the values reach applies when it is created, as upstream does; the
+        config classes pass True, since a config may be built and never used.
     Returns:
       ``NpuOptions``.
     Raises:
@@ -222,7 +225,7 @@ def parse_values(values: dict, source: str) -> NpuOptions:
             _note_unknown(name, unknown)
         else:
             known[name] = value
-    return _validated(_converted_values(known, source), unknown, source)
+    return _validated(_converted_values(known, source), unknown, source, paths_later)
 
 
 def _converted_values(values, source):
@@ -355,8 +358,9 @@ def _convert(kind, field, value):
     return _UNCONVERTIBLE
 
 
-def _validated(values, unknown, source):
-    """Runs the per-option checks and the cross-option rules; returns ``NpuOptions``."""
+def _validated(values, unknown, source, paths_later=False):
+    """Runs the per-option checks (without the file-system ones when ``paths_later``) and the cross-option rules;
+    returns ``NpuOptions``."""
 
     def effective(name):
         return values.get(name, OPTIONS[name].default)
@@ -365,6 +369,8 @@ def _validated(values, unknown, source):
     for name, value in values.items():
         spec = OPTIONS[name]
         if spec.check is None or (spec.checked_when and not any(effective(s) for s in spec.checked_when)):
+            continue
+        if paths_later and spec.check in checks.FILE_SYSTEM_CHECKS:
             continue
         try:
             checked[name] = spec.check(value)

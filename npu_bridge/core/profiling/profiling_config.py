@@ -12,7 +12,8 @@ class ProfilingConfig:
     ``enable_options``.
 
     Raises:
-      NpuOptionError: a bad value (checked now by the option table, not at the first training step).
+      NpuOptionError: a bad value (checked now by the option table, not at the first training step; whether a path
+        it names exists is checked by the session it reaches, as upstream does).
     """
 
     def __init__(
@@ -26,7 +27,7 @@ class ProfilingConfig:
         self._profiling_options = profiling_options
         self._fp_point = fp_point
         self._bp_point = bp_point
-        option_parse.parse_values(self.parameter_map_values(), "ProfilingConfig")
+        option_parse.parse_values(self.parameter_map_values(), "ProfilingConfig", paths_later=True)
 
     enable_profiling = property(lambda self: self._enable_profiling)
     profiling_options = property(lambda self: self._profiling_options)
