@@ -5,7 +5,8 @@ User code gets a TensorFlow 1.x ``tensorflow`` (``tensorflow.compat.v1`` names, 
 ``environment`` (the variables that turn the mode on, also in child processes; TensorFlow-free), ``scope``
 (which files are user code; the rule is ``runtime/user_code``'s, the ``__import__`` route ``runtime/user_imports``'s),
 ``facade`` (the ``tensorflow`` user code sees, and what its ``import tensorflow.<x>`` gives), ``shapes`` (integral
-floats as shape dimensions in the facade's functions), ``contrib`` (the lazy ``tensorflow.contrib`` shim),
+floats as shape dimensions in the facade's functions), ``random_seeds`` (random ops without a seed under
+``TF_DETERMINISTIC_OPS``, as 1.15 ran them), ``contrib`` (the lazy ``tensorflow.contrib`` shim),
 ``aliases`` (add-only names TensorFlow 2.21 moved), ``mnist`` (the tutorials' MNIST reader) and ``mode`` (installs
 them; ``main`` runs a script). Standalone ``keras`` and ``tensorflow.python.keras`` of user code are tf_keras
 through the route the TF2 adapter shares (``runtime/legacy_modules``), which ``mode`` adds.

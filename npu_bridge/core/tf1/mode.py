@@ -17,7 +17,7 @@ import sys
 import types
 
 from npu_bridge.core.runtime import absl_enum_strings, after_import, legacy_modules, py_compat, user_imports
-from npu_bridge.core.tf1 import contrib, environment, facade, internal_paths, mnist, scope
+from npu_bridge.core.tf1 import contrib, environment, facade, internal_paths, mnist, random_seeds, scope
 
 USAGE = "usage: python -m npu_bridge.tf1 [--py-compat] SCRIPT [ARGS...] | [--py-compat] -m MODULE [ARGS...]"
 
@@ -44,6 +44,7 @@ def install(script_directory=None):
     user = scope.tf1_user_code(script_directory).contains
     internal_paths.register()  # tensorflow.python.estimator & co. join the Keras route's table
     absl_enum_strings.install()  # DEFINE_enum with a string, as absl-py 0.x took it
+    after_import.when_imported("tensorflow.python.framework.random_seed", random_seeds.install)
     # tf.keras.mixed_precision.experimental (Policy, set_policy, LossScaleOptimizer) of TensorFlow 1.15
     after_import.when_imported(_KERAS_V1_MIXED_PRECISION, _add_mixed_precision_experimental)
     # older than the tensorflow route, which passes it tensorflow.python.keras: Keras 2.x scripts ran on TF 1.x,
