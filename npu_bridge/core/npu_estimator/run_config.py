@@ -171,9 +171,8 @@ class NPURunConfig(RunConfig):
         for name, value in arguments.items():
             if not hasattr(self, f"_{name}"):
                 setattr(self, f"_{name}", value)  # upstream keeps every argument as _<name>
-        option_parse.parse_values(
-            self.parameter_map_values(), "NPURunConfig", paths_later=True
-        )  # a bad value fails here
+        # a bad value fails here; whether a path exists, when a session is created with the config (as upstream)
+        option_parse.parse_values(self.parameter_map_values(), "NPURunConfig", paths_later=True)
 
     iterations_per_loop = property(lambda self: self._npu_arguments["iterations_per_loop"])
     horovod_mode = property(lambda self: self._npu_arguments["horovod_mode"])

@@ -2,9 +2,9 @@
 
 TensorFlow 1.15 read ``TF_DETERMINISTIC_OPS=1`` for deterministic GPU kernels only; 2.21 also refuses to build a
 random op that has neither a graph nor an op seed ("Random ops require a seed to be set when determinism is
-enabled"), and its kernels refuse a zero seed at run time. Ascend scripts set the variable (FasterRcnn's
-``os.environ['TF_DETERMINISTIC_OPS'] = '1'``) and shuffle their data without a seed. In the TF1 mode such an op gets
-a seed drawn at random when it is built: its values are not reproducible, as they were not in 1.15.
+enabled"), and its kernels refuse a zero seed at run time. Ascend scripts set the variable to 1 (FasterRcnn does,
+before it imports TensorFlow) and shuffle their data without a seed. In the TF1 mode such an op gets a seed drawn
+at random when it is built: its values are not reproducible, as they were not in 1.15.
 """
 
 import secrets
