@@ -30,6 +30,8 @@ from keras.layers.core import Dropout
 from keras.layers.normalization import BatchNormalization
 from keras.preprocessing.image import ImageDataGenerator
 from keras.engine.topology import Layer
+import keras.backend.tensorflow_backend as KTF
+from keras.backend.tensorflow_backend import set_session
 from keras.engine import Input as EngineInput, Layer as EngineLayer, Model as EngineModel, get_source_inputs
 import keras.engine.training
 from keras.layers import Deconvolution3D
@@ -70,7 +72,8 @@ print("RESULT " + json.dumps({"name": "keras", "value": {
     "legacy_model": [len(legacy.inputs), len(legacy.outputs)],
     "engine": [EngineInput is keras.layers.Input, EngineLayer is Layer, EngineModel is keras.engine.training.Model,
                len(get_source_inputs(legacy.outputs[0]))],
-    "deconvolution": [Deconvolution3D.__name__, Deconv2D.__name__]}}))
+    "deconvolution": [Deconvolution3D.__name__, Deconv2D.__name__],
+    "tensorflow_backend": [set_session is K.set_session, KTF.get_session is K.get_session]}}))
 """
 
 # tensorflow.python.keras imports of a TF 1.15 script (Sequence, LSTM, BatchNormalization, layers.normalization)
@@ -164,6 +167,7 @@ def test_standalone_keras_is_keras_2_in_the_keras_2_2_layout_and_libraries_keep_
         "legacy_model": [1, 1],
         "engine": [True, True, True, 1],
         "deconvolution": ["Conv3DTranspose", "Conv2DTranspose"],  # Keras 2.2's aliases
+        "tensorflow_backend": [True, True],  # Keras 2.2-2.3's keras.backend.tensorflow_backend
     }
     assert seen["version"].startswith("2.")
 

@@ -321,7 +321,7 @@ SHIPPED_SUFFIXES = (".npz", ".npy", ".mat", ".h5", ".hdf5", ".pkl", ".pickle")
 
 def use_shipped(data_dir, model_dir):
     """Replaces each kit file in data_dir that the model's own tree ships a file of the same name of
-    (``SHIPPED_SUFFIXES``) by a link to the model's file; returns the names replaced."""
+    (``SHIPPED_SUFFIXES``) by a link to the model's file."""
     shipped = {}
     for directory, subdirs, files in os.walk(model_dir):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
@@ -329,15 +329,12 @@ def use_shipped(data_dir, model_dir):
             path = os.path.join(directory, name)
             if name.endswith(SHIPPED_SUFFIXES) and os.path.isfile(path) and not os.path.islink(path):
                 shipped.setdefault(name, os.path.abspath(path))
-    replaced = []
     for directory, _, files in os.walk(data_dir):
         for name in files:
             link = os.path.join(directory, name)
             if name in shipped and os.path.islink(link):
                 os.unlink(link)
                 os.symlink(shipped[name], link)
-                replaced.append(name)
-    return replaced
 
 
 def make(kit, data_dir, cache_dir, seed=0, sizes=None, model_dir=None, add=False):

@@ -35,6 +35,9 @@ KERAS_MOVED = {
         "tf_keras.src.utils.layer_utils",
         "tf_keras.src.saving.legacy.hdf5_format",
     ),
+    # Keras 2.2-2.3's backend was a package whose tensorflow_backend module held every backend function
+    # (`from keras.backend.tensorflow_backend import set_session`)
+    "backend.tensorflow_backend": ("tf_keras.src.backend",),
     "layers.advanced_activations": ("tf_keras.src.layers.activation",),
     "layers.convolutional_recurrent": ("tf_keras.src.layers.rnn",),
     "layers.cudnn_recurrent": ("tf_keras.src.layers.rnn",),
