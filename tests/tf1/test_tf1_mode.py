@@ -438,6 +438,8 @@ import tensorflow as tf
 
 start = time.clock()
 from numpy.core.numeric import Inf, NINF
+from scipy import interp  # SciPy up to 1.11 re-exported NumPy's functions
+import scipy.linalg
 
 
 def f(a, b=2, *rest, **kw):
@@ -452,7 +454,8 @@ print("RESULT " + json.dumps({"name": "compat", "value": {
     "argspec": [spec.args, spec.varargs, spec.keywords, list(spec.defaults)], "clock": isinstance(start, float),
     "sctypes": np.float32 in np.sctypes["float"] and np.uint8 in np.sctypes["uint"], "again": np.int is int,
     "infty": np.infty == float("inf"), "cast": str(np.cast["float32"]([1, 2]).dtype),
-    "numeric": [Inf, NINF] == [float("inf"), -float("inf")]}}))
+    "numeric": [Inf, NINF] == [float("inf"), -float("inf")],
+    "scipy": [float(interp(1.5, [1, 2], [10, 20])), scipy.linalg.__name__]}}))
 """
 
 
@@ -481,8 +484,10 @@ def test_py_compat_gives_back_removed_python_and_numpy_names_and_says_so_once(tm
         "infty": True,
         "cast": "float32",
         "numeric": True,
+        "scipy": [15.0, "scipy.linalg"],  # a submodule stays SciPy's own
     }
     assert "Python-level compatibility on" in result.stderr
+    assert "scipy.interp no longer exists; --py-compat provides it (write numpy.interp instead)" in result.stderr
     assert result.stderr.count("numpy.int no longer exists; --py-compat provides it (write int instead)") == 1
     assert "time.clock no longer exists" in result.stderr and "collections.Iterable no longer exists" in result.stderr
 

@@ -16,6 +16,8 @@ patches are opt-in):
   ``scipy.misc.comb`` / ``factorial`` / ``logsumexp`` from ``scipy.special``, when SciPy is installed;
 - ``scipy.integrate.simps`` (as SciPy 1.10 computed it), ``trapz`` and ``cumtrapz`` (``scipy_integrate``);
 - SciPy modules made private, under their old paths (``scipy_paths``: ``scipy.sparse.linalg.eigen.arpack``);
+- NumPy's functions at SciPy's top level (``from scipy import interp``), which SciPy up to 1.11 re-exported
+  (NumPy's public names that are neither SciPy's own nor one of its submodules);
 - ``yaml.load(stream)`` / ``yaml.load_all(stream)`` without a Loader, as PyYAML 5.1-5.4 read it (``FullLoader``);
   PyYAML 6 made the Loader a required argument, so a call that names one is unchanged.
 
@@ -162,6 +164,7 @@ def install():
     scipy_misc.install(_add_scipy_misc)
     after_import.when_imported("scipy.integrate", _add_scipy_integrate)
     scipy_paths.install(lambda old, new: _tell(old, new))
+    after_import.when_imported("scipy", _add_scipy_numpy_names)
     after_import.when_imported("yaml", _add_yaml_default_loader)
 
 
@@ -180,6 +183,13 @@ def _add_scipy_misc(module):
     special = {n: (getattr(scipy.special, n), f"scipy.special.{n}") for n in SCIPY_SPECIAL}
     missing.update({n: value for n, value in special.items() if n not in module.__dict__})
     _module_getattr(module, missing)
+
+
+def _add_scipy_numpy_names(module):
+    own = set(module.__dict__) | set(getattr(module, "__all__", ()))  # SciPy's names and its submodules
+    names = (n for n in getattr(np, "__all__", ()) if n not in own and not n.startswith("_"))
+    values = ((n, getattr(np, n, None)) for n in names)
+    _module_getattr(module, {n: (v, f"numpy.{n}") for n, v in values if not isinstance(v, (type(None), type(np)))})
 
 
 def _add_scipy_integrate(module):
