@@ -446,6 +446,17 @@ def test_tensorflow_datasets_without_its_prepared_data_is_data():
     assert outcome == "data" and "no data found: could not find data in" in cause
 
 
+def test_shuffling_a_dataset_of_no_files_is_data():
+    classify = _tool_module("classify")
+    tf_file = "/venv/lib/python3.11/site-packages/tensorflow/python/framework/ops.py"
+    message = (
+        "{{function_node __wrapped__ShuffleDatasetV3_device_/job:localhost/replica:0/task:0/device:CPU:0}} "
+        "buffer_size must be greater than zero or UNKNOWN_CARDINALITY [Op:ShuffleDatasetV3] name: "
+    )
+    outcome, cause = classify.classify(_failed("InvalidArgumentError", message, tf_file), "/m", "/d", None, False)
+    assert outcome == "data" and "buffer_size must be greater than zero" in cause
+
+
 def test_a_loop_variable_of_a_loop_over_no_data_is_missing_data_without_a_kit():
     classify = _tool_module("classify")
     records = _failed("builtins.NameError", "name 'step' is not defined", "/m/VDSR.py")

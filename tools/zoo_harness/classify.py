@@ -37,6 +37,7 @@ _EMPTY_DATA = (
     "Cannot choose from an empty sequence",
     "is not in [0, 0)",
     "could not find data in",  # tensorflow_datasets' prepared data (tfds.load(..., download=False))
+    "buffer_size must be greater than zero",  # dataset.shuffle(len(files)) of no files
 )
 # What a script says when it derives a step count from the size of its data (ImageNet's 1.28 million images) and
 # the synthetic data is far smaller: TensorFlow 1.15's Estimator.train refused the same count.
