@@ -553,7 +553,12 @@ import tensorflow as tf
 import tensorflow_core
 from tensorflow_core.python.ops import math_ops
 import tensorflow_core.contrib.slim as core_slim
+import importlib
+from importlib import import_module
 import library
+
+losses_module = importlib.import_module("tensorflow.losses")  # vega's lookup of a loss by name
+keras_core = import_module("keras.layers.core")
 
 x = tf.placeholder(tf.float32, [None, 3])
 loss = tf.reduce_sum(tf.square(dense(x, 2, name="d")))
@@ -568,13 +573,20 @@ print("RESULT " + json.dumps({"name": "imports", "value": {
     "losses_fall": losses[2] < losses[0], "rnn": shape, "adam": AdamOptimizer is tf.train.AdamOptimizer,
     "rnn_cell": rnn_cell is tf.nn.rnn_cell, "star_relu": relu is tf.nn.relu, "layers": tensorflow.layers is tf.layers,
     "library_train_adam": library.TRAIN_HAS_ADAM, "library_nn_rnn_cell": library.NN_HAS_RNN_CELL,
-    "tensorflow_core": [tensorflow_core is tf, math_ops.__name__, core_slim is tf.contrib.slim]}}))
+    "tensorflow_core": [tensorflow_core is tf, math_ops.__name__, core_slim is tf.contrib.slim],
+    "import_module": [losses_module is tf.losses, keras_core.Dense is tf.keras.layers.Dense,
+                      importlib.import_module("json") is json, library.IMPORT_MODULE_LOSSES]}}))
 """
 SUBMODULE_LIBRARY = """
+import importlib
 import tensorflow.nn
 import tensorflow.train as train
 NN_HAS_RNN_CELL = hasattr(tensorflow.nn, "rnn_cell")
 TRAIN_HAS_ADAM = hasattr(train, "AdamOptimizer")
+try:
+    IMPORT_MODULE_LOSSES = importlib.import_module("tensorflow.losses").__name__
+except ModuleNotFoundError as e:  # TensorFlow 2 has no module of that name
+    IMPORT_MODULE_LOSSES = type(e).__name__
 """
 
 
@@ -593,6 +605,8 @@ def test_submodule_imports_of_user_code_give_tensorflow_1_s_submodules_and_libra
         "library_train_adam": False,  # TensorFlow 2's tensorflow.train
         "library_nn_rnn_cell": False,
         "tensorflow_core": [True, "tensorflow.python.ops.math_ops", True],  # TF 1.15's package behind tensorflow
+        # importlib.import_module as an import statement at the call: user code's mapped, a library's real
+        "import_module": [True, True, True, "ModuleNotFoundError"],
     }
 
 

@@ -18,6 +18,7 @@ from helpers.tf2 import run_script as _run
 from npu_bridge.core.runtime import legacy_paths, user_code
 
 KERAS_LIBRARY = """
+import importlib
 import keras
 
 SEEN = {"keras": keras.__version__}
@@ -29,6 +30,11 @@ except ImportError as error:
 from tensorflow.python.keras import layers
 
 SEEN["tensorflow.python.keras.layers.Dense"] = layers.Dense.__module__
+try:
+    importlib.import_module("keras.layers.core")
+    SEEN["import_module keras.layers.core"] = "imported"
+except ImportError as error:
+    SEEN["import_module keras.layers.core"] = type(error).__name__
 """
 
 
@@ -75,11 +81,13 @@ def test_an_installed_library_importing_keras_keeps_keras_3_while_the_script_get
     library, user = result["library"], result["user"]
     assert library["keras"].startswith("3.") and result["sys.modules['keras']"] == library["keras"]
     assert library["keras.layers.core"] == "ModuleNotFoundError"  # Keras 3 has no such module, as before
+    assert library["import_module keras.layers.core"] == "ModuleNotFoundError"
     assert library["tensorflow.python.keras.layers.Dense"].startswith("tensorflow.python.keras.")  # TensorFlow's copy
     assert user == {
         "keras": "2.21.0",
         "keras.layers.core.Dropout": "tf_keras.src.layers.regularization.dropout",
         "tensorflow.python.keras.layers.Dense": "tf_keras.src.layers.core.dense",
+        "import_module keras.layers.core": "tf_keras.src.layers.core.dense",
     }
 
 

@@ -2,8 +2,9 @@
 ones that do not resolve, as JSON (one line: RESULT {"unresolved": [...], "resolved_dirs": N, "all_dirs": N}).
 
 A name resolves when every component is an attribute of the one before, or (for modules not imported yet) an
-importable module, starting from the ``tensorflow`` user code gets. Names of flags a script defines itself
-(``tf.flags.FLAGS.batch_size``) are skipped: they exist only in that script.
+importable module, starting from the ``tensorflow`` user code gets; a placeholder the mode binds for what it does not
+provide (``NotProvided``, which an import gives so that unused imports work) does not resolve. Names of flags a
+script defines itself (``tf.flags.FLAGS.batch_size``) are skipped: they exist only in that script.
 
 Given a per-directory names file instead (``zoo_dir_names.tsv``: columns ``dir`` and ``names``, space-separated,
 written by ``tools/zoo_names.py``), it looks each distinct name up once and reports the *closures*, the model
@@ -22,6 +23,8 @@ import sys
 import tensorflow as tf
 from helpers.collectives import report
 
+from npu_bridge.core.tf1.contrib import NotProvided
+
 
 def resolves(name):
     parts = name.split(".")
@@ -35,6 +38,8 @@ def resolves(name):
         try:
             value = importlib.import_module(".".join(parts[: index + 1]))
         except ImportError:
+            return False
+        if isinstance(value, NotProvided):
             return False
     return True
 

@@ -59,7 +59,7 @@ def add_route(route_name, is_user, before_first=None):
         found = import_for_user(name, fromlist or ())
         return found if found is not None else proceed(name, module_globals, module_locals, fromlist, 0)
 
-    user_imports.add_route(route_name, legacy_paths.TOP_NAMES, is_user, resolve)
+    user_imports.add_route(route_name, legacy_paths.TOP_NAMES, is_user, resolve, calls_too=True)
     after_import.when_imported("tf_keras.src.engine.base_layer", _add_era_names)
     addons_keras.add_route()  # tensorflow_addons, which user code imports, on tf_keras too
     return True

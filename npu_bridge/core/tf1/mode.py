@@ -50,7 +50,7 @@ def install(script_directory=None):
     # older than the tensorflow route, which passes it tensorflow.python.keras: Keras 2.x scripts ran on TF 1.x,
     # so their first Keras import sets up TensorFlow 1.x behaviour as `import tensorflow` does
     keras2 = legacy_modules.add_route(_KERAS_ROUTE, user, before_first=lambda: _facade(builtins.__import__))
-    user_imports.add_route(_ROUTE, {"tensorflow", "tensorflow_core", "npu_bridge"}, user, _resolve)
+    user_imports.add_route(_ROUTE, {"tensorflow", "tensorflow_core", "npu_bridge"}, user, _resolve, calls_too=True)
     compat = ""
     if environment.py_compat():
         py_compat.install()

@@ -1,10 +1,11 @@
 """User code and an installed package import the same names after ``import npu_device``: the package (a module in
 a site-packages directory on PYTHONPATH) keeps Keras 3 and TensorFlow's own ``tensorflow.python.keras``, the
-script gets tf_keras. Prints one RESULT line."""
+script gets tf_keras, by import statements and by ``importlib.import_module``. Prints one RESULT line."""
 
 # npu_device comes before the library on purpose: the library keeps Keras 3 all the same.
 # isort: skip_file
 
+import importlib
 import json
 import sys
 
@@ -22,6 +23,7 @@ print(
                 "keras": keras.__version__,
                 "keras.layers.core.Dropout": keras.layers.core.Dropout.__module__,
                 "tensorflow.python.keras.layers.Dense": layers.Dense.__module__,
+                "import_module keras.layers.core": importlib.import_module("keras.layers.core").Dense.__module__,
             },
             "sys.modules['keras']": sys.modules["keras"].__version__,
         }
