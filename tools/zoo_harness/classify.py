@@ -149,7 +149,7 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
     if size is not None:
         return "data", f"{head} at {_where(user)} (the synthetic data is smaller than the script assumes)"
     # TensorFlow's FailedPreconditionError reading a folder of the data as a file, or a file as a folder
-    on_data = data_dir in message or (kit_dir is not None and kit_dir in message)
+    on_data = data_dir in message or (kit_dir is not None and kit_dir in message) or _in_sibling(message, data_dir)
     if on_data and ("Is a directory" in message or "Not a directory" in message):
         why = f"a loader took a folder of the data path for a file or a file for a folder; {_kit_reason(kit, message)}"
         return "data", f"{head} at {_where(user)} ({why})"
@@ -204,6 +204,14 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
     if kit is None and kind in ("IndexError", "ValueError", "ZeroDivisionError", "StopIteration", "KeyError"):
         return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; the data folder was empty)"
     return "script", f"{head} at {_where(user or raised)}"
+
+
+def _in_sibling(message, data_dir):
+    """True when ``message`` names a file in a folder next to the data path (``${data_path}/../wikipedia_128``),
+    which the harness fills too (``data_paths.link``); the model's own folder is not one."""
+    entry = os.path.dirname(os.path.normpath(data_dir))
+    found = re.search(re.escape(entry) + r"/([^/\s;]+)/", message)
+    return found is not None and found.group(1) not in (os.path.basename(os.path.normpath(data_dir)), "model")
 
 
 def _library_class_missing(attribute, model_dir):
