@@ -13,6 +13,7 @@ lstm_cell      ``npu_ops.basic_lstm_cell``: one LSTM cell step with all gate val
 fused_adam     Ascend's fused Adam steps (``adam_apply_one_assign``, ``adam_apply_one_with_decay_assign``)
 lars           LARS gradient updates (``npu_ops.LARS``, ``LARSV2``)
 indexing       ScatterElements (ONNX semantics), NonZero and KMeansCentroids
+random_choice  RandomChoiceWithMask (``npu_cpu_ops.randomchoicewithmask``): true positions drawn at random
 normalization  LayerNorm (returning mean and variance) and Centralization
 gen_ops        upstream's generated-op style names (``gen_npu_ops.drop_out_gen_mask`` & co)
 tensors        conversion of op arguments that may be Python numbers or tensors
