@@ -203,7 +203,8 @@ def test_tensorflow_reading_a_folder_of_the_data_as_a_file_or_a_file_as_a_folder
     assert classify.classify(elsewhere, "/m", "/d", "parsed-tfrecord", False)[0] == "ours"
     # a folder next to the data path that the wrapper names (--input_files_dir=${data_path}/../wikipedia_128) and
     # the harness fills too; the model's own folder is not one
-    beside = _failed(kind, "Graph execution error:\n\n/e/1/wikipedia_128/val2017; Is a directory", session)
+    traceback = 'File "/e/1/model/test/../src/run_pretraining.py", line 749\n'  # the model's folder named first
+    beside = _failed(kind, traceback + "/e/1/wikipedia_128/val2017; Is a directory", session)
     assert classify.classify(beside, "/e/1/model", "/e/1/data", "coco", False)[0] == "data"
     in_model = _failed(kind, "/e/1/model/val2017/x; Is a directory", session)
     assert classify.classify(in_model, "/e/1/model", "/e/1/data", "coco", False)[0] == "ours"

@@ -210,8 +210,8 @@ def _in_sibling(message, data_dir):
     """True when ``message`` names a file in a folder next to the data path (``${data_path}/../wikipedia_128``),
     which the harness fills too (``data_paths.link``); the model's own folder is not one."""
     entry = os.path.dirname(os.path.normpath(data_dir))
-    found = re.search(re.escape(entry) + r"/([^/\s;]+)/", message)
-    return found is not None and found.group(1) not in (os.path.basename(os.path.normpath(data_dir)), "model")
+    own = (os.path.basename(os.path.normpath(data_dir)), "model")
+    return any(found.group(1) not in own for found in re.finditer(re.escape(entry) + r"/([^/\s;]+)/", message))
 
 
 def _library_class_missing(attribute, model_dir):
