@@ -149,7 +149,9 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
     if size is not None:
         return "data", f"{head} at {_where(user)} (the synthetic data is smaller than the script assumes)"
     # TensorFlow's FailedPreconditionError reading a folder of the data as a file, or a file as a folder
-    on_data = data_dir in message or (kit_dir is not None and kit_dir in message) or _in_sibling(message, data_dir)
+    on_data = (
+        data_dir in message or (kit_dir is not None and kit_dir in message) or _in_sibling(message, data_dir, model_dir)
+    )
     if on_data and ("Is a directory" in message or "Not a directory" in message):
         why = f"a loader took a folder of the data path for a file or a file for a folder; {_kit_reason(kit, message)}"
         return "data", f"{head} at {_where(user)} ({why})"
@@ -206,11 +208,11 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
     return "script", f"{head} at {_where(user or raised)}"
 
 
-def _in_sibling(message, data_dir):
+def _in_sibling(message, data_dir, model_dir):
     """True when ``message`` names a file in a folder next to the data path (``${data_path}/../wikipedia_128``),
     which the harness fills too (``data_paths.link``); the model's own folder is not one."""
     entry = os.path.dirname(os.path.normpath(data_dir))
-    own = (os.path.basename(os.path.normpath(data_dir)), "model")
+    own = {os.path.basename(os.path.normpath(folder)) for folder in (data_dir, model_dir)}
     return any(found.group(1) not in own for found in re.finditer(re.escape(entry) + r"/([^/\s;]+)/", message))
 
 
