@@ -355,7 +355,7 @@ def test_a_slim_conv_net_trains_quantized_and_its_eval_graph_uses_the_learned_ra
     assert found["used_max"] == pytest.approx(found["learned"])
     # the activations are put on a grid of at most 256 levels; the float values were not on it (how many distinct
     # float values there are depends on the kernels, e.g. oneDNN on or off)
-    assert found["quantized_levels"] <= 256 and found["quantized_off_grid"] < 1e-3 < 0.01 < found["float_off_grid"]
+    assert found["quantized_levels"] <= 256 and found["quantized_off_grid"] < 1e-3 and found["float_off_grid"] > 0.01
 
 
 def test_freeze_bn_delay_stops_the_moving_statistics_after_that_step():
