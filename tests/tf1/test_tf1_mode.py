@@ -18,6 +18,7 @@ from helpers.collectives import parse_results
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
 from helpers.tf1 import run_tf1_script
 
+from npu_bridge.core.runtime import user_code
 from npu_bridge.core.runtime.errors import NotProvidedError, NpuArgumentError
 from npu_bridge.core.tf1 import contrib, environment, facade, mnist, scope
 
@@ -151,6 +152,8 @@ from tensorflow.python.ops import math_ops
 from tensorflow.contrib import framework
 from tensorflow.examples.tutorials.mnist import input_data
 import library  # installed: under a site-packages directory
+import targetlib  # installed by pip install --target into a folder on PYTHONPATH
+import own_helper  # the user's own module in that folder
 
 
 def child(queue):
@@ -168,6 +171,7 @@ if __name__ == "__main__":
     print("RESULT " + json.dumps({"name": "scope", "value": {
         "user": type(tf).__name__, "user_placeholder": hasattr(tf, "placeholder"),
         "library": library.TF_TYPE, "library_placeholder": library.HAS_PLACEHOLDER,
+        "target_library": targetlib.TF_TYPE, "own_helper": own_helper.TF_TYPE,
         "v1_contrib_slim": v1.contrib.slim.conv2d.__module__, "math_ops": math_ops.__name__,
         "arg_scope": framework.arg_scope.__module__, "mnist": input_data.read_data_sets.__module__,
         "spawned": spawned}}))
@@ -208,8 +212,16 @@ def test_user_code_gets_tensorflow_1_and_installed_packages_keep_tensorflow_2(tm
     site = tmp_path / "venv" / "lib" / "site-packages"
     site.mkdir(parents=True)
     (site / "library.py").write_text(LIBRARY)
+    target = tmp_path / "libs"  # pip install --target libs targetlib, and a module of the user's beside it
+    (target / "targetlib").mkdir(parents=True)
+    (target / "targetlib" / "__init__.py").write_text(LIBRARY)
+    (target / "targetlib-1.0.dist-info").mkdir()
+    (target / "targetlib-1.0.dist-info" / "RECORD").write_text(
+        "targetlib/__init__.py,sha256=x,80\ntargetlib-1.0.dist-info/RECORD,,\n../../bin/targetlib,sha256=y,20\n"
+    )
+    (target / "own_helper.py").write_text(LIBRARY)
     (tmp_path / "script.py").write_text(SCOPING)
-    env = {"PYTHONPATH": os.pathsep.join([REPO_ROOT, TESTS_DIR, str(site)])}
+    env = {"PYTHONPATH": os.pathsep.join([REPO_ROOT, TESTS_DIR, str(site), str(target)])}
     result = _run([sys.executable, "-m", "npu_bridge.tf1", "script.py"], tmp_path, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     scope_seen = parse_results("\n".join(f"[rank 0] {line}" for line in result.stdout.splitlines()))[0]["scope"]
@@ -218,6 +230,8 @@ def test_user_code_gets_tensorflow_1_and_installed_packages_keep_tensorflow_2(tm
         "user_placeholder": True,
         "library": "module",
         "library_placeholder": False,
+        "target_library": "module",
+        "own_helper": "TensorFlow1",
         "v1_contrib_slim": "tf_slim.layers.layers",
         "math_ops": "tensorflow.python.ops.math_ops",
         "arg_scope": "tf_slim.ops.arg_scope",
@@ -325,7 +339,7 @@ def test_tensorflow_2_names_compat_v1_lacks_come_from_tensorflow_2_and_say_so_on
         tensorflow1.nn.no_such_name  # noqa: B018
 
 
-def test_user_code_is_the_script_directory_and_not_installed_packages(tmp_path):
+def test_user_code_is_the_script_directory_and_not_installed_packages(tmp_path, monkeypatch):
     (tmp_path / "models").mkdir()
     user = scope.tf1_user_code(str(tmp_path), environ={})
     assert user.contains_file(str(tmp_path / "train.py"))
@@ -334,6 +348,21 @@ def test_user_code_is_the_script_directory_and_not_installed_packages(tmp_path):
     assert not user.contains_file(scope.__file__)  # npu_bridge itself
     assert not user.contains_file(os.__file__)  # the standard library
     assert not user.contains_file("/elsewhere/module.py")
+    # a folder pip installed into (pip install --target libs): what its records list is installed; the rest is not
+    libs = tmp_path / "libs"
+    (libs / "old-1.0.egg-info").mkdir(parents=True)
+    (libs / "old-1.0.egg-info" / "top_level.txt").write_text("oldmodule\n")
+    (libs / "pkg-2.0.dist-info").mkdir()
+    (libs / "pkg-2.0.dist-info" / "RECORD").write_text("pkg/__init__.py,,\n_pkg_native.cpython-311.so,,\n")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(libs)])
+    in_libs = scope.tf1_user_code(str(tmp_path), environ={})
+    assert not in_libs.contains_file(str(libs / "pkg" / "core.py"))
+    assert not in_libs.contains_file(str(libs / "_pkg_native.cpython-311.so"))
+    assert not in_libs.contains_file(str(libs / "oldmodule.py"))
+    assert in_libs.contains_file(str(libs / "helper.py"))
+    assert in_libs.contains_file(str(tmp_path / "models" / "resnet.py"))
+    anywhere = user_code.UserCode()  # the TF2 adapter's rule, without roots
+    assert not anywhere.contains_file(str(libs / "pkg" / "core.py")) and anywhere.contains_file(str(libs / "helper.py"))
     extra = scope.tf1_user_code(str(tmp_path), environ={environment.PATH_VARIABLE: "/elsewhere"})
     assert extra.contains_file("/elsewhere/module.py")
     children = environment.for_children({"PYTHONPATH": "/a"})

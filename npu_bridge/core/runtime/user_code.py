@@ -3,9 +3,10 @@
 One rule for the TF1 mode and the TF2 adapter, which both give user code imports of its own (``user_imports``).
 A module is user code when it is ``__main__``, or its file lies outside every ``site-packages`` /
 ``dist-packages`` directory, the standard library and this project's packages (``npu_bridge``, ``npu_device``,
-``hccl``), and, when the caller names roots, below one of them. So ``train.py``, its ``models/resnet.py`` and a
-copied ``npu_convert_dropout.py`` are user code; TensorFlow, tf_keras, tf_slim, Keras 3 and every other installed
-package are not.
+``hccl``), is no package a packaging tool installed into a ``sys.path`` folder of another name (``pip install
+--target libs``: the folder's ``*.dist-info`` / ``*.egg-info`` records list it), and, when the caller names roots,
+lies below one of them. So ``train.py``, its ``models/resnet.py`` and a copied ``npu_convert_dropout.py`` are user
+code; TensorFlow, tf_keras, tf_slim, Keras 3 and every other installed package are not.
 """
 
 import functools
@@ -64,6 +65,8 @@ class UserCode:
         path = os.path.realpath(filename)
         if any(below(path, library) for library in library_directories()):
             return False
+        if is_distributed_file(path):
+            return False
         if self._roots_function is None:
             return True
         with self._lock:
@@ -77,6 +80,42 @@ class UserCode:
 def is_installed_path(path):
     """True when ``path`` lies in a ``site-packages`` / ``dist-packages`` directory."""
     return any(part in _INSTALLED for part in os.path.normpath(path).split(os.sep))
+
+
+def is_distributed_file(path):
+    """True when ``path`` (a real path) belongs to a top-level module or package that the install records of the
+    ``sys.path`` folder it lies in list."""
+    for entry in list(sys.path):
+        folder = os.path.realpath(entry or os.getcwd())
+        if below(path, folder) and path != folder:
+            top = os.path.relpath(path, folder).split(os.sep)[0]
+            if top.split(".")[0] in distributed_names(folder):
+                return True
+    return False
+
+
+@functools.cache
+def distributed_names(folder):
+    """The top-level module and package names that the ``*.dist-info`` / ``*.egg-info`` records in ``folder``
+    list (a frozenset; empty for a folder without any, or one that cannot be read)."""
+    names = set()
+    try:
+        records = [e.path for e in os.scandir(folder) if e.name.endswith((".dist-info", ".egg-info")) and e.is_dir()]
+    except OSError:
+        return frozenset()
+    for record in records:
+        for listing in ("RECORD", "top_level.txt"):  # RECORD: "path,hash,size" lines; top_level.txt: names
+            try:
+                with open(os.path.join(record, listing), encoding="utf-8", errors="replace") as f:
+                    lines = f.read().splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                first = line.split(",")[0].strip().split("/")[0]
+                if first and not first.startswith(".") and not first.endswith((".dist-info", ".egg-info")):
+                    names.add(first.split(".")[0])
+    names.discard("__pycache__")
+    return frozenset(names)
 
 
 @functools.cache
