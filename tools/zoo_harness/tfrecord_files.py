@@ -40,6 +40,9 @@ _FEATURE = re.compile(
 _NAME = re.compile(r"""['"]([^'"\s]*?[\w\-{}%*:.]*\.tfrecords?)['"]""")
 _SPLITS = ("train", "val", "test", "validation")
 _READERS = re.compile(r"TFRecordDataset|TFRecordReader|tf_record_iterator|TFRecordOptions|tfrecord", re.IGNORECASE)
+# `name = parsed['key']`, every one of the code in one pass (a model's code can be the 12 MB of TensorFlow's model
+# garden, and one search of it per feature took minutes)
+_ASSIGNED = re.compile(r"""\b(\w+)\s*=\s*[\w.]+\[\s*['"]([^'"]+)['"]\s*\]""")
 _LARGEST_RAW = 2**20  # values of a raw feature; a larger reshape is not followed
 _DEFAULT_NAMES = ("train.tfrecord", "train.tfrecords", "train-00000-of-00001")
 
@@ -119,13 +122,29 @@ def _feature(kind, arguments, code):
     return dtype, _shape(shape_node, code)
 
 
-def _decoder(key, code):
+class _Calls:
+    """The places of a model's code that a feature's decoding is looked up in, found once for all its features."""
+
+    def __init__(self, code):
+        self.code = code
+        self.assigned = {}  # key -> the names assigned parsed[key], in the code's order
+        for name, key in _ASSIGNED.findall(code):
+            self.assigned.setdefault(key, []).append(name)
+        self.decodes = [m.start() for m in re.finditer("decode_", code)]
+
+    def first_decode(self, holder):
+        """The first ``decode_*(... holder ...)`` call of the code, as a match, or None."""
+        pattern = re.compile(rf"decode_(raw|png|jpeg|image)\(\s*(?:[\w.]+)?{holder}\s*(?:,\s*([\w.]+))?")
+        return next((m for m in (pattern.match(self.code, at) for at in self.decodes) if m), None)
+
+
+def _decoder(key, calls):
     """How the loader decodes a bytes feature: "raw" (with its dtype and size), "png", else "jpeg"."""
-    k = re.escape(key)
-    holders = [rf"""\[\s*['"]{k}['"]\s*\]"""]
-    holders += [rf"\b{v}\b" for v in re.findall(rf"""(\w+)\s*=\s*[\w.]+\[\s*['"]{k}['"]\s*\]""", code)]
+    code = calls.code
+    holders = [rf"""\[\s*['"]{re.escape(key)}['"]\s*\]"""]
+    holders += [rf"\b{v}\b" for v in calls.assigned.get(key, ())]
     for holder in holders:
-        match = re.search(rf"decode_(raw|png|jpeg|image)\(\s*(?:[\w.]+)?{holder}\s*(?:,\s*([\w.]+))?", code)
+        match = calls.first_decode(holder)
         if match and match.group(1) == "raw":
             item = 4 if match.group(2) and "float32" in match.group(2) else 1
             if match.group(2) and "float64" in match.group(2):
@@ -167,13 +186,14 @@ def spec(code):
     if not _READERS.search(code):
         return None
     features = {}
+    calls = _Calls(code)
     for match in _FEATURE.finditer(code):
         arguments = call_text.call_arguments(code, match.end(), 2000)
         feature = _feature(match.group(2), arguments, code) if arguments is not None else None
         if feature is None or match.group(1) in features:
             continue
         dtype, shape = feature
-        decoder = list(_decoder(match.group(1), code)) if dtype == "bytes" else None
+        decoder = list(_decoder(match.group(1), calls)) if dtype == "bytes" else None
         features[match.group(1)] = [dtype, shape, decoder]
     if not features:
         return None
