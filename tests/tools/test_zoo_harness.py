@@ -464,6 +464,19 @@ def test_shuffling_a_dataset_of_no_files_is_data():
     assert outcome == "data" and "buffer_size must be greater than zero" in cause
 
 
+def test_a_download_that_cannot_connect_is_data_and_other_connection_errors_are_not():
+    classify = _tool_module("classify")
+    message = (
+        "HTTPSConnectionPool(host='dl.fbaipublicfiles.com', port=443): Max retries exceeded with url: "
+        "/clevr/CLEVR_v1.0.zip (Caused by NameResolutionError(\"Failed to resolve 'dl.fbaipublicfiles.com'\"))"
+    )
+    records = _failed("requests.exceptions.ConnectionError", message, "/m/code/data.py")
+    outcome, cause = classify.classify(records, "/m", "/d", None, False)
+    assert outcome == "data" and "a download: the harness has no network" in cause
+    refused = _failed("builtins.ConnectionError", "the parameter server went away", "/m/train.py")
+    assert classify.classify(refused, "/m", "/d", None, False)[0] != "data"
+
+
 def test_a_loop_variable_of_a_loop_over_no_data_is_missing_data_without_a_kit():
     classify = _tool_module("classify")
     records = _failed("builtins.NameError", "name 'step' is not defined", "/m/VDSR.py")

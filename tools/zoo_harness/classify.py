@@ -29,6 +29,7 @@ _DATA_WORDS = re.compile(
 )
 _DATA_TYPES = ("FileNotFoundError", "NotFoundError", "OutOfRangeError", "IsADirectoryError", "DataLossError")
 _DOWNLOAD_TYPES = ("URLError", "HTTPError")  # a download of data or weights (the harness has no network)
+_URL = re.compile(r"with url: |https?://")  # requests' ConnectionError of a download (tfds.load's, ...)
 # What TensorFlow and Python say when a loader found no files (an empty list of file names, an empty dataset)
 _EMPTY_DATA = (
     "`filenames` argument must contain `tf.string` elements",
@@ -174,7 +175,7 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
         return "data", f"{head} at {_where(user)} (no data found: {empty})"
     # "The name 'x:0' refers to a Tensor which does not exist ... in the graph" is about a graph, not files
     data_words = bool(_DATA_WORDS.search(message)) and "in the graph" not in message
-    if kind in _DOWNLOAD_TYPES:
+    if kind in _DOWNLOAD_TYPES or (kind == "ConnectionError" and _URL.search(message)):
         return "data", f"{head} at {_where(user)} (a download: the harness has no network)"
     data_like = kind in _DATA_TYPES or data_words or (data_dir in message)
     if data_like and (
