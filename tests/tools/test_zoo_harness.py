@@ -6,8 +6,10 @@ pretrained weights that cannot be made)."""
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from helpers.paths import REPO_ROOT, TESTS_DIR
@@ -46,7 +48,7 @@ def test_the_draw_is_seeded_and_lists_tf1_and_tf2_entries():
 )
 def test_bad_arguments_are_named(args, told):
     result = _harness(*args)
-    assert result.returncode != 0
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert told in result.stderr
 
 
@@ -82,6 +84,52 @@ def test_a_draw_trains_the_runnable_entries_and_says_why_the_others_stop(tmp_pat
     # A second run resumes: every entry is already measured, nothing runs again.
     again = _harness("--zoo", ZOO, "--tf1", "3", "--tf2", "1", "--out", str(out), "--timeout", "200", timeout=120)
     assert again.returncode == 0 and json.loads((out / "report.json").read_text())["results"] == report["results"]
+
+
+def _processes_running(marker):
+    """The ids of the processes whose command line holds ``marker``."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_sigterm_ends_the_running_entrys_processes_and_the_same_command_resumes(tmp_path):
+    marker = "287.4321"  # the entry's sleep, found by its command line
+    model = tmp_path / "zoo" / "TensorFlow" / "contrib" / "cv" / "Sleeper_ID0009_for_TensorFlow"
+    (model / "test").mkdir(parents=True)
+    (model / "test" / "train_performance_1p.sh").write_text(f"#!/bin/bash\nsleep {marker} &\nwait\n")
+    out = tmp_path / "out"
+    command = [sys.executable, HARNESS, "--zoo", str(tmp_path / "zoo"), "--tf1", "1", "--tf2", "0", "--out", str(out)]
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT)
+    harness = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not _processes_running(marker) and time.monotonic() < deadline and harness.poll() is None:
+            time.sleep(0.2)
+        assert _processes_running(marker), "the entry never started"
+        harness.send_signal(signal.SIGTERM)
+        stdout, stderr = harness.communicate(timeout=60)
+        assert harness.returncode == 143, stdout + stderr
+        assert "stopped by SIGTERM during [1/1] TensorFlow/contrib/cv/Sleeper_ID0009_for_TensorFlow" in stderr
+        assert "keeps the 0 entries measured, and the same command resumes" in stderr
+        deadline = time.monotonic() + 30
+        while _processes_running(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _processes_running(marker) == [], "the entry's processes outlived the harness"
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.communicate(timeout=30)
+        for pid in _processes_running(marker):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _tool_module(name):

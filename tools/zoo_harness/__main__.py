@@ -95,6 +95,14 @@ def _check_interpreter():
 
 
 def _entries(args):
+    try:
+        return _drawn_or_named(args)
+    except FileNotFoundError as e:  # not a ModelZoo-TensorFlow checkout: told like the other bad arguments
+        print(f"zoo_harness: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _drawn_or_named(args):
     if not args.only:
         return draw.draw(args.zoo, args.seed, {"tf1": args.tf1, "tf2": args.tf2})
     known = {e.relative_dir: e for kind in draw.KIND_ROOTS for e in draw.model_dirs(args.zoo, kind)}
@@ -306,6 +314,15 @@ def _write_report(out, args, results):
         f.write("\n".join(lines) + "\n")
 
 
+class _StoppedError(Exception):
+    """SIGTERM reached the harness: raised where it runs, so the running entry's processes are ended."""
+
+
+def _stop(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the ending of the entry short
+    raise _StoppedError()
+
+
 def main(argv=None):
     args = _arguments(argv)
     if not (args.list or args.reclassify):
@@ -323,11 +340,23 @@ def main(argv=None):
             done = {r["dir"]: r for r in json.load(f)["results"]}
     shims = _python_shims(os.path.join(out, "bin"))
     results = []
+    signal.signal(signal.SIGTERM, _stop)
     for index, entry in enumerate(entries, 1):
         result = done.get(entry.relative_dir)
         folder = os.path.join(out, "entries", f"{index:03d}_{entry.name}")
         if result is None and not args.reclassify:
-            result = _run_entry(args, entry, folder, shims)
+            try:
+                result = _run_entry(args, entry, folder, shims)
+            except (KeyboardInterrupt, _StoppedError) as e:  # the entry's processes were ended on the way out
+                how = "SIGTERM" if isinstance(e, _StoppedError) else "Ctrl-C"
+                print(
+                    f"zoo_harness: stopped by {how} during [{index}/{len(entries)}] {entry.relative_dir}, whose "
+                    f"processes were ended; {os.path.join(out, 'report.json')} keeps the {len(results)} entries "
+                    "measured, and the same command resumes from there",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return 143 if isinstance(e, _StoppedError) else 130
         elif result is None:
             continue  # --reclassify: not measured yet
         elif args.reclassify and not result.get("kit_error"):  # an entry whose data was never made never ran

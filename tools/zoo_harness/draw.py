@@ -52,6 +52,8 @@ def draw(checkout, seed, counts):
     rng = random.Random(seed)
     drawn = []
     for kind in sorted(counts):
+        if not counts[kind]:
+            continue  # a checkout may lack a kind nobody asked for
         population = model_dirs(checkout, kind)
         drawn.extend(rng.sample(population, min(counts[kind], len(population))))
     return drawn
