@@ -85,7 +85,10 @@ def test_no_segment_tensorflows_path_or_gpu_tensors_reduce_in_one_piece(segment,
     members = _members(range(4), 0)
     assert hierarchy.split(members, host_tensors=False) is None
     assert hierarchy.split(members, environ={shm_segment.PATH_VARIABLE: "tf"}) is None
-    assert hierarchy.split(members, environ={}) is None
+    # a process a rank started: the variable without its descriptor
+    assert hierarchy.split(members, environ={shm_segment.FD_VARIABLE: "999999"}) is None
+    # ranks started one by one (no npu-run) get each host's segment from its keeper: by host too
+    assert hierarchy.split(members, environ={}) is not None
 
 
 def test_the_steps_of_a_reduction_by_host_share_one_graph_key_on_every_rank(segment):

@@ -121,7 +121,8 @@ def test_user_groups_need_initialization_and_membership(two_ranks):
             hccl_ops.allreduce(X, "sum", group="nope")
 
 
-def test_graphs_of_two_ranks_are_built_before_initialization(two_ranks):
+def test_graphs_of_two_ranks_are_built_before_initialization(two_ranks, monkeypatch):
+    monkeypatch.setenv(shm_segment.PATH_VARIABLE, "tf")  # TensorFlow's ops (ranks of one host take the segment)
     with tf.Graph().as_default() as graph:
         hccl_ops.allreduce(X, "sum")
         hccl_ops.allgather([X], 2)
@@ -140,8 +141,11 @@ def _collectives(graph):
 
 @pytest.mark.parametrize("backend", ["gpu", "cpu"])
 def test_on_the_gpu_backend_tensorflows_collectives_run_on_the_gpu_through_nccl(two_ranks, monkeypatch, backend):
-    # No GPU here: the graph is only built, as a process on the gpu backend would build it.
+    # No GPU here: the graph is only built, as a process on the gpu backend would build it. On the cpu backend,
+    # TensorFlow's ops only when asked for (ranks of one host take the segment).
     monkeypatch.setattr(device_target, "process_target", lambda environ=None: backend)
+    if backend == "cpu":
+        monkeypatch.setenv(shm_segment.PATH_VARIABLE, "tf")
     with tf.Graph().as_default() as graph:
         hccl_ops.allreduce(X, "sum")
         hccl_ops.allgather([X], 2)

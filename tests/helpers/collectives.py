@@ -144,8 +144,10 @@ def collective_op_types(tensor):
 class Ranks:
     """Rank processes started directly (without npu-run), to watch how each one reacts on its own.
 
-    Use as a context manager: every process still running at exit is killed (by PID) and reaped. With
-    ``shared_memory`` the ranks get a shared-memory segment for their collectives, as npu-run gives its ranks.
+    Use as a context manager: every process still running at exit is killed (by PID) and reaped.
+    ``shared_memory``: True gives the ranks a shared-memory segment as npu-run gives its ranks; "keeper" lets them
+    get one from the host's first rank, as ranks a scheduler or a shell starts do; False keeps them on
+    TensorFlow's collectives (``NPU_BRIDGE_COLLECTIVES=tf``, unless ``env`` says otherwise).
     """
 
     def __init__(self, worker, size, port_base, args=(), env=None, tmp_path=None, shared_memory=False):
@@ -163,8 +165,10 @@ class Ranks:
         base_env.pop("NPU_RUN_NETWORK", None)  # what npu-run tells its ranks; these were started without it
         for name in scheduler_env.SCHEDULER_VARIABLES:  # a scheduler running the tests describes another world
             base_env.pop(name, None)
+        if shared_memory is False:
+            base_env[shm_segment.PATH_VARIABLE] = "tf"
         base_env.update(env or {})
-        segment = shm_segment.create() if shared_memory else None
+        segment = shm_segment.create() if shared_memory is True else None
         if segment is not None:
             base_env[shm_segment.FD_VARIABLE] = str(segment)
         for rank in range(size):

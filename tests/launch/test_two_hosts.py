@@ -395,8 +395,9 @@ FLAT_BROADCAST = {False: "CollectiveBcastRecv", True: "CollectiveBcastSend"}
 
 
 def _check_collectives_and_training(per_rank, two_hosts, by_host=True):
-    """``by_host``: the ranks have npu-run's shared-memory segment, so a reduction, an all-gather and a broadcast
-    go by host (``hierarchy``); else one TensorFlow collective over the four ranks."""
+    """``by_host``: the ranks have a shared-memory segment on each host (npu-run's, or the keeper's of ranks started
+    one by one), so a reduction, an all-gather and a broadcast go by host (``hierarchy``); else one TensorFlow
+    collective over the four ranks."""
     # 1. Collectives. [rank, rank size, local rank id, local rank size]; servers at the hosts' addresses.
     assert [per_rank[r]["world"] for r in range(4)] == [[0, 4, 0, 2], [1, 4, 1, 2], [2, 4, 0, 2], [3, 4, 1, 2]]
     expected_addresses = [f"{two_hosts.addresses[r // 2]}:{PORT_BASE + r}" for r in range(4)]
@@ -506,7 +507,8 @@ def test_one_npu_run_per_host_started_by_a_scheduler_forms_the_job(two_hosts, tm
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_ranks_srun_starts_on_two_hosts_form_the_world_without_npu_run(two_hosts, tmp_path):
-    """``srun -n 4`` on two nodes, one process per rank: each rank's world comes from its Slurm variables alone."""
+    """``srun -n 4`` on two nodes, one process per rank: each rank's world comes from its Slurm variables alone, and
+    each host's first rank hands that host's ranks their segment, so collectives go by host as under npu-run."""
     env = dict(_job_environment(), HCCL_IF_BASE_PORT=str(PORT_BASE))
     for name in ("RANK_ID", "RANK_SIZE", "NPU_RUN_NETWORK", "DEVICE_ID", "ASCEND_DEVICE_ID", "JOB_ID"):
         env.pop(name, None)
@@ -529,7 +531,7 @@ def test_ranks_srun_starts_on_two_hosts_form_the_world_without_npu_run(two_hosts
         assert time.monotonic() < started + START_TIMEOUT, "the ranks did not reach the allreduce loop\n" + output
         assert all(p.poll() is None for p in two_hosts.processes), "a rank ended\n" + output
         time.sleep(0.2)
-    _check_collectives_and_training(results(), two_hosts, by_host=False)  # no npu-run: no segment
+    _check_collectives_and_training(results(), two_hosts)  # each host's first rank keeps its ranks' segment
     for rank, path in enumerate(outputs):  # nothing private here: each rank says its server is open
         assert f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
 

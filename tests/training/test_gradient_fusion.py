@@ -12,7 +12,9 @@ from npu_bridge.estimator.npu.npu_optimizer import NPUDistributedOptimizer, npu_
 
 @pytest.fixture
 def two_ranks(monkeypatch):
-    """Rank 0 of 2; graphs are only built."""
+    """Rank 0 of 2; graphs are only built, with TensorFlow's collectives (NPU_BRIDGE_COLLECTIVES=tf: two ranks of
+    one host would otherwise take the shared-memory segment, whose ops have other names)."""
+    monkeypatch.setenv("NPU_BRIDGE_COLLECTIVES", "tf")
     monkeypatch.setenv("RANK_SIZE", "2")
     monkeypatch.setenv("RANK_ID", "0")
     monkeypatch.setenv("DEVICE_ID", "0")

@@ -12,4 +12,6 @@ rank = get_rank_id()
 report(
     "world", [rank, get_rank_size(), get_local_rank_id(), get_local_rank_size(), int(os.environ.get("DEVICE_ID", "-1"))]
 )
-report("sum", tf.Session(config=npu_config_proto()).run(hccl_ops.allreduce(tf.constant([rank + 1.0]), "sum")))
+total = hccl_ops.allreduce(tf.constant([rank + 1.0]), "sum")
+report("ops", sorted({op.type for op in tf.get_default_graph().get_operations() if op.type.startswith("Hcom")}))
+report("sum", tf.Session(config=npu_config_proto()).run(total))

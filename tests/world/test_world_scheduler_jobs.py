@@ -1,5 +1,6 @@
 """A job started the way a scheduler starts it (one process per rank, only the scheduler's variables, no npu-run)
-forms its world and runs a collective, as root and as an unprivileged user."""
+forms its world and runs a collective through the shared-memory segment its host's first rank keeps, as root and
+as an unprivileged user."""
 
 import os
 
@@ -36,5 +37,7 @@ def test_ranks_a_scheduler_starts_form_the_world_and_reduce(source, who):
     # rank, size, local rank, local size, device: every rank on this machine
     assert [results[r]["world"] for r in (0, 1)] == [[0, 2, 0, 2, 0], [1, 2, 1, 2, 1]]
     assert [results[r]["sum"] for r in (0, 1)] == [[3.0], [3.0]]
+    # without npu-run, the ranks got the segment from the first rank's keeper and reduced through it
+    assert [results[r]["ops"] for r in (0, 1)] == [["HcomShmAllReduce"], ["HcomShmAllReduce"]]
     # started without npu-run, the servers are open: each rank says so once
     assert result.stdout.count("not started by npu-run") == 2, result.stdout[-4000:]

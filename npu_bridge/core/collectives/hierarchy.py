@@ -22,7 +22,7 @@ import dataclasses
 import os
 from typing import Tuple
 
-from npu_bridge.core.collectives import shm_segment
+from npu_bridge.core.collectives import shm_keeper, shm_segment
 from npu_bridge.core.collectives.membership import Members
 from npu_bridge.core.world import groups, world
 
@@ -65,9 +65,11 @@ def split(members, environ=None, host_tensors=True):
       host_tensors: False on the gpu backend.
     """
     environ = os.environ if environ is None else environ
-    if not host_tensors or shm_segment.path_choice(environ) == "tf" or shm_segment.descriptor(environ) is None:
+    if not host_tensors or shm_segment.path_choice(environ) == "tf":
         return None
     current = world.environment_world()
+    if not shm_keeper.available(current, environ):
+        return None
     by_server = {}
     for rank in members.ranks:
         by_server.setdefault(current.ranks[rank].server_id, []).append(rank)

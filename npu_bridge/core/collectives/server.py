@@ -13,7 +13,7 @@ import os
 import threading
 import time
 
-from npu_bridge.core.collectives import exposure, settings, stall_watch, watchdog
+from npu_bridge.core.collectives import exposure, settings, shm_keeper, stall_watch, watchdog
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 
@@ -105,6 +105,9 @@ def ensure_started(current_world, eager=False):
                 "process for another rank"
             )
         if not _runtime.formed:
+            # Ranks started without npu-run get the segment their graphs were built for from the host's first rank,
+            # which opens its keeper before it waits for the others
+            shm_keeper.segment(current_world)
             wait_for_ranks(_runtime.addresses, _runtime.rank, timeout)
             _runtime.formed = True
             if stall_seconds:

@@ -1,9 +1,10 @@
 """The same-host collective ops (C++ ``HcomShm*``, ops/runtime/shm_engine.h) and when a group uses them.
 
-A group uses the job's shared-memory segment when ``NPU_BRIDGE_COLLECTIVES`` allows it, npu-run passed this
-process the segment, and every member runs on this host (the rank table's server of this rank). The ops take the
-same group and instance keys as TensorFlow's collectives, carry the timeout attribute the NpuOptimizer pass
-sets, and run asynchronously on one progress thread per group, in the order the group's leader runs them.
+A group uses the job's shared-memory segment when ``NPU_BRIDGE_COLLECTIVES`` allows it, this process has the
+segment (npu-run's, or the host keeper's for ranks started one by one: ``shm_keeper``), and every member runs on
+this host (the rank table's server of this rank). The ops take the same group and instance keys as TensorFlow's
+collectives, carry the timeout attribute the NpuOptimizer pass sets, and run asynchronously on one progress thread
+per group, in the order the group's leader runs them.
 """
 
 import dataclasses
@@ -11,7 +12,7 @@ import os
 
 import tensorflow as tf
 
-from npu_bridge.core.collectives import shm_segment
+from npu_bridge.core.collectives import shm_keeper, shm_segment
 from npu_bridge.core.runtime import native_library
 from npu_bridge.core.runtime.errors import CollectiveError
 from npu_bridge.core.world import world
@@ -69,9 +70,10 @@ def placement(members, environ=None, host_tensors=True):
     if choice == "tf" or (choice == "auto" and not host_tensors):
         return None
     reason = None
-    local = world.environment_world().local_rank_ids
-    if shm_segment.descriptor(environ) is None:
-        reason = f"this process has no shared-memory segment ({shm_segment.FD_VARIABLE} is set by npu-run)"
+    current = world.environment_world()
+    local = current.local_rank_ids
+    if not shm_keeper.available(current, environ):
+        reason = f"this process has no shared-memory segment (npu-run's {shm_segment.FD_VARIABLE} or a host keeper's)"
     elif not set(members.ranks) <= set(local):
         reason = f"not every rank of group {members.group!r} (ranks {list(members.ranks)}) runs on this host"
     if reason is None:
@@ -89,8 +91,8 @@ def placement(members, environ=None, host_tensors=True):
 
 def carries_every_group(current, host_tensors=True, environ=None):
     """True when every collective the job's ranks build runs on the segment, so none needs TensorFlow's runtime:
-    all ranks on this host, the segment present, ``NPU_BRIDGE_COLLECTIVES`` not ``tf``, and host tensors (the
-    gpu backend's take NCCL unless ``shm`` was asked for).
+    all ranks on this host, the segment present or coming from the host's keeper, ``NPU_BRIDGE_COLLECTIVES`` not
+    ``tf``, and host tensors (the gpu backend's take NCCL unless ``shm`` was asked for).
 
     Args:
       current: this process's ``World``.
@@ -99,7 +101,7 @@ def carries_every_group(current, host_tensors=True, environ=None):
     choice = shm_segment.path_choice(environ)
     if choice == "tf" or (choice == "auto" and not host_tensors):
         return False
-    return shm_segment.descriptor(environ) is not None and len(current.local_rank_ids) == current.rank_size
+    return len(current.local_rank_ids) == current.rank_size and shm_keeper.available(current, environ)
 
 
 def _attrs(place, instance_key, timeout):

@@ -10,11 +10,11 @@ For every bridged session:
   * in a world of more than one rank, the rank's collective server is started (once; it waits for every
     rank) and the session targets it, restricted to this rank's own worker. A session the user pointed at
     a target of their own keeps it. When every collective of the job runs on the shared-memory segment
-    (``shm_primitives.carries_every_group``: all ranks on this host under npu-run), the session stays a local one
-    instead: no TensorFlow collective needs the server, and a run through the rank's gRPC master cost 1.4 ms more
-    for a 4 KiB allreduce (0.40 against 1.80 ms, 2 ranks). A TensorFlow collective in such a session's run (built
-    after ``NPU_BRIDGE_COLLECTIVES=tf`` was set) fails at once, saying so. A plan for TF2 function graphs
-    (``npu_device.open()``) makes the eager context the rank's server instead (unless a session started one
+    (``shm_primitives.carries_every_group``: all ranks on this host, with npu-run's segment or the host keeper's),
+    the session stays a local one instead: no TensorFlow collective needs the server, and a run through the rank's gRPC
+    master cost 1.4 ms more for a 4 KiB allreduce (0.40 against 1.80 ms, 2 ranks). A TensorFlow collective in such a
+    session's run (built after ``NPU_BRIDGE_COLLECTIVES=tf`` was set) fails at once, saying so. A plan for TF2 function
+    graphs (``npu_device.open()``) makes the eager context the rank's server instead (unless a session started one
     before): their collectives keep the session's timeout as their own, and there is no run hook.
   * a session that runs collectives through TensorFlow takes the step sequence of point-to-point runs together with
     every other rank, with the process's first such session (``step_sequences.align_point_to_point``);
