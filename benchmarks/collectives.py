@@ -20,8 +20,9 @@
    <= 2x MPI's time at 1 MiB, <= 3x at 4 KiB; allgather and broadcast >= 0.5). Skipped when mpi4py or mpirun is
    missing.
 
-Run: python benchmarks/collectives.py [--blocks 10] [--ranks 2] [--starts 5]
-(it starts its ranks with npu-run; rank 0 prints the results of 1-4, the launching process those of 5 and 6)
+Run: python benchmarks/collectives.py [--blocks 10] [--ranks 2] [--starts 5] [--one-by-one]
+(it starts its ranks with npu-run, or with --one-by-one as a scheduler does, one process each, whose segment their
+host's first rank keeps; rank 0 prints the results of 1-4, the launching process those of 5 and 6)
 """
 
 import argparse
@@ -59,19 +60,39 @@ def _environment():
 
 
 def _launch(args):
-    command = [
-        sys.executable,
-        "-m",
-        "npu_bridge.core.launch",
-        "-n",
-        str(args.ranks),
-        "--",
-        sys.executable,
-        os.path.abspath(__file__),
-        "--blocks",
-        str(args.blocks),
+    rank_command = [sys.executable, os.path.abspath(__file__), "--blocks", str(args.blocks)]
+    if args.one_by_one:
+        return _launch_one_by_one(args, rank_command)
+    command = [sys.executable, "-m", "npu_bridge.core.launch", "-n", str(args.ranks), "--", *rank_command]
+    return _read_rank_zero(subprocess.Popen(command, env=_environment(), stdout=subprocess.PIPE, text=True))
+
+
+def _launch_one_by_one(args, rank_command):
+    """Starts the ranks as a scheduler does, one process each without npu-run: their host's first rank keeps the
+    segment (collectives/shm_keeper.py). Rank 0's output is read; the others' goes to stderr."""
+    from npu_bridge.core.launch import plan
+
+    env = dict(_environment(), RANK_SIZE=str(args.ranks), HCCL_IF_BASE_PORT=str(plan.find_free_ports(args.ranks)))
+    env.pop("NPU_BRIDGE_SHM_FD", None)
+    others = [
+        subprocess.Popen(rank_command, env=dict(env, RANK_ID=str(r), DEVICE_ID=str(r)), stdout=sys.stderr)
+        for r in range(1, args.ranks)
     ]
-    job = subprocess.Popen(command, env=_environment(), stdout=subprocess.PIPE, text=True)
+    first = subprocess.Popen(rank_command, env=dict(env, RANK_ID="0", DEVICE_ID="0"), stdout=subprocess.PIPE, text=True)
+    try:
+        code, shm_times = _read_rank_zero(first)
+        for process in others:
+            code = code or process.wait(timeout=600)
+    finally:
+        for process in (first, *others):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return code, shm_times
+
+
+def _read_rank_zero(job):
+    """Passes the job's output through, keeping the shm times rank 0 prints; returns (exit code, shm times)."""
     shm_times = {}
     for line in job.stdout:
         match = _SHM_TIME.match(line.rstrip("\n"))
@@ -392,13 +413,18 @@ def main(argv=None):
     parser.add_argument("--blocks", type=int, default=10)
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--starts", type=int, default=5, help="pairs of job starts for part 5 (0: skip it)")
+    parser.add_argument(
+        "--one-by-one",
+        action="store_true",
+        help="start the ranks as a scheduler does, one process each without npu-run (no part 5)",
+    )
     args = parser.parse_args(argv)
     if "RANK_ID" not in os.environ:
         code, shm_times = _launch(args)
         if code == 0:
             print("", flush=True)
             print(_mpi_comparison(args.ranks, shm_times), flush=True)
-        if code == 0 and args.starts > 0:
+        if code == 0 and args.starts > 0 and not args.one_by_one:
             print(_start_times(args.ranks, args.starts), flush=True)
         return code
     run_rank(args.blocks)
