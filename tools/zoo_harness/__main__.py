@@ -314,6 +314,27 @@ def _write_report(out, args, results):
         f.write("\n".join(lines) + "\n")
 
 
+def _measure(args, entry, index, count, done, shims, results):
+    """Runs (or, with --reclassify, judges again) one entry, adds its result to ``results`` and the report."""
+    out = os.path.abspath(args.out)
+    result = done.get(entry.relative_dir)
+    folder = os.path.join(out, "entries", f"{index:03d}_{entry.name}")
+    if result is None and not args.reclassify:
+        result = _run_entry(args, entry, folder, shims)
+    elif result is None:
+        return  # --reclassify: not measured yet
+    elif args.reclassify and not result.get("kit_error"):  # an entry whose data was never made never ran
+        result = _judge(args, result, folder)
+    results.append(result)
+    _write_report(out, args, results)
+    print(
+        f"[{index}/{count}] {entry.kind} {entry.relative_dir}: {result['outcome']} "
+        f"({result['seconds']} s) {result['cause'][:160]}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 class _StoppedError(Exception):
     """SIGTERM reached the harness: raised where it runs, so the running entry's processes are ended."""
 
@@ -342,33 +363,18 @@ def main(argv=None):
     results = []
     signal.signal(signal.SIGTERM, _stop)
     for index, entry in enumerate(entries, 1):
-        result = done.get(entry.relative_dir)
-        folder = os.path.join(out, "entries", f"{index:03d}_{entry.name}")
-        if result is None and not args.reclassify:
-            try:
-                result = _run_entry(args, entry, folder, shims)
-            except (KeyboardInterrupt, _StoppedError) as e:  # the entry's processes were ended on the way out
-                how = "SIGTERM" if isinstance(e, _StoppedError) else "Ctrl-C"
-                print(
-                    f"zoo_harness: stopped by {how} during [{index}/{len(entries)}] {entry.relative_dir}, whose "
-                    f"processes were ended; {os.path.join(out, 'report.json')} keeps the {len(results)} entries "
-                    "measured, and the same command resumes from there",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                return 143 if isinstance(e, _StoppedError) else 130
-        elif result is None:
-            continue  # --reclassify: not measured yet
-        elif args.reclassify and not result.get("kit_error"):  # an entry whose data was never made never ran
-            result = _judge(args, result, folder)
-        results.append(result)
-        _write_report(out, args, results)
-        print(
-            f"[{index}/{len(entries)}] {entry.kind} {entry.relative_dir}: {result['outcome']} "
-            f"({result['seconds']} s) {result['cause'][:160]}",
-            file=sys.stderr,
-            flush=True,
-        )
+        try:
+            _measure(args, entry, index, len(entries), done, shims, results)
+        except (KeyboardInterrupt, _StoppedError) as e:  # the entry's processes were ended on the way out
+            how = "SIGTERM" if isinstance(e, _StoppedError) else "Ctrl-C"
+            print(
+                f"zoo_harness: stopped by {how} during [{index}/{len(entries)}] {entry.relative_dir}, whose "
+                f"processes were ended; {os.path.join(out, 'report.json')} keeps the {len(results)} entries "
+                "measured, and the same command resumes from there",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 143 if isinstance(e, _StoppedError) else 130
     summary = classify.summarize(results)
     for kind, s in summary.items():
         print(f"{kind}: passed {s['passed']} of {s['runnable']} runnable ({s['entries']} drawn) {s['outcomes']}")
