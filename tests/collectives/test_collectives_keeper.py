@@ -1,7 +1,9 @@
 """Ranks started one process per rank without npu-run get the job's shared-memory segment from the first rank of
 their host (npu_bridge/core/collectives/shm_keeper.py). That the four scheduler sources reduce through it, as root
-and as an unprivileged user, is checked in tests/world/test_world_scheduler_jobs.py; here: what goes wrong."""
+and as an unprivileged user, is checked in tests/world/test_world_scheduler_jobs.py; here: Ascend's own loop over
+RANK_ID with a rank table, and what goes wrong."""
 
+import json
 import os
 import socket
 import sys
@@ -37,6 +39,23 @@ def test_the_socket_name_is_the_jobs_on_this_host_and_the_users():
     assert shm_keeper.needed(two, {})
     assert not shm_keeper.needed(two, {"NPU_BRIDGE_SHM_FD": "5"})  # npu-run's ranks, or a process a rank started
     assert not shm_keeper.needed(two, {"NPU_BRIDGE_COLLECTIVES": "tf"})
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_ranks_a_shell_loop_starts_with_a_rank_table_reduce_through_the_segment(tmp_path):
+    """What train_full_8p.sh does: RANK_TABLE_FILE, and RANK_ID for each process it starts in the background."""
+    devices = [{"device_id": str(r), "device_ip": "127.0.0.1", "rank_id": str(r)} for r in range(2)]
+    table = {"server_count": "1", "server_list": [{"server_id": "127.0.0.1", "device": devices}], "status": "completed"}
+    (tmp_path / "rank_table.json").write_text(json.dumps(dict(table, version="1.0")))
+    env = {"RANK_TABLE_FILE": str(tmp_path / "rank_table.json"), "HCCL_CONNECT_TIMEOUT": "90"}
+    with Ranks("allreduce_worker.py", 2, plan.find_free_ports(2), [], env, tmp_path, "keeper") as ranks:
+        ended = ranks.wait([0, 1], timeout=150)
+        outputs = [ranks.output(r) for r in (0, 1)]
+    assert [ended[r][0] for r in (0, 1)] == [0, 0], outputs
+    results = parse_results("\n".join(f"[rank {r}] {line}" for r in (0, 1) for line in outputs[r].splitlines()))
+    assert [results[r]["ops"] for r in (0, 1)] == [["HcomShmAllReduce"], ["HcomShmAllReduce"]]
+    assert [results[r]["sum"] for r in (0, 1)] == [[3.0], [3.0]]
 
 
 @pytest.mark.slow
