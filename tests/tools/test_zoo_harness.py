@@ -525,6 +525,15 @@ def test_a_download_that_cannot_connect_is_data_and_other_connection_errors_are_
     assert classify.classify(refused, "/m", "/d", None, False)[0] != "data"
 
 
+def test_an_assertion_that_a_file_of_the_data_path_exists_is_data_and_other_assertions_are_not():
+    classify = _tool_module("classify")
+    missing = _failed("builtins.AssertionError", "File does not exist: /d/dataset/ImageSet/train.txt", "/m/imdb.py")
+    outcome, cause = classify.classify(missing, "/m", "/d", None, False)
+    assert outcome == "data" and "File does not exist" in cause
+    own = _failed("builtins.AssertionError", "File does not exist: /m/config.yaml", "/m/train.py")
+    assert classify.classify(own, "/m", "/d", None, False)[0] != "data"
+
+
 def test_a_loop_variable_of_a_loop_over_no_data_is_missing_data_without_a_kit():
     classify = _tool_module("classify")
     records = _failed("builtins.NameError", "name 'step' is not defined", "/m/VDSR.py")

@@ -182,6 +182,8 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
         kind in _DATA_TYPES or kind in ("OSError", "IOError", "ValueError", "IndexError", "RuntimeError", "Exception")
     ):  # RuntimeError: sentencepiece's "NOT_FOUND: ... No such file or directory"
         return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
+    if kind == "AssertionError" and data_words and data_dir in message:  # squeezeseg: "File does not exist: <data>/..."
+        return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     if kind == "AttributeError" and "module 'numpy' has no attribute" in message:
         return "script", f"{head} at {_where(user)} (a NumPy 1.x name: the modes' --py-compat provides it)"
     if kind == "AttributeError" and re.search(r"module '(tensorflow|keras|tf_keras)", message):
