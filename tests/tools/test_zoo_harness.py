@@ -525,6 +525,14 @@ def test_a_download_that_cannot_connect_is_data_and_other_connection_errors_are_
     assert classify.classify(refused, "/m", "/d", None, False)[0] != "data"
 
 
+def test_an_hdf5_file_of_a_kit_without_the_dataset_the_loader_opens_is_the_kits_guess():
+    classify = _tool_module("classify")
+    message = "\"Unable to synchronously open object (object 'p_train' doesn't exist)\""
+    records = _failed("builtins.KeyError", message, "/m/fun_network.py")
+    outcome, cause = classify.classify(records, "/m", "/d", "named-arrays", False)
+    assert outcome == "data" and "the named-arrays kit's files did not fit" in cause, cause
+
+
 def test_an_assertion_that_a_file_of_the_data_path_exists_is_data_and_other_assertions_are_not():
     classify = _tool_module("classify")
     missing = _failed("builtins.AssertionError", "File does not exist: /d/dataset/ImageSet/train.txt", "/m/imdb.py")

@@ -165,7 +165,10 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
     if kit is None and kind in ("NameError", "UnboundLocalError") and not any(r["steps"] for r in records):
         # a loop variable used after a loop over the (empty) data folder that never ran: VDSR's `step`
         return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; a loop over its data never ran)"
-    if kind == "KeyError" and "is not a file in the archive" in message:  # an .npz with other arrays than the kit's
+    # an .npz with other arrays than the kit's, or an HDF5 file (h5py) with other datasets
+    if kind == "KeyError" and (
+        "is not a file in the archive" in message or "Unable to synchronously open object" in message
+    ):
         return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)})"
     if _NOT_AN_IMAGE.search(message):  # every image a kit writes decodes: the loader read another kind of file
         why = f"a loader decoded a file of the data that is no image; {_kit_reason(kit, message)}"
