@@ -42,7 +42,6 @@ _GREETING = b"npu_bridge segment 1\n"
 _RETRY = 0.05  # seconds between connection attempts while the host's first rank has not started its keeper
 
 _lock = threading.Lock()
-_kept = None  # the listening socket of this process's keeper, kept open for the process's life
 
 
 def socket_name(current, environ=os.environ, uid=None):
@@ -93,24 +92,23 @@ def segment(current):
         if shm_segment.FD_VARIABLE in os.environ:  # another thread got it meanwhile
             return shm_segment.descriptor(os.environ)
         name = socket_name(current, os.environ)
-        fd = None
-        if current.rank_id == current.local_rank_ids[0]:
-            fd = _start_keeper(name)
+        fd = _start_keeper(name) if current.rank_id == current.local_rank_ids[0] else None
+        keeps = fd is not None
         if fd is None:
             fd = _receive(name, current, settings.connect_timeout())
         os.environ[shm_segment.FD_VARIABLE] = str(fd)
         log.logger.info(
             "rank %d %s the shared-memory segment of this host's ranks %s (started without npu-run)",
             current.rank_id,
-            "keeps" if _kept is not None else "received",
+            "keeps" if keeps else "received",
             list(current.local_rank_ids),
         )
         return fd
 
 
 def _start_keeper(name):
-    """Makes the segment and serves it on ``name``; None when the name is taken (then this rank asks its holder)."""
-    global _kept
+    """Makes the segment and serves it on ``name`` from a thread that holds the listening socket for the process's
+    life; None when the name is taken (then this rank asks its holder)."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
     try:
         listener.bind(name)
@@ -128,7 +126,6 @@ def _start_keeper(name):
             f"{shm_segment.PATH_VARIABLE}=tf to use TensorFlow's collectives"
         ) from e
     listener.listen(64)
-    _kept = listener
     threading.Thread(target=_serve, args=(listener, fd), name="npu_bridge-shm-keeper", daemon=True).start()
     return fd
 
@@ -187,7 +184,7 @@ def _receive(name, current, timeout):
             message, fds, _, _ = socket.recv_fds(connection, len(_GREETING), 1)
         except OSError as e:
             raise CollectiveError(f"rank {current.rank_id}: the segment keeper (pid {pid}) did not answer: {e}") from e
-    if message != _GREETING or len(fds) != 1 or not _is_segment(fds[0]):
+    if message != _GREETING or len(fds) != 1 or not (shm_segment.seals(fds[0]) or 0) & fcntl.F_SEAL_SHRINK:
         for fd in fds:
             os.close(fd)
         raise CollectiveError(
@@ -200,12 +197,3 @@ def _receive(name, current, timeout):
 def _peer(connection):
     """(pid, uid, gid) of the process at the other end."""
     return struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-
-
-def _is_segment(fd):
-    try:
-        target = os.readlink(f"/proc/self/fd/{fd}")
-        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
-    except OSError:
-        return False
-    return target.startswith(f"/memfd:{shm_segment.MEMFD_NAME}") and bool(seals & fcntl.F_SEAL_SHRINK)

@@ -63,9 +63,14 @@ def descriptor(environ=os.environ):
     if not text.isascii() or not text.isdigit() or len(text) > 9:
         return None
     fd = int(text)
+    return fd if seals(fd) is not None else None
+
+
+def seals(fd):
+    """The seals (``fcntl.F_SEAL_*`` bits) of ``fd`` when it is a memfd named as the job's segment, else None."""
     try:
         target = os.readlink(f"/proc/self/fd/{fd}")
-        fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        found = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
     except OSError:
         return None
-    return fd if target.startswith(f"/memfd:{MEMFD_NAME}") else None
+    return found if target.startswith(f"/memfd:{MEMFD_NAME}") else None
