@@ -19,7 +19,8 @@ import statistics
 import threading
 import time
 
-from npu_bridge.core.launch import job_secret, plan, relay
+from npu_bridge.core.launch import plan, relay
+from npu_bridge.core.runtime import job_secret
 
 GREETING = b"rank\n"
 

@@ -27,8 +27,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from npu_bridge.core.launch import chief_rendezvous, plan, scheduler_plan  # noqa: E402
-from npu_bridge.core.world import world  # noqa: E402
+from npu_bridge.core.launch import plan, scheduler_plan  # noqa: E402
+from npu_bridge.core.world import rendezvous, world  # noqa: E402
 
 HOSTS = ("127.0.0.1", "127.0.0.2")
 PER_HOST = 4
@@ -80,14 +80,14 @@ def _srun_launcher(folder):
 
 def _cm_launchers(folder):
     port = plan.find_free_ports(1)
-    chief = chief_rendezvous.Chief("cm", HOSTS[0], port, True, HOSTS[0], total_ranks=2 * PER_HOST)
-    worker = chief_rendezvous.Chief("cm", HOSTS[0], port, False, HOSTS[1], total_ranks=2 * PER_HOST)
+    chief = rendezvous.Chief("cm", HOSTS[0], port, True, HOSTS[0], total_ranks=2 * PER_HOST)
+    worker = rendezvous.Chief("cm", HOSTS[0], port, False, HOSTS[1], total_ranks=2 * PER_HOST)
     served = {}
     thread = threading.Thread(
-        target=lambda: served.update(m=chief_rendezvous.serve(chief, KEY, PER_HOST, 30, lambda m: None))
+        target=lambda: served.update(m=rendezvous.serve(chief, KEY, PER_HOST, 30, lambda m: None))
     )
     thread.start()
-    machines, mine = chief_rendezvous.register(worker, KEY, PER_HOST, 30, lambda m: None)
+    machines, mine = rendezvous.register(worker, KEY, PER_HOST, 30, lambda m: None)
     thread.join()
     assert machines == served["m"]
     with tempfile.TemporaryDirectory(dir=folder) as work:

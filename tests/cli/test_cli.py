@@ -55,6 +55,17 @@ def test_info_shows_a_scheduler_s_world_and_where_it_came_from(capsys, monkeypat
     assert "SLURM_NODEID='0', but task 2 of the step runs on node node2 (node 1)" in capsys.readouterr().err
 
 
+def test_info_in_a_torchrun_rank_across_machines_does_not_join_rank_0s_rendezvous(capsys, monkeypatch):
+    torchrun = {"RANK": "0", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1"}
+    for name, value in dict(torchrun, MASTER_PORT="9", HCCL_CONNECT_TIMEOUT="1").items():
+        monkeypatch.setenv(name, value)
+    assert main(["info"]) == 0  # rank 0 would listen and wait for three ranks: info neither listens nor waits
+    out = capsys.readouterr().out
+    assert "world: rank 0 of 4 (source: torchrun" in out
+    assert "hosts: learned by the ranks from rank 0 at 127.0.0.1:9 when they start" in out
+    assert "local ranks" not in out
+
+
 def test_options_table_and_one_option(capsys):
     assert main(["options"]) == 0
     table = capsys.readouterr().out

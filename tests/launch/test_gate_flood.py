@@ -21,7 +21,8 @@ import time
 import pytest
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
 
-from npu_bridge.core.launch import gate_admission, job_secret, plan
+from npu_bridge.core.launch import gate_admission, plan
+from npu_bridge.core.runtime import job_secret
 
 KEY = bytes(range(32))
 SILENT_ADDRESSES = 120

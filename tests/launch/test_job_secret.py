@@ -8,7 +8,8 @@ import threading
 import pytest
 from helpers.paths import TESTS_DIR
 
-from npu_bridge.core.launch import cli, job_network, job_secret, plan
+from npu_bridge.core.launch import cli, job_network, plan
+from npu_bridge.core.runtime import job_secret
 from npu_bridge.core.runtime.errors import JobAuthenticationError, LaunchError
 
 TWO_SERVERS = os.path.join(TESTS_DIR, "data", "rank_tables", "template1_2servers.json")

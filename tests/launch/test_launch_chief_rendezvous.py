@@ -6,8 +6,9 @@ import threading
 import pytest
 
 from npu_bridge.core.launch import chief_rendezvous, cli, plan
-from npu_bridge.core.launch.chief_rendezvous import Chief
 from npu_bridge.core.runtime.errors import LaunchError
+from npu_bridge.core.world import rendezvous
+from npu_bridge.core.world.rendezvous import Chief
 
 KEY = b"k" * 32
 CM = {"CM_CHIEF_IP": "10.0.0.1", "CM_CHIEF_PORT": "29000", "CM_CHIEF_DEVICE": "0", "CM_WORKER_SIZE": "4"}
@@ -58,7 +59,7 @@ def _serve(chief, ranks, timeout=30):
 
     def run():
         try:
-            result["machines"] = chief_rendezvous.serve(chief, KEY, ranks, timeout, messages.append)
+            result["machines"] = rendezvous.serve(chief, KEY, ranks, timeout, messages.append)
         except LaunchError as e:
             result["error"] = str(e)
 
@@ -74,7 +75,7 @@ def test_launchers_meet_at_the_chief_and_learn_the_same_machines():
     answers = {}
 
     def worker(host, ranks):
-        answers[host] = chief_rendezvous.register(
+        answers[host] = rendezvous.register(
             Chief("cm", "127.0.0.1", port, False, host, total_ranks=5), KEY, ranks, 30, lambda m: None
         )
 
@@ -93,7 +94,7 @@ def test_a_launcher_without_the_secret_is_refused_and_an_incomplete_job_times_ou
     chief = Chief("cm", "127.0.0.1", port, True, "127.0.0.1", total_ranks=4)
     thread, result, messages = _serve(chief, 2, timeout=4)
     with pytest.raises(LaunchError, match="the chief at 127.0.0.1.*does not know the job's secret.*same --job-secret"):
-        chief_rendezvous.register(
+        rendezvous.register(
             Chief("cm", "127.0.0.1", port, False, "127.0.0.2", total_ranks=4), b"x" * 32, 2, 3, lambda m: None
         )
     thread.join(30)
@@ -111,10 +112,10 @@ def test_a_second_launcher_for_a_machine_or_too_many_ranks_is_refused():
     thread, result, _ = _serve(chief, 2, timeout=6)
     again = Chief("cm", "127.0.0.1", port, False, "127.0.0.1", total_ranks=4)
     with pytest.raises(LaunchError, match="refused this launcher: a launcher for 127.0.0.1 has registered already"):
-        chief_rendezvous.register(again, KEY, 2, 5, lambda m: None)
+        rendezvous.register(again, KEY, 2, 5, lambda m: None)
     big = Chief("cm", "127.0.0.1", port, False, "127.0.0.2", total_ranks=4)
     with pytest.raises(LaunchError, match="larger than CM_WORKER_SIZE=4"):
-        chief_rendezvous.register(big, KEY, 3, 5, lambda m: None)
+        rendezvous.register(big, KEY, 3, 5, lambda m: None)
     thread.join(30)
     assert "error" in result
 

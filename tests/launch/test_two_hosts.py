@@ -504,36 +504,82 @@ def test_one_npu_run_per_host_started_by_a_scheduler_forms_the_job(two_hosts, tm
     _check_collectives_and_training(job.results(), two_hosts)
 
 
+def _torchrun_rank(two_hosts, rank, secret):
+    """What torchrun gives worker ``rank`` of 4 (two per node, node a serving torchrun's own store at
+    MASTER_PORT), with the job's secret for the ranks' rendezvous."""
+    return {
+        "RANK": str(rank),
+        "WORLD_SIZE": "4",
+        "LOCAL_RANK": str(rank % 2),
+        "LOCAL_WORLD_SIZE": "2",
+        "GROUP_RANK": str(rank // 2),
+        "MASTER_ADDR": two_hosts.addresses[0],
+        "MASTER_PORT": str(PORT_BASE - 98),
+        "TORCHELASTIC_RUN_ID": f"run-{os.getpid()}",
+        "TORCHELASTIC_USE_AGENT_STORE": "True",
+        "NPU_RUN_JOB_SECRET": secret,
+    }
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_ranks_srun_starts_on_two_hosts_form_the_world_without_npu_run(two_hosts, tmp_path):
-    """``srun -n 4`` on two nodes, one process per rank: each rank's world comes from its Slurm variables alone, and
-    each host's first rank hands that host's ranks their segment, so collectives go by host as under npu-run."""
-    env = dict(_job_environment(), HCCL_IF_BASE_PORT=str(PORT_BASE))
-    for name in ("RANK_ID", "RANK_SIZE", "NPU_RUN_NETWORK", "DEVICE_ID", "ASCEND_DEVICE_ID", "JOB_ID"):
-        env.pop(name, None)
-    step = dict(_slurm_task(two_hosts, 0), SLURM_STEP_NUM_TASKS="4", SLURM_STEP_TASKS_PER_NODE="2(x2)")
-    outputs = [tmp_path / f"rank{r}.out" for r in range(4)]
-    started = time.monotonic()
-    for rank, path in enumerate(outputs):
-        task = dict(step, SLURM_PROCID=str(rank), SLURM_NODEID=str(rank // 2), SLURM_LOCALID=str(rank % 2))
-        argv = [sys.executable, os.path.join(WORKERS, "two_host_worker.py"), "--loop-seconds", str(START_TIMEOUT)]
-        with open(path, "w") as out:
-            two_hosts.start(rank // 2, argv, env=dict(env, **task), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT)
-
-    def results():
-        return parse_results(
-            "\n".join(f"[rank {r}] {line}" for r, p in enumerate(outputs) for line in _read(p).splitlines())
+@pytest.mark.parametrize("scheduler", ["srun", "torchrun"])
+def test_ranks_a_scheduler_starts_on_two_hosts_form_the_world_without_npu_run(two_hosts, tmp_path, scheduler):
+    """Four ranks on two nodes, one process per rank and no npu-run. ``srun -n 4``: each rank's world comes from its
+    Slurm variables alone. torchrun, as an unprivileged user: the ranks know only MASTER_ADDR, meet at rank 0 (on
+    the port after torchrun's own store, which holds MASTER_PORT) and prove the job secret. Either way each host's
+    first rank hands that host's ranks their segment, so collectives go by host as under npu-run."""
+    user = helpers.unprivileged_users.job_user() if scheduler == "torchrun" else None
+    with contextlib.ExitStack() as stack:
+        directory = stack.enter_context(user.directory()) if user else tmp_path
+        env = dict(_job_environment(), HCCL_IF_BASE_PORT=str(PORT_BASE), HOME=str(directory), TMPDIR=str(directory))
+        for name in ("RANK_ID", "RANK_SIZE", "NPU_RUN_NETWORK", "DEVICE_ID", "ASCEND_DEVICE_ID", "JOB_ID"):
+            env.pop(name, None)
+        prefix = user.prefix() if user else []
+        secret = str(directory / "job.secret")
+        subprocess.run(
+            [*prefix, sys.executable, "-m", "npu_bridge.core.launch", "--make-secret", secret], env=env, check=True
         )
+        if scheduler == "torchrun":  # torchrun's agent on node a serves its store at MASTER_PORT
+            store = [
+                sys.executable,
+                "-c",
+                "import socket, sys, time; s = socket.create_server((sys.argv[1], int(sys.argv[2]))); time.sleep(600)",
+            ]
+            two_hosts.start(0, [*store, two_hosts.addresses[0], str(PORT_BASE - 98)])
+        step = dict(_slurm_task(two_hosts, 0), SLURM_STEP_NUM_TASKS="4", SLURM_STEP_TASKS_PER_NODE="2(x2)")
+        outputs = [tmp_path / f"rank{r}.out" for r in range(4)]
+        started = time.monotonic()
+        for rank, path in enumerate(outputs):
+            if scheduler == "srun":
+                task = dict(step, SLURM_PROCID=str(rank), SLURM_NODEID=str(rank // 2), SLURM_LOCALID=str(rank % 2))
+            else:
+                task = _torchrun_rank(two_hosts, rank, secret)
+            argv = [*prefix, sys.executable, os.path.join(WORKERS, "two_host_worker.py"), "--loop-seconds"]
+            with open(path, "w") as out:
+                two_hosts.start(
+                    rank // 2,
+                    [*argv, str(START_TIMEOUT)],
+                    env=dict(env, **task),
+                    cwd=REPO_ROOT,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
 
-    while sum("looping" in r for r in results().values()) < 4:
-        output = "\n".join(f"--- rank {r}:\n{_read(p)[-2000:]}" for r, p in enumerate(outputs))
-        assert time.monotonic() < started + START_TIMEOUT, "the ranks did not reach the allreduce loop\n" + output
-        assert all(p.poll() is None for p in two_hosts.processes), "a rank ended\n" + output
-        time.sleep(0.2)
-    _check_collectives_and_training(results(), two_hosts)  # each host's first rank keeps its ranks' segment
-    for rank, path in enumerate(outputs):  # nothing private here: each rank says its server is open
-        assert f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
+        def results():
+            return parse_results(
+                "\n".join(f"[rank {r}] {line}" for r, p in enumerate(outputs) for line in _read(p).splitlines())
+            )
+
+        ranks = two_hosts.processes[-4:]
+        while sum("looping" in r for r in results().values()) < 4:
+            output = "\n".join(f"--- rank {r}:\n{_read(p)[-2000:]}" for r, p in enumerate(outputs))
+            assert time.monotonic() < started + START_TIMEOUT, "the ranks did not reach the allreduce loop\n" + output
+            assert all(p.poll() is None for p in ranks), "a rank ended\n" + output
+            time.sleep(0.2)
+        _check_collectives_and_training(results(), two_hosts)  # each host's first rank keeps its ranks' segment
+        for rank, path in enumerate(outputs):  # nothing private here: each rank says its server is open
+            assert f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
 
 
 @pytest.mark.slow

@@ -24,14 +24,16 @@ def _info(_args):
     print(f"npu_bridge {npu_bridge.__version__}")
     print(f"TensorFlow {tf.__version__}")
     print(f"C++ library {native_library.library_path()} (loaded: {native_library.is_loaded()})")
-    current = world.environment_world()
+    current = world.load_world(meet=False)  # shows the world; never takes a rank's place at rank 0's rendezvous
     print(
         f"world: rank {current.rank_id} of {current.rank_size} (source: {current.source}, "
         f"device id {current.device_id})"
     )
     if current.source_variables:
         print(f"  from: {', '.join(inert_text.value(v) for v in current.source_variables)}")
-    if current.rank_size > 1:
+    if current.hosts_pending:
+        print(f"  hosts: learned by the ranks from rank 0 at {inert_text.value(current.chief_address)} when they start")
+    elif current.rank_size > 1:
         print(f"  local ranks: {current.local_rank_size} (this is local rank {current.local_rank_id})")
         servers = list(dict.fromkeys(r.host for r in current.ranks))
         shown = ", ".join(inert_text.value(h) for h in servers[:8]) + (" ..." if len(servers) > 8 else "")

@@ -2,7 +2,7 @@
 
   plan        which ranks run here, with which environment; the generated rank table; free ports
   scheduler_plan  one npu-run per machine started by a scheduler: the rank table from the scheduler's variables
-  chief_rendezvous  launchers that only know the chief (CM_*, MASTER_ADDR) meet there, proving the job secret
+  chief_rendezvous  the chief a launcher's CM_* or MASTER_ADDR variables name (the rendezvous: world.rendezvous)
   addresses   whether a rank table's host address is this machine's (which server of a table is this one)
   supervisor  starts them, prefixes their output with the rank, stops them all when one fails or on Ctrl-C
   rank_guard  ties each rank to the launcher: a launcher that dies by any signal takes its ranks with it
@@ -18,6 +18,5 @@ This package must not import TensorFlow: ``npu_bridge/__init__.py`` stays light 
   private_network  a private network for a job whose ranks all run on this machine
   shared_private_network  one private network for the launchers of a multi-server job on this machine
   relay       authenticated connections between the private networks of a job's machines (``--job-secret``)
-  job_secret  the secret of a job across machines, and the handshake that proves a connection knows it
   gate_admission  the gate's door: one thread that accepts connections to the gate's ports and runs handshakes
 """

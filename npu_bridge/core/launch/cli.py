@@ -37,22 +37,20 @@ from npu_bridge.core.launch import (
     addresses,
     chief_rendezvous,
     job_network,
-    job_secret,
     plan,
     scheduler_plan,
     stall_summary,
     supervisor,
 )
-from npu_bridge.core.runtime import arg_checks, log, version
+from npu_bridge.core.runtime import arg_checks, job_secret, log, version
 from npu_bridge.core.runtime.errors import EnvironmentVariableError, LaunchError
 from npu_bridge.core.tf1 import environment
 from npu_bridge.core.tf2 import environment as tf2_environment
-from npu_bridge.core.world import timeouts
+from npu_bridge.core.world import rendezvous, timeouts
 
 EXIT_USAGE = 2
 EXIT_CANNOT_START = 127
 DEFAULT_STOP_TIMEOUT = 10.0
-JOB_SECRET_VARIABLE = "NPU_RUN_JOB_SECRET"
 _FOUND_BY = {
     "--server-id": "--server-id",
     "address": "its address is this machine's",
@@ -122,9 +120,9 @@ def _parser():
     parser.add_argument(
         "--job-secret",
         metavar="FILE",
-        default=os.environ.get(JOB_SECRET_VARIABLE) or None,
+        default=os.environ.get(job_secret.VARIABLE) or None,
         help="the job's secret (the same file on every machine; readable only by you): a multi-machine job then "
-        "accepts only connections that prove it (default: $%s)" % JOB_SECRET_VARIABLE,
+        "accepts only connections that prove it (default: $%s)" % job_secret.VARIABLE,
     )
     parser.add_argument(
         "--tf1",
@@ -277,7 +275,7 @@ def main(argv=None):
 
 
 def _plan_by_rendezvous(chief, args, work_dir):
-    """This machine's share of a job whose launchers meet at the chief (``chief_rendezvous``)."""
+    """This machine's share of a job whose launchers meet at the chief (``chief_rendezvous``, ``world.rendezvous``)."""
     if args.size is None:
         raise LaunchError(f"with {chief.source} variables, say how many ranks to start on this machine with -n N")
     if chief.total_ranks is not None and args.size > chief.total_ranks:
@@ -286,7 +284,7 @@ def _plan_by_rendezvous(chief, args, work_dir):
     timeout = timeouts.connect_timeout(os.environ)
     alone = chief.is_chief and (chief.total_ranks == args.size or chief.launchers == 1)
     if alone:
-        machines, mine = chief_rendezvous.serve(chief, None, args.size, timeout, _report), chief.host
+        machines, mine = rendezvous.serve(chief, None, args.size, timeout, _report), chief.host
     else:
         if not job_id:
             raise LaunchError("launchers that meet at a chief need the same --job-id (or JOB_ID) on every machine")
@@ -298,9 +296,9 @@ def _plan_by_rendezvous(chief, args, work_dir):
             )
         key = job_secret.job_key(job_secret.load(args.job_secret), job_id)
         if chief.is_chief:
-            machines, mine = chief_rendezvous.serve(chief, key, args.size, timeout, _report), chief.host
+            machines, mine = rendezvous.serve(chief, key, args.size, timeout, _report), chief.host
         else:
-            machines, mine = chief_rendezvous.register(chief, key, args.size, timeout, _report)
+            machines, mine = rendezvous.register(chief, key, args.size, timeout, _report)
     table = scheduler_plan.write_rank_table(machines, work_dir)
     job = plan.plan_from_table(table, mine, os.environ, args.size, job_id or f"npu-run-{os.getpid()}", args.port_base)
     return dataclasses.replace(job, server_found="rendezvous")

@@ -23,7 +23,7 @@ import selectors
 import socket
 import time
 
-from npu_bridge.core.launch import job_secret
+from npu_bridge.core.runtime import job_secret
 
 HANDSHAKE_TIMEOUT = 10.0
 PER_ADDRESS = 16

@@ -20,7 +20,8 @@ import socket
 from typing import Optional
 
 from npu_bridge.core.collectives import exposure
-from npu_bridge.core.launch import addresses, job_secret, private_network, relay, shared_private_network
+from npu_bridge.core.launch import addresses, private_network, relay, shared_private_network
+from npu_bridge.core.runtime import job_secret
 from npu_bridge.core.runtime.errors import LaunchError
 from npu_bridge.core.world import rank_table
 

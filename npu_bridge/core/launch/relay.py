@@ -24,7 +24,8 @@ import signal
 import socket
 import threading
 
-from npu_bridge.core.launch import gate_admission, job_secret, rank_guard
+from npu_bridge.core.launch import gate_admission, rank_guard
+from npu_bridge.core.runtime import job_secret
 
 CONNECT_TIMEOUT = 5.0  # seconds to reach another machine's gate
 HANDSHAKE_TIMEOUT = gate_admission.HANDSHAKE_TIMEOUT

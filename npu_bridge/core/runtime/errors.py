@@ -153,6 +153,11 @@ class LaunchError(NpuBridgeError):
     """Bad launcher arguments or rank table; the message says what to change."""
 
 
+class RendezvousError(LaunchError):
+    """The members of a job (launchers, or ranks a scheduler started one by one) did not meet at its chief: the
+    chief cannot listen, refused a member, or the job was not complete in time; the message names who came."""
+
+
 class FileReadError(NpuBridgeError, OSError):
     """A file the user named cannot be read: missing, not a regular file (a FIFO, a device), too large, or not
     UTF-8 text. ``strerror`` says which, so callers that report ``OSError.strerror`` need no change."""

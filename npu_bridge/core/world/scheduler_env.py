@@ -120,6 +120,24 @@ def _rank_and_size(env, rank_name, size_name, source):
     return rank, size
 
 
+HOST_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,253}")  # a host name, an IPv4 or an IPv6 address
+
+
+def master_address(env):
+    """torchrun-style ``MASTER_ADDR`` and ``MASTER_PORT``: (host, port), or None when either is unset.
+
+    Raises:
+      RankTableError: the host is not a host name or an IP address, or the port is not in [1, 65535].
+    """
+    if "MASTER_ADDR" not in env or "MASTER_PORT" not in env:
+        return None
+    port = env_int(env, "MASTER_PORT", 1, 65535)
+    host = env["MASTER_ADDR"].strip()
+    if not HOST_PATTERN.fullmatch(host):
+        raise RankTableError(f"MASTER_ADDR={shortened(env['MASTER_ADDR'])} must be a host name or an IP address")
+    return host, port
+
+
 def _local_size_says_one_host(env, local_name, size, source):
     """True when the launcher's local size covers the whole world; refuses a local size larger than the world."""
     if local_name not in env:

@@ -20,7 +20,7 @@ the environment, in this order:
    defaults to ``CM_CHIEF_DEVICE``). All ranks must run on the chief's machine (``CM_WORKER_IP`` unset or
    equal to ``CM_CHIEF_IP``), since nothing else tells where the other workers are; a different
    ``CM_WORKER_IP`` raises ``NotAvailableError``: across machines, one npu-run per machine meets the others at the
-   chief (``launch.chief_rendezvous``) and gives its ranks a rank table.
+   chief (``world.rendezvous``) and gives its ranks a rank table.
    ``World.chief_address`` is ``CM_CHIEF_IP:CM_CHIEF_PORT``.
 3. ``RANK_SIZE`` / ``RANK_ID`` (source "env"): integers with 0 <= RANK_ID < RANK_SIZE <= 32768. Unset
    ``RANK_SIZE`` means 1; ``RANK_ID`` may be left unset only when ``RANK_SIZE`` is 1. All ranks run on this
@@ -29,7 +29,9 @@ the environment, in this order:
    launchers, Slurm ``srun`` tasks, ``TF_CONFIG``, Volcano; the innermost launcher wins (in that order) and
    gives the source its name ("torchrun", "mpi", "slurm", "tf_config", "volcano"). A world on one machine runs
    on 127.0.0.1 like the "env" world; across machines the source must say where every rank runs (Slurm's node
-   list, ``TF_CONFIG``'s addresses, Volcano's host lists), else ``NotAvailableError`` names what to use instead.
+   list, ``TF_CONFIG``'s addresses, Volcano's host lists); torchrun and MPI ranks that know only ``MASTER_ADDR`` /
+   ``MASTER_PORT`` meet at rank 0 there and learn every rank's host (``rank_rendezvous``, with the job secret of
+   ``NPU_RUN_JOB_SECRET``); else ``NotAvailableError`` names what to use instead.
 5. None of the above (source "single"): a world of one rank, rank 0 on this machine. (Upstream sets up no
    HCCL at all in this case, so its queries fail; here they answer 1 / 0, which is what scripts that shard
    data by ``get_rank_size()`` expect.)
@@ -67,7 +69,7 @@ from typing import Optional
 from npu_bridge.core.device import device_id
 from npu_bridge.core.runtime import log, system
 from npu_bridge.core.runtime.errors import NotAvailableError, RankTableError, shortened, shortened_text
-from npu_bridge.core.world import rank_table, scheduler_env, timeouts
+from npu_bridge.core.world import rank_rendezvous, rank_table, scheduler_env, timeouts
 from npu_bridge.core.world.rank_table import LOOPBACK, RankInfo
 
 MAX_RANKS = 32768
@@ -95,7 +97,10 @@ class World:
       rank_table_path: the rank table file (source "rank_table"), else None.
       job_id: ``JOB_ID`` when set, else None.
       pod_name: this rank's pod (template 2 rank table, else ``POD_NAME``), None when unknown.
-      chief_address: "ip:port" of the CM chief (source "cm"), else None.
+      chief_address: "ip:port" of the CM chief (source "cm"), or "host:port" of rank 0's rendezvous (torchrun or
+        MPI ranks across machines), else None.
+      hosts_pending: the ranks' hosts are learned at rank 0's rendezvous, which this world did not join
+        (``load_world(meet=False)``): only rank 0's host is known.
     """
 
     rank_size: int
@@ -111,6 +116,7 @@ class World:
     pod_name: Optional[str] = None
     chief_address: Optional[str] = None
     source_variables: tuple = ()
+    hosts_pending: bool = False
 
     @property
     def local_rank_ids(self):
@@ -118,12 +124,14 @@ class World:
         return tuple(r.rank_id for r in self.ranks if r.server_id == self.server_id)
 
 
-def load_world(environ=os.environ, session_device_id=None):
+def load_world(environ=os.environ, session_device_id=None, meet=True):
     """Reads the world from the environment (rules in the module docstring).
 
     Args:
       environ: mapping of environment variables to read.
       session_device_id: the ``session_device_id`` option (None or -1: not set).
+      meet: join rank 0's rendezvous when the world needs it; False for a tool that only shows the world, which must
+        not take a rank's place there (the world is then ``hosts_pending``).
     Returns:
       A ``World``.
     Raises:
@@ -149,7 +157,7 @@ def load_world(environ=os.environ, session_device_id=None):
         world = _env_world(env, device, device_source)
     elif found:
         _check_schedulers_agree(found[0].rank_id, found[0].rank_size, found[0].describe(), found[1:])
-        world = _scheduler_world(env, found, device, device_source)
+        world = _scheduler_world(env, found, device, device_source, meet)
     else:
         world = _world([RankInfo(0, LOOPBACK, device, None, LOOPBACK)], 0, device, "single", env)
     if world.source not in scheduler_env.SOURCES:  # a scheduler world checked its sources as it formed
@@ -169,23 +177,29 @@ def _check_schedulers_agree(rank, size, chosen, found):
             )
 
 
-def _scheduler_world(env, found, device, device_source):
+def _scheduler_world(env, found, device, device_source, meet):
     placement = found[0]
     size, rank = placement.rank_size, placement.rank_id
     # an MPI launcher under srun (--mpi=pmi2) does not say where the ranks run; Slurm's node list, of the same
     # world, does
     same = [p for p in found if p.rank_size == size and (p.one_host or p.hosts is not None)]
+    chief = None  # rank 0's rendezvous, for ranks that know only MASTER_ADDR
     if placement.one_host or (same and same[0].one_host):
         hosts = (LOOPBACK,) * size
     elif same:
         hosts = same[0].hosts
+    elif (chief := rank_rendezvous.chief_of(env, placement)) is not None:
+        if meet:
+            hosts = rank_rendezvous.hosts_at_chief(env, placement, chief)
+        else:
+            hosts = (chief.host,) + ("",) * (size - 1)
     else:
         raise NotAvailableError(
             f"{placement.describe()} puts the {size} ranks on several machines without saying where each runs, "
-            "which a rank needs to find the others; start one npu-run per machine instead (npu-run -n N "
-            "--job-id J --job-secret FILE: the launchers meet at MASTER_ADDR:MASTER_PORT or the CM_* chief), use a "
-            "rank table (npu-run --rank-table on every machine), or start the job with srun, whose node list says "
-            "where each rank runs"
+            "which a rank needs to find the others; set MASTER_ADDR and MASTER_PORT (rank 0's host and a port "
+            "there) and a job secret in NPU_RUN_JOB_SECRET for every rank, so that the ranks meet at rank 0; or "
+            "start one npu-run per machine (npu-run -n N --job-id J --job-secret FILE), use a rank table (npu-run "
+            "--rank-table on every machine), or start the job with srun, whose node list says where each rank runs"
         )
     local = [i for i in range(size) if hosts[i] == hosts[rank]]
     if device_source == device_id.DEFAULT and len(local) > 1:
@@ -193,7 +207,11 @@ def _scheduler_world(env, found, device, device_source):
     ranks = [RankInfo(i, hosts[i], device if i == rank else None, None, hosts[i]) for i in range(size)]
     job_id = env.get("JOB_ID") or placement.job_id
     return dataclasses.replace(
-        _world(ranks, rank, device, placement.source, env), job_id=job_id, source_variables=placement.variables
+        _world(ranks, rank, device, placement.source, env),
+        job_id=job_id,
+        source_variables=placement.variables,
+        chief_address=f"{chief.host}:{chief.port}" if chief is not None else None,
+        hosts_pending=chief is not None and not meet,
     )
 
 

@@ -1,7 +1,8 @@
 """The secret of a job across machines, and the handshake by which a connection proves that it knows it.
 
 The secret is a file of random text that only the job's user can read (``create`` makes one; copy it to every
-machine of the job). Every connection between two machines' relays starts with a mutual challenge: each side
+machine of the job). Every connection between two machines' relays, and every registration at the job's chief
+(``world.rendezvous``), starts with a mutual challenge: each side
 sends a fresh random nonce and answers the other's with an HMAC-SHA256 over both nonces, the port and its role,
 keyed by a key derived from the secret and the job id. A side that does not know the key cannot answer, and an
 answer seen on the network is worth nothing for another connection. Nothing after the handshake is encrypted.
@@ -16,6 +17,7 @@ import stat
 
 from npu_bridge.core.runtime.errors import JobAuthenticationError, LaunchError
 
+VARIABLE = "NPU_RUN_JOB_SECRET"  # the secret file of npu-run (its default for --job-secret) and of ranks that meet
 SECRET_BYTES = 32
 _MAX_FILE_BYTES = 4096
 _MAGIC = b"NPUJOB\x00\x01"
