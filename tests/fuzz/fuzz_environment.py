@@ -418,6 +418,10 @@ ENV_SPECS = {
     "TORCHELASTIC_RUN_ID": EnvSpec(
         _env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_TORCHRUN), samples=("job-1",)
     ),
+    # "True": the port of rank 0's rendezvous (ranks across machines) is the one after torchrun's store
+    "TORCHELASTIC_USE_AGENT_STORE": EnvSpec(
+        _env_shown, drivers=("world",), share=_WORLD_SHARE, base=dict(_TORCHRUN), samples=("True",)
+    ),
     "OMPI_COMM_WORLD_RANK": EnvSpec(
         _env_int(0, 0, required=True),
         drivers=("world",),

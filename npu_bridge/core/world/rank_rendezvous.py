@@ -37,7 +37,7 @@ def chief_of(env, placement):
         if port == 65535:
             raise RankTableError(
                 f"MASTER_PORT=65535 is torchrun's store ({AGENT_STORE_VARIABLE}=True), and the ranks' rendezvous "
-                "listens on the port after it: choose a lower --master-port"
+                "listens on the port after it: MASTER_PORT must be at most 65534 here (torchrun's --master-port)"
             )
         port += 1
     return rendezvous.Chief(
