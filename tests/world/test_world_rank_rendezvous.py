@@ -121,7 +121,7 @@ def test_without_a_secret_or_with_another_one_no_world_forms(secret, tmp_path):
     )
 
 
-def test_a_missing_rank_0_or_a_rank_0_elsewhere_is_named(secret):
+def test_a_missing_rank_0_is_named_and_ranks_on_rank_0s_host_are_reached_by_its_name(secret):
     port = _free_port()
     with pytest.raises(RendezvousError) as info:
         world.load_world(_torchrun(1, 2, port, secret, HCCL_CONNECT_TIMEOUT="1"))
@@ -129,10 +129,12 @@ def test_a_missing_rank_0_or_a_rank_0_elsewhere_is_named(secret):
         info.value
     )
     assert "start rank 0 on the host MASTER_ADDR names" in str(info.value)
-    with pytest.raises(
-        RendezvousError, match="cannot listen at 192.0.2.1:.*this rank must run on the host MASTER_ADDR"
-    ):
-        world.load_world(dict(_torchrun(0, 2, port, secret), MASTER_ADDR="192.0.2.1"))
+    # MASTER_ADDR a name: rank 0 listens on every interface, and a rank on its host is reached by that name too
+    # (its own address may be a loopback one, as Debian maps a host's name)
+    port = _free_port()
+    worlds = _load_all([_torchrun(r, 3, port, secret, MASTER_ADDR="localhost") for r in (0, 1, 2)])
+    assert [[r.host for r in w.ranks] for w in worlds] == [["localhost"] * 3] * 3, worlds
+    assert [w.local_rank_size for w in worlds] == [3, 3, 3]
 
 
 def test_a_second_rank_with_one_rank_id_is_refused_and_those_that_came_hear_why_the_job_did_not_form():

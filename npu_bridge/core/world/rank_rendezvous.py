@@ -2,8 +2,8 @@
 
 torchrun (and Kubeflow's PyTorchJob) give each rank ``RANK``, ``WORLD_SIZE`` and the chief's ``MASTER_ADDR`` /
 ``MASTER_PORT``, and ``mpirun -x MASTER_ADDR -x MASTER_PORT`` does the same for MPI ranks, but nothing says where
-the other ranks run. Rank 0 listens at ``MASTER_ADDR`` (on ``MASTER_PORT``, or the port after it when torchrun's own
-store holds ``MASTER_PORT``: ``TORCHELASTIC_USE_AGENT_STORE=True``); every other rank registers there and proves the
+the other ranks run. Rank 0 listens on ``MASTER_PORT`` (or the port after it when torchrun's own store holds
+``MASTER_PORT``: ``TORCHELASTIC_USE_AGENT_STORE=True``); every other rank registers at ``MASTER_ADDR`` and proves the
 job secret (the file ``NPU_RUN_JOB_SECRET`` names, the same for every rank, as for ``npu-run``). Rank 0 answers
 every rank with the host of each rank, in rank order (``rendezvous``, per rank). Without a secret the world is not
 formed: anyone who reached the chief's port could otherwise join the job or place a rank.

@@ -199,19 +199,13 @@ def serve(chief, key, ranks, timeout, report):
     """
     if chief.total_ranks == ranks or chief.launchers == 1:
         return _Registry(chief, chief.host, ranks).machines()
-    family = socket.AF_INET6 if ":" in chief.host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        listener.bind((chief.host, chief.port))
+        listener = _listen(chief)
     except OSError as e:
-        listener.close()
-        where = " (this rank must run on the host MASTER_ADDR names)" if e.errno == errno.EADDRNOTAVAIL else ""
         raise RendezvousError(
-            f"the chief's rendezvous cannot listen at {chief.host}:{chief.port}: {e.strerror}{where}"
+            f"the chief's rendezvous cannot listen at {chief.host}:{chief.port}: {e.strerror}"
         ) from None
-    # a rank's host is the address the others reach: the one the chief's name resolved to
-    registry = _Registry(chief, listener.getsockname()[0] if chief.per_rank else chief.host, ranks)
+    registry = _Registry(chief, chief.host, ranks)
     listener.listen(MAX_MEMBERS)
     listener.settimeout(0.02)  # how soon the loop sees the job complete (a registering thread completes it)
     slots = threading.BoundedSemaphore(MAX_MEMBERS)
@@ -242,6 +236,24 @@ def serve(chief, key, ranks, timeout, report):
         with registry.lock:
             for sock in registry.waiting:
                 sock.close()
+
+
+def _listen(chief):
+    """The chief's listening socket. A launcher's at the chief's address (it is this machine's). Rank 0's on every
+    interface, as torchrun's store listens: the name in MASTER_ADDR may resolve to a loopback address on its own
+    host (Debian's /etc/hosts) and to the host's address elsewhere."""
+    if not chief.per_rank:
+        listener = socket.socket(socket.AF_INET6 if ":" in chief.host else socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind((chief.host, chief.port))
+        except OSError:
+            listener.close()
+            raise
+        return listener
+    if socket.has_dualstack_ipv6():
+        return socket.create_server(("", chief.port), family=socket.AF_INET6, dualstack_ipv6=True)
+    return socket.create_server(("", chief.port))
 
 
 def _answer_all(registry, answer):
@@ -275,6 +287,8 @@ def _admit(sock, peer, key, chief, registry, slots, report):
             or not 1 <= ranks <= 32768
         ):
             raise RendezvousError("a registration must name its host (a host name or an IP address) and its ranks")
+        if chief.per_rank and peer[0] == sock.getsockname()[0]:
+            host = registry.own_host  # a rank on rank 0's host (a connection to itself): reached as rank 0 is
         problem = registry.add(host, ranks, order, sock)
         if problem:
             _send(sock, {"error": f"it refused this {chief.member}: {problem}"})
