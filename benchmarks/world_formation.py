@@ -7,7 +7,10 @@ The baseline is what a rank-table start does before any rank runs: read and chec
 1. a rank ``srun`` started: its world from Slurm's variables (node list, tasks per node);
 2. ``npu-run`` under ``srun --ntasks-per-node=1``: the rank table made from the step's variables, then the plan;
 3. ``npu-run`` with upstream's ``CM_*`` variables: the chief's rendezvous (two launchers, 4 ranks each, on
-   loopback addresses 127.0.0.1 and 127.0.0.2, the job secret's handshake included), the table, then the plan.
+   loopback addresses 127.0.0.1 and 127.0.0.2, the job secret's handshake included), the table, then the plan;
+4. ranks torchrun started one by one across machines: all 8 meet at rank 0's rendezvous (8 threads of this
+   process, each with its own connection and the job secret's handshake), which is what such a rank adds to the
+   Slurm rank's reading of its variables.
 
 Each is the median of --repeats runs; the ratio is to the baseline, and the difference is what the target bounds.
 Forming the collective servers afterwards (TensorFlow's part) is the same for every source and not counted.
@@ -95,6 +98,26 @@ def _cm_launchers(folder):
         plan.plan_from_table(table, mine, {}, job_id="j")
 
 
+def _torchrun_ranks():
+    port = plan.find_free_ports(1)
+    size = 2 * PER_HOST
+
+    def chief(rank):
+        return rendezvous.Chief("torchrun", HOSTS[0], port, rank == 0, None, launchers=size, order=rank, per_rank=True)
+
+    answers = {}
+    threads = [
+        threading.Thread(target=lambda r=r: answers.update({r: rendezvous.register(chief(r), KEY, 1, 30, print)[0]}))
+        for r in range(1, size)
+    ]
+    for thread in threads:
+        thread.start()
+    answers[0] = rendezvous.serve(chief(0), KEY, 1, 30, lambda m: None)
+    for thread in threads:
+        thread.join()
+    assert len(answers) == size and all(a == answers[0] for a in answers.values())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
@@ -107,6 +130,7 @@ def main():
             ("srun rank (Slurm variables)", _timed(_srun_rank, args.repeats)),
             ("npu-run under srun, one per node", _timed(lambda: _srun_launcher(folder), args.repeats)),
             ("npu-run with CM_* (chief's rendezvous)", _timed(lambda: _cm_launchers(folder), args.repeats)),
+            ("torchrun ranks (rank 0's rendezvous)", _timed(_torchrun_ranks, args.repeats)),
         ]
     print(f"8 ranks on 2 hosts, median of {args.repeats} runs")
     print(f"{'source':42} {'ms':>8} {'ratio':>7} {'beyond baseline, ms':>20}")
