@@ -33,6 +33,7 @@ from npu_bridge.core.runtime.errors import (
     PassContractError,
     ProfileDataError,
     RankTableError,
+    RendezvousError,
     RerunError,
     UnsafePathError,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "PassContractError",
     "ProfileDataError",
     "RankTableError",
+    "RendezvousError",
     "RerunError",
     "UnsafePathError",
 ]

@@ -38,7 +38,8 @@ class Chief:
 
     Attributes:
       source: "cm", "torchrun" or "mpi", for messages.
-      host: the chief's address (the chief listens there).
+      host: the chief's address, where the members connect (a launcher chief listens there; rank 0 listens on
+        every interface).
       port: the rendezvous port.
       is_chief: True for the member that serves the rendezvous.
       my_host: this member's address in the job (None: the address it reaches the chief from).
