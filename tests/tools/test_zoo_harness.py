@@ -675,6 +675,8 @@ runs = glob.glob(os.path.join(root_dir, '*', 'work_dir'))
 datapath = ('%s/train/*.jpg' %(args.data_path))
 data = glob(datapath.format(self.dataset_name))
 originals = glob(os.path.join(root, 'imagenet', '*.JPEG'))
+parser.add_argument('--style_dir', dest='style_dir', default='avatar_data', help='the dataset under --data_dir')
+styles = glob('{}/{}/*.*'.format(self.data_dir, self.style_dir + '/trainC'))
 """
     kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"train.py": loader}))
     assert kit == "image-globs"
@@ -690,6 +692,8 @@ originals = glob(os.path.join(root, 'imagenet', '*.JPEG'))
     imagenet = os.listdir(data / "imagenet")
     assert len(imagenet) == 16 and all(name.endswith(".JPEG") for name in imagenet)  # glob's match is case-sensitive
     assert not [name for name in os.listdir(data) if name.endswith((".jpg", ".png"))]  # a bare * is not followed
+    # an argument with a bare folder name as its default, joined in front: the folder with and without it
+    assert len(os.listdir(data / "avatar_data" / "trainC")) == len(os.listdir(data / "trainC")) == 16
 
 
 def test_a_missing_checkpoint_is_data_for_want_of_weights():

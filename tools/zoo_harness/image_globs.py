@@ -4,8 +4,10 @@
 an image name (``*.jpg``, ``*.png``, ``*.*``, ``*``): the folder is the call's quoted path parts in order
 (``glob(args.data_path + "/our485/low/*")`` is ``our485/low``; ``glob('{}/*.*'.format(dir + '/trainA'))`` is
 ``trainA``; ``os.path.join(root, 'train', '*.png')`` is ``train``; ``glob(datapath)`` reads the last assignment
-to ``datapath`` before it), format fields (``{}``, ``%s``) left out. Each
-folder gets ``IMAGES`` random-pixel 96x96 images of the pattern's suffix, spelled as the pattern spells it
+to ``datapath`` before it), format fields (``{}``, ``%s``) left out. A script argument joined in front of a folder
+(``self.dataset_dir + '/trainA'``) whose default is a bare folder name (``--dataset_dir`` ``default='avatar_data'``)
+may be the data path itself (the wrapper passes it) or a folder under it (the wrapper does not): both folders get
+images. Each folder gets ``IMAGES`` random-pixel 96x96 images of the pattern's suffix, spelled as the pattern spells it
 (``*.JPEG`` gets ``.JPEG`` files; for ``*`` and ``*.*``: PNG when the code decodes PNGs only, else JPEG), and as
 many more as the loader slices off the sorted list (``sorted(glob(...))[:MAX_TRAIN_IMAGES]``, with
 ``MAX_TRAIN_IMAGES = 400``: 416; at most 1,000). A bare ``*``
@@ -54,6 +56,21 @@ def _assigned(code, arguments, before):
     return found[-1].group(1) if found else ""
 
 
+_JOINED = re.compile(r"\b(?:self|args|FLAGS|flags|opt|opts|config|cfg)\.(\w+)\s*\+\s*['\"]")
+
+
+def _bare_default(code, name):
+    """The default of script argument ``name`` when it is a bare folder name (``avatar_data``), else None."""
+    for pattern in (
+        rf"add_argument\(\s*['\"]--{name}['\"][^()]*?default\s*=\s*['\"]([A-Za-z_][\w\-]*)['\"]",
+        rf"DEFINE_string\(\s*['\"]{name}['\"]\s*,\s*['\"]([A-Za-z_][\w\-]*)['\"]",
+    ):
+        found = re.search(pattern, code)
+        if found:
+            return found.group(1)
+    return None
+
+
 def spec(code):
     """``{"folders": [[relative folder, image format, count, file extension], ...]}`` for the image globs in code,
     or None."""
@@ -80,12 +97,16 @@ def spec(code):
         if not parts and suffix in (None, "*"):
             continue  # every file of the data folder, images or not
         extension = suffix if suffix not in (None, "*") else _EXTENSIONS[kind]  # glob's match is case-sensitive
-        entry = ["/".join(parts), kind, _count(code, match.end() + len(arguments)), extension]
-        same = next((e for e in folders if e[:2] == entry[:2] and e[3] == extension), None)
-        if same is None:
-            folders.append(entry)
-        else:
-            same[2] = max(same[2], entry[2])
+        count = _count(code, match.end() + len(arguments))
+        joined = _JOINED.search(arguments)
+        prefix = _bare_default(code, joined.group(1)) if joined else None
+        for folder in [parts] + ([[prefix, *parts]] if prefix and prefix not in parts else []):
+            entry = ["/".join(folder), kind, count, extension]
+            same = next((e for e in folders if e[:2] == entry[:2] and e[3] == extension), None)
+            if same is None:
+                folders.append(entry)
+            else:
+                same[2] = max(same[2], entry[2])
     return {"folders": folders} if folders else None
 
 
