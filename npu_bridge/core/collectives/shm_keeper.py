@@ -19,12 +19,11 @@ import hashlib
 import json
 import os
 import socket
-import struct
 import threading
 import time
 
 from npu_bridge.core.collectives import settings, shm_segment
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import log, own_user_descriptors
 from npu_bridge.core.runtime.errors import CollectiveError
 
 # Variables every rank of one scheduler job shares (a rank's own ones, such as SLURM_PROCID, stay out)
@@ -126,32 +125,23 @@ def _start_keeper(name):
             f"{shm_segment.PATH_VARIABLE}=tf to use TensorFlow's collectives"
         ) from e
     listener.listen(64)
-    threading.Thread(target=_serve, args=(listener, fd), name="npu_bridge-shm-keeper", daemon=True).start()
+    threading.Thread(
+        target=own_user_descriptors.serve,
+        args=(listener, _GREETING, [fd], _refused),
+        name="npu_bridge-shm-keeper",
+        daemon=True,
+    ).start()
     return fd
 
 
-def _serve(listener, fd):
-    own = os.geteuid()
-    while True:
-        try:
-            connection, _ = listener.accept()
-        except OSError:
-            return
-        with connection:
-            pid, uid, _ = _peer(connection)
-            if uid != own:
-                log.warn_once(
-                    ("shm-keeper-refused", uid),
-                    "the shared-memory segment keeper refused pid %d of user %d (only user %d's ranks get it)",
-                    pid,
-                    uid,
-                    own,
-                )
-                continue
-            try:
-                socket.send_fds(connection, [_GREETING], [fd])
-            except OSError:
-                continue  # the rank went away; another may still come
+def _refused(pid, uid):
+    log.warn_once(
+        ("shm-keeper-refused", uid),
+        "the shared-memory segment keeper refused pid %d of user %d (only user %d's ranks get it)",
+        pid,
+        uid,
+        os.geteuid(),
+    )
 
 
 def _receive(name, current, timeout):
@@ -172,7 +162,7 @@ def _receive(name, current, timeout):
                 ) from None
             time.sleep(_RETRY)
     with connection:
-        pid, uid, _ = _peer(connection)
+        pid, uid, _ = own_user_descriptors.peer(connection)
         if uid != os.geteuid():
             raise CollectiveError(
                 f"rank {current.rank_id}: the segment keeper's socket of this job is held by pid {pid} of user {uid}, "
@@ -192,8 +182,3 @@ def _receive(name, current, timeout):
         )
     os.set_inheritable(fds[0], False)
     return fds[0]
-
-
-def _peer(connection):
-    """(pid, uid, gid) of the process at the other end."""
-    return struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))

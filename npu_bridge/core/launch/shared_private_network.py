@@ -21,11 +21,11 @@ import hashlib
 import os
 import socket
 import stat
-import struct
 import tempfile
 import threading
 
 from npu_bridge.core.launch import private_network
+from npu_bridge.core.runtime import own_user_descriptors
 from npu_bridge.core.runtime.errors import LaunchError
 
 _CLONE_NEWUSER = 0x10000000
@@ -123,19 +123,9 @@ class Offer:
         self._listener.bind(path)
         self._listener.listen(16)
         self._files = _namespace_files()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return  # closed
-            with conn:
-                if _peer_uid(conn) != os.geteuid():
-                    continue
-                with contextlib.suppress(OSError):
-                    socket.send_fds(conn, [_HELLO], self._files)
+        threading.Thread(
+            target=own_user_descriptors.serve, args=(self._listener, _HELLO, self._files), daemon=True
+        ).start()
 
     def close(self):
         """Stops offering the network (the socket file is removed)."""
@@ -144,11 +134,6 @@ class Offer:
         self._listener.close()
         for fd in self._files:
             os.close(fd)
-
-
-def _peer_uid(conn):
-    credentials = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", credentials)[1]
 
 
 def _receive(path):
@@ -161,7 +146,7 @@ def _receive(path):
             return None
         except OSError as e:
             raise LaunchError(f"cannot reach the launcher that offers the job's network at {path}: {e}") from None
-        if _peer_uid(conn) != os.geteuid():
+        if own_user_descriptors.peer(conn)[1] != os.geteuid():
             raise LaunchError(f"the process that offers the job's network at {path} is not of this user")
         try:
             message, fds, _, _ = socket.recv_fds(conn, len(_HELLO), 2)

@@ -12,6 +12,7 @@ executed_op_types  the user's op types behind the op types TensorFlow executed (
 op_sites        where an op was created in the user's code (file:line from its traceback)
 close_callbacks  clean-up steps npu_close runs; interrupt: Ctrl-C in a rank ends it with one line
 c_functions     the C functions of the library (declared once); c_header renders ops/runtime/c_api.h
+own_user_descriptors  file descriptors handed over a Unix socket to and from processes of this user only
 job_secret      the secret of a job across machines, and the handshake that proves a connection knows it
 job_values      upstream's process-wide value store (``util.global_dict_*``)
 arg_checks      argument checks with upstream's messages
