@@ -110,13 +110,14 @@ def test_without_a_secret_or_with_another_one_no_world_forms(secret, tmp_path):
 
     other = str(tmp_path / "other.secret")
     job_secret.create(other)
-    worlds = _load_all([_torchrun(0, 2, port, secret, HCCL_CONNECT_TIMEOUT="3"), _torchrun(1, 2, port, other)])
+    # rank 0 waits long enough for the other rank to try even on a loaded machine (a busy CI worker starved it 3 s)
+    worlds = _load_all([_torchrun(0, 2, port, secret, HCCL_CONNECT_TIMEOUT="8"), _torchrun(1, 2, port, other)])
     assert isinstance(worlds[1], RendezvousError), worlds
     assert "does not know the job's secret (every rank needs the same job secret file in NPU_RUN_JOB_SECRET" in str(
         worlds[1]
     )
     assert isinstance(worlds[0], RendezvousError)
-    assert "was not complete within HCCL_CONNECT_TIMEOUT=3 s: registered 1 ranks: 0 (127.0.0.1); missing ranks: 1" in (
+    assert "was not complete within HCCL_CONNECT_TIMEOUT=8 s: registered 1 ranks: 0 (127.0.0.1); missing ranks: 1" in (
         str(worlds[0])
     )
 
@@ -153,7 +154,7 @@ def test_a_second_rank_with_one_rank_id_is_refused_and_those_that_came_hear_why_
             results[name] = str(e)
 
     threads = [
-        threading.Thread(target=run, args=("rank 0", lambda: rendezvous.serve(chief(0, True), key, 1, 4, print)))
+        threading.Thread(target=run, args=("rank 0", lambda: rendezvous.serve(chief(0, True), key, 1, 8, print)))
     ]
     threads += [
         threading.Thread(target=run, args=(f"rank 1 ({i})", lambda: rendezvous.register(chief(1), key, 1, 20, print)))
