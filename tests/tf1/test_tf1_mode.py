@@ -476,6 +476,7 @@ def f(a, b=2, *rest, **kw):
 
 
 spec = inspect.getargspec(f)
+rows = [np.zeros(2), np.ones(2), np.ones(2)]
 print("RESULT " + json.dumps({"name": "compat", "value": {
     "int": np.int is int, "float": np.float(3) == 3.0, "object": np.object is object,
     "asscalar": np.asscalar(np.array([5])), "nan": bool(np.isnan(np.NaN)), "inf": np.Inf == float("inf"),
@@ -484,7 +485,10 @@ print("RESULT " + json.dumps({"name": "compat", "value": {
     "sctypes": np.float32 in np.sctypes["float"] and np.uint8 in np.sctypes["uint"], "again": np.int is int,
     "infty": np.infty == float("inf"), "cast": str(np.cast["float32"]([1, 2]).dtype),
     "numeric": [Inf, NINF] == [float("inf"), -float("inf")],
-    "scipy": [float(interp(1.5, [1, 2], [10, 20])), scipy.linalg.__name__]}}))
+    "scipy": [float(interp(1.5, [1, 2], [10, 20])), scipy.linalg.__name__],
+    "stack": [list(np.stack(map(np.asarray, [[1, 2], [3, 4]])).shape), list(np.vstack(r for r in rows).shape),
+              list(np.hstack(iter(rows)).shape), list(np.column_stack(iter(rows)).shape),
+              list(np.stack(rows, axis=1).shape)]}}))
 """
 
 
@@ -514,10 +518,12 @@ def test_py_compat_gives_back_removed_python_and_numpy_names_and_says_so_once(tm
         "cast": "float32",
         "numeric": True,
         "scipy": [15.0, "scipy.linalg"],  # a submodule stays SciPy's own
+        "stack": [[2, 2], [3, 2], [6], [2, 3], [2, 3]],  # iterators, as NumPy 1.16-1.23 stacked them
     }
     assert "Python-level compatibility on" in result.stderr
     assert "scipy.interp no longer exists; --py-compat provides it (write numpy.interp instead)" in result.stderr
     assert result.stderr.count("numpy.int no longer exists; --py-compat provides it (write int instead)") == 1
+    assert result.stderr.count("np.stack / vstack / hstack of an iterator no longer exists") == 1
     assert "time.clock no longer exists" in result.stderr and "collections.Iterable no longer exists" in result.stderr
 
 

@@ -18,6 +18,8 @@ patches are opt-in):
 - SciPy modules made private, under their old paths (``scipy_paths``: ``scipy.sparse.linalg.eigen.arpack``);
 - NumPy's functions at SciPy's top level (``from scipy import interp``), which SciPy up to 1.11 re-exported
   (NumPy's public names that are neither SciPy's own nor one of its submodules);
+- ``np.stack`` / ``vstack`` / ``hstack`` / ``dstack`` / ``column_stack`` of an iterator, which NumPy 1.24 refused
+  (``numpy_iterator_stack``);
 - ``yaml.load(stream)`` / ``yaml.load_all(stream)`` without a Loader, as PyYAML 5.1-5.4 read it (``FullLoader``);
   PyYAML 6 made the Loader a required argument, so a call that names one is unchanged.
 
@@ -32,7 +34,7 @@ import time
 
 import numpy as np
 
-from npu_bridge.core.runtime import after_import, log, scipy_integrate, scipy_misc, scipy_paths
+from npu_bridge.core.runtime import after_import, log, numpy_iterator_stack, scipy_integrate, scipy_misc, scipy_paths
 
 
 class _CastTable:
@@ -157,6 +159,7 @@ def install():
         time.clock = _clock
     _module_getattr(np, {name: alias for name, alias in NUMPY.items() if name not in np.__dict__})
     after_import.when_imported("numpy.core.numeric", _add_numeric_constants)
+    numpy_iterator_stack.install(_tell)
     abcs = {n: (getattr(collections.abc, n), f"collections.abc.{n}") for n in ABCS if n not in collections.__dict__}
     _module_getattr(collections, abcs)
     if not hasattr(inspect, "getargspec"):
