@@ -37,7 +37,8 @@ absl_enum_strings  ``DEFINE_enum`` with a string as ``enum_values``, as absl-py 
 legacy_mixed_precision  ``tf.keras.mixed_precision.experimental`` of TensorFlow 1.15-2.6 (both modes)
 py_compat       opt-in Python-level names Python 3.11, NumPy 2 and SciPy removed (both modes' ``--py-compat``), with
                 scipy_misc (``scipy.misc.imread`` & co. on Pillow), scipy_integrate (``simps``, ``trapz``,
-                ``cumtrapz``) and scipy_paths (SciPy modules made private, under their old paths)
+                ``cumtrapz``), scipy_paths (SciPy modules made private, under their old paths) and
+                numpy_iterator_stack (``np.stack`` & co. of an iterator)
 
 Writing files:
 
