@@ -18,7 +18,11 @@ imported first, otherwise right after TensorFlow's own import finishes (a meta-p
   * adds back the names TensorFlow 2.21 moved that TF1-era code and tf_slim look for (``ops.Tensor``,
     ``tf_keras.legacy_tf_layers``, ...: ``npu_bridge.core.tf1.aliases``), so a script migrated by hand that uses
     tf_slim works as it does in the TF1 mode;
-  * registers ``npu_close`` to run at interpreter exit.
+  * registers ``npu_close`` to run at interpreter exit;
+  * moves the objects that exist by then (TensorFlow's modules, classes and functions) out of the cyclic garbage
+    collector's reach (``gc.freeze()``): they last as long as the process, and walking them in every full
+    collection and at exit costs each process 0.5-1 s of CPU. Objects made later are collected as usual;
+    ``gc.unfreeze()`` gives the frozen ones back.
 
 When npu_bridge was imported first, TensorFlow's import itself runs with its C++ start-up lines hidden (oneDNN,
 CUDA drivers, CPU features; TensorFlow 2.21 prints them twice, its profiler extension carrying a second copy of
@@ -33,6 +37,7 @@ are imported when a session is created and at exit.
 
 import atexit
 import ctypes
+import gc
 import importlib.abc
 import importlib.util
 import sys
@@ -74,6 +79,7 @@ def activate():
             aliases.add()
             keras_overrides.install()
             atexit.register(_close_at_exit)
+            gc.freeze()  # see the module docstring
         except BaseException as e:
             _state["error"] = e
             raise

@@ -27,6 +27,7 @@ mode and the TF2 adapter add them):
 user_code       the one rule for what user code is
 keras_overrides  Keras subclasses using private methods of Keras 2.6 (``_moments``, ``_convolution_op``)
 after_import    a function called on a module right after its first import
+module_aliases  a package importable under a second name, imported only when that name is
 child_python    the sitecustomize folder that starts every child Python in a mode (TF1 mode, TF2 adapter)
 user_imports    the ``__import__`` wrapper and its routes
 legacy_modules  Keras of the script's era for user code in both modes: the route, the modules and views it gives

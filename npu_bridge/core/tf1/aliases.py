@@ -20,7 +20,8 @@ Add-only: a name is set only where it is missing, so nothing that exists is repl
 
 import importlib
 import operator
-import sys
+
+from npu_bridge.core.runtime import module_aliases
 
 # (old module, name) -> (module it lives in now, its name there)
 MOVED = {
@@ -86,7 +87,6 @@ INHERITED_STUBS = {
         "VariableV1",
     ),
 }
-_LEGACY_LAYERS = ("base", "convolutional", "core", "normalization", "pooling", "variable_scope_shim")
 
 
 def _calling(current):
@@ -130,14 +130,4 @@ def add():
 
     backprop_reach.add()
     multi_gpu.add()
-    try:
-        package = importlib.import_module("tf_keras.src.legacy_tf_layers")
-    except ImportError:
-        return
-    sys.modules.setdefault("tf_keras.legacy_tf_layers", package)
-    for name in _LEGACY_LAYERS:
-        try:
-            module = importlib.import_module(f"tf_keras.src.legacy_tf_layers.{name}")
-        except ImportError:
-            continue
-        sys.modules.setdefault(f"tf_keras.legacy_tf_layers.{name}", module)
+    module_aliases.alias_package("tf_keras.legacy_tf_layers", "tf_keras.src.legacy_tf_layers")  # imports nothing
