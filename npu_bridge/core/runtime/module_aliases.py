@@ -26,18 +26,20 @@ def alias_package(old, new):
 def _target(fullname):
     for old, new in _packages.items():
         if fullname == old or fullname.startswith(old + "."):
-            return old, new + fullname[len(old) :]
-    return None, None
+            return old, new, new + fullname[len(old) :]
+    return None, None, None
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):  # the finder protocol
         with _lock:
-            old, new = _target(fullname)
+            old, package, new = _target(fullname)
         if new is None:
             return None
         if fullname == old and importlib.machinery.PathFinder.find_spec(fullname, path) is not None:
             return None  # the package has that name itself
+        if fullname != old and getattr(sys.modules.get(old), "__name__", None) != package:
+            return None  # a submodule of a package that has the old name itself
         # no search locations of its own: the module keeps its own ``__path__`` (a plain module none)
         return importlib.util.spec_from_loader(fullname, _Alias(new))
 
