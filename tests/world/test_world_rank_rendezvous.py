@@ -7,15 +7,16 @@ import threading
 
 import pytest
 
+from npu_bridge.core.launch import plan
 from npu_bridge.core.runtime import job_secret
 from npu_bridge.core.runtime.errors import NotAvailableError, RankTableError, RendezvousError
 from npu_bridge.core.world import rank_rendezvous, rendezvous, world
 
 
 def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    # above the ephemeral range: a port the kernel handed out would be free only until some client's connection
+    # took it as its local port, before rank 0 binds it
+    return plan.find_free_ports(1)
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ def test_torchrun_ranks_across_machines_meet_at_rank_0_and_learn_every_host(secr
         ("torchrun", 2, 3),
         ("torchrun", 0, 3),
         ("torchrun", 1, 3),
-    ]
+    ], worlds
     assert all([r.host for r in w.ranks] == ["127.0.0.1"] * 3 for w in worlds)
     assert all(w.job_id == f"run-{port}" for w in worlds)
     # once met, the same process asks again without a second rendezvous (rank 0 no longer listens)
