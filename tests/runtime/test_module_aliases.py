@@ -60,3 +60,15 @@ def test_a_missing_new_package_fails_the_import_under_the_old_name(packages):
     module_aliases.alias_package("aliastest_old_c", "aliastest_missing_c")
     with pytest.raises(ModuleNotFoundError, match="aliastest_missing_c"):
         importlib.import_module("aliastest_old_c")
+
+
+def test_on_import_hears_each_old_name_once_when_it_is_first_imported(packages):
+    _write_package(packages, "aliastest_new_d", "new")
+    heard = []
+    module_aliases.alias_package("aliastest_old_d", "aliastest_new_d", heard.append)
+    assert heard == []
+
+    importlib.import_module("aliastest_old_d.sub")
+    importlib.import_module("aliastest_old_d.sub")  # answered from sys.modules: not heard again
+
+    assert heard == ["aliastest_old_d", "aliastest_old_d.sub"]
