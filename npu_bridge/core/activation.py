@@ -43,7 +43,7 @@ import importlib.util
 import sys
 import threading
 
-from npu_bridge.core.runtime import keras_selection, log
+from npu_bridge.core.runtime import data_stack, keras_selection, log
 
 _lock = threading.RLock()
 _state = {"active": False, "error": None}
@@ -176,6 +176,9 @@ class _TensorFlowImportHook(importlib.abc.MetaPathFinder):
                 with _lock:
                     _state["error"] = e  # npu_bridge stays off: every later activate() raises it again
                 raise
+            data_stack.call_with_room(load_then_activate, module)  # the import's calls nest deep: room for them
+
+        def load_then_activate(module):
             with log.hidden_tensorflow_startup():
                 load_tensorflow(module)
             activate()

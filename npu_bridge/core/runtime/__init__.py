@@ -8,6 +8,7 @@ inert_text      text from files made inert for terminals, CSV and HTML (controls
 version         the --version line of the command-line tools
 log             the ``npu_bridge`` logger (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT)
 system          process-wide NPU system state
+data_stack      a deep call (TensorFlow's import) run with room on CPython's frame stack
 executed_op_types  the user's op types behind the op types TensorFlow executed (oneDNN kernels, fusions)
 op_sites        where an op was created in the user's code (file:line from its traceback)
 close_callbacks  clean-up steps npu_close runs; interrupt: Ctrl-C in a rank ends it with one line
