@@ -77,6 +77,19 @@ def test_a_rank_id_next_to_rank_size_one_labels_the_device_of_a_one_rank_job(tmp
     assert "must be an integer" in world_error({"RANK_SIZE": "1", "RANK_ID": "x"})
 
 
+def test_rank_size_one_next_to_a_larger_rank_table_is_a_one_rank_job_that_says_so(caplog):
+    # a 1p wrapper that exports the 8p table (SSD-Resnet34_TF_Atlas in the zoo)
+    environ = {"RANK_TABLE_FILE": TWO_SERVERS, "RANK_SIZE": "1", "RANK_ID": "0", "ASCEND_DEVICE_ID": "3"}
+    assert summary(world.load_world(environ)) == ("env", 1, 0, 3, 1, 0, "127.0.0.1")
+    assert (
+        f"RANK_SIZE=1 with the rank table {TWO_SERVERS} of 4 ranks: a one-rank job; it runs as rank 0 of 1 without "
+        "the table" in caplog.text
+    )
+    assert world.load_world(dict(environ, RANK_ID="5")).rank_id == 0  # a label of the device, as without a table
+    broken = os.path.join(DATA, "no_such_table.json")
+    assert "no_such_table.json" in world_error({"RANK_TABLE_FILE": broken, "RANK_SIZE": "1"})  # still read
+
+
 @pytest.mark.parametrize(
     "environ, message",
     [

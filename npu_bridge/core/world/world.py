@@ -5,7 +5,10 @@ As on Ascend, every rank is its own OS process driving one (here simulated) devi
 the environment, in this order:
 
 1. ``RANK_TABLE_FILE`` (source "rank_table"): the rank table (``npu_bridge.core.world.rank_table``) lists every rank.
-   ``RANK_SIZE``, when set, must equal the number of ranks in the table. This process's rank is chosen by
+   ``RANK_SIZE``, when set, must equal the number of ranks in the table, except that ``RANK_SIZE=1`` next to a
+   larger table (a 1p wrapper that exports the 8p table, as zoo scripts do) is a one-rank job that does not use
+   the table, said once; Ascend's would start HCCL on the table and run until a collective waited for the ranks
+   that never start. This process's rank is chosen by
    ``RANK_ID``; else, for a template 2 table, by ``POD_NAME`` (narrowed by device id when the pod has several
    devices); else by the device id when it is set explicitly and appears exactly once in the table; a table
    with a single rank needs none of them. ``RANK_ID`` and ``POD_NAME`` must agree when both are set.
@@ -332,6 +335,16 @@ def _rank_table_world(env, path, device, device_source):
     size = table.rank_size
     if "RANK_SIZE" in env:
         rank_size = scheduler_env.env_int(env, "RANK_SIZE", 1, MAX_RANKS)
+        if rank_size == 1 and size > 1:
+            log.warn_once(
+                ("world_one_rank_with_a_table", path),
+                "RANK_SIZE=1 with the rank table %s of %d ranks: a one-rank job; it runs as rank 0 of 1 without "
+                "the table (on Ascend this process would be a rank of the table's world whose other ranks never "
+                "start: a collective would wait for them)",
+                shortened_text(path),
+                size,
+            )
+            return _env_world(env, device, device_source)
         if rank_size != size:
             raise RankTableError(
                 f"RANK_SIZE={shortened(env['RANK_SIZE'])} disagrees with the rank table {shortened_text(path)}, "
