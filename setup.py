@@ -22,6 +22,10 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 NATIVE_SOURCE_DIRS = ("ops", "optimizers")
 EXTRA_COMPILE_FLAGS = ["-O2", "-fPIC", "-Wno-deprecated-declarations", "-Wno-interference-size"]
+# Headers TensorFlow ships outside its flags' include path, and its library beside libtensorflow_framework (the
+# gRPC server of ops/runtime/loopback_server.cc is a GrpcServer, which lives there)
+BUNDLED_INCLUDE_DIRS = ("external/com_github_grpc_grpc/include", "external/farmhash_archive/src")
+EXTRA_TF_LIBRARIES = ("libtensorflow_cc.so.2",)
 BUILD_INFO = "_build_info.json"  # read by npu_bridge/core/runtime/native_library.py: which TensorFlow this build is for
 GENERATED_HEADERS = ("npu_bridge/core/plan/contract_header.py", "npu_bridge/core/runtime/c_header.py")
 MAX_COMPILE_JOBS = 2  # one TF translation unit needs ~0.6 GB and two cores are the norm here
@@ -62,7 +66,8 @@ class BuildNativeLibrary(build_ext):
             print(f"npu_bridge: generated {_write_generated_header(generator)}", flush=True)
         tf = _import_tensorflow()
         compile_flags = tf.sysconfig.get_compile_flags() + EXTRA_COMPILE_FLAGS + [f"-I{HERE}"]
-        link_flags = tf.sysconfig.get_link_flags()
+        compile_flags += [f"-I{os.path.join(tf.sysconfig.get_include(), d)}" for d in BUNDLED_INCLUDE_DIRS]
+        link_flags = tf.sysconfig.get_link_flags() + [f"-l:{lib}" for lib in EXTRA_TF_LIBRARIES]
         output = os.path.abspath(self.get_ext_fullpath(ext.name))
         obj_dir = os.path.abspath(os.path.join(self.build_temp, "npu_bridge_objects"))
         os.makedirs(obj_dir, exist_ok=True)

@@ -8,6 +8,7 @@ per rank. Every job runs under npu-run with a hard timeout, so no rank outlives 
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -19,6 +20,18 @@ from npu_bridge.core.world import scheduler_env
 
 VECTOR = np.array([1.0, -2.0, 3.0, 0.5, 4.0, -1.0])
 _RESULT = re.compile(r"^\[rank (\d+)\] RESULT (.*)$")
+
+
+def outward_address():
+    """An address of this machine other than loopback (the source of its route out), or None: what another
+    machine would connect to."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: picks the outgoing interface, sends nothing
+        except OSError:
+            return None
+        address = s.getsockname()[0]
+    return None if address.startswith("127.") else address
 
 
 # A client outside the job (python -c OUTSIDE_CLIENT HOST:PORT FILE): it connects to a rank's server and runs a

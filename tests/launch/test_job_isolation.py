@@ -1,12 +1,13 @@
 """A rank's server serves only its own job: the attack of a client outside the job.
 
 TensorFlow's gRPC server listens on every interface and authenticates nobody, so a plain TensorFlow client that
-reaches a rank's port can run a graph in it (here: one that writes a file, with the rank's privileges). npu-run
-runs a job that lives on one machine in a private network: the same client, on the same machine, through
-127.0.0.1, cannot even connect, and the job's own collectives still work. With ``--share-network`` the attack
-succeeds (which shows the test can fail) and npu-run says so, naming the ports; ranks started by hand say it
-themselves. Jobs run as root and as an unprivileged user (``helpers.unprivileged_users``: the private network is then a
-user and a network namespace), and another local user can neither connect to a rank nor join its namespaces.
+reaches a rank's port can run a graph in it (here: one that writes a file, with the rank's privileges). npu-run runs
+a job that lives on one machine in a private network: the same client, on the same machine, through 127.0.0.1,
+cannot even connect, and the job's own collectives still work. With ``--share-network`` the attack through 127.0.0.1
+succeeds (which shows the test can fail) and npu-run says so, naming the ports; the ranks listen on 127.0.0.1 alone,
+so through this machine's outward address it is refused. Ranks started by hand say it themselves. Jobs run as root
+and as an unprivileged user (``helpers.unprivileged_users``: the private network is then a user and a network
+namespace), and another local user can neither connect to a rank nor join its namespaces.
 """
 
 import json
@@ -19,7 +20,7 @@ import time
 
 import helpers.unprivileged_users
 import pytest
-from helpers.collectives import OUTSIDE_CLIENT, Ranks, parse_results
+from helpers.collectives import OUTSIDE_CLIENT, Ranks, outward_address, parse_results
 from helpers.markdown import anchors
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
 
@@ -66,9 +67,9 @@ def _wait_ready(job, tmp_path, timeout=150):
     pytest.fail(f"the job did not get ready (exit {job.returncode}):\n{out}\n{err}")
 
 
-def _attack(port, victim):
+def _attack(port, victim, host="127.0.0.1"):
     return subprocess.run(
-        [sys.executable, "-c", OUTSIDE_CLIENT, f"127.0.0.1:{port}", str(victim)],
+        [sys.executable, "-c", OUTSIDE_CLIENT, f"{host}:{port}", str(victim)],
         capture_output=True,
         text=True,
         timeout=90,
@@ -76,8 +77,8 @@ def _attack(port, victim):
     )
 
 
-def _attack_is_refused(port, victim):
-    attack = _attack(port, victim)
+def _attack_is_refused(port, victim, host="127.0.0.1"):
+    attack = _attack(port, victim, host)
     assert attack.returncode == 3 and "REFUSED" in attack.stdout, attack.stdout + attack.stderr
     assert not victim.exists()
 
@@ -155,8 +156,11 @@ def _outside_client_cannot_reach(user, tmp_path, world):
 @pytest.mark.timeout(420)
 def test_with_share_network_the_attack_succeeds_and_npu_run_names_the_open_ports(tmp_path):
     job = _start_job(tmp_path, ["-n", "2", "--share-network"])
+    outward = outward_address()
     try:
         port = _wait_ready(job, tmp_path)
+        if outward is not None:  # the ranks listen on 127.0.0.1 alone: another machine cannot connect
+            _attack_is_refused(port, tmp_path / "victim", host=outward)
         victim = tmp_path / "victim"
         attack = _attack(port, victim)
         assert attack.returncode == 0, attack.stdout + attack.stderr
@@ -166,7 +170,8 @@ def test_with_share_network_the_attack_succeeds_and_npu_run_names_the_open_ports
     assert job.returncode == 0, out + err
     warnings = [line for line in err.splitlines() if "without authentication" in line]
     assert len(warnings) == 1, err
-    assert f"TCP ports {port}-{port + 1} of every interface" in warnings[0]
+    assert f"TCP ports {port}-{port + 1} of 127.0.0.1" in warnings[0]
+    assert "another user of this machine; other machines cannot connect" in warnings[0]
     assert "--share-network was given" in warnings[0]
     assert "[rank" not in warnings[0]  # said once, by npu-run, not by every rank
 
@@ -182,7 +187,7 @@ def test_ranks_started_by_hand_warn_that_their_servers_are_open(tmp_path):
     for rank, output in enumerate(outputs):
         lines = [line for line in output.splitlines() if "without authentication" in line]
         assert len(lines) == 1, (output, _network_seen_by_this_process())
-        assert f"server of rank {rank} listens on TCP port {port_base + rank} of every interface" in lines[0]
+        assert f"server of rank {rank} listens on TCP port {port_base + rank} of 127.0.0.1" in lines[0]
         assert "not started by npu-run" in lines[0]
 
 

@@ -1,19 +1,19 @@
 """This rank's collective server and the wait for every other rank.
 
-The job is one TensorFlow cluster: job "worker", task r = rank r, listening on ``host_r:base + r`` (hosts from
-the world, ``settings.port_base``). Rank 0 is the collective group leader. A process serves one rank for
-its whole life. For TF1 sessions the server is a ``tf.distribute.Server``, started with the first bridged
-session of a multi-rank world; for TF2 code (``npu_device.open()``) the eager context itself joins the cluster,
-so that collectives run eagerly and in ``tf.function`` graphs. Either way the rank then waits until every
-other rank's server accepts connections, or ``HCCL_CONNECT_TIMEOUT`` passes and the error names the ranks that
-never arrived.
+The job is one TensorFlow cluster: job "worker", task r = rank r, listening on ``host_r:base + r`` (hosts from the
+world, ``settings.port_base``; on 127.0.0.1 alone when every host is 127.0.0.1, ``loopback_server``). Rank 0 is the
+collective group leader. A process serves one rank for its whole life. For TF1 sessions the server is a
+``tf.distribute.Server``, started with the first bridged session of a multi-rank world; for TF2 code
+(``npu_device.open()``) the eager context itself joins the cluster, so that collectives run eagerly and in
+``tf.function`` graphs. Either way the rank then waits until every other rank's server accepts connections, or
+``HCCL_CONNECT_TIMEOUT`` passes and the error names the ranks that never arrived.
 """
 
 import os
 import threading
 import time
 
-from npu_bridge.core.collectives import exposure, settings, shm_keeper, stall_watch, watchdog
+from npu_bridge.core.collectives import exposure, loopback_server, settings, shm_keeper, stall_watch, watchdog
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 
@@ -125,7 +125,8 @@ def ensure_started(current_world, eager=False):
 def _warn_if_exposed(current_world, addresses):
     one_host = len({info.host for info in current_world.ranks}) == 1
     port = int(addresses[current_world.rank_id].rpartition(":")[2])
-    warning = exposure.rank_warning(os.environ, current_world.rank_id, port, one_host)
+    loopback = loopback_server.all_on_loopback(addresses)
+    warning = exposure.rank_warning(os.environ, current_world.rank_id, port, one_host, loopback)
     if warning:
         log.logger.warning("%s", warning)
 
@@ -142,8 +143,11 @@ def _start_server(rank, addresses):
     import tensorflow as tf
 
     cluster = tf.train.ClusterSpec({JOB: list(addresses)})
+    protocol = loopback_server.protocol_for(addresses)
     try:
-        return tf.distribute.Server(cluster, job_name=JOB, task_index=rank, config=_server_config(), start=True)
+        return tf.distribute.Server(
+            cluster, job_name=JOB, task_index=rank, protocol=protocol, config=_server_config(), start=True
+        )
     except (tf.errors.OpError, RuntimeError, ValueError) as e:
         raise _start_error(rank, addresses, e) from e
 
@@ -166,7 +170,7 @@ def _join_eager_context(rank, addresses):
         cluster=tf.train.ClusterSpec({JOB: list(addresses)}).as_cluster_def(),
         job_name=JOB,
         task_index=rank,
-        protocol="grpc",
+        protocol=loopback_server.protocol_for(addresses),
         default_session_config=_server_config(),
     )
     absl_logger = logging.getLogger("absl")

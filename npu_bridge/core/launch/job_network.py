@@ -76,27 +76,36 @@ def choose(job, share, secret_path, report, insecure_open_ports=False):
     one_host = len(job.ranks) == job.rank_size
     if not one_host:
         return _several_servers(job, share, secret, report, insecure_open_ports, who, ports)
+    loopback = _all_on_loopback(job)
     if share or insecure_open_ports:
         flag = "--share-network" if share else "--insecure-open-ports"
-        return Network(exposure.SHARED, exposure.exposed_text(who, ports, f"{flag} was given.", one_host=True))
+        return Network(
+            exposure.SHARED, exposure.exposed_text(who, ports, f"{flag} was given.", one_host=True, loopback=loopback)
+        )
     names = [h for h in job.hosts if not rank_table.is_ip(h)]
     if names:
         reason = (
             f"The rank table names its server by the host name {names[0]!r}, which ranks in a private network "
             "could not resolve; give its IP address instead."
         )
-        return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True))
+        return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True, loopback=loopback))
     outcome = private_network.enter(job.hosts)
     if outcome.private:
         return Network(exposure.PRIVATE, mechanism=outcome.mechanism)
     reason = f"npu-run could not give them a private network ({outcome.reason})."
-    return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True))
+    return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True, loopback=loopback))
+
+
+def _all_on_loopback(job):
+    """True when the job's ranks meet at 127.0.0.1, so that their servers listen there alone (``loopback_server``)."""
+    return set(job.hosts) == {rank_table.LOOPBACK}
 
 
 def _several_servers(job, share, secret, report, insecure_open_ports, who, ports):
     """The network of this machine's share of a rank table with several servers."""
     names = [h for h in job.hosts if not rank_table.is_ip(h)]
     here = all(addresses.is_local(h) for h in job.hosts)
+    loopback = _all_on_loopback(job)
     if here and not (share or insecure_open_ports):
         unresolvable = [h for h in names if not _resolves_to_loopback(h)]
         if unresolvable:
@@ -112,12 +121,14 @@ def _several_servers(job, share, secret, report, insecure_open_ports, who, ports
         if outcome.private:
             return Network(exposure.PRIVATE, offer=offer, mechanism=outcome.mechanism)
         reason = f"npu-run could not give the job's launchers a private network ({outcome.reason})."
-        return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True))
+        return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True, loopback=loopback))
     if secret is not None and not here:
         return _authenticated(job, secret, report)
     if share or insecure_open_ports:
         flag = "--insecure-open-ports" if insecure_open_ports else "--share-network"
-        return Network(exposure.SHARED, exposure.exposed_text(who, ports, f"{flag} was given.", one_host=here))
+        return Network(
+            exposure.SHARED, exposure.exposed_text(who, ports, f"{flag} was given.", one_host=here, loopback=loopback)
+        )
     raise LaunchError(
         "the rank table has servers on other machines, and without a job secret their ranks' ports would be open "
         "to anyone who can reach them: make a secret with npu-run --make-secret FILE, copy it to every machine and "

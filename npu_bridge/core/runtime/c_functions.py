@@ -82,4 +82,12 @@ FUNCTIONS = (
         "Sets the process-wide overflow mode of the simulated device.",
     ),
     ("npu_bridge_overflow_mode", "int", (), "The process-wide overflow mode."),
+    (
+        "npu_bridge_register_loopback_server",
+        "int",
+        (("const char*", "protocol"),),
+        "Registers TensorFlow's gRPC server, listening on 127.0.0.1 only, for ServerDefs whose protocol is protocol "
+        "(collectives/loopback_server.py). Returns 1 when that protocol is registered (now or before), 0 when the "
+        "name is empty or another one was registered.",
+    ),
 )
