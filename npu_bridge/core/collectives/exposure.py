@@ -1,13 +1,12 @@
 """Who can reach a job's collective servers, and the one warning that says so when it is more than the job.
 
-TensorFlow's gRPC server listens on every interface (``0.0.0.0:HCCL_IF_BASE_PORT + rank``) and authenticates
-nobody: whoever connects can run graphs in the rank, with its privileges. A job whose ranks all meet at 127.0.0.1
-listens there alone (``loopback_server``): other machines cannot connect, other users of this one still can.
-``npu-run`` runs a job that lives on one machine in a private network (``launch.private_network``), where nothing
-outside the job can connect. Where
-that is not the case (ranks started by hand, ``npu-run --share-network``, no namespaces allowed, a job across
-machines without ``--job-secret``), the user is told once: by ``npu-run`` for its ranks (it sets
-``NETWORK_VARIABLE``), otherwise by each rank when its server starts. The texts are built here for both.
+TensorFlow's gRPC server listens on every interface (``0.0.0.0:HCCL_IF_BASE_PORT + rank``) and authenticates nobody:
+whoever connects can run graphs in the rank, with its privileges. A job whose ranks all meet at 127.0.0.1 listens
+there alone (``loopback_server``): other machines cannot connect, other users of this one still can. ``npu-run``
+runs a job that lives on one machine in a private network (``launch.private_network``), where nothing outside the
+job can connect. Where that is not the case (ranks started by hand, ``npu-run --share-network``, no namespaces
+allowed, a job across machines without ``--job-secret``), the user is told once: by ``npu-run`` for its ranks (it
+sets ``NETWORK_VARIABLE``), otherwise by each rank when its server starts. The texts are built here for both.
 """
 
 from npu_bridge.core.world import world

@@ -2,12 +2,12 @@
 (``call_with_room``).
 
 CPython 3.11+ keeps the frames of Python calls in chunks of a per-thread stack and gives a chunk back to the
-operating system as soon as the first frame in it returns. A loop that keeps calling a function whose frame
-falls just past the end of a chunk therefore maps and unmaps a fresh chunk on every call. TensorFlow's import,
-nested under ``from npu_bridge.npu_init import *``, did that about 57,000 times: 0.4 s of system time in every
-process (benchmarks/start_and_exit.py). ``call_with_room`` calls the function from one frame large enough to
-start a chunk of its own, half of which it leaves free: every frame the call nests fits after it, and the chunk
-goes back once, when the call returns.
+operating system as soon as the first frame in it returns. A loop that keeps calling a function whose frame falls
+just past the end of a chunk therefore maps and unmaps a fresh chunk on every call. TensorFlow's import, nested
+under ``from npu_bridge.npu_init import *``, did that 7,000 to 67,000 times depending on its depth (67,000: 0.4 s of
+system time in every process; benchmarks/start_and_exit.py). ``call_with_room`` calls the function from one frame
+large enough to start a chunk of its own, half of which it leaves free: every frame the call nests fits after it,
+and the chunk goes back once, when the call returns.
 """
 
 import types
