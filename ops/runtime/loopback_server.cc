@@ -18,7 +18,7 @@
 namespace npu_bridge {
 namespace {
 
-constexpr char kAnyAddress[] = "0.0.0.0:";
+constexpr const char* kAnyAddresses[] = {"0.0.0.0:", "[::]:"};  // what TensorFlow binds (IPv4 and IPv6 forms)
 constexpr char kLoopback[] = "127.0.0.1:";
 
 // ServerBuilder keeps its listening ports private and offers no way to change one. An explicit instantiation
@@ -53,7 +53,9 @@ class LoopbackServer : public tensorflow::GrpcServer {
  protected:
   void MaybeMutateBuilder(grpc::ServerBuilder* builder, int /*requested_port*/) override {
     for (auto& port : builder->*Member(BuilderPorts())) {
-      if (port.addr.rfind(kAnyAddress, 0) == 0) port.addr = kLoopback + port.addr.substr(sizeof(kAnyAddress) - 1);
+      for (const std::string any : kAnyAddresses) {
+        if (port.addr.rfind(any, 0) == 0) port.addr = kLoopback + port.addr.substr(any.size());
+      }
     }
   }
 };
