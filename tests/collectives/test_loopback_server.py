@@ -70,8 +70,9 @@ def test_a_rank_whose_job_is_all_on_loopback_listens_on_127_0_0_1_alone_and_serv
 
 
 def test_only_a_job_all_on_127_0_0_1_gets_the_loopback_protocol():
-    assert loopback_server.all_on_loopback(["127.0.0.1:60000", "127.0.0.1:60001"])
-    assert not loopback_server.all_on_loopback(["127.0.0.1:60000", "192.0.2.7:60001"])
-    assert not loopback_server.all_on_loopback(["[::1]:60000"])
+    assert loopback_server.all_on_loopback(["127.0.0.1", "127.0.0.1"])
+    assert not loopback_server.all_on_loopback(["127.0.0.1", "192.0.2.7"])
+    assert not loopback_server.all_on_loopback(["::1"])
+    assert loopback_server.protocol_for(["127.0.0.1:60000", "192.0.2.7:60001"]) == "grpc"
     assert loopback_server.protocol_for(["192.0.2.7:60000", "192.0.2.8:60001"]) == "grpc"
     assert loopback_server.protocol_for(["127.0.0.1:60000"]) == loopback_server.PROTOCOL

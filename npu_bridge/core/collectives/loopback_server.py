@@ -16,9 +16,9 @@ PROTOCOL = "grpc+npu_bridge_loopback"
 TENSORFLOW_PROTOCOL = "grpc"
 
 
-def all_on_loopback(addresses):
-    """True when every "host:port" of the job is on 127.0.0.1."""
-    return all(address.rpartition(":")[0] == LOOPBACK for address in addresses)
+def all_on_loopback(hosts):
+    """True when every rank's host is 127.0.0.1: the rule for both the protocol and the warnings that name it."""
+    return all(host == LOOPBACK for host in hosts)
 
 
 def protocol_for(addresses):
@@ -28,7 +28,7 @@ def protocol_for(addresses):
     Raises:
       CollectiveError: the library refused to register the loopback server.
     """
-    if not all_on_loopback(addresses):
+    if not all_on_loopback(address.rpartition(":")[0] for address in addresses):
         return TENSORFLOW_PROTOCOL
     if not native_library.c_api().npu_bridge_register_loopback_server(PROTOCOL.encode()):
         raise CollectiveError(f"npu_bridge's library did not register its loopback gRPC server ({PROTOCOL})")

@@ -123,10 +123,10 @@ def ensure_started(current_world, eager=False):
 
 
 def _warn_if_exposed(current_world, addresses):
-    one_host = len({info.host for info in current_world.ranks}) == 1
+    hosts = {info.host for info in current_world.ranks}
     port = int(addresses[current_world.rank_id].rpartition(":")[2])
-    loopback = loopback_server.all_on_loopback(addresses)
-    warning = exposure.rank_warning(os.environ, current_world.rank_id, port, one_host, loopback)
+    loopback = loopback_server.all_on_loopback(hosts)
+    warning = exposure.rank_warning(os.environ, current_world.rank_id, port, len(hosts) == 1, loopback)
     if warning:
         log.logger.warning("%s", warning)
 

@@ -19,7 +19,7 @@ import ipaddress
 import socket
 from typing import Optional
 
-from npu_bridge.core.collectives import exposure
+from npu_bridge.core.collectives import exposure, loopback_server
 from npu_bridge.core.launch import addresses, private_network, relay, shared_private_network
 from npu_bridge.core.runtime import job_secret
 from npu_bridge.core.runtime.errors import LaunchError
@@ -76,7 +76,7 @@ def choose(job, share, secret_path, report, insecure_open_ports=False):
     one_host = len(job.ranks) == job.rank_size
     if not one_host:
         return _several_servers(job, share, secret, report, insecure_open_ports, who, ports)
-    loopback = _all_on_loopback(job)
+    loopback = loopback_server.all_on_loopback(job.hosts)
     if share or insecure_open_ports:
         flag = "--share-network" if share else "--insecure-open-ports"
         return Network(
@@ -96,16 +96,11 @@ def choose(job, share, secret_path, report, insecure_open_ports=False):
     return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True, loopback=loopback))
 
 
-def _all_on_loopback(job):
-    """True when the job's ranks meet at 127.0.0.1, so that their servers listen there alone (``loopback_server``)."""
-    return set(job.hosts) == {rank_table.LOOPBACK}
-
-
 def _several_servers(job, share, secret, report, insecure_open_ports, who, ports):
     """The network of this machine's share of a rank table with several servers."""
     names = [h for h in job.hosts if not rank_table.is_ip(h)]
     here = all(addresses.is_local(h) for h in job.hosts)
-    loopback = _all_on_loopback(job)
+    loopback = loopback_server.all_on_loopback(job.hosts)
     if here and not (share or insecure_open_ports):
         unresolvable = [h for h in names if not _resolves_to_loopback(h)]
         if unresolvable:
