@@ -50,9 +50,9 @@ void npu_bridge_set_overflow_mode(int mode);
 // The process-wide overflow mode.
 int npu_bridge_overflow_mode();
 
-// Registers TensorFlow's gRPC server, listening on 127.0.0.1 only, for ServerDefs whose protocol is protocol
-// (collectives/loopback_server.py). Returns 1 when that protocol is registered (now or before), 0 when the name is
-// empty or another one was registered.
+// Registers TensorFlow's gRPC server, listening on 127.0.0.1 only and serving only connections whose other end this
+// process's user owns, for ServerDefs whose protocol is protocol (collectives/loopback_server.py). Returns 1 when that
+// protocol is registered (now or before), 0 when the name is empty or another one was registered.
 int npu_bridge_register_loopback_server(const char* protocol);
 
 }  // extern "C"

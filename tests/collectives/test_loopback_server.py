@@ -1,11 +1,21 @@
 """A rank of a job whose ranks all meet at 127.0.0.1 listens there alone (``loopback_server``): TensorFlow's own
-server would listen on every interface. Its sessions and collectives are TensorFlow's; a job with another host keeps
-TensorFlow's protocol."""
+server would listen on every interface. It serves only its own user: a connection from another user's socket is
+closed before a byte of it is read, whether the rank runs as root or as an unprivileged user. Its sessions and
+collectives are TensorFlow's; a job with another host keeps TensorFlow's protocol."""
 
 import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
 
+import helpers.unprivileged_users
 import pytest
 from helpers.collectives import outward_address
+from helpers.paths import REPO_ROOT, TESTS_DIR
 from helpers.processes import run_python
 
 from npu_bridge.core.collectives import loopback_server
@@ -76,3 +86,125 @@ def test_only_a_job_all_on_127_0_0_1_gets_the_loopback_protocol():
     assert loopback_server.protocol_for(["127.0.0.1:60000", "192.0.2.7:60001"]) == "grpc"
     assert loopback_server.protocol_for(["192.0.2.7:60000", "192.0.2.8:60001"]) == "grpc"
     assert loopback_server.protocol_for(["127.0.0.1:60000"]) == loopback_server.PROTOCOL
+
+
+SERVE_UNTIL_STDIN_CLOSES = """
+import json, sys
+from npu_bridge.core.collectives import server
+server._start_server(0, json.loads(sys.argv[1]))
+print("READY", flush=True)
+sys.stdin.read()
+"""
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+# As USER: connect to 127.0.0.1:PORT, send the HTTP/2 preface and print how many of the 9 bytes of the server's
+# first frame header arrive (0: the server closed the connection). Only bash and coreutils: no interpreter needed.
+FIRST_FRAME_BYTES = (
+    'exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 9; printf "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" >&3; '
+    "timeout 20 head -c 9 <&3 | wc -c"
+)
+
+
+def _start_rank_server(user, directory, port):
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([REPO_ROOT, TESTS_DIR]),
+        HOME=str(directory),
+        TMPDIR=str(directory),
+        TF_CPP_MIN_LOG_LEVEL="0",
+    )
+    addresses = json.dumps([f"127.0.0.1:{port}", f"127.0.0.1:{port + 1}"])  # rank 1 is never started
+    return subprocess.Popen(
+        [*user.prefix(), sys.executable, "-c", SERVE_UNTIL_STDIN_CLOSES, addresses],
+        env=env,
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_ready(process, timeout=120):
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        if not select.select([process.stdout], [], [], left)[0]:
+            return False
+        line = process.stdout.readline()
+        if "READY" in line:
+            return True
+        if not line:
+            return False
+    return False
+
+
+def _stop(process):
+    """Ends the server (communicate closes its stdin; else by its process group) and returns its stderr."""
+    try:
+        return process.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.communicate()[1]
+
+
+def _first_frame_bytes(user, port):
+    result = subprocess.run(
+        [*user.prefix(view=False), "bash", "-c", FIRST_FRAME_BYTES, str(port)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd="/",
+    )
+    assert result.returncode == 0, result
+    return int(result.stdout.strip())
+
+
+def _first_frame_bytes_through(family, port):
+    """The same probe from this process, through a socket of ``family`` (gRPC's clients use dual-stack IPv6
+    sockets, which the kernel lists in /proc/net/tcp6)."""
+    target = ("::ffff:127.0.0.1", port) if family == socket.AF_INET6 else ("127.0.0.1", port)
+    with socket.socket(family, socket.SOCK_STREAM) as connection:
+        connection.settimeout(20)
+        connection.connect(target)
+        connection.sendall(HTTP2_PREFACE)
+        received = b""
+        while len(received) < 9:
+            chunk = connection.recv(9 - len(received))
+            if not chunk:
+                break
+            received += chunk
+    return len(received)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("who", ["root", "unprivileged user"])
+def test_a_loopback_rank_serves_its_own_user_and_closes_every_other_users_connection(who):
+    owner = helpers.unprivileged_users.chosen(who)
+    others = [helpers.unprivileged_users.attacker()]
+    if who != "root":
+        others.append(helpers.unprivileged_users.as_root())  # root's processes are another user's too
+    port = plan.find_free_ports(2)
+    with owner.directory() as directory:
+        process = _start_rank_server(owner, directory, port)
+        stderr = ""
+        try:
+            ready = _wait_ready(process)
+            if not ready:
+                stderr = _stop(process)
+            assert ready, stderr[-3000:]
+            assert _first_frame_bytes(owner, port) == 9
+            if who == "root":
+                assert _first_frame_bytes_through(socket.AF_INET, port) == 9
+                assert _first_frame_bytes_through(socket.AF_INET6, port) == 9
+            for other in others:
+                assert _first_frame_bytes(other, port) == 0, other.name
+            assert _first_frame_bytes(owner, port) == 9  # the server still accepts after refusing
+        finally:
+            if process.returncode is None:
+                stderr = _stop(process)
+    refusals = [line for line in stderr.splitlines() if "closed a connection from user" in line]
+    assert len(refusals) == len(others), stderr[-3000:]
+    for line, other in zip(refusals, others):
+        assert f"from user {other.uid}: it serves only processes of user {owner.uid}, its job's" in line

@@ -3,11 +3,12 @@
 TensorFlow's gRPC server listens on every interface and authenticates nobody, so a plain TensorFlow client that
 reaches a rank's port can run a graph in it (here: one that writes a file, with the rank's privileges). npu-run runs
 a job that lives on one machine in a private network: the same client, on the same machine, through 127.0.0.1,
-cannot even connect, and the job's own collectives still work. With ``--share-network`` the attack through 127.0.0.1
-succeeds (which shows the test can fail) and npu-run says so, naming the ports; the ranks listen on 127.0.0.1 alone,
-so through this machine's outward address it is refused. Ranks started by hand say it themselves. Jobs run as root
-and as an unprivileged user (``helpers.unprivileged_users``: the private network is then a user and a network
-namespace), and another local user can neither connect to a rank nor join its namespaces.
+cannot even connect, and the job's own collectives still work. With ``--share-network`` the ranks' servers are the
+loopback server's: through this machine's outward address the attack is refused, through 127.0.0.1 it is refused to
+another user and succeeds for the job's own (which shows the test can fail). Ranks started by hand on one machine
+have the same servers and warn of nothing. Jobs run as root and as an unprivileged user
+(``helpers.unprivileged_users``: the private network is then a user and a network namespace), and another local
+user can neither connect to a rank nor join its namespaces.
 """
 
 import json
@@ -67,9 +68,11 @@ def _wait_ready(job, tmp_path, timeout=150):
     pytest.fail(f"the job did not get ready (exit {job.returncode}):\n{out}\n{err}")
 
 
-def _attack(port, victim, host="127.0.0.1"):
+def _attack(port, victim, host="127.0.0.1", user=None):
+    """Runs the outside client as ``user`` (default: this process's user)."""
+    prefix = user.prefix() if user else []
     return subprocess.run(
-        [sys.executable, "-c", OUTSIDE_CLIENT, f"{host}:{port}", str(victim)],
+        [*prefix, sys.executable, "-c", OUTSIDE_CLIENT, f"{host}:{port}", str(victim)],
         capture_output=True,
         text=True,
         timeout=90,
@@ -77,8 +80,8 @@ def _attack(port, victim, host="127.0.0.1"):
     )
 
 
-def _attack_is_refused(port, victim, host="127.0.0.1"):
-    attack = _attack(port, victim, host)
+def _attack_is_refused(port, victim, host="127.0.0.1", user=None):
+    attack = _attack(port, victim, host, user)
     assert attack.returncode == 3 and "REFUSED" in attack.stdout, attack.stdout + attack.stderr
     assert not victim.exists()
 
@@ -154,41 +157,53 @@ def _outside_client_cannot_reach(user, tmp_path, world):
 
 @pytest.mark.slow
 @pytest.mark.timeout(420)
-def test_with_share_network_the_attack_succeeds_and_npu_run_names_the_open_ports(tmp_path):
+def test_with_share_network_only_the_jobs_own_user_can_reach_its_ranks(tmp_path):
+    other = helpers.unprivileged_users.attacker()
     job = _start_job(tmp_path, ["-n", "2", "--share-network"])
     outward = outward_address()
     try:
         port = _wait_ready(job, tmp_path)
         if outward is not None:  # the ranks listen on 127.0.0.1 alone: another machine cannot connect
             _attack_is_refused(port, tmp_path / "victim", host=outward)
+        _attack_is_refused(port, tmp_path / "victim", user=other)  # their servers close other users' connections
         victim = tmp_path / "victim"
-        attack = _attack(port, victim)
+        attack = _attack(port, victim)  # the job's own user: what TensorFlow's server allows anyone
         assert attack.returncode == 0, attack.stdout + attack.stderr
         assert victim.read_text() == "written by a client outside the job"
     finally:
         out, err = _finish(job, tmp_path)
     assert job.returncode == 0, out + err
-    warnings = [line for line in err.splitlines() if "without authentication" in line]
-    assert len(warnings) == 1, err
-    assert f"TCP ports {port}-{port + 1} of 127.0.0.1" in warnings[0]
-    assert "another user of this machine; other machines cannot connect" in warnings[0]
-    assert "--share-network was given" in warnings[0]
-    assert "[rank" not in warnings[0]  # said once, by npu-run, not by every rank
+    assert "without authentication" not in err
+    assert (
+        "in this machine's network (--share-network was given); their servers listen on 127.0.0.1 and serve this "
+        "user alone"
+    ) in err
+    assert f"closed a connection from user {other.uid}: it serves only processes of user {os.geteuid()}" in err
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_ranks_started_by_hand_warn_that_their_servers_are_open(tmp_path):
+def test_ranks_started_by_hand_on_one_machine_need_no_warning(tmp_path):
+    """Their servers are the loopback server (127.0.0.1, their user alone): nothing to warn about."""
     port_base = plan.find_free_ports(2)
     with Ranks("allreduce_worker.py", 2, port_base, tmp_path=tmp_path, env={"HCCL_CONNECT_TIMEOUT": "120"}) as ranks:
         ended = ranks.wait([0, 1], timeout=240)
         outputs = [ranks.output(r) for r in (0, 1)]
     assert [ended[r][0] for r in (0, 1)] == [0, 0], outputs
-    for rank, output in enumerate(outputs):
-        lines = [line for line in output.splitlines() if "without authentication" in line]
-        assert len(lines) == 1, (output, _network_seen_by_this_process())
-        assert f"server of rank {rank} listens on TCP port {port_base + rank} of 127.0.0.1" in lines[0]
-        assert "not started by npu-run" in lines[0]
+    for output in outputs:
+        assert "without authentication" not in output, (output, _network_seen_by_this_process())
+
+
+def test_a_loopback_job_in_this_machines_network_says_why_and_warns_of_nothing(tmp_path):
+    table = tmp_path / "hccl.json"
+    table.write_text(json.dumps(plan.local_rank_table(2)))
+    job = plan.plan_from_table(str(table), "127.0.0.1", {"JOB_ID": "j"}, port_base=60000)
+    network = job_network.choose(job, share=True, secret_path=None, report=print)
+    assert (network.kind, network.warning, network.reason) == (exposure.SHARED, None, "--share-network was given.")
+    assert cli._network_words(network) == (
+        ", in this machine's network (--share-network was given); their servers listen on 127.0.0.1 and serve "
+        "this user alone"
+    )
 
 
 def _network_seen_by_this_process():
@@ -201,6 +216,7 @@ def _network_seen_by_this_process():
 def test_the_rank_warning_is_left_to_npu_run_and_to_private_networks():
     assert exposure.rank_warning({exposure.NETWORK_VARIABLE: "shared"}, 0, 60000, True, private=lambda: False) is None
     assert exposure.rank_warning({}, 0, 60000, True, private=lambda: True) is None
+    assert exposure.rank_warning({}, 0, 60000, True, loopback=True, private=lambda: False) is None
     several = exposure.rank_warning({}, 3, 60003, False, private=lambda: False)
     assert "server of rank 3 listens on TCP port 60003" in several
     assert "spans several machines" in several and "60003 only from the job's machines" in several

@@ -39,5 +39,5 @@ def test_ranks_a_scheduler_starts_form_the_world_and_reduce(source, who):
     assert [results[r]["sum"] for r in (0, 1)] == [[3.0], [3.0]]
     # without npu-run, the ranks got the segment from the first rank's keeper and reduced through it
     assert [results[r]["ops"] for r in (0, 1)] == [["HcomShmAllReduce"], ["HcomShmAllReduce"]]
-    # started without npu-run, the servers are open: each rank says so once
-    assert result.stdout.count("not started by npu-run") == 2, result.stdout[-4000:]
+    # on one machine their servers listen on 127.0.0.1 and serve this user alone: no rank warns
+    assert "without authentication" not in result.stdout + result.stderr, result.stdout[-4000:]

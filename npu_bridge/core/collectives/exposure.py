@@ -1,12 +1,13 @@
 """Who can reach a job's collective servers, and the one warning that says so when it is more than the job.
 
 TensorFlow's gRPC server listens on every interface (``0.0.0.0:HCCL_IF_BASE_PORT + rank``) and authenticates nobody:
-whoever connects can run graphs in the rank, with its privileges. A job whose ranks all meet at 127.0.0.1 listens
-there alone (``loopback_server``): other machines cannot connect, other users of this one still can. ``npu-run``
-runs a job that lives on one machine in a private network (``launch.private_network``), where nothing outside the
-job can connect. Where that is not the case (ranks started by hand, ``npu-run --share-network``, no namespaces
-allowed, a job across machines without ``--job-secret``), the user is told once: by ``npu-run`` for its ranks (it
-sets ``NETWORK_VARIABLE``), otherwise by each rank when its server starts. The texts are built here for both.
+whoever connects can run graphs in the rank, with its privileges. A job whose ranks all meet at 127.0.0.1 gets the
+library's server instead (``loopback_server``), which listens there alone and serves only processes of the job's
+user: nobody else can reach it, however its ranks were started. ``npu-run`` also runs a job that lives on one machine
+in a private network (``launch.private_network``). Where the servers are open (a job across machines without
+``--job-secret``, or a rank table naming this machine by another address), the user is told once: by ``npu-run`` for
+its ranks (it sets ``NETWORK_VARIABLE``), otherwise by each rank when its server starts. The texts are built here for
+both.
 """
 
 from npu_bridge.core.world import world
@@ -40,15 +41,14 @@ def port_span(ports):
     return str(first) if first == last else f"{first}-{last}"
 
 
-def exposed_text(who, ports, reason, one_host, loopback=False):
-    """The warning for servers anyone can reach.
+def exposed_text(who, ports, reason, one_host):
+    """The warning for servers anyone can reach (on every interface: ``loopback_server``'s need none).
 
     Args:
       who: whose servers, e.g. "the 2 ranks of job J" or "rank 0".
       ports: their ports.
       reason: why they are reachable (a sentence).
       one_host: True when the whole job is on this machine (it could run in a private network).
-      loopback: True when the servers listen on 127.0.0.1 only (``loopback_server``).
     Returns:
       The text.
     """
@@ -65,30 +65,26 @@ def exposed_text(who, ports, reason, one_host, loopback=False):
             f"ports {span.replace('-', ':')} only from the job's machines with a firewall; see {DOCS_MULTI_HOST}"
         )
     servers = f"servers of {who} listen on TCP ports" if len(ports) > 1 else f"server of {who} listens on TCP port"
-    where, who_can = (
-        ("127.0.0.1", "another user of this machine; other machines cannot connect")
-        if loopback
-        else ("every interface", "another user of this machine, or any machine that reaches it")
-    )
     return (
-        f"the collective {servers} {span} of {where} without authentication: any process that can connect "
-        f"({who_can}) can run code in the rank with its privileges. {reason} {remedy}"
+        f"the collective {servers} {span} of every interface without authentication: any process that can "
+        "connect (another user of this machine, or any machine that reaches it) can run code in the rank with its "
+        f"privileges. {reason} {remedy}"
     )
 
 
 def rank_warning(environ, rank, port, one_host, loopback=False, private=is_private):
-    """The warning a rank logs when its server started, or None when nobody outside the job can reach it or
-    npu-run has already said so.
+    """The warning a rank logs when its server started, or None when nobody outside the job can reach it (a
+    private network, or the loopback server) or npu-run has already said so.
 
     Args:
       environ: the rank's environment.
       rank: its rank id.
       port: its server's port.
       one_host: True when every rank of the world is on this machine.
-      loopback: True when its server listens on 127.0.0.1 only.
+      loopback: True when its server is ``loopback_server``'s (127.0.0.1, its user's processes alone).
       private: the check for a private network (injectable for tests).
     """
-    if environ.get(NETWORK_VARIABLE) or private():
+    if loopback or environ.get(NETWORK_VARIABLE) or private():
         return None
     reason = "The ranks were not started by npu-run." if one_host else "The job spans several machines."
-    return exposed_text(f"rank {rank}", [port], reason, one_host, loopback)
+    return exposed_text(f"rank {rank}", [port], reason, one_host)

@@ -1,11 +1,12 @@
-"""The gRPC protocol of a rank's collective server: one that listens on 127.0.0.1 only when every rank of the job
-is on this machine, TensorFlow's own (every interface) otherwise.
+"""The gRPC protocol of a rank's collective server: one that listens on 127.0.0.1 only and serves only its user
+when every rank of the job is on this machine, TensorFlow's own (every interface, anyone) otherwise.
 
-TensorFlow's gRPC server binds ``0.0.0.0`` whatever its cluster says, so any machine that reaches this one could run
-graphs in a rank. When the ranks all meet at 127.0.0.1 (a job on one machine: ``npu-run``, a one-server rank table,
-``RANK_SIZE`` / ``RANK_ID``, one host's scheduler ranks), their servers need no other address: the library's server
-(``ops/runtime/loopback_server.cc``, registered here under ``PROTOCOL``) listens on 127.0.0.1 alone. Other users of
-this machine can still connect, which ``exposure`` says where no private network keeps them out.
+TensorFlow's gRPC server binds ``0.0.0.0`` whatever its cluster says and authenticates nobody, so any machine that
+reaches this one, and any user of this one, could run graphs in a rank. When the ranks all meet at 127.0.0.1 (a job
+on one machine: ``npu-run``, a one-server rank table, ``RANK_SIZE`` / ``RANK_ID``, one host's scheduler ranks), the
+library's server (``ops/runtime/loopback_server.cc``, registered here under ``PROTOCOL``) listens on 127.0.0.1
+alone and closes each connection whose other end another user owns, before reading from it. Such a job needs no
+warning (``exposure``).
 """
 
 from npu_bridge.core.runtime import native_library

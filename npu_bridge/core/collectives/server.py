@@ -1,11 +1,11 @@
 """This rank's collective server and the wait for every other rank.
 
 The job is one TensorFlow cluster: job "worker", task r = rank r, listening on ``host_r:base + r`` (hosts from the
-world, ``settings.port_base``; on 127.0.0.1 alone when every host is 127.0.0.1, ``loopback_server``). Rank 0 is the
-collective group leader. A process serves one rank for its whole life. For TF1 sessions the server is a
-``tf.distribute.Server``, started with the first bridged session of a multi-rank world; for TF2 code
-(``npu_device.open()``) the eager context itself joins the cluster, so that collectives run eagerly and in
-``tf.function`` graphs. Either way the rank then waits until every other rank's server accepts connections, or
+world, ``settings.port_base``; on 127.0.0.1 alone, for the job's user alone, when every host is 127.0.0.1,
+``loopback_server``). Rank 0 is the collective group leader. A process serves one rank for its whole life. For TF1
+sessions the server is a ``tf.distribute.Server``, started with the first bridged session of a multi-rank world;
+for TF2 code (``npu_device.open()``) the eager context itself joins the cluster, so that collectives run eagerly and
+in ``tf.function`` graphs. Either way the rank then waits until every other rank's server accepts connections, or
 ``HCCL_CONNECT_TIMEOUT`` passes and the error names the ranks that never arrived.
 """
 

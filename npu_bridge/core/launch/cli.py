@@ -330,6 +330,9 @@ def _network_words(network):
         return ", in a private network joined to the other machines' by authenticated relays"
     if network.kind == exposure.PRIVATE:
         return f", in a private network (loopback only, {network.mechanism})"
+    if network.warning is None and network.reason:
+        why = network.reason.rstrip(".")
+        return f", in this machine's network ({why}); their servers listen on 127.0.0.1 and serve this user alone"
     return ""
 
 

@@ -1,7 +1,8 @@
 """The network a job's ranks run in, chosen and set up by npu-run before the first rank starts.
 
 - A job whose ranks all run on this machine: a private network with only loopback (``private_network``), unless
-  ``--share-network``; where none can be made, this machine's network, with a warning.
+  ``--share-network``; where none can be made, this machine's network. Its servers are ``loopback_server``'s there
+  (127.0.0.1, the job's user alone); a table naming its server by a host name gets a warning instead.
 - A rank table with several servers, all of them on this machine (one launcher per server): one private network
   that the launchers share (``shared_private_network``), unless ``--share-network`` or
   ``--insecure-open-ports``.
@@ -37,6 +38,7 @@ class Network:
       offer: the ``shared_private_network.Offer`` of the launcher that made the private network of a table whose
         servers are all on this machine.
       mechanism: how the network is private (for the start message), when it is.
+      reason: why the ranks run in this machine's network (a sentence, for the start message), when they do.
     """
 
     kind: str
@@ -44,6 +46,7 @@ class Network:
     gate: Optional[relay.Gate] = None
     offer: Optional[shared_private_network.Offer] = None
     mechanism: Optional[str] = None
+    reason: Optional[str] = None
 
     def close(self):
         """Stops what serves the job's network (call when the job ends)."""
@@ -79,21 +82,26 @@ def choose(job, share, secret_path, report, insecure_open_ports=False):
     loopback = loopback_server.all_on_loopback(job.hosts)
     if share or insecure_open_ports:
         flag = "--share-network" if share else "--insecure-open-ports"
-        return Network(
-            exposure.SHARED, exposure.exposed_text(who, ports, f"{flag} was given.", one_host=True, loopback=loopback)
-        )
+        return _machine_network(who, ports, f"{flag} was given.", True, loopback)
     names = [h for h in job.hosts if not rank_table.is_ip(h)]
     if names:
         reason = (
             f"The rank table names its server by the host name {names[0]!r}, which ranks in a private network "
             "could not resolve; give its IP address instead."
         )
-        return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True, loopback=loopback))
+        return _machine_network(who, ports, reason, True, loopback)
     outcome = private_network.enter(job.hosts)
     if outcome.private:
         return Network(exposure.PRIVATE, mechanism=outcome.mechanism)
     reason = f"npu-run could not give them a private network ({outcome.reason})."
-    return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True, loopback=loopback))
+    return _machine_network(who, ports, reason, True, loopback)
+
+
+def _machine_network(who, ports, reason, one_host, loopback):
+    """This machine's network: servers on every interface get the warning that names their ports; the loopback
+    server's (127.0.0.1, the job's user alone) need none."""
+    warning = None if loopback else exposure.exposed_text(who, ports, reason, one_host)
+    return Network(exposure.SHARED, warning, reason=reason)
 
 
 def _several_servers(job, share, secret, report, insecure_open_ports, who, ports):
@@ -108,7 +116,7 @@ def _several_servers(job, share, secret, report, insecure_open_ports, who, ports
                 f"every server of the rank table is on this machine, and npu-run runs such a job in one private "
                 f"network; the server name {unresolvable[0]!r} could not be "
                 "resolved there: give its IP address in the table (or --share-network to run in this machine's "
-                "network, open to every local user)"
+                "network, where the ranks' ports are open)"
             )
         directory = shared_private_network.rendezvous_directory()
         ips = [h for h in job.hosts if rank_table.is_ip(h)]
@@ -116,14 +124,12 @@ def _several_servers(job, share, secret, report, insecure_open_ports, who, ports
         if outcome.private:
             return Network(exposure.PRIVATE, offer=offer, mechanism=outcome.mechanism)
         reason = f"npu-run could not give the job's launchers a private network ({outcome.reason})."
-        return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host=True, loopback=loopback))
+        return _machine_network(who, ports, reason, True, loopback)
     if secret is not None and not here:
         return _authenticated(job, secret, report)
     if share or insecure_open_ports:
         flag = "--insecure-open-ports" if insecure_open_ports else "--share-network"
-        return Network(
-            exposure.SHARED, exposure.exposed_text(who, ports, f"{flag} was given.", one_host=here, loopback=loopback)
-        )
+        return _machine_network(who, ports, f"{flag} was given.", here, loopback)
     raise LaunchError(
         "the rank table has servers on other machines, and without a job secret their ranks' ports would be open "
         "to anyone who can reach them: make a secret with npu-run --make-secret FILE, copy it to every machine and "

@@ -86,7 +86,8 @@ FUNCTIONS = (
         "npu_bridge_register_loopback_server",
         "int",
         (("const char*", "protocol"),),
-        "Registers TensorFlow's gRPC server, listening on 127.0.0.1 only, for ServerDefs whose protocol is protocol "
+        "Registers TensorFlow's gRPC server, listening on 127.0.0.1 only and serving only connections whose other "
+        "end this process's user owns, for ServerDefs whose protocol is protocol "
         "(collectives/loopback_server.py). Returns 1 when that protocol is registered (now or before), 0 when the "
         "name is empty or another one was registered.",
     ),
