@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NATIVE_SOURCE_DIRS = ("ops", "optimizers")
 EXTRA_COMPILE_FLAGS = ["-O2", "-fPIC", "-Wno-deprecated-declarations", "-Wno-interference-size"]
 # Headers TensorFlow ships outside its flags' include path, and its library beside libtensorflow_framework (the
-# gRPC server of ops/runtime/loopback_server.cc is a GrpcServer, which lives there)
+# gRPC server of ops/runtime/job_server.cc is a GrpcServer, which lives there)
 BUNDLED_INCLUDE_DIRS = ("external/com_github_grpc_grpc/include", "external/farmhash_archive/src")
 EXTRA_TF_LIBRARIES = ("libtensorflow_cc.so.2",)
 BUILD_INFO = "_build_info.json"  # read by npu_bridge/core/runtime/native_library.py: which TensorFlow this build is for

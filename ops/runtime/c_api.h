@@ -50,10 +50,11 @@ void npu_bridge_set_overflow_mode(int mode);
 // The process-wide overflow mode.
 int npu_bridge_overflow_mode();
 
-// Registers TensorFlow's gRPC server, listening on 127.0.0.1 only and serving only connections whose other end this
-// process's user owns, for ServerDefs whose protocol is protocol (collectives/loopback_server.py). Returns 1 when that
-// protocol is registered (now or before), 0 when the name is empty or another one was registered.
-int npu_bridge_register_loopback_server(const char* protocol);
+// Registers TensorFlow's gRPC server, serving only its job (this process's user's sockets on this machine, the
+// cluster's hosts from others; listening on 127.0.0.1 alone when every host is 127.0.0.1), for ServerDefs whose
+// protocol is protocol (collectives/job_server.py). Returns 1 when that protocol is registered (now or before), 0 when
+// the name is empty or another one was registered.
+int npu_bridge_register_job_server(const char* protocol);
 
 }  // extern "C"
 

@@ -174,17 +174,14 @@ def test_with_share_network_only_the_jobs_own_user_can_reach_its_ranks(tmp_path)
         out, err = _finish(job, tmp_path)
     assert job.returncode == 0, out + err
     assert "without authentication" not in err
-    assert (
-        "in this machine's network (--share-network was given); their servers listen on 127.0.0.1 and serve this "
-        "user alone"
-    ) in err
-    assert f"closed a connection from user {other.uid}: it serves only processes of user {os.geteuid()}" in err
+    assert "in this machine's network (--share-network was given); their servers serve only this user's" in err
+    assert f"closed a connection from user {other.uid} of this machine: it serves only its job" in err
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_ranks_started_by_hand_on_one_machine_need_no_warning(tmp_path):
-    """Their servers are the loopback server (127.0.0.1, their user alone): nothing to warn about."""
+    """Their servers listen on 127.0.0.1 and serve their user alone (``job_server``): nothing to warn about."""
     port_base = plan.find_free_ports(2)
     with Ranks("allreduce_worker.py", 2, port_base, tmp_path=tmp_path, env={"HCCL_CONNECT_TIMEOUT": "120"}) as ranks:
         ended = ranks.wait([0, 1], timeout=240)
@@ -201,8 +198,7 @@ def test_a_loopback_job_in_this_machines_network_says_why_and_warns_of_nothing(t
     network = job_network.choose(job, share=True, secret_path=None, report=print)
     assert (network.kind, network.warning, network.reason) == (exposure.SHARED, None, "--share-network was given.")
     assert cli._network_words(network) == (
-        ", in this machine's network (--share-network was given); their servers listen on 127.0.0.1 and serve "
-        "this user alone"
+        ", in this machine's network (--share-network was given); their servers serve only this user's processes"
     )
 
 
@@ -213,13 +209,14 @@ def _network_seen_by_this_process():
     return {"interfaces": interfaces, "log_level": os.environ.get("ASCEND_GLOBAL_LOG_LEVEL")}
 
 
-def test_the_rank_warning_is_left_to_npu_run_and_to_private_networks():
-    assert exposure.rank_warning({exposure.NETWORK_VARIABLE: "shared"}, 0, 60000, True, private=lambda: False) is None
-    assert exposure.rank_warning({}, 0, 60000, True, private=lambda: True) is None
-    assert exposure.rank_warning({}, 0, 60000, True, loopback=True, private=lambda: False) is None
+def test_only_ranks_of_a_job_across_machines_started_without_npu_run_warn():
+    assert exposure.rank_warning({}, 0, 60000, True, private=lambda: False) is None  # one machine: the user's alone
+    assert exposure.rank_warning({exposure.NETWORK_VARIABLE: "shared"}, 0, 60000, False, private=lambda: False) is None
+    assert exposure.rank_warning({}, 0, 60000, False, private=lambda: True) is None
     several = exposure.rank_warning({}, 3, 60003, False, private=lambda: False)
     assert "server of rank 3 listens on TCP port 60003" in several
-    assert "spans several machines" in several and "60003 only from the job's machines" in several
+    assert "spans several machines" in several and "any process on the job's other machines" in several
+    assert "it closes connections from other machines than the job's" in several and "--job-secret" in several
 
 
 def test_a_private_network_has_only_loopback(tmp_path):
@@ -233,9 +230,8 @@ def test_a_private_network_has_only_loopback(tmp_path):
 
 
 def test_the_warnings_link_to_sections_that_exist():
-    for link in (exposure.DOCS_ONE_HOST, exposure.DOCS_MULTI_HOST):
-        page, _, anchor = link.partition("#")
-        assert anchor in anchors(pathlib.Path(REPO_ROOT, page)), link
+    page, _, anchor = exposure.DOCS_MULTI_HOST.partition("#")
+    assert anchor in anchors(pathlib.Path(REPO_ROOT, page)), exposure.DOCS_MULTI_HOST
 
 
 def _loopback_two_server_table(path):

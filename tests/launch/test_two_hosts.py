@@ -504,6 +504,20 @@ def test_one_npu_run_per_host_started_by_a_scheduler_forms_the_job(two_hosts, tm
     _check_collectives_and_training(job.results(), two_hosts)
 
 
+def _first_frame_bytes(two_hosts, host, address, port):
+    """From host ``host``, as root: connects to ``address:port``, sends the HTTP/2 preface and returns how many of
+    the 9 bytes of the server's first frame header arrive (0: the server closed the connection)."""
+    probe = (
+        'trap "" PIPE; exec 3<>"/dev/tcp/$0/$1" || exit 9; '
+        'printf "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" >&3 2>/dev/null; '
+        "timeout 20 head -c 9 <&3 | wc -c"
+    )
+    process = two_hosts.start(host, ["bash", "-c", probe, address, str(port)], stdout=subprocess.PIPE, text=True)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, (host, process.returncode, out)
+    return int(out.strip())
+
+
 def _torchrun_rank(two_hosts, rank, secret):
     """What torchrun gives worker ``rank`` of 4 (two per node, node a serving torchrun's own store at
     MASTER_PORT), with the job's secret for the ranks' rendezvous."""
@@ -578,8 +592,15 @@ def test_ranks_a_scheduler_starts_on_two_hosts_form_the_world_without_npu_run(tw
             assert all(p.poll() is None for p in ranks), "a rank ended\n" + output
             time.sleep(0.2)
         _check_collectives_and_training(results(), two_hosts)  # each host's first rank keeps its ranks' segment
-        for rank, path in enumerate(outputs):  # nothing private here: each rank says its server is open
-            assert f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
+        # Rank 0's server (host a) serves the job alone: the other host of the job gets its first frame, a third
+        # host does not, nor does root on host a when the ranks are another user's.
+        assert _first_frame_bytes(two_hosts, 1, two_hosts.addresses[0], PORT_BASE) == 9
+        assert _first_frame_bytes(two_hosts, TwoHosts.THIRD, two_hosts.addresses[0], PORT_BASE) == 0
+        assert _first_frame_bytes(two_hosts, 0, two_hosts.addresses[0], PORT_BASE) == (0 if user else 9)
+    for rank, path in enumerate(outputs):  # open to the job's other host: each rank says so
+        assert f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
+    refusals = [line for line in _read(outputs[0]).splitlines() if "closed a connection from" in line]
+    assert any(f"from {two_hosts.third_address}, not a host of the job" in line for line in refusals), refusals
 
 
 @pytest.mark.slow

@@ -1,13 +1,13 @@
 """Who can reach a job's collective servers, and the one warning that says so when it is more than the job.
 
 TensorFlow's gRPC server listens on every interface (``0.0.0.0:HCCL_IF_BASE_PORT + rank``) and authenticates nobody:
-whoever connects can run graphs in the rank, with its privileges. A job whose ranks all meet at 127.0.0.1 gets the
-library's server instead (``loopback_server``), which listens there alone and serves only processes of the job's
-user: nobody else can reach it, however its ranks were started. ``npu-run`` also runs a job that lives on one machine
-in a private network (``launch.private_network``). Where the servers are open (a job across machines without
-``--job-secret``, or a rank table naming this machine by another address), the user is told once: by ``npu-run`` for
-its ranks (it sets ``NETWORK_VARIABLE``), otherwise by each rank when its server starts. The texts are built here for
-both.
+whoever connects can run graphs in the rank, with its privileges. The ranks' servers are the library's
+(``job_server``): each closes a connection from this machine unless its other end is the job's user's, and one from
+another machine unless it comes from a host of the job. A job on one machine is thereby its user's alone, however its
+ranks were started (``npu-run`` also runs it in a private network, ``launch.private_network``). A job across machines
+is still open to every process on its other machines; unless ``npu-run --job-secret`` joins them through its
+authenticated relays, the user is told once: by ``npu-run`` for its ranks (it sets ``NETWORK_VARIABLE``), otherwise by
+each rank when its server starts. The texts are built here for both.
 """
 
 from npu_bridge.core.world import world
@@ -17,7 +17,6 @@ NETWORK_VARIABLE = world.LAUNCHER_VARIABLE
 PRIVATE = "private"  # one machine, private network
 AUTHENTICATED = "authenticated"  # several machines, private networks joined by npu-run's authenticated relay
 SHARED = "shared"  # this machine's network: the rank ports are open
-DOCS_ONE_HOST = "docs/distributed.md#who-can-reach-a-rank"
 DOCS_MULTI_HOST = "docs/multi_host.md#trust-model"
 
 
@@ -41,50 +40,41 @@ def port_span(ports):
     return str(first) if first == last else f"{first}-{last}"
 
 
-def exposed_text(who, ports, reason, one_host):
-    """The warning for servers anyone can reach (on every interface: ``loopback_server``'s need none).
+def exposed_text(who, ports, reason):
+    """The warning for the servers of a job across machines, which every process on its other machines can reach.
 
     Args:
       who: whose servers, e.g. "the 2 ranks of job J" or "rank 0".
       ports: their ports.
       reason: why they are reachable (a sentence).
-      one_host: True when the whole job is on this machine (it could run in a private network).
     Returns:
       The text.
     """
     span = port_span(ports)
-    if one_host:
-        remedy = (
-            "A job on one machine needs no open port: npu-run runs its ranks in a private network (as root, or "
-            f"where unprivileged user namespaces are allowed); see {DOCS_ONE_HOST}"
-        )
-    else:
-        remedy = (
-            "Give every machine's npu-run the same --job-secret file (npu-run --make-secret FILE makes one): the "
-            "ranks then run in private networks that only connections proving the secret can reach; or allow TCP "
-            f"ports {span.replace('-', ':')} only from the job's machines with a firewall; see {DOCS_MULTI_HOST}"
-        )
-    servers = f"servers of {who} listen on TCP ports" if len(ports) > 1 else f"server of {who} listens on TCP port"
+    several = len(ports) > 1
+    servers = f"servers of {who} listen on TCP ports" if several else f"server of {who} listens on TCP port"
     return (
-        f"the collective {servers} {span} of every interface without authentication: any process that can "
-        "connect (another user of this machine, or any machine that reaches it) can run code in the rank with its "
-        f"privileges. {reason} {remedy}"
+        f"the collective {servers} {span} of every interface without authentication: "
+        f"{'they close' if several else 'it closes'} connections from "
+        "other machines than the job's and from other users of this one, but any process on the job's other "
+        f"machines (another user there) can run code in the rank with its privileges. {reason} Give every "
+        "machine's npu-run the same --job-secret file (npu-run --make-secret FILE makes one): the ranks then run in "
+        "private networks that only connections proving the secret can reach; see "
+        f"{DOCS_MULTI_HOST}"
     )
 
 
-def rank_warning(environ, rank, port, one_host, loopback=False, private=is_private):
-    """The warning a rank logs when its server started, or None when nobody outside the job can reach it (a
-    private network, or the loopback server) or npu-run has already said so.
+def rank_warning(environ, rank, port, one_host, private=is_private):
+    """The warning a rank logs when its server started, or None when nobody outside the job can reach it (a job on
+    one machine, a private network) or npu-run has already said so.
 
     Args:
       environ: the rank's environment.
       rank: its rank id.
       port: its server's port.
       one_host: True when every rank of the world is on this machine.
-      loopback: True when its server is ``loopback_server``'s (127.0.0.1, its user's processes alone).
       private: the check for a private network (injectable for tests).
     """
-    if loopback or environ.get(NETWORK_VARIABLE) or private():
+    if one_host or environ.get(NETWORK_VARIABLE) or private():
         return None
-    reason = "The ranks were not started by npu-run." if one_host else "The job spans several machines."
-    return exposed_text(f"rank {rank}", [port], reason, one_host)
+    return exposed_text(f"rank {rank}", [port], "The job spans several machines and was not started by npu-run.")

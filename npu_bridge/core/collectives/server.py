@@ -1,8 +1,8 @@
 """This rank's collective server and the wait for every other rank.
 
 The job is one TensorFlow cluster: job "worker", task r = rank r, listening on ``host_r:base + r`` (hosts from the
-world, ``settings.port_base``; on 127.0.0.1 alone, for the job's user alone, when every host is 127.0.0.1,
-``loopback_server``). Rank 0 is the collective group leader. A process serves one rank for its whole life. For TF1
+world, ``settings.port_base``), serving its job alone (``job_server``: on 127.0.0.1 alone when every host is
+127.0.0.1). Rank 0 is the collective group leader. A process serves one rank for its whole life. For TF1
 sessions the server is a ``tf.distribute.Server``, started with the first bridged session of a multi-rank world;
 for TF2 code (``npu_device.open()``) the eager context itself joins the cluster, so that collectives run eagerly and
 in ``tf.function`` graphs. Either way the rank then waits until every other rank's server accepts connections, or
@@ -13,7 +13,7 @@ import os
 import threading
 import time
 
-from npu_bridge.core.collectives import exposure, loopback_server, settings, shm_keeper, stall_watch, watchdog
+from npu_bridge.core.collectives import exposure, job_server, settings, shm_keeper, stall_watch, watchdog
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
 
@@ -125,8 +125,7 @@ def ensure_started(current_world, eager=False):
 def _warn_if_exposed(current_world, addresses):
     hosts = {info.host for info in current_world.ranks}
     port = int(addresses[current_world.rank_id].rpartition(":")[2])
-    loopback = loopback_server.all_on_loopback(hosts)
-    warning = exposure.rank_warning(os.environ, current_world.rank_id, port, len(hosts) == 1, loopback)
+    warning = exposure.rank_warning(os.environ, current_world.rank_id, port, len(hosts) == 1)
     if warning:
         log.logger.warning("%s", warning)
 
@@ -143,10 +142,9 @@ def _start_server(rank, addresses):
     import tensorflow as tf
 
     cluster = tf.train.ClusterSpec({JOB: list(addresses)})
-    protocol = loopback_server.protocol_for(addresses)
     try:
         return tf.distribute.Server(
-            cluster, job_name=JOB, task_index=rank, protocol=protocol, config=_server_config(), start=True
+            cluster, job_name=JOB, task_index=rank, protocol=job_server.protocol(), config=_server_config(), start=True
         )
     except (tf.errors.OpError, RuntimeError, ValueError) as e:
         raise _start_error(rank, addresses, e) from e
@@ -170,7 +168,7 @@ def _join_eager_context(rank, addresses):
         cluster=tf.train.ClusterSpec({JOB: list(addresses)}).as_cluster_def(),
         job_name=JOB,
         task_index=rank,
-        protocol=loopback_server.protocol_for(addresses),
+        protocol=job_server.protocol(),
         default_session_config=_server_config(),
     )
     absl_logger = logging.getLogger("absl")

@@ -332,7 +332,7 @@ def _network_words(network):
         return f", in a private network (loopback only, {network.mechanism})"
     if network.warning is None and network.reason:
         why = network.reason.rstrip(".")
-        return f", in this machine's network ({why}); their servers listen on 127.0.0.1 and serve this user alone"
+        return f", in this machine's network ({why}); their servers serve only this user's processes"
     return ""
 
 

@@ -1,8 +1,8 @@
 """The network a job's ranks run in, chosen and set up by npu-run before the first rank starts.
 
 - A job whose ranks all run on this machine: a private network with only loopback (``private_network``), unless
-  ``--share-network``; where none can be made, this machine's network. Its servers are ``loopback_server``'s there
-  (127.0.0.1, the job's user alone); a table naming its server by a host name gets a warning instead.
+  ``--share-network``; where none can be made, this machine's network, where the ranks' servers
+  (``collectives.job_server``) serve the job's user alone.
 - A rank table with several servers, all of them on this machine (one launcher per server): one private network
   that the launchers share (``shared_private_network``), unless ``--share-network`` or
   ``--insecure-open-ports``.
@@ -20,7 +20,7 @@ import ipaddress
 import socket
 from typing import Optional
 
-from npu_bridge.core.collectives import exposure, loopback_server
+from npu_bridge.core.collectives import exposure
 from npu_bridge.core.launch import addresses, private_network, relay, shared_private_network
 from npu_bridge.core.runtime import job_secret
 from npu_bridge.core.runtime.errors import LaunchError
@@ -79,28 +79,27 @@ def choose(job, share, secret_path, report, insecure_open_ports=False):
     one_host = len(job.ranks) == job.rank_size
     if not one_host:
         return _several_servers(job, share, secret, report, insecure_open_ports, who, ports)
-    loopback = loopback_server.all_on_loopback(job.hosts)
     if share or insecure_open_ports:
         flag = "--share-network" if share else "--insecure-open-ports"
-        return _machine_network(who, ports, f"{flag} was given.", True, loopback)
+        return _machine_network(who, ports, f"{flag} was given.", True)
     names = [h for h in job.hosts if not rank_table.is_ip(h)]
     if names:
         reason = (
             f"The rank table names its server by the host name {names[0]!r}, which ranks in a private network "
             "could not resolve; give its IP address instead."
         )
-        return _machine_network(who, ports, reason, True, loopback)
+        return _machine_network(who, ports, reason, True)
     outcome = private_network.enter(job.hosts)
     if outcome.private:
         return Network(exposure.PRIVATE, mechanism=outcome.mechanism)
     reason = f"npu-run could not give them a private network ({outcome.reason})."
-    return _machine_network(who, ports, reason, True, loopback)
+    return _machine_network(who, ports, reason, True)
 
 
-def _machine_network(who, ports, reason, one_host, loopback):
-    """This machine's network: servers on every interface get the warning that names their ports; the loopback
-    server's (127.0.0.1, the job's user alone) need none."""
-    warning = None if loopback else exposure.exposed_text(who, ports, reason, one_host)
+def _machine_network(who, ports, reason, one_host):
+    """This machine's network. The ranks' servers (``job_server``) serve only the job: a job on one machine is its
+    user's alone; one across machines gets the warning that names the ports its other machines can reach."""
+    warning = None if one_host else exposure.exposed_text(who, ports, reason)
     return Network(exposure.SHARED, warning, reason=reason)
 
 
@@ -108,7 +107,6 @@ def _several_servers(job, share, secret, report, insecure_open_ports, who, ports
     """The network of this machine's share of a rank table with several servers."""
     names = [h for h in job.hosts if not rank_table.is_ip(h)]
     here = all(addresses.is_local(h) for h in job.hosts)
-    loopback = loopback_server.all_on_loopback(job.hosts)
     if here and not (share or insecure_open_ports):
         unresolvable = [h for h in names if not _resolves_to_loopback(h)]
         if unresolvable:
@@ -116,7 +114,7 @@ def _several_servers(job, share, secret, report, insecure_open_ports, who, ports
                 f"every server of the rank table is on this machine, and npu-run runs such a job in one private "
                 f"network; the server name {unresolvable[0]!r} could not be "
                 "resolved there: give its IP address in the table (or --share-network to run in this machine's "
-                "network, where the ranks' ports are open)"
+                "network)"
             )
         directory = shared_private_network.rendezvous_directory()
         ips = [h for h in job.hosts if rank_table.is_ip(h)]
@@ -124,12 +122,12 @@ def _several_servers(job, share, secret, report, insecure_open_ports, who, ports
         if outcome.private:
             return Network(exposure.PRIVATE, offer=offer, mechanism=outcome.mechanism)
         reason = f"npu-run could not give the job's launchers a private network ({outcome.reason})."
-        return _machine_network(who, ports, reason, True, loopback)
+        return _machine_network(who, ports, reason, True)
     if secret is not None and not here:
         return _authenticated(job, secret, report)
     if share or insecure_open_ports:
         flag = "--insecure-open-ports" if insecure_open_ports else "--share-network"
-        return _machine_network(who, ports, f"{flag} was given.", here, loopback)
+        return _machine_network(who, ports, f"{flag} was given.", here)
     raise LaunchError(
         "the rank table has servers on other machines, and without a job secret their ranks' ports would be open "
         "to anyone who can reach them: make a secret with npu-run --make-secret FILE, copy it to every machine and "

@@ -1,12 +1,15 @@
-// A TensorFlow gRPC server for a job whose ranks all run on this machine: it listens on 127.0.0.1 only and
-// serves only connections opened by its own user.
+// A TensorFlow gRPC server for a rank that serves its own job alone.
 //
 // TensorFlow's GrpcServer always listens on 0.0.0.0 and authenticates nobody, so every machine that reaches this
-// one, and every user of this one, could run graphs in a rank. npu_bridge_register_loopback_server(protocol)
-// registers a server factory for `protocol` (collectives/loopback_server.py names it); a ServerDef with that
-// protocol gets a GrpcServer whose listening address is rewritten to 127.0.0.1 before gRPC binds it, and whose
-// gRPC server checks each accepted connection's owner (loopback_peer.h) before reading from it. Everything else
-// is TensorFlow's own server.
+// one, and every user of this one, could run graphs in a rank. npu_bridge_register_job_server(protocol) registers
+// a server factory for `protocol` (collectives/job_server.py names it); a ServerDef with that protocol gets a
+// GrpcServer whose gRPC server judges each accepted connection before reading from it:
+//   - one whose other end is a socket of this machine (loopback_peer.h) is served when that socket is this
+//     process's user's;
+//   - one from another machine is served when it comes from an address of a host of the job's cluster
+//     (job_peers.h).
+// A job whose hosts are all 127.0.0.1 also listens on 127.0.0.1 alone. Everything else is TensorFlow's server.
+#include <arpa/inet.h>
 #include <grpc/impl/channel_arg_names.h>
 #include <grpc/support/sync_generic.h>
 #include <sys/socket.h>
@@ -22,6 +25,7 @@
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "ops/runtime/c_api.h"
+#include "ops/runtime/job_peers.h"
 #include "ops/runtime/loopback_peer.h"
 #include "ops/runtime/no_throw.h"
 #include "tensorflow/core/distributed_runtime/rpc/grpc_server_lib.h"
@@ -81,63 +85,100 @@ struct SocketMutatorTable {
 struct SocketMutator {
   const SocketMutatorTable* table;
   gpr_refcount references;
+  const JobPeers* peers;  // ours: gRPC reads only the two fields above
 };
 
-// Whether the other end of the accepted connection `fd` is a socket of this process's user; logs the first refusals.
-bool FromOwnUser(int fd) {
-  const auto owner = LoopbackPeerOwner(fd);
-  if (owner.has_value() && *owner == geteuid()) return true;
-  LOG_FIRST_N(ERROR, 10) << "npu_bridge: a rank's collective server closed a connection from "
-                         << (owner.has_value() ? "user " + std::to_string(*owner) : std::string("an unknown user"))
-                         << ": it serves only processes of user " << geteuid() << ", its job's";
+// The address of `address` as people write it (an IPv4-mapped IPv6 address as IPv4).
+std::string AddressText(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "an unknown address";
+  if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, text, sizeof(text));
+  } else if (address.ss_family == AF_INET6) {
+    const in6_addr& v6 = reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&v6)) {
+      inet_ntop(AF_INET, v6.s6_addr + 12, text, sizeof(text));
+    } else {
+      inet_ntop(AF_INET6, &v6, text, sizeof(text));
+    }
+  }
+  return text;
+}
+
+// Whether the accepted connection `fd` comes from the job: a socket of this process's user on this machine, or
+// another machine among the job's hosts. Logs the first refusals.
+bool FromTheJob(int fd, const JobPeers& peers) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof(peer);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return false;
+  std::string refused;
+  if (const auto owner = LoopbackPeerOwner(fd)) {
+    if (*owner == geteuid()) return true;
+    refused = "user " + std::to_string(*owner) + " of this machine";
+  } else if (IsLoopback(peer)) {  // on this machine, yet its socket is gone: nobody to serve
+    refused = "a closed socket of this machine";
+  } else if (peers.Contains(peer)) {
+    return true;
+  } else {
+    refused = AddressText(peer) + ", not a host of the job";
+  }
+  LOG_FIRST_N(ERROR, 10) << "npu_bridge: a rank's collective server closed a connection from " << refused
+                         << ": it serves only its job (processes of user " << geteuid()
+                         << " here, and the job's other hosts)";
   return false;
 }
 
-// A connection from another user is shut down, not failed: gRPC stops accepting on a listener whose mutator
-// fails, which would let any user end the job's collectives. Shut down, the connection reads as closed before
-// a byte of it is parsed. gRPC's threads call this, so nothing may throw out of it.
-bool ServeOwnUserOnly(const SocketInfo* info, SocketMutator* /*mutator*/) {
+// A connection from outside the job is shut down, not failed: gRPC stops accepting on a listener whose mutator
+// fails, which would let anyone end the job's collectives. Shut down, the connection reads as closed before a
+// byte of it is parsed. gRPC's threads call this, so nothing may throw out of it.
+bool ServeTheJobOnly(const SocketInfo* info, SocketMutator* mutator) {
   if (info->use != kServerConnection) return true;
-  if (!NoThrowValue(false, [&] { return FromOwnUser(info->fd); })) shutdown(info->fd, SHUT_RDWR);
+  if (!NoThrowValue(false, [&] { return FromTheJob(info->fd, *mutator->peers); })) shutdown(info->fd, SHUT_RDWR);
   return true;
 }
 bool LeaveUnchanged(int /*fd*/, SocketMutator* /*mutator*/) { return true; }
 int CompareIdentity(SocketMutator* a, SocketMutator* b) { return (a > b) - (a < b); }
 void KeepForever(SocketMutator* /*mutator*/) {}
 
-constexpr SocketMutatorTable kOwnUserOnlyTable = {&LeaveUnchanged, &CompareIdentity, &KeepForever, &ServeOwnUserOnly};
-// One mutator for every server of the process; its count never reaches zero, so gRPC never destroys it.
-SocketMutator own_user_only = {&kOwnUserOnlyTable, {static_cast<gpr_atm>(1) << 40}};
+constexpr SocketMutatorTable kJobOnlyTable = {&LeaveUnchanged, &CompareIdentity, &KeepForever, &ServeTheJobOnly};
 
 void* SameMutator(void* mutator) { return mutator; }
 void ForgetMutator(void* /*mutator*/) {}
 int CompareMutators(void* a, void* b) { return (a > b) - (a < b); }
 constexpr grpc_arg_pointer_vtable kMutatorArgument = {&SameMutator, &ForgetMutator, &CompareMutators};
 
-// Puts own_user_only in the server's channel arguments, as ChannelArguments::SetSocketMutator would (that
-// function is not exported by TensorFlow's libraries).
-class OwnUserOnlyOption : public grpc::ServerBuilderOption {
+// Puts a mutator serving the job of `server_def` in the server's channel arguments, as
+// ChannelArguments::SetSocketMutator would (that function is not exported by TensorFlow's libraries).
+class JobOnlyOption : public grpc::ServerBuilderOption {
  public:
+  explicit JobOnlyOption(SocketMutator* mutator) : mutator_(mutator) {}
+
   void UpdateArguments(grpc::ChannelArguments* arguments) override {
     auto& strings = arguments->*Member(ArgumentStrings());
     strings.push_back(GRPC_ARG_SOCKET_MUTATOR);
     grpc_arg argument;
     argument.type = GRPC_ARG_POINTER;
     argument.key = const_cast<char*>(strings.back().c_str());
-    argument.value.pointer.p = &own_user_only;
+    argument.value.pointer.p = mutator_;
     argument.value.pointer.vtable = &kMutatorArgument;
     (arguments->*Member(ArgumentList())).push_back(argument);
   }
   void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* /*plugins*/) override {}
+
+ private:
+  SocketMutator* const mutator_;
 };
 
-class LoopbackServer : public tensorflow::GrpcServer {
+class JobServer : public tensorflow::GrpcServer {
  public:
-  LoopbackServer(const tensorflow::ServerDef& server_def, tsl::Env* env) : GrpcServer(server_def, env) {}
+  // gRPC may use the mutator for as long as the process lives, so it and its peers are never freed (a rank
+  // starts one server).
+  JobServer(const tensorflow::ServerDef& server_def, tsl::Env* env)
+      : GrpcServer(server_def, env),
+        mutator_(new SocketMutator{&kJobOnlyTable, {static_cast<gpr_atm>(1) << 40}, new JobPeers(server_def)}) {}
 
   static absl::Status Create(const tensorflow::ServerDef& server_def, tensorflow::DeviceMgr* local_device_mgr,
                              std::unique_ptr<tensorflow::ServerInterface>* out_server) {
-    auto server = std::make_unique<LoopbackServer>(server_def, tsl::Env::Default());
+    auto server = std::make_unique<JobServer>(server_def, tsl::Env::Default());
     tensorflow::GrpcServerOptions options;
     options.local_device_mgr = local_device_mgr;
     TF_RETURN_IF_ERROR(server->Init(options));
@@ -147,25 +188,30 @@ class LoopbackServer : public tensorflow::GrpcServer {
 
  protected:
   void MaybeMutateBuilder(grpc::ServerBuilder* builder, int /*requested_port*/) override {
-    for (auto& port : builder->*Member(BuilderPorts())) {
-      for (const std::string any : kAnyAddresses) {
-        if (port.addr.rfind(any, 0) == 0) port.addr = kLoopback + port.addr.substr(any.size());
+    if (mutator_->peers->AllOnLoopback()) {
+      for (auto& port : builder->*Member(BuilderPorts())) {
+        for (const std::string any : kAnyAddresses) {
+          if (port.addr.rfind(any, 0) == 0) port.addr = kLoopback + port.addr.substr(any.size());
+        }
       }
     }
-    (builder->*Member(BuilderOptions())).push_back(std::make_unique<OwnUserOnlyOption>());
+    (builder->*Member(BuilderOptions())).push_back(std::make_unique<JobOnlyOption>(mutator_));
   }
+
+ private:
+  SocketMutator* const mutator_;
 };
 
-class LoopbackServerFactory : public tensorflow::ServerFactory {
+class JobServerFactory : public tensorflow::ServerFactory {
  public:
-  explicit LoopbackServerFactory(std::string protocol) : protocol_(std::move(protocol)) {}
+  explicit JobServerFactory(std::string protocol) : protocol_(std::move(protocol)) {}
 
   bool AcceptsOptions(const tensorflow::ServerDef& server_def) override { return server_def.protocol() == protocol_; }
 
   absl::Status NewServer(const tensorflow::ServerDef& server_def, const Options& options,
                          std::unique_ptr<tensorflow::ServerInterface>* out_server) override {
-    return NoThrow("starting a loopback gRPC server",
-                   [&] { return LoopbackServer::Create(server_def, options.local_device_mgr, out_server); });
+    return NoThrow("starting a rank's gRPC server",
+                   [&] { return JobServer::Create(server_def, options.local_device_mgr, out_server); });
   }
 
  private:
@@ -175,7 +221,7 @@ class LoopbackServerFactory : public tensorflow::ServerFactory {
 }  // namespace
 }  // namespace npu_bridge
 
-extern "C" int npu_bridge_register_loopback_server(const char* protocol) {
+extern "C" int npu_bridge_register_job_server(const char* protocol) {
   return npu_bridge::NoThrowValue(0, [&] {
     static std::mutex mutex;
     static std::string registered;
@@ -183,7 +229,7 @@ extern "C" int npu_bridge_register_loopback_server(const char* protocol) {
     if (protocol == nullptr || *protocol == '\0') return 0;
     if (!registered.empty()) return registered == protocol ? 1 : 0;
     // TensorFlow keeps the factory for the life of the process.
-    tensorflow::ServerFactory::Register("NPU_BRIDGE_LOOPBACK", new npu_bridge::LoopbackServerFactory(protocol));
+    tensorflow::ServerFactory::Register("NPU_BRIDGE_JOB", new npu_bridge::JobServerFactory(protocol));
     registered = protocol;
     return 1;
   });

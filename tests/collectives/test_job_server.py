@@ -1,7 +1,8 @@
-"""A rank of a job whose ranks all meet at 127.0.0.1 listens there alone (``loopback_server``): TensorFlow's own
-server would listen on every interface. It serves only its own user: a connection from another user's socket is
-closed before a byte of it is read, whether the rank runs as root or as an unprivileged user. Its sessions and
-collectives are TensorFlow's; a job with another host keeps TensorFlow's protocol."""
+"""A rank's server is the library's (``job_server``). When every rank of the job meets at 127.0.0.1 it listens there
+alone (TensorFlow's own server would listen on every interface); with another host in the job, on every interface.
+Either way it serves only its own job: a connection from another user's socket on this machine is closed before a
+byte of it is read, whether the rank runs as root or as an unprivileged user (``test_two_hosts.py`` checks that one
+from a machine outside the job is closed too). Its sessions and collectives are TensorFlow's."""
 
 import json
 import os
@@ -18,7 +19,6 @@ from helpers.collectives import outward_address
 from helpers.paths import REPO_ROOT, TESTS_DIR
 from helpers.processes import run_python
 
-from npu_bridge.core.collectives import loopback_server
 from npu_bridge.core.launch import plan
 
 SERVE = """
@@ -63,29 +63,28 @@ print("RESULT " + json.dumps({
 """
 LOOPBACK_V4 = "0100007F"  # 127.0.0.1 as /proc/net/tcp shows it
 LOOPBACK_V4_IN_V6 = "0000000000000000FFFF00000100007F"  # ::ffff:127.0.0.1
+ANY_V4, ANY_V6 = "00000000", "0" * 32
 
 
 @pytest.mark.slow
-def test_a_rank_whose_job_is_all_on_loopback_listens_on_127_0_0_1_alone_and_serves_its_sessions():
+@pytest.mark.parametrize("other_host", ["127.0.0.1", "192.0.2.7"])  # the second: TEST-NET-1, never here
+def test_a_rank_listens_on_127_0_0_1_alone_when_its_whole_job_does_and_serves_its_sessions(other_host):
     base = plan.find_free_ports(2)
-    addresses = [f"127.0.0.1:{base}", f"127.0.0.1:{base + 1}"]  # rank 1 is never started
+    addresses = [f"127.0.0.1:{base}", f"{other_host}:{base + 1}"]  # rank 1 is never started
     outward = outward_address()
     result = run_python(SERVE, args=(json.dumps(addresses), json.dumps(outward)), timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     found = json.loads(next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))[7:])
-    assert sorted(found["tcp"] + found["tcp6"]) in ([LOOPBACK_V4], [LOOPBACK_V4_IN_V6]), found
+    listening = sorted(found["tcp"] + found["tcp6"])
     assert found["loopback_connects"] and found["value"] == 6.0
-    if outward is not None:  # TensorFlow's own server would accept this connection
-        assert found["outward_connects"] is False, (outward, found)
-
-
-def test_only_a_job_all_on_127_0_0_1_gets_the_loopback_protocol():
-    assert loopback_server.all_on_loopback(["127.0.0.1", "127.0.0.1"])
-    assert not loopback_server.all_on_loopback(["127.0.0.1", "192.0.2.7"])
-    assert not loopback_server.all_on_loopback(["::1"])
-    assert loopback_server.protocol_for(["127.0.0.1:60000", "192.0.2.7:60001"]) == "grpc"
-    assert loopback_server.protocol_for(["192.0.2.7:60000", "192.0.2.8:60001"]) == "grpc"
-    assert loopback_server.protocol_for(["127.0.0.1:60000"]) == loopback_server.PROTOCOL
+    if other_host == "127.0.0.1":
+        assert listening in ([LOOPBACK_V4], [LOOPBACK_V4_IN_V6]), found
+        if outward is not None:  # TensorFlow's own server would accept this connection
+            assert found["outward_connects"] is False, (outward, found)
+    else:  # the job has another machine, which must reach this rank
+        assert listening in ([ANY_V4], [ANY_V6]), found
+        if outward is not None:  # from this machine, and this user: served
+            assert found["outward_connects"] is True, (outward, found)
 
 
 SERVE_UNTIL_STDIN_CLOSES = """
@@ -99,7 +98,8 @@ HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 # As USER: connect to 127.0.0.1:PORT, send the HTTP/2 preface and print how many of the 9 bytes of the server's
 # first frame header arrive (0: the server closed the connection). Only bash and coreutils: no interpreter needed.
 FIRST_FRAME_BYTES = (
-    'exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 9; printf "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" >&3; '
+    'trap "" PIPE; exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 9; '
+    'printf "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" >&3 2>/dev/null; '
     "timeout 20 head -c 9 <&3 | wc -c"
 )
 
@@ -207,4 +207,4 @@ def test_a_loopback_rank_serves_its_own_user_and_closes_every_other_users_connec
     refusals = [line for line in stderr.splitlines() if "closed a connection from user" in line]
     assert len(refusals) == len(others), stderr[-3000:]
     for line, other in zip(refusals, others):
-        assert f"from user {other.uid}: it serves only processes of user {owner.uid}, its job's" in line
+        assert f"from user {other.uid} of this machine: it serves only its job (processes of user {owner.uid}" in line
