@@ -15,7 +15,7 @@ import time
 
 import helpers.unprivileged_users
 import pytest
-from helpers.collectives import outward_address
+from helpers.collectives import FIRST_FRAME_PROBE, outward_address
 from helpers.paths import REPO_ROOT, TESTS_DIR
 from helpers.processes import run_python
 
@@ -95,13 +95,6 @@ print("READY", flush=True)
 sys.stdin.read()
 """
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-# As USER: connect to 127.0.0.1:PORT, send the HTTP/2 preface and print how many of the 9 bytes of the server's
-# first frame header arrive (0: the server closed the connection). Only bash and coreutils: no interpreter needed.
-FIRST_FRAME_BYTES = (
-    'trap "" PIPE; exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 9; '
-    'printf "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" >&3 2>/dev/null; '
-    "timeout 20 head -c 9 <&3 | wc -c"
-)
 
 
 def _start_rank_server(user, directory, port):
@@ -148,8 +141,9 @@ def _stop(process):
 
 
 def _first_frame_bytes(user, port):
+    """As ``user``: how many bytes of the first frame of the server at 127.0.0.1:``port`` arrive (0: closed)."""
     result = subprocess.run(
-        [*user.prefix(view=False), "bash", "-c", FIRST_FRAME_BYTES, str(port)],
+        [*user.prefix(view=False), "bash", "-c", FIRST_FRAME_PROBE, "127.0.0.1", str(port)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -54,6 +54,15 @@ except Exception as e:
 print("RAN")
 """
 
+# bash -c FIRST_FRAME_PROBE ADDRESS PORT: connects, sends the HTTP/2 preface and prints how many of the 9 bytes of the
+# server's first frame header arrive (0: the server closed the connection). Bash and coreutils only, so that it runs
+# as any user, in any network namespace, without an interpreter.
+FIRST_FRAME_PROBE = (
+    'trap "" PIPE; exec 3<>"/dev/tcp/$0/$1" || exit 9; '
+    'printf "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" >&3 2>/dev/null; '
+    "timeout 20 head -c 9 <&3 | wc -c"
+)
+
 
 def vector(rank, dtype="float32"):
     """The 6-element input of ``rank``: (rank + 1) * VECTOR, with element 5 zero on rank 0 (for prod grads)."""

@@ -21,7 +21,7 @@ import time
 
 import helpers.unprivileged_users
 import pytest
-from helpers.collectives import OUTSIDE_CLIENT, Ranks, outward_address, parse_results
+from helpers.collectives import FIRST_FRAME_PROBE, OUTSIDE_CLIENT, Ranks, outward_address, parse_results
 from helpers.markdown import anchors
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
 
@@ -68,11 +68,9 @@ def _wait_ready(job, tmp_path, timeout=150):
     pytest.fail(f"the job did not get ready (exit {job.returncode}):\n{out}\n{err}")
 
 
-def _attack(port, victim, host="127.0.0.1", user=None):
-    """Runs the outside client as ``user`` (default: this process's user)."""
-    prefix = user.prefix() if user else []
+def _attack(port, victim, host="127.0.0.1"):
     return subprocess.run(
-        [*prefix, sys.executable, "-c", OUTSIDE_CLIENT, f"{host}:{port}", str(victim)],
+        [sys.executable, "-c", OUTSIDE_CLIENT, f"{host}:{port}", str(victim)],
         capture_output=True,
         text=True,
         timeout=90,
@@ -80,8 +78,8 @@ def _attack(port, victim, host="127.0.0.1", user=None):
     )
 
 
-def _attack_is_refused(port, victim, host="127.0.0.1", user=None):
-    attack = _attack(port, victim, host, user)
+def _attack_is_refused(port, victim, host="127.0.0.1"):
+    attack = _attack(port, victim, host)
     assert attack.returncode == 3 and "REFUSED" in attack.stdout, attack.stdout + attack.stderr
     assert not victim.exists()
 
@@ -165,7 +163,9 @@ def test_with_share_network_only_the_jobs_own_user_can_reach_its_ranks(tmp_path)
         port = _wait_ready(job, tmp_path)
         if outward is not None:  # the ranks listen on 127.0.0.1 alone: another machine cannot connect
             _attack_is_refused(port, tmp_path / "victim", host=outward)
-        _attack_is_refused(port, tmp_path / "victim", user=other)  # their servers close other users' connections
+        # their servers close other users' connections before reading a byte
+        probe = _as_other_user(["bash", "-c", FIRST_FRAME_PROBE, "127.0.0.1", str(port)])
+        assert probe.stdout.strip() == "0", probe
         victim = tmp_path / "victim"
         attack = _attack(port, victim)  # the job's own user: what TensorFlow's server allows anyone
         assert attack.returncode == 0, attack.stdout + attack.stderr

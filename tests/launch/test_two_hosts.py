@@ -30,7 +30,7 @@ import time
 import helpers.unprivileged_users
 import numpy as np
 import pytest
-from helpers.collectives import OUTSIDE_CLIENT, VECTOR, parse_results, vector
+from helpers.collectives import FIRST_FRAME_PROBE, OUTSIDE_CLIENT, VECTOR, parse_results, vector
 from helpers.paths import REPO_ROOT, TESTS_DIR, WORKERS
 
 from npu_bridge.core.launch import gate_admission
@@ -507,12 +507,9 @@ def test_one_npu_run_per_host_started_by_a_scheduler_forms_the_job(two_hosts, tm
 def _first_frame_bytes(two_hosts, host, address, port):
     """From host ``host``, as root: connects to ``address:port``, sends the HTTP/2 preface and returns how many of
     the 9 bytes of the server's first frame header arrive (0: the server closed the connection)."""
-    probe = (
-        'trap "" PIPE; exec 3<>"/dev/tcp/$0/$1" || exit 9; '
-        'printf "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" >&3 2>/dev/null; '
-        "timeout 20 head -c 9 <&3 | wc -c"
+    process = two_hosts.start(
+        host, ["bash", "-c", FIRST_FRAME_PROBE, address, str(port)], stdout=subprocess.PIPE, text=True
     )
-    process = two_hosts.start(host, ["bash", "-c", probe, address, str(port)], stdout=subprocess.PIPE, text=True)
     out, _ = process.communicate(timeout=60)
     assert process.returncode == 0, (host, process.returncode, out)
     return int(out.strip())
