@@ -37,8 +37,9 @@ namespace {
 constexpr const char* kAnyAddresses[] = {"0.0.0.0:", "[::]:"};  // what TensorFlow binds (IPv4 and IPv6 forms)
 constexpr char kLoopback[] = "127.0.0.1:";
 
-// ServerBuilder keeps its listening ports private and offers no way to change one. An explicit instantiation
-// may name a private member (no access check applies there), which gives a pointer to it.
+// ServerBuilder keeps its listening ports and options private, ChannelArguments its arguments, and TensorFlow's
+// libraries export neither's setters. An explicit instantiation may name a private member (no access check applies
+// there), which gives a pointer to it.
 template <typename Tag, typename Tag::type kMember>
 struct GrantAccess {
   friend typename Tag::type Member(Tag) { return kMember; }

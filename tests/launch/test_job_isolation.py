@@ -4,9 +4,9 @@ TensorFlow's gRPC server listens on every interface and authenticates nobody, so
 reaches a rank's port can run a graph in it (here: one that writes a file, with the rank's privileges). npu-run runs
 a job that lives on one machine in a private network: the same client, on the same machine, through 127.0.0.1,
 cannot even connect, and the job's own collectives still work. With ``--share-network`` the ranks' servers are the
-loopback server's: through this machine's outward address the attack is refused, through 127.0.0.1 it is refused to
-another user and succeeds for the job's own (which shows the test can fail). Ranks started by hand on one machine
-have the same servers and warn of nothing. Jobs run as root and as an unprivileged user
+library's (``job_server``): through this machine's outward address the attack is refused, through 127.0.0.1 it is
+refused to another user and succeeds for the job's own (which shows the test can fail). Ranks started by hand on
+one machine have the same servers and warn of nothing. Jobs run as root and as an unprivileged user
 (``helpers.unprivileged_users``: the private network is then a user and a network namespace), and another local
 user can neither connect to a rank nor join its namespaces.
 """
@@ -229,7 +229,7 @@ def test_a_private_network_has_only_loopback(tmp_path):
     assert not exposure.is_private(str(tmp_path / "missing"))
 
 
-def test_the_warnings_link_to_sections_that_exist():
+def test_the_warning_links_to_a_section_that_exists():
     page, _, anchor = exposure.DOCS_MULTI_HOST.partition("#")
     assert anchor in anchors(pathlib.Path(REPO_ROOT, page)), exposure.DOCS_MULTI_HOST
 

@@ -16,7 +16,7 @@ from npu_bridge.core.world import world
 NETWORK_VARIABLE = world.LAUNCHER_VARIABLE
 PRIVATE = "private"  # one machine, private network
 AUTHENTICATED = "authenticated"  # several machines, private networks joined by npu-run's authenticated relay
-SHARED = "shared"  # this machine's network: the rank ports are open
+SHARED = "shared"  # this machine's network: the rank ports are open to the job's machines (job_server)
 DOCS_MULTI_HOST = "docs/multi_host.md#trust-model"
 
 
