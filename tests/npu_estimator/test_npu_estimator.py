@@ -36,6 +36,33 @@ class SessionOptions(tf.estimator.SessionRunHook):
         self.options.append(getattr(session, bridge.OPTIONS_ATTRIBUTE))
 
 
+class CheckpointAtStart(tf.estimator.SessionRunHook):
+    """Records the newest checkpoint of ``model_dir`` when the session was created."""
+
+    def __init__(self, model_dir):
+        self.model_dir = model_dir
+        self.seen = "never called"
+
+    def after_create_session(self, session, coord):
+        self.seen = tf.train.latest_checkpoint(self.model_dir)
+
+
+def test_the_checkpoint_saver_runs_after_the_scripts_hooks_as_upstream_puts_it_among_the_training_hooks(tmp_path):
+    """A script's hook that restores weights when model_dir has a checkpoint (ShufflenetV1's EMA restore checks in
+    begin and again in after_create_session) finds none on a new model_dir under NPUEstimator, whose saver is a
+    training hook; TensorFlow's Estimator makes its saver a chief hook, run first, which saves step 0 before."""
+    npu_dir, plain_dir = str(tmp_path / "npu"), str(tmp_path / "plain")
+    npu_hook, plain_hook = CheckpointAtStart(npu_dir), CheckpointAtStart(plain_dir)
+    config = NPURunConfig(model_dir=npu_dir, save_checkpoints_steps=1, log_step_count_steps=None)
+    NPUEstimator(model_fn, config=config, params=NPU_PARAMS).train(input_fn, max_steps=1, hooks=[npu_hook])
+    plain_config = tf.estimator.RunConfig(save_checkpoints_steps=1, log_step_count_steps=None)
+    estimator = tf.estimator.Estimator(model_fn, model_dir=plain_dir, params={"lr": 0.1}, config=plain_config)
+    estimator.train(input_fn, max_steps=1, hooks=[plain_hook])
+    assert npu_hook.seen is None
+    assert plain_hook.seen == os.path.join(plain_dir, "model.ckpt-0")
+    assert tf.train.latest_checkpoint(npu_dir) == os.path.join(npu_dir, "model.ckpt-1")
+
+
 def test_training_with_iterations_per_loop_matches_step_by_step_and_resumes(tmp_path, npu_log):
     level = log.logger.level
     log.logger.setLevel(logging.INFO)

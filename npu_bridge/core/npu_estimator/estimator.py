@@ -5,7 +5,7 @@ On top of ``tf.estimator.Estimator`` (``npu_bridge.core.tf_estimator`` on Tensor
   * runs every session with the config's NpuOptimizer options (one more NpuOptimizer entry, as upstream);
   * with ``iterations_per_loop`` N > 1 trains N steps per ``sess.run`` (the IterationOp, see
     ``npu_bridge.core.training.iteration_loop``) and tells the step-counting hooks so;
-  * checkpoints with ``NPUCheckpointSaverHook`` and ``NPUSaver``;
+  * checkpoints with ``NPUCheckpointSaverHook`` (a training hook, run after the script's hooks) and ``NPUSaver``;
   * prepends ``NPUBroadcastGlobalVariablesHook(root_rank=0)`` when the job has several ranks (not in
     ``horovod_mode``);
   * sends ``NPUEstimatorSpec.host_call`` tensors through an outfeed channel to a host thread every step.
@@ -220,6 +220,11 @@ class NPUEstimator(Estimator):
             defer_build=True,
             save_relative_paths=True,
         )
+
+    # NPUEstimator's checkpoint saver is one of the training hooks, after the script's own: a script hook's
+    # after_create_session sees no checkpoint of the first step on a new model_dir (ShufflenetV1's EMA restore
+    # relies on it).
+    _saver_after_script_hooks = True
 
     def _checkpoint_saver_hook(self, scaffold, listeners):
         config = self._config

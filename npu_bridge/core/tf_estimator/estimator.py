@@ -8,7 +8,8 @@ checkpoints and summaries as ``RunConfig`` asks, logs loss and steps per second,
 What it logs, and at which verbosity, is TensorFlow's Estimator's (see ``run_log.py``).
 
 Subclasses (``NPUEstimator``) adjust a run through a few methods: ``_create_saver``,
-``_checkpoint_saver_hook`` and the ``_session_config`` / ``_steps_per_run`` attributes.
+``_checkpoint_saver_hook`` and the ``_session_config`` / ``_steps_per_run`` / ``_saver_after_script_hooks``
+attributes.
 
 One file over 500 lines because it is one class, TensorFlow's ``Estimator`` with the methods subclasses override;
 what stands apart from it already lives next to it (calling, export, run_log, warm_start).
@@ -116,6 +117,10 @@ class Estimator:
     Raises:
       ValueError: bad ``config``, conflicting model directories, or a model_fn signature that cannot work.
     """
+
+    # TensorFlow's Estimator makes its checkpoint saver a chief-only hook, which a monitored session runs before the
+    # others: the checkpoint of the first step exists when the script's hooks' after_create_session runs.
+    _saver_after_script_hooks = False
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
         _check_not_overridden(type(self))
@@ -479,7 +484,7 @@ class Estimator:
                     "save_checkpoints_secs in the RunConfig"
                 )
             if saver_hook is not None:
-                chief_hooks.append(saver_hook)
+                (hooks if self._saver_after_script_hooks else chief_hooks).append(saver_hook)
         if self._warm_start_settings is not None:
             run_log.info("Warm-starting from: %s", self._warm_start_settings.ckpt_to_initialize_from)
             warm_start.apply(self._warm_start_settings)
