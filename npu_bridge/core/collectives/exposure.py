@@ -40,16 +40,20 @@ def port_span(ports):
     return str(first) if first == last else f"{first}-{last}"
 
 
-def exposed_text(who, ports, reason):
-    """The warning for the servers of a job across machines, which every process on its other machines can reach.
+def exposed_text(who, ports, reason, one_host):
+    """The warning for servers outside a private network: None for a job on one machine (``job_server`` serves its
+    user alone), else the text for a job across machines, which every process on its other machines can reach.
 
     Args:
       who: whose servers, e.g. "the 2 ranks of job J" or "rank 0".
       ports: their ports.
       reason: why they are reachable (a sentence).
+      one_host: True when the whole job is on this machine.
     Returns:
-      The text.
+      The text, or None.
     """
+    if one_host:
+        return None
     span = port_span(ports)
     several = len(ports) > 1
     servers = f"servers of {who} listen on TCP ports" if several else f"server of {who} listens on TCP port"
@@ -75,6 +79,7 @@ def rank_warning(environ, rank, port, one_host, private=is_private):
       one_host: True when every rank of the world is on this machine.
       private: the check for a private network (injectable for tests).
     """
-    if one_host or environ.get(NETWORK_VARIABLE) or private():
+    if environ.get(NETWORK_VARIABLE) or private():
         return None
-    return exposed_text(f"rank {rank}", [port], "The job spans several machines and was not started by npu-run.")
+    reason = "The job spans several machines and was not started by npu-run."
+    return exposed_text(f"rank {rank}", [port], reason, one_host)

@@ -99,8 +99,7 @@ def choose(job, share, secret_path, report, insecure_open_ports=False):
 def _machine_network(who, ports, reason, one_host):
     """This machine's network. The ranks' servers (``job_server``) serve only the job: a job on one machine is its
     user's alone; one across machines gets the warning that names the ports its other machines can reach."""
-    warning = None if one_host else exposure.exposed_text(who, ports, reason)
-    return Network(exposure.SHARED, warning, reason=reason)
+    return Network(exposure.SHARED, exposure.exposed_text(who, ports, reason, one_host), reason=reason)
 
 
 def _several_servers(job, share, secret, report, insecure_open_ports, who, ports):
