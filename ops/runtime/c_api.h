@@ -56,6 +56,11 @@ int npu_bridge_overflow_mode();
 // the name is empty or another one was registered.
 int npu_bridge_register_job_server(const char* protocol);
 
+// Sets the job's 32-byte vouching key for the job servers started after it: a server of a job across machines then
+// answers, on UDP at its port, whether a connection is its user's, and serves a connection from another machine only
+// when a rank there vouches for it (ops/runtime/rank_vouching.h). Returns 1, or 0 when the key is not 32 bytes.
+int npu_bridge_set_vouching_key(const char* key, int length);
+
 }  // extern "C"
 
 #endif  // NPU_BRIDGE_OPS_RUNTIME_C_API_H_

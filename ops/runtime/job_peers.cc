@@ -21,12 +21,24 @@ std::string HostOf(const std::string& target) {
   return colon == std::string::npos ? target : target.substr(0, colon);
 }
 
+// The port of "host:port" or "[v6]:port"; 0 when there is none.
+int PortOf(const std::string& target) {
+  const auto colon = target.rfind(':');
+  if (colon == std::string::npos || target.find(']', colon) != std::string::npos) return 0;
+  const std::string digits = target.substr(colon + 1);
+  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  const int port = std::stoi(digits);
+  return port <= 65535 ? port : 0;
+}
+
 }  // namespace
 
 JobPeers::JobPeers(const tensorflow::ServerDef& server_def) {
   for (const auto& job : server_def.cluster().job()) {
     for (const auto& [task, target] : job.tasks()) {
       const std::string host = HostOf(target);
+      const int port = PortOf(target);
+      if (job.name() == server_def.job_name() && task == server_def.task_index()) own_port_ = port;
       all_on_loopback_ = all_on_loopback_ && host == "127.0.0.1";
       addrinfo hints{};
       hints.ai_family = AF_UNSPEC;
@@ -41,7 +53,7 @@ JobPeers::JobPeers(const tensorflow::ServerDef& server_def) {
       }
       for (const addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
         Address address;
-        if (ToAddress(entry->ai_addr, &address)) addresses_.push_back(address);
+        if (ToAddress(entry->ai_addr, &address)) tasks_.push_back({address, port});
       }
       freeaddrinfo(found);
     }
@@ -65,7 +77,24 @@ bool JobPeers::ToAddress(const sockaddr* address, Address* out) {
 bool JobPeers::Contains(const sockaddr_storage& address) const {
   Address wanted;
   if (!ToAddress(reinterpret_cast<const sockaddr*>(&address), &wanted)) return false;
-  return std::find(addresses_.begin(), addresses_.end(), wanted) != addresses_.end();
+  return std::any_of(tasks_.begin(), tasks_.end(), [&](const Task& task) { return task.address == wanted; });
+}
+
+std::vector<sockaddr_storage> JobPeers::TasksAt(const sockaddr_storage& address) const {
+  Address wanted;
+  std::vector<sockaddr_storage> found;
+  if (!ToAddress(reinterpret_cast<const sockaddr*>(&address), &wanted)) return found;
+  for (const Task& task : tasks_) {
+    if (task.address != wanted || task.port == 0) continue;
+    sockaddr_storage at = address;
+    if (at.ss_family == AF_INET) {
+      reinterpret_cast<sockaddr_in&>(at).sin_port = htons(static_cast<uint16_t>(task.port));
+    } else {
+      reinterpret_cast<sockaddr_in6&>(at).sin6_port = htons(static_cast<uint16_t>(task.port));
+    }
+    found.push_back(at);
+  }
+  return found;
 }
 
 bool IsLoopback(const sockaddr_storage& address) {

@@ -1,4 +1,5 @@
-// The machines a job's rank servers may hear from: the hosts of its cluster, resolved once when a server starts.
+// The machines a job's rank servers may hear from: the hosts of its cluster, resolved once when a server starts,
+// and the ranks on each that can vouch for a connection from it (rank_vouching.h).
 #ifndef NPU_BRIDGE_OPS_RUNTIME_JOB_PEERS_H_
 #define NPU_BRIDGE_OPS_RUNTIME_JOB_PEERS_H_
 
@@ -24,12 +25,23 @@ class JobPeers {
   // Whether `address` (an IPv4 or IPv6 socket address) is one of the hosts' addresses.
   bool Contains(const sockaddr_storage& address) const;
 
+  // The tasks whose host is at `address`, each as that address with the task's port.
+  std::vector<sockaddr_storage> TasksAt(const sockaddr_storage& address) const;
+
+  // The port of the server's own task (0 when the cluster does not name it).
+  int OwnPort() const { return own_port_; }
+
  private:
   using Address = std::array<unsigned char, 16>;  // IPv6; IPv4 as its IPv4-mapped form
   static bool ToAddress(const sockaddr* address, Address* out);
 
-  std::vector<Address> addresses_;
+  struct Task {
+    Address address;
+    int port;
+  };
+  std::vector<Task> tasks_;  // one per address a task's host resolves to
   bool all_on_loopback_ = true;
+  int own_port_ = 0;
 };
 
 // True when `address` is a loopback address (127.0.0.0/8, ::1, or IPv4-mapped loopback).

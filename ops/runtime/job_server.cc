@@ -4,10 +4,11 @@
 // one, and every user of this one, could run graphs in a rank. npu_bridge_register_job_server(protocol) registers
 // a server factory for `protocol` (collectives/job_server.py names it); a ServerDef with that protocol gets a
 // GrpcServer whose gRPC server judges each accepted connection before reading from it:
-//   - one whose other end is a socket of this machine (loopback_peer.h) is served when that socket is this
+//   - one whose other end is a socket of this machine (socket_owner.h) is served when that socket is this
 //     process's user's;
 //   - one from another machine is served when it comes from an address of a host of the job's cluster
-//     (job_peers.h).
+//     (job_peers.h) and, once npu_bridge_set_vouching_key gave the job's key, when a rank of the job on that
+//     machine vouches that the socket is its user's (rank_vouching.h).
 // A job whose hosts are all 127.0.0.1 also listens on 127.0.0.1 alone. Everything else is TensorFlow's server.
 #include <arpa/inet.h>
 #include <grpc/impl/channel_arg_names.h>
@@ -26,8 +27,9 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "ops/runtime/c_api.h"
 #include "ops/runtime/job_peers.h"
-#include "ops/runtime/loopback_peer.h"
 #include "ops/runtime/no_throw.h"
+#include "ops/runtime/rank_vouching.h"
+#include "ops/runtime/socket_owner.h"
 #include "tensorflow/core/distributed_runtime/rpc/grpc_server_lib.h"
 #include "tensorflow/core/distributed_runtime/server_lib.h"
 
@@ -86,7 +88,9 @@ struct SocketMutatorTable {
 struct SocketMutator {
   const SocketMutatorTable* table;
   gpr_refcount references;
-  const JobPeers* peers;  // ours: gRPC reads only the two fields above
+  // ours: gRPC reads only the two fields above
+  const JobPeers* peers;
+  std::string vouching_key;  // empty: the address of a connection from another machine suffices
 };
 
 // The address of `address` as people write it (an IPv4-mapped IPv6 address as IPv4).
@@ -107,20 +111,26 @@ std::string AddressText(const sockaddr_storage& address) {
 
 // Whether the accepted connection `fd` comes from the job: a socket of this process's user on this machine, or
 // another machine among the job's hosts. Logs the first refusals.
-bool FromTheJob(int fd, const JobPeers& peers) {
-  sockaddr_storage peer{};
-  socklen_t length = sizeof(peer);
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return false;
-  std::string refused;
-  if (const auto owner = LoopbackPeerOwner(fd)) {
+bool FromTheJob(int fd, const SocketMutator& mutator) {
+  sockaddr_storage own{}, peer{};
+  socklen_t own_length = sizeof(own), peer_length = sizeof(peer);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&own), &own_length) != 0 ||
+      getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) != 0) {
+    return false;
+  }
+  const JobPeers& peers = *mutator.peers;
+  std::string refused, why;
+  if (const auto owner = SocketOwner(peer, own)) {
     if (*owner == geteuid()) return true;
     refused = "user " + std::to_string(*owner) + " of this machine";
   } else if (IsLoopback(peer)) {  // on this machine, yet its socket is gone: nobody to serve
     refused = "a closed socket of this machine";
-  } else if (peers.Contains(peer)) {
+  } else if (!peers.Contains(peer)) {
+    refused = AddressText(peer) + ", not a host of the job";
+  } else if (mutator.vouching_key.empty() || Vouched(mutator.vouching_key, own, peer, peers.TasksAt(peer), &why)) {
     return true;
   } else {
-    refused = AddressText(peer) + ", not a host of the job";
+    refused = AddressText(peer) + " that no rank of the job there vouched for (" + why + ")";
   }
   LOG_FIRST_N(ERROR, 10) << "npu_bridge: a rank's collective server closed a connection from " << refused
                          << ": it serves only its job (processes of user " << geteuid()
@@ -133,7 +143,7 @@ bool FromTheJob(int fd, const JobPeers& peers) {
 // byte of it is parsed. gRPC's threads call this, so nothing may throw out of it.
 bool ServeTheJobOnly(const SocketInfo* info, SocketMutator* mutator) {
   if (info->use != kServerConnection) return true;
-  if (!NoThrowValue(false, [&] { return FromTheJob(info->fd, *mutator->peers); })) shutdown(info->fd, SHUT_RDWR);
+  if (!NoThrowValue(false, [&] { return FromTheJob(info->fd, *mutator); })) shutdown(info->fd, SHUT_RDWR);
   return true;
 }
 bool LeaveUnchanged(int /*fd*/, SocketMutator* /*mutator*/) { return true; }
@@ -169,17 +179,36 @@ class JobOnlyOption : public grpc::ServerBuilderOption {
   SocketMutator* const mutator_;
 };
 
+// The job's vouching key (npu_bridge_set_vouching_key), for the servers started after it is set.
+std::mutex vouching_key_mutex;
+std::string& VouchingKey() {
+  static auto* key = new std::string;
+  return *key;
+}
+
 class JobServer : public tensorflow::GrpcServer {
  public:
   // gRPC may use the mutator for as long as the process lives, so it and its peers are never freed (a rank
   // starts one server).
-  JobServer(const tensorflow::ServerDef& server_def, tsl::Env* env)
+  JobServer(const tensorflow::ServerDef& server_def, tsl::Env* env, std::string vouching_key)
       : GrpcServer(server_def, env),
-        mutator_(new SocketMutator{&kJobOnlyTable, {static_cast<gpr_atm>(1) << 40}, new JobPeers(server_def)}) {}
+        mutator_(new SocketMutator{
+            &kJobOnlyTable, {static_cast<gpr_atm>(1) << 40}, new JobPeers(server_def), std::move(vouching_key)}) {}
 
   static absl::Status Create(const tensorflow::ServerDef& server_def, tensorflow::DeviceMgr* local_device_mgr,
                              std::unique_ptr<tensorflow::ServerInterface>* out_server) {
-    auto server = std::make_unique<JobServer>(server_def, tsl::Env::Default());
+    std::string key;
+    {
+      std::lock_guard<std::mutex> lock(vouching_key_mutex);
+      key = VouchingKey();
+    }
+    auto server = std::make_unique<JobServer>(server_def, tsl::Env::Default(), key);
+    const JobPeers& peers = *server->mutator_->peers;
+    if (key.empty() || peers.AllOnLoopback()) {
+      server->mutator_->vouching_key.clear();  // no key, or every connection is within this machine
+    } else {
+      TF_RETURN_IF_ERROR(StartVouching(key, peers.OwnPort()));
+    }
     tensorflow::GrpcServerOptions options;
     options.local_device_mgr = local_device_mgr;
     TF_RETURN_IF_ERROR(server->Init(options));
@@ -221,6 +250,15 @@ class JobServerFactory : public tensorflow::ServerFactory {
 
 }  // namespace
 }  // namespace npu_bridge
+
+extern "C" int npu_bridge_set_vouching_key(const char* key, int length) {
+  return npu_bridge::NoThrowValue(0, [&] {
+    if (key == nullptr || length != 32) return 0;
+    std::lock_guard<std::mutex> lock(npu_bridge::vouching_key_mutex);
+    npu_bridge::VouchingKey().assign(key, length);
+    return 1;
+  });
+}
 
 extern "C" int npu_bridge_register_job_server(const char* protocol) {
   return npu_bridge::NoThrowValue(0, [&] {

@@ -19,7 +19,10 @@ from helpers.collectives import FIRST_FRAME_PROBE, outward_address
 from helpers.paths import REPO_ROOT, TESTS_DIR
 from helpers.processes import run_python
 
+from npu_bridge.core.collectives import exposure, job_server, server
 from npu_bridge.core.launch import plan
+from npu_bridge.core.runtime import job_secret
+from npu_bridge.core.runtime.errors import LaunchError
 
 SERVE = """
 import json, socket, sys
@@ -202,3 +205,101 @@ def test_a_loopback_rank_serves_its_own_user_and_closes_every_other_users_connec
     assert len(refusals) == len(others), stderr[-3000:]
     for line, other in zip(refusals, others):
         assert f"from user {other.uid} of this machine: it serves only its job (processes of user {owner.uid}" in line
+
+
+VOUCH = """
+import hashlib, hmac, json, os, socket, struct, sys
+from npu_bridge.core.collectives import job_server, server
+from npu_bridge.core.runtime import job_secret
+addresses = json.loads(sys.argv[1])
+key = job_secret.vouching_key(b"s" * 32)
+if sys.argv[2] == "keyed":
+    job_server.vouch_with(key)
+server._start_server(0, addresses)
+port = int(addresses[0].rpartition(":")[2])
+
+
+def endpoint(address):
+    return socket.inet_pton(socket.AF_INET6, "::ffff:" + address[0]) + struct.pack(">H", address[1])
+
+
+def ask(question, timeout=1.0):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as asker:
+        asker.settimeout(timeout)
+        asker.sendto(question, ("127.0.0.1", port))
+        try:
+            return asker.recv(200)
+        except TimeoutError:
+            return None
+
+
+def verdict(server_end, client_end):
+    nonce = os.urandom(16)
+    answer = ask(b"NPUVQ\\0\\0\\1" + nonce + endpoint(server_end) + endpoint(client_end))
+    if answer is None:
+        return None
+    signed, mac = answer[:-32], answer[-32:]
+    assert signed[:8] == b"NPUVA\\0\\0\\1" and signed[8:24] == nonce, answer
+    return {"verdict": signed[-1], "mac_ok": hmac.compare_digest(mac, hmac.new(key, signed, hashlib.sha256).digest())}
+
+
+listener = socket.create_server(("127.0.0.1", 0))
+client = socket.create_connection(listener.getsockname())
+accepted, _ = listener.accept()
+print("RESULT " + json.dumps({
+    "ours": verdict(listener.getsockname(), client.getsockname()),
+    "reversed": verdict(client.getsockname(), listener.getsockname()),
+    "closed_port": verdict(listener.getsockname(), ("127.0.0.1", 9)),
+    "garbage": ask(b"NPUVQ" + b"x" * 10) is not None,
+}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keyed", ["keyed", "no key"])
+def test_a_rank_of_a_job_across_machines_vouches_for_its_users_sockets_alone_under_the_jobs_key(keyed):
+    """With the job secret, a rank whose job has another machine answers on UDP at its port whether a TCP socket of
+    this machine is its user's, signed with the key Python's hmac derives from the secret; without it, it answers
+    nothing. ``test_two_hosts.py`` checks that another user's connection from the job's other machine is closed."""
+    base = plan.find_free_ports(2)
+    addresses = [f"127.0.0.1:{base}", f"192.0.2.7:{base + 1}"]  # TEST-NET-1: rank 1 is never started
+    result = run_python(VOUCH, args=(json.dumps(addresses), keyed), timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = json.loads(next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))[7:])
+    if keyed == "no key":
+        assert found == {"ours": None, "reversed": None, "closed_port": None, "garbage": False}
+        return
+    # the socket from the client's endpoint to the listener's is this user's: vouched, signed with the job's key
+    assert found["ours"] == {"verdict": 1, "mac_ok": True}
+    # the same endpoints the other way round name the accepted socket, also this user's; a closed port none
+    assert found["reversed"] == {"verdict": 1, "mac_ok": True}
+    assert found["closed_port"] == {"verdict": 0, "mac_ok": True}
+    assert found["garbage"] is False  # not a question: no answer
+
+
+def test_ranks_vouch_only_across_machines_outside_npu_runs_network_and_with_a_readable_secret(tmp_path, monkeypatch):
+    keys = []
+    monkeypatch.setattr(job_server, "vouch_with", keys.append)
+    secret = tmp_path / "job.secret"
+    job_secret.create(str(secret))
+
+    class Rank:
+        def __init__(self, host):
+            self.host = host
+
+    class World:
+        def __init__(self, *hosts):
+            self.ranks = [Rank(host) for host in hosts]
+
+    across, one_host = World("10.0.0.1", "10.0.0.2"), World("10.0.0.1", "10.0.0.1")
+    with_secret = {job_secret.VARIABLE: str(secret)}
+    assert server._vouch_across_machines(across, {}) is False  # no secret: the rank warns instead
+    assert server._vouch_across_machines(one_host, with_secret) is False  # one machine: the owner check suffices
+    relayed = dict(with_secret, **{exposure.NETWORK_VARIABLE: exposure.AUTHENTICATED})
+    assert server._vouch_across_machines(across, relayed) is False  # npu-run's relays: every connection is local
+    assert keys == []
+    assert server._vouch_across_machines(across, with_secret) is True
+    assert keys == [job_secret.vouching_key(job_secret.load(str(secret)))] and len(keys[0]) == 32
+    secret.chmod(0o644)
+    with pytest.raises(LaunchError, match="readable by nobody else"):
+        server._vouch_across_machines(across, with_secret)

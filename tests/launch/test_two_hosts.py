@@ -504,11 +504,12 @@ def test_one_npu_run_per_host_started_by_a_scheduler_forms_the_job(two_hosts, tm
     _check_collectives_and_training(job.results(), two_hosts)
 
 
-def _first_frame_bytes(two_hosts, host, address, port):
-    """From host ``host``, as root: connects to ``address:port``, sends the HTTP/2 preface and returns how many of
-    the 9 bytes of the server's first frame header arrive (0: the server closed the connection)."""
+def _first_frame_bytes(two_hosts, host, address, port, user=None):
+    """From host ``host``, as root (or ``user``): connects to ``address:port``, sends the HTTP/2 preface and returns
+    how many of the 9 bytes of the server's first frame header arrive (0: the server closed the connection)."""
+    prefix = user.prefix(view=False) if user else []
     process = two_hosts.start(
-        host, ["bash", "-c", FIRST_FRAME_PROBE, address, str(port)], stdout=subprocess.PIPE, text=True
+        host, [*prefix, "bash", "-c", FIRST_FRAME_PROBE, address, str(port)], stdout=subprocess.PIPE, text=True
     )
     out, _ = process.communicate(timeout=60)
     assert process.returncode == 0, (host, process.returncode, out)
@@ -539,7 +540,8 @@ def test_ranks_a_scheduler_starts_on_two_hosts_form_the_world_without_npu_run(tw
     """Four ranks on two nodes, one process per rank and no npu-run. ``srun -n 4``: each rank's world comes from its
     Slurm variables alone. torchrun, as an unprivileged user: the ranks know only MASTER_ADDR, meet at rank 0 (on
     the port after torchrun's own store, which holds MASTER_PORT) and prove the job secret. Either way each host's
-    first rank hands that host's ranks their segment, so collectives go by host as under npu-run."""
+    first rank hands that host's ranks their segment, so collectives go by host as under npu-run. With the secret
+    the ranks' servers also vouch for each other's connections: another user of the job's other host is refused."""
     user = helpers.unprivileged_users.job_user() if scheduler == "torchrun" else None
     with contextlib.ExitStack() as stack:
         directory = stack.enter_context(user.directory()) if user else tmp_path
@@ -590,14 +592,22 @@ def test_ranks_a_scheduler_starts_on_two_hosts_form_the_world_without_npu_run(tw
             time.sleep(0.2)
         _check_collectives_and_training(results(), two_hosts)  # each host's first rank keeps its ranks' segment
         # Rank 0's server (host a) serves the job alone: the other host of the job gets its first frame, a third
-        # host does not, nor does root on host a when the ranks are another user's.
-        assert _first_frame_bytes(two_hosts, 1, two_hosts.addresses[0], PORT_BASE) == 9
-        assert _first_frame_bytes(two_hosts, TwoHosts.THIRD, two_hosts.addresses[0], PORT_BASE) == 0
-        assert _first_frame_bytes(two_hosts, 0, two_hosts.addresses[0], PORT_BASE) == (0 if user else 9)
-    for rank, path in enumerate(outputs):  # open to the job's other host: each rank says so
-        assert f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
+        # host does not, nor does root on host a when the ranks are another user's. With the secret (torchrun's
+        # ranks), root on host b is another user whom no rank there vouches for; the job's own user there is served.
+        a = two_hosts.addresses[0]
+        assert _first_frame_bytes(two_hosts, 1, a, PORT_BASE) == (0 if user else 9)
+        if user:
+            assert _first_frame_bytes(two_hosts, 1, a, PORT_BASE, user) == 9
+        assert _first_frame_bytes(two_hosts, TwoHosts.THIRD, a, PORT_BASE) == 0
+        assert _first_frame_bytes(two_hosts, 0, a, PORT_BASE) == (0 if user else 9)
+    for rank, path in enumerate(outputs):  # without the secret, open to the job's other host: each rank says so
+        warned = f"server of rank {rank} listens on TCP port {PORT_BASE + rank} of every interface" in _read(path)
+        assert warned == (scheduler == "srun"), _read(path)[-3000:]
     refusals = [line for line in _read(outputs[0]).splitlines() if "closed a connection from" in line]
     assert any(f"from {two_hosts.third_address}, not a host of the job" in line for line in refusals), refusals
+    if user:
+        vouched = f"from {two_hosts.addresses[1]} that no rank of the job there vouched for (the job's ranks there say"
+        assert any(vouched in line for line in refusals), refusals
 
 
 @pytest.mark.slow

@@ -5,9 +5,10 @@ whoever connects can run graphs in the rank, with its privileges. The ranks' ser
 (``job_server``): each closes a connection from this machine unless its other end is the job's user's, and one from
 another machine unless it comes from a host of the job. A job on one machine is thereby its user's alone, however its
 ranks were started (``npu-run`` also runs it in a private network, ``launch.private_network``). A job across machines
-is still open to every process on its other machines; unless ``npu-run --job-secret`` joins them through its
-authenticated relays, the user is told once: by ``npu-run`` for its ranks (it sets ``NETWORK_VARIABLE``), otherwise by
-each rank when its server starts. The texts are built here for both.
+is still open to every process on its other machines, unless ``npu-run --job-secret`` joins them through its
+authenticated relays or its ranks, started without npu-run, share the job secret (their servers then vouch for each
+other's connections, ``job_server.vouch_with``). Otherwise the user is told once: by ``npu-run`` for its ranks (it
+sets ``NETWORK_VARIABLE``), or by each rank when its server starts. The texts are built here for both.
 """
 
 from npu_bridge.core.world import world
@@ -40,7 +41,18 @@ def port_span(ports):
     return str(first) if first == last else f"{first}-{last}"
 
 
-def exposed_text(who, ports, reason, one_host):
+NPU_RUN_ADVICE = (
+    "Give every machine's npu-run the same --job-secret file (npu-run --make-secret FILE makes one): the ranks then "
+    "run in private networks that only connections proving the secret can reach"
+)
+RANK_ADVICE = (
+    "Give every rank the same job secret file in NPU_RUN_JOB_SECRET (npu-run --make-secret FILE makes one): the "
+    "ranks' servers then serve a connection from another machine only when a rank of the job there vouches for it "
+    "(or start one npu-run --job-secret per machine)"
+)
+
+
+def exposed_text(who, ports, reason, one_host, advice=NPU_RUN_ADVICE):
     """The warning for servers outside a private network: None for a job on one machine (``job_server`` serves its
     user alone), else the text for a job across machines, which every process on its other machines can reach.
 
@@ -49,6 +61,7 @@ def exposed_text(who, ports, reason, one_host):
       ports: their ports.
       reason: why they are reachable (a sentence).
       one_host: True when the whole job is on this machine.
+      advice: how to close the job (a sentence without its full stop).
     Returns:
       The text, or None.
     """
@@ -61,16 +74,14 @@ def exposed_text(who, ports, reason, one_host):
         f"the collective {servers} {span} of every interface without authentication: "
         f"{'they close' if several else 'it closes'} connections from "
         "other machines than the job's and from other users of this one, but any process on the job's other "
-        f"machines (another user there) can run code in the rank with its privileges. {reason} Give every "
-        "machine's npu-run the same --job-secret file (npu-run --make-secret FILE makes one): the ranks then run in "
-        "private networks that only connections proving the secret can reach; see "
+        f"machines (another user there) can run code in the rank with its privileges. {reason} {advice}; see "
         f"{DOCS_MULTI_HOST}"
     )
 
 
 def rank_warning(environ, rank, port, one_host, private=is_private):
-    """The warning a rank logs when its server started, or None when nobody outside the job can reach it (a job on
-    one machine, a private network) or npu-run has already said so.
+    """The warning a rank without the job secret logs when its server started, or None when nobody outside the job
+    can reach it (a job on one machine, a private network) or npu-run has already said so.
 
     Args:
       environ: the rank's environment.
@@ -81,5 +92,5 @@ def rank_warning(environ, rank, port, one_host, private=is_private):
     """
     if environ.get(NETWORK_VARIABLE) or private():
         return None
-    reason = "The job spans several machines and was not started by npu-run."
-    return exposed_text(f"rank {rank}", [port], reason, one_host)
+    reason = "The job spans several machines, was not started by npu-run, and its ranks have no job secret."
+    return exposed_text(f"rank {rank}", [port], reason, one_host, RANK_ADVICE)

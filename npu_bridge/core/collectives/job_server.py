@@ -7,6 +7,12 @@ it accepts, before reading from it: a connection from this machine is served whe
 this user's; one from another machine, when it comes from an address of one of the job's hosts. A job whose ranks
 all meet at 127.0.0.1 (a job on one machine: ``npu-run``, a one-server rank table, ``RANK_SIZE`` / ``RANK_ID``,
 one host's scheduler ranks) also listens on 127.0.0.1 alone. A job on one machine needs no warning (``exposure``).
+
+Another user of one of the job's other machines connects from that machine's address too. Given the job's secret
+(``vouch_with``), the servers of a job across machines therefore also vouch for each other's connections
+(``ops/runtime/rank_vouching.h``): each answers, on UDP at its server's port, whether a connection is its user's,
+under an HMAC keyed by the secret, and a connection from another machine is served only when a rank there vouches
+for it.
 """
 
 from npu_bridge.core.runtime import native_library
@@ -24,3 +30,15 @@ def protocol():
     if not native_library.c_api().npu_bridge_register_job_server(PROTOCOL.encode()):
         raise CollectiveError(f"npu_bridge's library did not register its gRPC server ({PROTOCOL})")
     return PROTOCOL
+
+
+def vouch_with(key):
+    """Makes the servers started from now on vouch for their connections across machines under ``key``.
+
+    Args:
+      key: the job's vouching key (``job_secret.vouching_key``), 32 bytes.
+    Raises:
+      CollectiveError: the library refused the key.
+    """
+    if not native_library.c_api().npu_bridge_set_vouching_key(key, len(key)):
+        raise CollectiveError(f"npu_bridge's library refused a vouching key of {len(key)} bytes (it takes 32)")

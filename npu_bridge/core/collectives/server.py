@@ -14,7 +14,7 @@ import threading
 import time
 
 from npu_bridge.core.collectives import exposure, job_server, settings, shm_keeper, stall_watch, watchdog
-from npu_bridge.core.runtime import log
+from npu_bridge.core.runtime import job_secret, log
 from npu_bridge.core.runtime.errors import CollectiveError
 
 JOB = "worker"
@@ -95,8 +95,10 @@ def ensure_started(current_world, eager=False):
     with _lock:
         if _runtime is None:
             start = _join_eager_context if eager else _start_server
+            vouching = _vouch_across_machines(current_world, os.environ)
             _runtime = Runtime(current_world.rank_id, addresses, start(current_world.rank_id, addresses))
-            _warn_if_exposed(current_world, addresses)
+            if not vouching:
+                _warn_if_exposed(current_world, addresses)
         elif (_runtime.rank, _runtime.addresses) != (current_world.rank_id, tuple(addresses)):
             raise CollectiveError(
                 f"this process already serves {_runtime.describe_rank(_runtime.rank)} of a {_runtime.rank_size}-rank "
@@ -120,6 +122,21 @@ def ensure_started(current_world, eager=False):
                 _runtime.target,
             )
         return _runtime
+
+
+def _vouch_across_machines(current_world, environ):
+    """Gives the server the job's vouching key when the job spans machines outside npu-run's authenticated
+    network and every rank has the job secret (``job_secret.VARIABLE``). Returns whether it did.
+
+    Raises:
+      LaunchError: the secret file is missing, unsafe or malformed.
+    """
+    path = environ.get(job_secret.VARIABLE)
+    one_host = len({info.host for info in current_world.ranks}) == 1
+    if not path or one_host or environ.get(exposure.NETWORK_VARIABLE) == exposure.AUTHENTICATED:
+        return False
+    job_server.vouch_with(job_secret.vouching_key(job_secret.load(path)))
+    return True
 
 
 def _warn_if_exposed(current_world, addresses):

@@ -91,4 +91,13 @@ FUNCTIONS = (
         "ServerDefs whose protocol is protocol (collectives/job_server.py). Returns 1 when that protocol is "
         "registered (now or before), 0 when the name is empty or another one was registered.",
     ),
+    (
+        "npu_bridge_set_vouching_key",
+        "int",
+        (("const char*", "key"), ("int", "length")),
+        "Sets the job's 32-byte vouching key for the job servers started after it: a server of a job across "
+        "machines then answers, on UDP at its port, whether a connection is its user's, and serves a connection "
+        "from another machine only when a rank there vouches for it (ops/runtime/rank_vouching.h). Returns 1, or "
+        "0 when the key is not 32 bytes.",
+    ),
 )

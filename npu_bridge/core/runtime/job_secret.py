@@ -84,6 +84,11 @@ def job_key(secret, job_id):
     return hmac.new(secret, b"npu-run job key\0" + job_id.encode("utf-8"), hashlib.sha256).digest()
 
 
+def vouching_key(secret):
+    """The key with which the ranks of a job across machines vouch for their connections (``job_server``)."""
+    return hmac.new(secret, b"npu_bridge rank vouching\0", hashlib.sha256).digest()
+
+
 def _answer(key, role, first, second, port):
     return hmac.new(key, role + first + second + port.to_bytes(2, "big"), hashlib.sha256).digest()
 

@@ -1,4 +1,4 @@
-#include "ops/runtime/loopback_peer.h"
+#include "ops/runtime/socket_owner.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,15 +12,11 @@
 namespace npu_bridge {
 namespace {
 
-// An endpoint of `fd` as the kernel's tables print it: each 32-bit group of the address read as one native
-// integer, then the port, in hexadecimal. 127.0.0.1:80 is "0100007F:0050" in /proc/net/tcp on a little-endian
-// machine; the same endpoint held by an IPv6 socket (gRPC makes dual-stack ones) is the IPv4-mapped
-// "0000000000000000FFFF00000100007F:0050" in /proc/net/tcp6. `as_ipv4` stays empty for an IPv6-only address.
-bool Endpoint(int fd, bool peer, std::string* as_ipv4, std::string* as_ipv6) {
-  sockaddr_storage endpoint{};
-  socklen_t length = sizeof(endpoint);
-  auto* address = reinterpret_cast<sockaddr*>(&endpoint);
-  if ((peer ? getpeername(fd, address, &length) : getsockname(fd, address, &length)) != 0) return false;
+// `endpoint` as the kernel's tables print it: each 32-bit group of the address read as one native integer, then
+// the port, in hexadecimal. 127.0.0.1:80 is "0100007F:0050" in /proc/net/tcp on a little-endian machine; the same
+// endpoint held by an IPv6 socket is the IPv4-mapped "0000000000000000FFFF00000100007F:0050" in /proc/net/tcp6.
+// `as_ipv4` stays empty for an IPv6-only address.
+bool Endpoint(const sockaddr_storage& endpoint, std::string* as_ipv4, std::string* as_ipv6) {
   uint32_t groups[4] = {0, 0, htonl(0x0000FFFFu), 0};
   unsigned port = 0;
   bool ipv4 = true;
@@ -64,13 +60,13 @@ std::optional<uid_t> Owner(const char* table_path, const std::string& local, con
 
 }  // namespace
 
-std::optional<uid_t> LoopbackPeerOwner(int fd) {
-  std::string own_v4, own_v6, peer_v4, peer_v6;
-  if (!Endpoint(fd, false, &own_v4, &own_v6) || !Endpoint(fd, true, &peer_v4, &peer_v6)) return std::nullopt;
-  if (!peer_v4.empty() && !own_v4.empty()) {
-    if (auto owner = Owner("/proc/self/net/tcp", peer_v4, own_v4)) return owner;
+std::optional<uid_t> SocketOwner(const sockaddr_storage& local, const sockaddr_storage& remote) {
+  std::string local_v4, local_v6, remote_v4, remote_v6;
+  if (!Endpoint(local, &local_v4, &local_v6) || !Endpoint(remote, &remote_v4, &remote_v6)) return std::nullopt;
+  if (!local_v4.empty() && !remote_v4.empty()) {
+    if (auto owner = Owner("/proc/self/net/tcp", local_v4, remote_v4)) return owner;
   }
-  return Owner("/proc/self/net/tcp6", peer_v6, own_v6);
+  return Owner("/proc/self/net/tcp6", local_v6, remote_v6);
 }
 
 }  // namespace npu_bridge
