@@ -10,7 +10,10 @@ The baseline is what a rank-table start does before any rank runs: read and chec
    loopback addresses 127.0.0.1 and 127.0.0.2, the job secret's handshake included), the table, then the plan;
 4. ranks torchrun started one by one across machines: all 8 meet at rank 0's rendezvous (8 threads of this
    process, each with its own connection and the job secret's handshake), which is what such a rank adds to the
-   Slurm rank's reading of its variables.
+   Slurm rank's reading of its variables;
+5. vouching, which ranks started across machines with the job secret add to every connection their servers accept
+   from another machine: one question to a rank's server about a socket of this process and its signed answer
+   (the server's machine table lookup and HMAC included). A rank accepts one or two connections per other rank.
 
 Each is the median of --repeats runs; the ratio is to the baseline, and the difference is what the target bounds.
 Forming the collective servers afterwards (TensorFlow's part) is the same for every source and not counted.
@@ -21,7 +24,9 @@ Run: python benchmarks/world_formation.py [--repeats 20]
 import argparse
 import json
 import os
+import socket
 import statistics
+import struct
 import sys
 import tempfile
 import threading
@@ -118,6 +123,34 @@ def _torchrun_ranks():
     assert len(answers) == size and all(a == answers[0] for a in answers.values())
 
 
+def _vouching_question():
+    """Starts a rank server that vouches (job across 2 hosts, rank 1 never started) and returns a function that asks
+    it about a connection of this process and checks the answer."""
+    from npu_bridge.core.collectives import job_server, server
+
+    port = plan.find_free_ports(2)
+    job_server.vouch_with(KEY)
+    started = server._start_server(0, [f"127.0.0.1:{port}", f"192.0.2.7:{port + 1}"])
+    listener = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(listener.getsockname())
+    listener.accept()
+
+    def endpoint(address):
+        return socket.inet_pton(socket.AF_INET6, "::ffff:" + address[0]) + struct.pack(">H", address[1])
+
+    question = b"NPUVQ\0\0\1" + os.urandom(16) + endpoint(listener.getsockname()) + endpoint(client.getsockname())
+    asker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    asker.settimeout(5)
+
+    def ask():
+        asker.sendto(question, ("127.0.0.1", port))
+        answer = asker.recv(200)
+        assert answer[60] == 1, answer  # vouched: the socket is this user's
+        return started, client  # kept alive with the question
+
+    return ask
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
@@ -131,6 +164,7 @@ def main():
             ("npu-run under srun, one per node", _timed(lambda: _srun_launcher(folder), args.repeats)),
             ("npu-run with CM_* (chief's rendezvous)", _timed(lambda: _cm_launchers(folder), args.repeats)),
             ("torchrun ranks (rank 0's rendezvous)", _timed(_torchrun_ranks, args.repeats)),
+            ("vouching for one connection", _timed(_vouching_question(), args.repeats)),
         ]
     print(f"8 ranks on 2 hosts, median of {args.repeats} runs")
     print(f"{'source':42} {'ms':>8} {'ratio':>7} {'beyond baseline, ms':>20}")

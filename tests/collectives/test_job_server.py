@@ -22,7 +22,7 @@ from helpers.processes import run_python
 from npu_bridge.core.collectives import exposure, job_server, server
 from npu_bridge.core.launch import plan
 from npu_bridge.core.runtime import job_secret
-from npu_bridge.core.runtime.errors import LaunchError
+from npu_bridge.core.runtime.errors import CollectiveError, LaunchError
 
 SERVE = """
 import json, socket, sys
@@ -277,7 +277,7 @@ def test_a_rank_of_a_job_across_machines_vouches_for_its_users_sockets_alone_und
     assert found["garbage"] is False  # not a question: no answer
 
 
-def test_ranks_vouch_only_across_machines_outside_npu_runs_network_and_with_a_readable_secret(tmp_path, monkeypatch):
+def test_ranks_across_machines_without_npu_run_vouch_with_the_secret_or_run_open_only_on_request(tmp_path, monkeypatch):
     keys = []
     monkeypatch.setattr(job_server, "vouch_with", keys.append)
     secret = tmp_path / "job.secret"
@@ -288,16 +288,26 @@ def test_ranks_vouch_only_across_machines_outside_npu_runs_network_and_with_a_re
             self.host = host
 
     class World:
+        rank_id = 1
+
         def __init__(self, *hosts):
             self.ranks = [Rank(host) for host in hosts]
 
     across, one_host = World("10.0.0.1", "10.0.0.2"), World("10.0.0.1", "10.0.0.1")
     with_secret = {job_secret.VARIABLE: str(secret)}
-    assert server._vouch_across_machines(across, {}) is False  # no secret: the rank warns instead
-    assert server._vouch_across_machines(one_host, with_secret) is False  # one machine: the owner check suffices
-    relayed = dict(with_secret, **{exposure.NETWORK_VARIABLE: exposure.AUTHENTICATED})
-    assert server._vouch_across_machines(across, relayed) is False  # npu-run's relays: every connection is local
+    assert server._vouch_across_machines(one_host, {}) is False  # one machine: the owner check suffices
+    for network in ("private", "authenticated", "shared"):  # npu-run chose, and said so
+        assert server._vouch_across_machines(across, {exposure.NETWORK_VARIABLE: network}) is False
+    assert server._vouch_across_machines(across, {exposure.INSECURE_VARIABLE: "1"}) is False  # open, on request
     assert keys == []
+    with pytest.raises(CollectiveError) as refused:
+        server._vouch_across_machines(across, {exposure.INSECURE_VARIABLE: "yes"})
+    assert str(refused.value).startswith(
+        "rank 1: the job spans 2 machines (10.0.0.1, 10.0.0.2) and its ranks have no job secret, so any process on "
+        "those machines could run code in them. Make one with npu-run --make-secret FILE and give it to every rank "
+        "as NPU_RUN_JOB_SECRET=FILE"
+    ), refused.value
+    assert "NPU_RUN_INSECURE_OPEN_PORTS=1" in str(refused.value)
     assert server._vouch_across_machines(across, with_secret) is True
     assert keys == [job_secret.vouching_key(job_secret.load(str(secret)))] and len(keys[0]) == 32
     secret.chmod(0o644)

@@ -538,7 +538,8 @@ def _torchrun_rank(two_hosts, rank, secret):
 @pytest.mark.parametrize("scheduler", ["srun", "torchrun"])
 def test_ranks_a_scheduler_starts_on_two_hosts_form_the_world_without_npu_run(two_hosts, tmp_path, scheduler):
     """Four ranks on two nodes, one process per rank and no npu-run. ``srun -n 4``: each rank's world comes from its
-    Slurm variables alone. torchrun, as an unprivileged user: the ranks know only MASTER_ADDR, meet at rank 0 (on
+    Slurm variables alone; without a secret the ranks run open only because NPU_RUN_INSECURE_OPEN_PORTS=1 asks
+    for it, and each warns. torchrun, as an unprivileged user: the ranks know only MASTER_ADDR, meet at rank 0 (on
     the port after torchrun's own store, which holds MASTER_PORT) and prove the job secret. Either way each host's
     first rank hands that host's ranks their segment, so collectives go by host as under npu-run. With the secret
     the ranks' servers also vouch for each other's connections: another user of the job's other host is refused."""
@@ -566,6 +567,7 @@ def test_ranks_a_scheduler_starts_on_two_hosts_form_the_world_without_npu_run(tw
         for rank, path in enumerate(outputs):
             if scheduler == "srun":
                 task = dict(step, SLURM_PROCID=str(rank), SLURM_NODEID=str(rank // 2), SLURM_LOCALID=str(rank % 2))
+                task["NPU_RUN_INSECURE_OPEN_PORTS"] = "1"
             else:
                 task = _torchrun_rank(two_hosts, rank, secret)
             argv = [*prefix, sys.executable, os.path.join(WORKERS, "two_host_worker.py"), "--loop-seconds"]

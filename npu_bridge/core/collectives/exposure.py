@@ -7,8 +7,10 @@ another machine unless it comes from a host of the job. A job on one machine is 
 ranks were started (``npu-run`` also runs it in a private network, ``launch.private_network``). A job across machines
 is still open to every process on its other machines, unless ``npu-run --job-secret`` joins them through its
 authenticated relays or its ranks, started without npu-run, share the job secret (their servers then vouch for each
-other's connections, ``job_server.vouch_with``). Otherwise the user is told once: by ``npu-run`` for its ranks (it
-sets ``NETWORK_VARIABLE``), or by each rank when its server starts. The texts are built here for both.
+other's connections, ``job_server.vouch_with``). Such a job runs open only on request (``npu-run
+--insecure-open-ports``, or ``INSECURE_VARIABLE`` for ranks started without it), and the user is told once: by
+``npu-run`` for its ranks (it sets ``NETWORK_VARIABLE``), or by each rank when its server starts. The texts are built
+here for both.
 """
 
 from npu_bridge.core.world import world
@@ -19,6 +21,8 @@ PRIVATE = "private"  # one machine, private network
 AUTHENTICATED = "authenticated"  # several machines, private networks joined by npu-run's authenticated relay
 SHARED = "shared"  # this machine's network: the rank ports are open to the job's machines (job_server)
 DOCS_MULTI_HOST = "docs/multi_host.md#trust-model"
+# =1: ranks started across machines without npu-run and without the job secret run open anyway (and warn)
+INSECURE_VARIABLE = "NPU_RUN_INSECURE_OPEN_PORTS"
 
 
 def is_private(net_dev="/proc/self/net/dev"):
@@ -92,5 +96,5 @@ def rank_warning(environ, rank, port, one_host, private=is_private):
     """
     if environ.get(NETWORK_VARIABLE) or private():
         return None
-    reason = "The job spans several machines, was not started by npu-run, and its ranks have no job secret."
+    reason = f"The job spans machines, was not started by npu-run, and its ranks run with {INSECURE_VARIABLE}=1."
     return exposed_text(f"rank {rank}", [port], reason, one_host, RANK_ADVICE)

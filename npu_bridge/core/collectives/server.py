@@ -125,18 +125,32 @@ def ensure_started(current_world, eager=False):
 
 
 def _vouch_across_machines(current_world, environ):
-    """Gives the server the job's vouching key when the job spans machines outside npu-run's authenticated
-    network and every rank has the job secret (``job_secret.VARIABLE``). Returns whether it did.
+    """Decides how the server of a job across machines started without npu-run serves other machines: with the job
+    secret (``job_secret.VARIABLE``) its ranks vouch for each other's connections; without it the job runs only on
+    request (``exposure.INSECURE_VARIABLE``=1), open to every process of its machines. Returns whether the ranks
+    vouch.
 
     Raises:
+      CollectiveError: the job spans machines and has neither.
       LaunchError: the secret file is missing, unsafe or malformed.
     """
-    path = environ.get(job_secret.VARIABLE)
-    one_host = len({info.host for info in current_world.ranks}) == 1
-    if not path or one_host or environ.get(exposure.NETWORK_VARIABLE) == exposure.AUTHENTICATED:
+    hosts = sorted({info.host for info in current_world.ranks})
+    if len(hosts) == 1 or environ.get(exposure.NETWORK_VARIABLE):  # one machine; or npu-run chose (and said so)
         return False
-    job_server.vouch_with(job_secret.vouching_key(job_secret.load(path)))
-    return True
+    path = environ.get(job_secret.VARIABLE)
+    if path:
+        job_server.vouch_with(job_secret.vouching_key(job_secret.load(path)))
+        return True
+    if environ.get(exposure.INSECURE_VARIABLE) == "1":
+        return False
+    shown = ", ".join(hosts[:_MAX_LISTED]) + (", ..." if len(hosts) > _MAX_LISTED else "")
+    raise CollectiveError(
+        f"rank {current_world.rank_id}: the job spans {len(hosts)} machines ({shown}) and its ranks have no job "
+        f"secret, so any process on those machines could run code in them. Make one with npu-run --make-secret FILE "
+        f"and give it to every rank as {job_secret.VARIABLE}=FILE (the ranks then vouch for each other's "
+        f"connections), or start one npu-run --job-secret FILE per machine; to run the job open anyway, set "
+        f"{exposure.INSECURE_VARIABLE}=1 for every rank. See {exposure.DOCS_MULTI_HOST}"
+    )
 
 
 def _warn_if_exposed(current_world, addresses):
