@@ -207,7 +207,7 @@ class JobServer : public tensorflow::GrpcServer {
     if (key.empty() || peers.AllOnLoopback()) {
       server->mutator_->vouching_key.clear();  // no key, or every connection is within this machine
     } else {
-      TF_RETURN_IF_ERROR(StartVouching(key, peers.OwnPort()));
+      TF_RETURN_IF_ERROR(StartVouching(key, peers.OwnPort(), &peers));
     }
     tensorflow::GrpcServerOptions options;
     options.local_device_mgr = local_device_mgr;

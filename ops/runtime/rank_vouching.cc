@@ -67,13 +67,17 @@ int DatagramSocket(int family) {
   return fd;
 }
 
-// Waits for one question on `fd` and answers it; anything else that arrives is dropped.
-bool AnswerOne(int fd, const std::string& key) {
+// Waits for one question on `fd` and answers it when it comes from a host of the job; anything else that
+// arrives is dropped (so that nobody else learns whose a socket is, or gets answers sent to a forged address).
+bool AnswerOne(int fd, const std::string& key, const JobPeers& peers) {
   uint8_t question[kQuestion + 1];
   sockaddr_storage asker{};
   socklen_t asker_length = sizeof(asker);
   const ssize_t got = recvfrom(fd, question, sizeof(question), 0, reinterpret_cast<sockaddr*>(&asker), &asker_length);
-  if (got != static_cast<ssize_t>(kQuestion) || std::memcmp(question, kQuestionMagic, kMagic) != 0) return false;
+  if (got != static_cast<ssize_t>(kQuestion) || std::memcmp(question, kQuestionMagic, kMagic) != 0 ||
+      !peers.Contains(asker)) {
+    return false;
+  }
   const uint8_t* endpoints = question + kMagic + kNonce;
   // The asker's endpoint is the remote end of our socket, the other endpoint its local end.
   const auto owner = SocketOwner(GetEndpoint(endpoints + kEndpoint), GetEndpoint(endpoints));
@@ -88,7 +92,7 @@ bool AnswerOne(int fd, const std::string& key) {
 
 }  // namespace
 
-absl::Status StartVouching(const std::string& key, int port) {
+absl::Status StartVouching(const std::string& key, int port, const JobPeers* peers) {
   if (port <= 0 || port > 65535) {
     return absl::InvalidArgumentError(
         "the cluster names no port for this rank's task, where it would vouch for "
@@ -120,14 +124,18 @@ absl::Status StartVouching(const std::string& key, int port) {
         "cannot listen on UDP port " + std::to_string(port) +
         ", where this rank vouches for its connections to the job's other machines: " + std::strerror(error));
   }
-  std::thread([fd, key] {
-    for (;;) NoThrowValue(false, [&] { return AnswerOne(fd, key); });
+  std::thread([fd, key, peers] {
+    for (;;) NoThrowValue(false, [&] { return AnswerOne(fd, key, *peers); });
   }).detach();
   return absl::OkStatus();
 }
 
 bool Vouched(const std::string& key, const sockaddr_storage& own, const sockaddr_storage& peer,
              const std::vector<sockaddr_storage>& vouchers, std::string* why) {
+  if (vouchers.empty()) {
+    *why = "no rank of the job runs there";
+    return false;
+  }
   uint8_t question[kQuestion];
   std::memcpy(question, kQuestionMagic, kMagic);
   if (getrandom(question + kMagic, kNonce, 0) != static_cast<ssize_t>(kNonce) ||

@@ -15,12 +15,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "ops/runtime/job_peers.h"
 
 namespace npu_bridge {
 
-// Answers other machines' questions about this machine's sockets, on UDP `port` of every interface, under `key`,
-// from a thread that lives as long as the process.
-absl::Status StartVouching(const std::string& key, int port);
+// Answers questions about this machine's sockets that the hosts of `peers` ask, on UDP `port` of every interface,
+// under `key`, from a thread that lives as long as the process (as `peers` must).
+absl::Status StartVouching(const std::string& key, int port, const JobPeers* peers);
 
 // Whether one of `vouchers` (a rank of the job on the connection's machine: its address and server port) vouches,
 // under `key`, that the connection from `peer` to `own` is its user's. Asks them all, again every 0.3 s, for up

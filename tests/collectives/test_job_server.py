@@ -223,8 +223,9 @@ def endpoint(address):
     return socket.inet_pton(socket.AF_INET6, "::ffff:" + address[0]) + struct.pack(">H", address[1])
 
 
-def ask(question, timeout=1.0):
+def ask(question, timeout=1.0, source="127.0.0.1"):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as asker:
+        asker.bind((source, 0))
         asker.settimeout(timeout)
         asker.sendto(question, ("127.0.0.1", port))
         try:
@@ -233,9 +234,9 @@ def ask(question, timeout=1.0):
             return None
 
 
-def verdict(server_end, client_end):
+def verdict(server_end, client_end, source="127.0.0.1"):
     nonce = os.urandom(16)
-    answer = ask(b"NPUVQ\\0\\0\\1" + nonce + endpoint(server_end) + endpoint(client_end))
+    answer = ask(b"NPUVQ\\0\\0\\1" + nonce + endpoint(server_end) + endpoint(client_end), source=source)
     if answer is None:
         return None
     signed, mac = answer[:-32], answer[-32:]
@@ -250,6 +251,7 @@ print("RESULT " + json.dumps({
     "ours": verdict(listener.getsockname(), client.getsockname()),
     "reversed": verdict(client.getsockname(), listener.getsockname()),
     "closed_port": verdict(listener.getsockname(), ("127.0.0.1", 9)),
+    "stranger": verdict(listener.getsockname(), client.getsockname(), source="127.0.0.2"),  # not a host of the job
     "garbage": ask(b"NPUVQ" + b"x" * 10) is not None,
 }))
 """
@@ -267,7 +269,7 @@ def test_a_rank_of_a_job_across_machines_vouches_for_its_users_sockets_alone_und
     assert result.returncode == 0, result.stderr[-3000:]
     found = json.loads(next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))[7:])
     if keyed == "no key":
-        assert found == {"ours": None, "reversed": None, "closed_port": None, "garbage": False}
+        assert found == {"ours": None, "reversed": None, "closed_port": None, "stranger": None, "garbage": False}
         return
     # the socket from the client's endpoint to the listener's is this user's: vouched, signed with the job's key
     assert found["ours"] == {"verdict": 1, "mac_ok": True}
@@ -275,6 +277,7 @@ def test_a_rank_of_a_job_across_machines_vouches_for_its_users_sockets_alone_und
     assert found["reversed"] == {"verdict": 1, "mac_ok": True}
     assert found["closed_port"] == {"verdict": 0, "mac_ok": True}
     assert found["garbage"] is False  # not a question: no answer
+    assert found["stranger"] is None  # nor to a machine outside the job
 
 
 def test_ranks_across_machines_without_npu_run_vouch_with_the_secret_or_run_open_only_on_request(tmp_path, monkeypatch):
