@@ -536,8 +536,11 @@ ENV_SPECS = {
     "NPU_BRIDGE_SHM_FD": EnvSpec(_env_any, drivers=("import",), samples=("3",), extra=("garbage", "-1"), few=True),
     # The collective path (collectives.shm_segment): checked when a bridged session is made.
     "NPU_BRIDGE_COLLECTIVES": EnvSpec(_env_choice("auto", "shm", "tf"), samples=("auto", "tf")),
-    # npu-run's default for --job-secret (fuzzed through that flag by fuzz_cli); nothing in a rank reads it.
+    # npu-run's default for --job-secret (fuzzed through that flag by fuzz_cli); ranks read it only when their job
+    # spans machines (the rendezvous at rank 0, vouching: tests/world, tests/launch/test_two_hosts.py).
     "NPU_RUN_JOB_SECRET": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/secret",), few=True),
+    # Read only when a job across machines has no secret (collectives.server); a one-machine world ignores it.
+    "NPU_RUN_INSECURE_OPEN_PORTS": EnvSpec(_env_any, drivers=("world",), samples=("1",), extra=("yes", "0"), few=True),
     # Where npu-run's launchers of one user meet (launch.shared_private_network), used only when it is this user's
     # private directory; nothing in a rank reads it.
     "XDG_RUNTIME_DIR": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/run",), extra=("",), few=True),
