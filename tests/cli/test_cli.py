@@ -12,7 +12,7 @@ def test_info(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "npu_bridge 0.1.0" in out and "TensorFlow 2.21" in out and "loaded: True" in out
-    assert "rank 0 of 1" in out
+    assert "rank 0 of 1" in out and "across machines" not in out
 
 
 def test_info_reports_a_malformed_world(capsys, monkeypatch):
@@ -42,6 +42,8 @@ SLURM_TASK = {
 
 
 def test_info_shows_a_scheduler_s_world_and_where_it_came_from(capsys, monkeypatch):
+    for name in ("NPU_RUN_JOB_SECRET", "NPU_RUN_INSECURE_OPEN_PORTS", "NPU_RUN_NETWORK"):
+        monkeypatch.delenv(name, raising=False)
     for name, value in SLURM_TASK.items():
         monkeypatch.setenv(name, value)
     assert main(["info"]) == 0
@@ -50,6 +52,16 @@ def test_info_shows_a_scheduler_s_world_and_where_it_came_from(capsys, monkeypat
     assert "from: SLURM_PROCID='2', SLURM_STEP_NUM_TASKS='4', SLURM_STEP_NODELIST='node[1-2]'" in out
     assert "local ranks: 2 (this is local rank 0)" in out
     assert "hosts: 2 (node1, node2)" in out and "job id: 4242" in out
+    # across machines without npu-run: how the ranks will guard their servers
+    assert "across machines: no job secret: the ranks will refuse to start (give every rank NPU_RUN_JOB_SECRET" in out
+    monkeypatch.setenv("NPU_RUN_JOB_SECRET", "/somewhere/job.secret")
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "across machines: the ranks vouch for each other's connections under the job secret" in out
+    monkeypatch.delenv("NPU_RUN_JOB_SECRET")
+    monkeypatch.setenv("NPU_RUN_INSECURE_OPEN_PORTS", "1")
+    assert main(["info"]) == 0
+    assert "across machines: open to every process on the job's machines" in capsys.readouterr().out
     monkeypatch.setenv("SLURM_NODEID", "0")
     assert main(["info"]) == 2
     assert "SLURM_NODEID='0', but task 2 of the step runs on node node2 (node 1)" in capsys.readouterr().err

@@ -17,7 +17,10 @@ from npu_bridge.core.runtime.errors import NpuBridgeError
 def _info(_args):
     tf = log.import_tensorflow_quietly()
 
+    import os
+
     import npu_bridge
+    from npu_bridge.core.collectives import exposure
     from npu_bridge.core.runtime import native_library
     from npu_bridge.core.world import world
 
@@ -40,6 +43,10 @@ def _info(_args):
         print(f"  hosts: {len(servers)} ({shown})")
     if current.job_id:
         print(f"  job id: {inert_text.value(current.job_id)}")
+    across = current.hosts_pending or len({r.host for r in current.ranks}) > 1
+    chosen = exposure.guard(across, os.environ)
+    if chosen:
+        print(f"  across machines: {exposure.GUARD_TEXT[chosen]}")
     return 0
 
 

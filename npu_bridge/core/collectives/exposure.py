@@ -13,6 +13,7 @@ other's connections, ``job_server.vouch_with``). Such a job runs open only on re
 here for both.
 """
 
+from npu_bridge.core.runtime import job_secret
 from npu_bridge.core.world import world
 
 # set by npu-run for its ranks (it has reported what they are exposed to); the world also reads it
@@ -23,6 +24,30 @@ SHARED = "shared"  # this machine's network: the rank ports are open to the job'
 DOCS_MULTI_HOST = "docs/multi_host.md#trust-model"
 # =1: ranks started across machines without npu-run and without the job secret run open anyway (and warn)
 INSECURE_VARIABLE = "NPU_RUN_INSECURE_OPEN_PORTS"
+VOUCH, OPEN, REFUSE = "vouch", "open", "refuse"  # how ranks started without npu-run guard a job across machines
+GUARD_TEXT = {
+    VOUCH: f"the ranks vouch for each other's connections under the job secret ({job_secret.VARIABLE})",
+    OPEN: f"open to every process on the job's machines ({INSECURE_VARIABLE}=1)",
+    REFUSE: f"no job secret: the ranks will refuse to start (give every rank {job_secret.VARIABLE}=FILE, made by "
+    f"npu-run --make-secret FILE, or {INSECURE_VARIABLE}=1 to run open)",
+}
+
+
+def guard(across_machines, environ):
+    """How the ranks of a job guard their servers against the other users of the job's other machines.
+
+    Args:
+      across_machines: True when the job's ranks run on more than one machine.
+      environ: a rank's environment.
+    Returns:
+      None (one machine, whose owner check suffices; or npu-run started the ranks and chose, saying so), VOUCH (the
+      job secret is there), OPEN (``INSECURE_VARIABLE`` is 1) or REFUSE.
+    """
+    if not across_machines or environ.get(NETWORK_VARIABLE):
+        return None
+    if environ.get(job_secret.VARIABLE):
+        return VOUCH
+    return OPEN if environ.get(INSECURE_VARIABLE) == "1" else REFUSE
 
 
 def is_private(net_dev="/proc/self/net/dev"):

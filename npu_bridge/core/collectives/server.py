@@ -135,13 +135,11 @@ def _vouch_across_machines(current_world, environ):
       LaunchError: the secret file is missing, unsafe or malformed.
     """
     hosts = sorted({info.host for info in current_world.ranks})
-    if len(hosts) == 1 or environ.get(exposure.NETWORK_VARIABLE):  # one machine; or npu-run chose (and said so)
-        return False
-    path = environ.get(job_secret.VARIABLE)
-    if path:
-        job_server.vouch_with(job_secret.vouching_key(job_secret.load(path)))
+    chosen = exposure.guard(len(hosts) > 1, environ)
+    if chosen == exposure.VOUCH:
+        job_server.vouch_with(job_secret.vouching_key(job_secret.load(environ[job_secret.VARIABLE])))
         return True
-    if environ.get(exposure.INSECURE_VARIABLE) == "1":
+    if chosen != exposure.REFUSE:
         return False
     shown = ", ".join(hosts[:_MAX_LISTED]) + (", ..." if len(hosts) > _MAX_LISTED else "")
     raise CollectiveError(
