@@ -311,6 +311,8 @@ def test_ranks_across_machines_without_npu_run_vouch_with_the_secret_or_run_open
         "as NPU_RUN_JOB_SECRET=FILE"
     ), refused.value
     assert "NPU_RUN_INSECURE_OPEN_PORTS=1" in str(refused.value)
+    with pytest.raises(CollectiveError, match=r"\(10\.0\.0\.1, node\\x1b\[2J\)"):  # a host's name is shown inert
+        server._vouch_across_machines(World("10.0.0.1", "node\x1b[2J"), {})
     assert server._vouch_across_machines(across, with_secret) is True
     assert keys == [job_secret.vouching_key(job_secret.load(str(secret)))] and len(keys[0]) == 32
     secret.chmod(0o644)

@@ -14,7 +14,7 @@ import threading
 import time
 
 from npu_bridge.core.collectives import exposure, job_server, settings, shm_keeper, stall_watch, watchdog
-from npu_bridge.core.runtime import job_secret, log
+from npu_bridge.core.runtime import inert_text, job_secret, log
 from npu_bridge.core.runtime.errors import CollectiveError
 
 JOB = "worker"
@@ -141,7 +141,7 @@ def _vouch_across_machines(current_world, environ):
         return True
     if chosen != exposure.REFUSE:
         return False
-    shown = ", ".join(hosts[:_MAX_LISTED]) + (", ..." if len(hosts) > _MAX_LISTED else "")
+    shown = ", ".join(inert_text.value(h) for h in hosts[:_MAX_LISTED]) + (", ..." if len(hosts) > _MAX_LISTED else "")
     raise CollectiveError(
         f"rank {current_world.rank_id}: the job spans {len(hosts)} machines ({shown}) and its ranks have no job "
         f"secret, so any process on those machines could run code in them. Make one with npu-run --make-secret FILE "
