@@ -52,15 +52,15 @@ JobPeers::JobPeers(const tensorflow::ServerDef& server_def) {
         continue;
       }
       for (const addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
-        Address address;
-        if (ToAddress(entry->ai_addr, &address)) tasks_.push_back({address, port});
+        MappedAddress address;
+        if (ToMappedAddress(entry->ai_addr, &address)) tasks_.push_back({address, port});
       }
       freeaddrinfo(found);
     }
   }
 }
 
-bool JobPeers::ToAddress(const sockaddr* address, Address* out) {
+bool ToMappedAddress(const sockaddr* address, MappedAddress* out) {
   out->fill(0);
   if (address->sa_family == AF_INET) {
     (*out)[10] = (*out)[11] = 0xFF;
@@ -75,15 +75,15 @@ bool JobPeers::ToAddress(const sockaddr* address, Address* out) {
 }
 
 bool JobPeers::Contains(const sockaddr_storage& address) const {
-  Address wanted;
-  if (!ToAddress(reinterpret_cast<const sockaddr*>(&address), &wanted)) return false;
+  MappedAddress wanted;
+  if (!ToMappedAddress(reinterpret_cast<const sockaddr*>(&address), &wanted)) return false;
   return std::any_of(tasks_.begin(), tasks_.end(), [&](const Task& task) { return task.address == wanted; });
 }
 
 std::vector<sockaddr_storage> JobPeers::TasksAt(const sockaddr_storage& address) const {
-  Address wanted;
+  MappedAddress wanted;
   std::vector<sockaddr_storage> found;
-  if (!ToAddress(reinterpret_cast<const sockaddr*>(&address), &wanted)) return found;
+  if (!ToMappedAddress(reinterpret_cast<const sockaddr*>(&address), &wanted)) return found;
   for (const Task& task : tasks_) {
     if (task.address != wanted || task.port == 0) continue;
     sockaddr_storage at = address;

@@ -13,6 +13,12 @@
 
 namespace npu_bridge {
 
+// An address as 16 bytes of IPv6, an IPv4 address in its IPv4-mapped form (::ffff:a.b.c.d).
+using MappedAddress = std::array<unsigned char, 16>;
+
+// The mapped form of `address` (AF_INET or AF_INET6); false for another family.
+bool ToMappedAddress(const sockaddr* address, MappedAddress* out);
+
 class JobPeers {
  public:
   // Resolves the host of every task of `server_def`'s cluster ("host:port", "[v6]:port"). A host that does not
@@ -32,11 +38,8 @@ class JobPeers {
   int OwnPort() const { return own_port_; }
 
  private:
-  using Address = std::array<unsigned char, 16>;  // IPv6; IPv4 as its IPv4-mapped form
-  static bool ToAddress(const sockaddr* address, Address* out);
-
   struct Task {
-    Address address;
+    MappedAddress address;
     int port;
   };
   std::vector<Task> tasks_;  // one per address a task's host resolves to

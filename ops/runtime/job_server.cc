@@ -190,10 +190,9 @@ class JobServer : public tensorflow::GrpcServer {
  public:
   // gRPC may use the mutator for as long as the process lives, so it and its peers are never freed (a rank
   // starts one server).
-  JobServer(const tensorflow::ServerDef& server_def, tsl::Env* env, std::string vouching_key)
+  JobServer(const tensorflow::ServerDef& server_def, tsl::Env* env)
       : GrpcServer(server_def, env),
-        mutator_(new SocketMutator{
-            &kJobOnlyTable, {static_cast<gpr_atm>(1) << 40}, new JobPeers(server_def), std::move(vouching_key)}) {}
+        mutator_(new SocketMutator{&kJobOnlyTable, {static_cast<gpr_atm>(1) << 40}, new JobPeers(server_def), {}}) {}
 
   static absl::Status Create(const tensorflow::ServerDef& server_def, tensorflow::DeviceMgr* local_device_mgr,
                              std::unique_ptr<tensorflow::ServerInterface>* out_server) {
@@ -202,12 +201,11 @@ class JobServer : public tensorflow::GrpcServer {
       std::lock_guard<std::mutex> lock(vouching_key_mutex);
       key = VouchingKey();
     }
-    auto server = std::make_unique<JobServer>(server_def, tsl::Env::Default(), key);
+    auto server = std::make_unique<JobServer>(server_def, tsl::Env::Default());
     const JobPeers& peers = *server->mutator_->peers;
-    if (key.empty() || peers.AllOnLoopback()) {
-      server->mutator_->vouching_key.clear();  // no key, or every connection is within this machine
-    } else {
+    if (!key.empty() && !peers.AllOnLoopback()) {  // with every host at 127.0.0.1 no connection comes from afar
       TF_RETURN_IF_ERROR(StartVouching(key, peers.OwnPort(), &peers));
+      server->mutator_->vouching_key = key;
     }
     tensorflow::GrpcServerOptions options;
     options.local_device_mgr = local_device_mgr;

@@ -31,21 +31,13 @@ constexpr auto kRepeat = std::chrono::milliseconds(300);
 
 // `address` as 16 bytes of IPv6 (IPv4 mapped) and a big-endian port.
 bool PutEndpoint(const sockaddr_storage& address, uint8_t* out) {
-  std::memset(out, 0, kEndpoint);
-  if (address.ss_family == AF_INET) {
-    const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
-    out[10] = out[11] = 0xFF;
-    std::memcpy(out + 12, &v4.sin_addr, 4);
-    std::memcpy(out + 16, &v4.sin_port, 2);
-    return true;
-  }
-  if (address.ss_family == AF_INET6) {
-    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
-    std::memcpy(out, &v6.sin6_addr, 16);
-    std::memcpy(out + 16, &v6.sin6_port, 2);
-    return true;
-  }
-  return false;
+  MappedAddress mapped;
+  if (!ToMappedAddress(reinterpret_cast<const sockaddr*>(&address), &mapped)) return false;
+  std::memcpy(out, mapped.data(), mapped.size());
+  const in_port_t port = address.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(address).sin_port
+                                                      : reinterpret_cast<const sockaddr_in6&>(address).sin6_port;
+  std::memcpy(out + 16, &port, 2);
+  return true;
 }
 
 sockaddr_storage GetEndpoint(const uint8_t* in) {
