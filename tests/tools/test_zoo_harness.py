@@ -1,7 +1,8 @@
 """tools/zoo_harness runs model directories of an Ascend/ModelZoo-TensorFlow checkout unchanged and classifies
-each: here on tests/data/zoo, four zoo-style entries written for this test (a TF1 MNIST trainer, and a TF2 Keras
-trainer that imports tf.keras before npu_device and downloads MNIST, which pass; a Python 2 script; a restore of
-pretrained weights that cannot be made)."""
+each: here on tests/data/zoo, five zoo-style entries written for this test (a TF1 MNIST trainer, and a TF2 Keras
+trainer that imports tf.keras before npu_device and downloads MNIST, which pass; a TF1 trainer whose fp16 0/0 trains
+only under Ascend's saturation mode, which passes on the simulated backend its error advises; a Python 2 script; a
+restore of pretrained weights that cannot be made)."""
 
 import json
 import os
@@ -56,7 +57,7 @@ def test_bad_arguments_are_named(args, told):
 @pytest.mark.timeout(600)
 def test_a_draw_trains_the_runnable_entries_and_says_why_the_others_stop(tmp_path):
     out = tmp_path / "run"
-    result = _harness("--zoo", ZOO, "--tf1", "3", "--tf2", "1", "--out", str(out), "--timeout", "200")
+    result = _harness("--zoo", ZOO, "--tf1", "4", "--tf2", "1", "--out", str(out), "--timeout", "200")
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads((out / "report.json").read_text())
     outcomes = {os.path.basename(r["dir"]): (r["outcome"], r["kit"]) for r in report["results"]}
@@ -65,16 +66,26 @@ def test_a_draw_trains_the_runnable_entries_and_says_why_the_others_stop(tmp_pat
         "DenseMnist_ID0002_for_TensorFlow2.X": ("pass", "mnist"),
         "Python2Tagger_ID0003_for_TensorFlow": ("script", None),
         "Pretrained_ID0004_for_TensorFlow": ("data", None),
+        "BoxIou_ID0005_for_TensorFlow": ("pass", "mnist"),
     }, [(r["dir"], r["cause"]) for r in report["results"]]
     steps = {os.path.basename(r["dir"]): r["steps"] for r in report["results"]}
     assert steps["SoftmaxMnist_ID0001_for_TensorFlow"] == 3  # ended at the step limit, not after its 1000 steps
     assert report["summary"]["tf1"] == {
-        "entries": 3,
-        "outcomes": {"pass": 1, "script": 1, "data": 1},
-        "runnable": 1,
-        "passed": 1,
+        "entries": 4,
+        "outcomes": {"pass": 2, "script": 1, "data": 1},
+        "runnable": 2,
+        "passed": 2,
+        "passed_as_advised": 1,
     }
-    assert "tf1: passed 1 of 1 runnable (3 drawn)" in result.stdout
+    assert "tf1: passed 2 of 2 runnable, 1 of them as an error advised (4 drawn)" in result.stdout
+    # The saturating entry failed on the default backend with the advice, and passed where it pointed.
+    advised = next(r for r in report["results"] if r["dir"].endswith("BoxIou_ID0005_for_TensorFlow"))
+    assert advised["backend"] == "ascend" and advised["first_run"]["outcome"] == "ours"
+    assert advised["cause"].startswith("on the ascend backend (NPU_BRIDGE_DEVICE_TARGET=ascend), as the first run")
+    first = next((out / "entries").glob("*_BoxIou_ID0005_for_TensorFlow.default-backend"))
+    first_log = (first / "model" / "test" / "output" / "0" / "train_0.log").read_text()
+    assert "Nan in summary histogram for: iou" in first_log and "(NPU_BRIDGE_DEVICE_TARGET=ascend)" in first_log
+    assert "step 1 loss" in (out / "entries" / first.name.split(".")[0] / "model/test/output/0/train_0.log").read_text()
     assert (
         "| TensorFlow/contrib/nlp/Python2Tagger_ID0003_for_TensorFlow | tf1 | - | script |"
         in (out / "report.md").read_text()
@@ -82,8 +93,11 @@ def test_a_draw_trains_the_runnable_entries_and_says_why_the_others_stop(tmp_pat
     # The copies ran, not the checkout: nothing was written into tests/data/zoo.
     assert not [name for _, _, files in os.walk(ZOO) for name in files if name.endswith(".log")]
     # A second run resumes: every entry is already measured, nothing runs again.
-    again = _harness("--zoo", ZOO, "--tf1", "3", "--tf2", "1", "--out", str(out), "--timeout", "200", timeout=120)
+    again = _harness("--zoo", ZOO, "--tf1", "4", "--tf2", "1", "--out", str(out), "--timeout", "200", timeout=120)
     assert again.returncode == 0 and json.loads((out / "report.json").read_text())["results"] == report["results"]
+    # Classified again, the entry run as advised keeps its first run and its backend.
+    judged = _harness("--zoo", ZOO, "--tf1", "4", "--tf2", "1", "--out", str(out), "--reclassify", timeout=120)
+    assert judged.returncode == 0 and json.loads((out / "report.json").read_text())["results"] == report["results"]
 
 
 def _processes_running(marker):

@@ -12,7 +12,8 @@ README says, through ``npu-run --tf1 -n 1`` (TensorFlow/ entries) or ``npu-run -
 with ``--data_path`` pointing at the data. ``python3.7`` and the like run this interpreter, ``taskset`` runs its
 command unpinned (the wrappers' CPU ranges assume 8 or more CPUs). A hook in every Python
 process (``hook/sitecustomize.py``) ends it once it has trained ``--steps`` steps and records how it ended;
-``classify.py`` turns that into an outcome per entry.
+``classify.py`` turns that into an outcome per entry; an entry whose error advises the simulated Ascend backend (an
+fp16 NaN of a script written for Ascend's saturation mode) is run there once more, as the error tells its user to.
 
 ``--out`` gets ``report.json`` and ``report.md``, rewritten after every entry (a run that is stopped keeps what it
 measured and resumes where it stopped), and one folder per entry with the copy, its data and ``output.log``.
@@ -142,8 +143,10 @@ def _python_shims(folder):
     return folder
 
 
-def _environment(args, shims, results):
+def _environment(args, shims, results, backend=None):
     env = dict(os.environ)
+    if backend is not None:
+        env["NPU_BRIDGE_DEVICE_TARGET"] = backend
     env["PATH"] = shims + os.pathsep + env.get("PATH", "")
     paths = [os.path.join(HERE, "hook"), *map(os.path.abspath, args.site)]
     # CANN's set_env.sh leaves an empty entry at the end of PYTHONPATH, the working directory: zoo scripts rely on it
@@ -158,6 +161,29 @@ def _environment(args, shims, results):
 
 
 def _run_entry(args, entry, folder, shims):
+    """Runs one entry; when its error advises the simulated Ascend backend, runs it there once more, keeping the
+    first run's folder next to the entry's as ``<folder>.default-backend``."""
+    result = _run_once(args, entry, folder, shims)
+    backend = classify.advised_backend(_records(folder)) if result["outcome"] == "ours" else None
+    if backend is None:
+        return result
+    first = folder + ".default-backend"
+    shutil.rmtree(first, ignore_errors=True)
+    os.rename(folder, first)
+    first_run = {key: result[key] for key in ("outcome", "cause", "seconds")}
+    return _as_advised(_run_once(args, entry, folder, shims, backend), first_run, backend)
+
+
+def _as_advised(result, first_run, backend):
+    """The result of a run on ``backend``, which the first run's error advised, saying so."""
+    cause = (
+        f"on the {backend} backend (NPU_BRIDGE_DEVICE_TARGET={backend}), as the first run's error advised; "
+        f"{result['cause']} (first run: {first_run['outcome']}, {first_run['cause'][:200]})"
+    )
+    return {**result, "cause": cause, "backend": backend, "first_run": first_run}
+
+
+def _run_once(args, entry, folder, shims, backend=None):
     model = os.path.join(folder, "model")
     data = os.path.join(folder, "data")
     results = os.path.join(folder, "results")
@@ -183,7 +209,7 @@ def _run_entry(args, entry, folder, shims):
         process = subprocess.Popen(
             command,
             cwd=os.path.join(model, "test"),
-            env=_environment(args, shims, results),
+            env=_environment(args, shims, results, backend),
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -206,16 +232,7 @@ def _run_entry(args, entry, folder, shims):
 
 def _judge(args, measured, folder):
     """The entry's result: what was measured, with the outcome and cause classify.py gives its records."""
-    results = os.path.join(folder, "results")
-    records = []
-    names = sorted(os.listdir(results))
-    for name in names:
-        if name.endswith(".json"):
-            with open(os.path.join(results, name)) as f:
-                records.append(json.load(f))
-        elif name.endswith(".started") and name.replace(".started", ".json") not in names:
-            with open(os.path.join(results, name)) as f:  # started, and never recorded how it ended
-                records.append({**json.load(f), "steps": 0, "ended": "killed", "exit_code": None, "exception": None})
+    records = _records(folder)
     with open(os.path.join(folder, "output.log"), encoding="utf-8", errors="replace") as f:
         output = f.read()[-20000:]
     model, data = (os.path.abspath(os.path.join(folder, sub)) for sub in ("model", "data"))
@@ -228,6 +245,21 @@ def _judge(args, measured, folder):
         outcome, cause = "resources", f"its processes held {peak:.1f} GiB, more than --memory {args.memory:g}"
     steps = max((r["steps"] for r in records), default=0)
     return {**measured, "outcome": outcome, "cause": cause, "steps": steps}
+
+
+def _records(folder):
+    """What the entry's Python processes recorded of how they ended (a start mark alone: killed)."""
+    results = os.path.join(folder, "results")
+    records = []
+    names = sorted(os.listdir(results))
+    for name in names:
+        if name.endswith(".json"):
+            with open(os.path.join(results, name)) as f:
+                records.append(json.load(f))
+        elif name.endswith(".started") and name.replace(".started", ".json") not in names:
+            with open(os.path.join(results, name)) as f:  # started, and never recorded how it ended
+                records.append({**json.load(f), "steps": 0, "ended": "killed", "exit_code": None, "exception": None})
+    return records
 
 
 def _watch(process, deadline, limit):
@@ -305,7 +337,10 @@ def _write_report(out, args, results):
     lines = [f"# Zoo draw, seed {args.seed}{compat}", ""]
     for kind, s in summary.items():
         rate = f"{s['passed']}/{s['runnable']}" if s["runnable"] else "0/0"
-        lines.append(f"- {kind}: {s['entries']} entries; pass {rate} of the runnable; outcomes {s['outcomes']}")
+        advised = f" ({s['passed_as_advised']} on the backend an error advised)" if s["passed_as_advised"] else ""
+        lines.append(
+            f"- {kind}: {s['entries']} entries; pass {rate} of the runnable{advised}; outcomes {s['outcomes']}"
+        )
     lines += ["", "| dir | kind | kit | outcome | s | cause |", "| --- | --- | --- | --- | --- | --- |"]
     for r in results:
         cause = r["cause"].replace("|", "\\|").replace("\n", " ")
@@ -323,6 +358,8 @@ def _measure(args, entry, index, count, done, shims, results):
         result = _run_entry(args, entry, folder, shims)
     elif result is None:
         return  # --reclassify: not measured yet
+    elif args.reclassify and result.get("backend"):  # judged again on the advised run, the first one kept
+        result = _as_advised(_judge(args, result, folder), result["first_run"], result["backend"])
     elif args.reclassify and not result.get("kit_error"):  # an entry whose data was never made never ran
         result = _judge(args, result, folder)
     results.append(result)
@@ -377,7 +414,10 @@ def main(argv=None):
             return 143 if isinstance(e, _StoppedError) else 130
     summary = classify.summarize(results)
     for kind, s in summary.items():
-        print(f"{kind}: passed {s['passed']} of {s['runnable']} runnable ({s['entries']} drawn) {s['outcomes']}")
+        advised = f", {s['passed_as_advised']} of them as an error advised" if s["passed_as_advised"] else ""
+        print(
+            f"{kind}: passed {s['passed']} of {s['runnable']} runnable{advised} ({s['entries']} drawn) {s['outcomes']}"
+        )
     return 0
 
 

@@ -14,6 +14,9 @@ Outcomes:
   timeout   no training step within the time limit.
   resources the entry's processes held more memory than the harness allows (set by __main__), or a process of it
             was killed by a signal (no exit, no exception recorded: the out-of-memory killer, typically).
+An entry that fails with an error advising the simulated Ascend backend (a NaN of fp16 under IEEE rules, in a script
+written for Ascend's saturation mode) is run once more on it by __main__, as the error tells its user to do
+(``advised_backend``); the outcome is that run's, and the report says which backend it was.
 """
 
 import os
@@ -214,6 +217,21 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
     return "script", f"{head} at {_where(user or raised)}"
 
 
+# What a session's NaN / inf error says when its fp16 follows IEEE rules on the cpu backend, where a script written for
+# Ascend's saturation mode gets a NaN (npu_bridge/core/session/steps/precision.py): run on the simulated backend.
+_BACKEND_ADVICE = re.compile(r"\(NPU_BRIDGE_DEVICE_TARGET=(ascend)\)")
+
+
+def advised_backend(records):
+    """The backend a failed process's error told its user to run on (``"ascend"``), or None."""
+    for record in records:
+        error = record.get("exception") if record["ended"] == "exception" else None
+        advice = _BACKEND_ADVICE.search(error["message"]) if error else None
+        if advice:
+            return advice.group(1)
+    return None
+
+
 def _in_sibling(message, data_dir, model_dir):
     """True when ``message`` names a file in a folder next to the data path (``${data_path}/../wikipedia_128``),
     which the harness fills too (``data_paths.link``); the model's own folder is not one."""
@@ -271,7 +289,7 @@ def _library_refused_the_script_in_pipeline(kind, message, model_dir):
 
 def summarize(results):
     """Counts per outcome and the pass rate over runnable entries (those not stopped by data, packages or the
-    script's own code), per kind."""
+    script's own code), per kind; ``passed_as_advised`` counts the passes on the backend an error advised."""
     summary = {}
     for kind in sorted({r["kind"] for r in results}):
         mine = [r for r in results if r["kind"] == kind]
@@ -284,5 +302,6 @@ def summarize(results):
             "outcomes": counts,
             "runnable": runnable,
             "passed": counts.get("pass", 0),
+            "passed_as_advised": sum(1 for r in mine if r["outcome"] == "pass" and r.get("backend")),
         }
     return summary
