@@ -4,6 +4,9 @@
    vs hccl_ops on TensorFlow's gRPC path (NPU_BRIDGE_COLLECTIVES=tf) vs raw TensorFlow CollectiveReduce, in the
    same session, blocks interleaved. Ratios: gRPC time / shm time, and raw time / gRPC hccl_ops time (target
    >= 0.95); allgather and broadcast of 1 and 16 MiB on both paths.
+   Within one step: IN_STEP allreduces of 4 KiB and 1 MiB chained in one Session.run on the shared-memory path,
+   less a run of one, per collective: what a collective costs inside a training step, where the step's
+   Session.run is paid once (the comparison with MPI's calls from Python, which pay no session).
 2. Gradient allreduce of a 100-variable model: fused by the default split strategy (what
    NPUDistributedOptimizer does) vs one collective per tensor, on both paths. Ratios = per-tensor time / fused
    time (target >= 3), gRPC fused / shm fused (issue 32's target >= 3).
@@ -39,6 +42,8 @@ MIB = 1 << 20
 SIZES = (4096, MIB, 16 * MIB, 64 * MIB)  # bytes
 REPEATS = {4096: 200, MIB: 30, 16 * MIB: 4, 64 * MIB: 2}
 MOVE_SIZES = (MIB, 16 * MIB)  # allgather (per rank) and broadcast
+IN_STEP = 33  # collectives chained in one Session.run for the per-collective time within a step
+IN_STEP_SIZES = (4096, MIB)
 MEMORY_RUNS = 5000
 PATH_VARIABLE = "NPU_BRIDGE_COLLECTIVES"
 _SHM_TIME = re.compile(r"^\[rank 0\] SHM_TIME (\w+) (\d+) ([0-9.e+-]+)$")
@@ -173,11 +178,13 @@ def _mpi_comparison(ranks, shm_times):
         "  collective  size       MPI            shm            MPI/shm",
     ]
     for key in sorted(times, key=lambda k: (k[0], k[1])):
-        if key in shm_times:
-            kind, nbytes = key
+        ours = [(key[0], shm_times[key])] if key in shm_times else []
+        if key[0] == "allreduce" and ("allreduce_in_step", key[1]) in shm_times:
+            ours.append(("in a step", shm_times["allreduce_in_step", key[1]]))
+        for kind, seconds in ours:
             lines.append(
-                f"  {kind:10s}  {_size_name(nbytes):8s} {times[key] * 1e3:9.3f} ms   {shm_times[key] * 1e3:9.3f} ms   "
-                f"{times[key] / shm_times[key]:7.3f}"
+                f"  {kind:10s}  {_size_name(key[1]):8s} {times[key] * 1e3:9.3f} ms   {seconds * 1e3:9.3f} ms   "
+                f"{times[key] / seconds:7.3f}"
             )
     return "\n".join(lines)
 
@@ -299,6 +306,14 @@ def run_rank(blocks):
         x = tf.Variable(tf.fill([1, nbytes // 4], float(rank + 1)))
         moves["allgather", nbytes] = on_both_paths(lambda x=x: hccl_ops.allgather(x, size).op)
         moves["broadcast", nbytes] = on_both_paths(lambda x=x: hccl_ops.broadcast([x], 0)[0].op)
+    chains = {}
+    for nbytes in IN_STEP_SIZES:
+        x = tf.Variable(tf.fill([nbytes // 4], float(rank + 1)))
+        for length in (1, IN_STEP):
+            y = x
+            for _ in range(length):  # each one takes the one before's output: they run one after the other
+                y = hccl_ops.allreduce(y, "max")
+            chains[nbytes, length] = y.op
     small = tf.constant([1.0, 2.0, 3.0, 4.0])
     small_shm, small_ours = on_both_paths(lambda: hccl_ops.allreduce(small, "sum").op)
     small_key = groups.group_key("raw CollectiveReduce memory", range(size))
@@ -315,7 +330,14 @@ def run_rank(blocks):
         sess = tf.Session(config=npu_config_proto())
     sess.run(tf.global_variables_initializer())
     shm_sess.run(tf.global_variables_initializer())
-    for op in [*shm.values(), *(shm_op for shm_op, _ in moves.values()), fused, per_tensor, small_shm]:
+    for op in [
+        *shm.values(),
+        *(shm_op for shm_op, _ in moves.values()),
+        *chains.values(),
+        fused,
+        per_tensor,
+        small_shm,
+    ]:
         shm_sess.run(op)  # warm up
     warm = [*grpc.values(), *raw.values(), *(grpc_op for _, grpc_op in moves.values())]
     warm += [fused_grpc, per_tensor_grpc, small_ours, small_raw, small_raw_timeout]
@@ -362,6 +384,18 @@ def run_rank(blocks):
             f"{_size_name(nbytes):>7}          {t['shm'] * 1e3:8.3f} ms  {t['grpc'] * 1e3:9.3f} ms     "
             f"{t['raw'] * 1e3:9.3f} ms          {t['grpc'] / t['shm']:7.2f}x   {t['raw'] / t['grpc']:6.3f}    "
             f"{copy / 1e9:5.1f} GB/s  (shm: {nbytes / t['shm'] / 1e9:.2f} GB/s)"
+        )
+    lines += ["", f"allreduce within one step ({IN_STEP} chained in one Session.run, less a run of one; shm path)"]
+    for nbytes in IN_STEP_SIZES:
+        t = interleaved(
+            {length: lambda o=chains[nbytes, length]: shm_sess.run(o) for length in (1, IN_STEP)},
+            max(2, REPEATS[nbytes] // 4),
+        )
+        each = (t[IN_STEP] - t[1]) / (IN_STEP - 1)
+        report_shm("allreduce_in_step", nbytes, each)
+        lines.append(
+            f"{_size_name(nbytes):>7}   a run of one {t[1] * 1e3:8.3f} ms, of {IN_STEP} {t[IN_STEP] * 1e3:8.3f} ms: "
+            f"{each * 1e3:8.4f} ms per collective"
         )
     lines += ["", "moving data (per rank)  hccl_ops shm   hccl_ops gRPC   gRPC/shm"]
     for (kind, nbytes), (shm_op, grpc_op) in moves.items():

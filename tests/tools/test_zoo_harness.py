@@ -505,6 +505,14 @@ def test_an_image_decoder_given_a_file_of_the_data_that_is_no_image_is_data():
     )
 
 
+@pytest.mark.parametrize("kit, told", [(None, "no data kit recognizes its loader"), ("image-lists", "image-lists kit")])
+def test_opencv_given_an_image_imread_did_not_find_is_data(kit, told):
+    classify = _tool_module("classify")
+    message = "OpenCV(5.0.0) resize.cpp:4217: error: (-215:Assertion failed) !ssize.empty() in function 'resize'"
+    outcome, cause = classify.classify(_failed("cv2.error", message, "/m/train.py"), "/m", "/d", kit, False)
+    assert outcome == "data" and cause.endswith("; an image was not read)") and told in cause
+
+
 def test_tensorflow_datasets_without_its_prepared_data_is_data():
     classify = _tool_module("classify")
     tfds_file = "/site/tensorflow_datasets/core/dataset_builder.py"

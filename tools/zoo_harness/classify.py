@@ -210,8 +210,8 @@ def classify(records, model_dir, data_dir, kit, timed_out, output="", kit_dir=No
         return "script", f"{head} at {_where(user)} (a library refused the script's own Python code, run by tf.data)"
     if raised_in in _TF_PACKAGES:
         return "ours", f"{head} raised in {raised_in} at {_where(raised)}, from {_where(user)}"
-    if kit is None and kind == "error" and "empty()" in message:  # OpenCV given the None of an image not read
-        return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; an image was not read)"
+    if kind == "error" and "empty()" in message:  # OpenCV given the None of an image cv2.imread did not find
+        return "data", f"{head} at {_where(user)} ({_kit_reason(kit, message)}; an image was not read)"
     if kit is None and kind in ("IndexError", "ValueError", "ZeroDivisionError", "StopIteration", "KeyError"):
         return "data", f"{head} at {_where(user)} (no data kit recognizes its loader; the data folder was empty)"
     return "script", f"{head} at {_where(user or raised)}"
