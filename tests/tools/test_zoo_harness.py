@@ -684,6 +684,45 @@ test_idx_reorder = parse_index_file("{}/ind.{}.test.index".format(local_dir, dat
         assert all(0 <= j < 2708 for neighbours in loaded["graph"].values() for j in neighbours)
 
 
+def test_the_data_sets_a_loader_gives_tensorflow_datasets_are_named_by_literal_variable_or_flag_default():
+    tfds_sets = _tool_module("tfds_sets")
+    code = """
+dataset_name = "horses_or_humans"
+(train, test), info = tfds.load(
+    name=dataset_name, split=["train", "test"], with_info=True)
+flags.DEFINE_string("dataset", "cifar10", "the data set")
+tfds.load(FLAGS.dataset, split="train")
+parser.add_argument("--ds", type=str, default="svhn_cropped")
+tfds.builder(args.ds)
+tfds.load('voc/2007', data_dir=FLAGS.data_dir)
+tfds.load(name_from_somewhere_else)
+"""
+    assert tfds_sets.names(code) == ("cifar10", "horses_or_humans", "svhn_cropped", "voc/2007")
+    assert tfds_sets.names("import tensorflow_datasets as tfds\nprint(tfds.__version__)") == ()
+
+
+def test_tensorflow_datasets_finds_the_kits_prepared_data_sets_without_a_download(tmp_path):
+    tfds = pytest.importorskip("tensorflow_datasets", reason="tensorflow_datasets is the zoo's package, not ours")
+    loader = """import tensorflow_datasets as tfds
+train = tfds.load("mnist", split="train[:80%]", data_dir=FLAGS.data_dir, as_supervised=True)
+voc = tfds.load(name="voc/2007", split="validation", data_dir=FLAGS.data_dir)
+"""
+    kit, data = _kit_data(tmp_path, _fake_model(tmp_path, {"train.py": loader}))
+    assert kit == "tfds"
+
+    def read(name, split):  # as NumPy: the test process may be in graph mode
+        return list(tfds.as_numpy(tfds.load(name, split=split, data_dir=str(data), download=False)))
+
+    assert len(read("mnist", "train[:80%]")) == 256
+    example = read("mnist", "test")[0]
+    assert example["image"].shape == (28, 28, 1) and 0 <= example["label"] < 10
+    for example in read("voc/2007", "validation")[:8]:
+        boxes = example["objects"]["bbox"]
+        assert example["image"].shape[2] == 3 and 48 <= example["image"].shape[0] <= 96
+        assert len(boxes) == len(example["objects"]["label"]) >= 1
+        assert (boxes[:, :2] <= boxes[:, 2:]).all()
+
+
 def test_the_folders_an_image_glob_searches_hold_images(tmp_path):
     loader = """
 MAX_TRAIN_IMAGES = 400

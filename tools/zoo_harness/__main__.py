@@ -143,10 +143,11 @@ def _python_shims(folder):
     return folder
 
 
-def _environment(args, shims, results, backend=None):
+def _environment(args, shims, results, data, backend=None):
     env = dict(os.environ)
     if backend is not None:
         env["NPU_BRIDGE_DEVICE_TARGET"] = backend
+    env["TFDS_DATA_DIR"] = data  # tensorflow_datasets' default folder: where the tfds kit wrote
     env["PATH"] = shims + os.pathsep + env.get("PATH", "")
     paths = [os.path.join(HERE, "hook"), *map(os.path.abspath, args.site)]
     # CANN's set_env.sh leaves an empty entry at the end of PYTHONPATH, the working directory: zoo scripts rely on it
@@ -209,7 +210,7 @@ def _run_once(args, entry, folder, shims, backend=None):
         process = subprocess.Popen(
             command,
             cwd=os.path.join(model, "test"),
-            env=_environment(args, shims, results, backend),
+            env=_environment(args, shims, results, data, backend),
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -385,6 +386,8 @@ def main(argv=None):
     args = _arguments(argv)
     if not (args.list or args.reclassify):
         _check_interpreter()
+    # A kit that writes with a package the scripts use (the tfds kit: tensorflow_datasets) finds it where they do.
+    sys.path.extend(os.path.abspath(site) for site in args.site)
     entries = _entries(args)
     if args.list:
         for entry in entries:

@@ -6,7 +6,7 @@ images (Pascal VOC, COCO, text lists of images) are in ``image_sets.py``, the ki
 ``.h5`` files, whose names and keys are derived from the loader's code, in ``array_files.py``; the kit of TFRecords
 holding the features a loader's parsing dict names in ``tfrecord_files.py``, of folders of images its ``glob``
 patterns search in ``image_globs.py``, of the Planetoid citation graphs in ``planetoid.py``, of CelebA in
-``celeba.py``.
+``celeba.py``, of tensorflow_datasets' prepared data sets in ``tfds_sets.py``.
 
 Each kit writes small, valid files at the top of the data path (random pixels, labels in a small range) and makes
 the sub-folder names the zoo's scripts commonly append (``data/``, ``MNIST_data/``, ...) symbolic links to it, so
@@ -28,6 +28,7 @@ import image_globs
 import image_sets
 import numpy as np
 import planetoid
+import tfds_sets
 import tfrecord_files
 
 _ALIASES = ("data",)
@@ -257,12 +258,18 @@ KITS = (
     ("coco", ("person_keypoints",), image_sets.coco),
     ("named-arrays", _reads_named_arrays, array_files.write),
     ("planetoid", ("ind.", "test.index", "allx"), planetoid.write),
+    ("tfds", tfds_sets.names, tfds_sets.write),
     ("image-lists", _reads_image_list, image_sets.image_lists),
     ("parsed-tfrecord", _reads_parsed_records, tfrecord_files.write),
     ("image-globs", _globs_images, image_globs.write),
 )
 # Kits whose files depend on the model's code: the function that derives what they write (a JSON-able value)
-SPECS = {"named-arrays": array_files.spec, "parsed-tfrecord": tfrecord_files.spec, "image-globs": image_globs.spec}
+SPECS = {
+    "named-arrays": array_files.spec,
+    "parsed-tfrecord": tfrecord_files.spec,
+    "image-globs": image_globs.spec,
+    "tfds": tfds_sets.names,
+}
 # Folders of a kit's files linked whole into each data folder, not file by file (they hold too many files)
 WHOLE_FOLDERS = {"celeba": celeba.WHOLE_FOLDERS}
 
