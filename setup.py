@@ -186,7 +186,8 @@ NATIVE_SOURCES = sorted(
 
 def _runtime_requirements():
     """The installed metadata's pins: exactly the TensorFlow this build compiles against (the library loads with
-    no other), tf-keras of its minor version, numpy, tf-slim (the TF1 mode's tf.contrib.slim / layers) and grpcio
+    no other), tf-keras of its minor version, numpy, tf-slim (the TF1 mode's tf.contrib.slim / layers),
+    keras-applications (which TensorFlow 1.15 installed with itself; zoo scripts import it) and grpcio
     (step_sequences; the range TensorFlow 2.21 requires)."""
     tf_version = _import_tensorflow().__version__
     minor = ".".join(tf_version.split(".")[:2])
@@ -195,6 +196,7 @@ def _runtime_requirements():
         f"tf-keras~={minor}.0",
         "numpy>=1.26,<3",
         "tf-slim==1.1.0",
+        "keras-applications==1.0.8",
         "grpcio>=1.24.3,<2",
     ]
 

@@ -38,6 +38,7 @@ from keras.layers import Deconvolution3D
 from keras.layers.convolutional import Deconv2D
 from keras.utils import Sequence
 from keras.applications.resnet50 import preprocess_input
+from keras_applications.imagenet_utils import _obtain_input_shape, preprocess_input as applications_preprocess
 import tensorflow as tf
 import library
 
@@ -73,7 +74,12 @@ print("RESULT " + json.dumps({"name": "keras", "value": {
     "engine": [EngineInput is keras.layers.Input, EngineLayer is Layer, EngineModel is keras.engine.training.Model,
                len(get_source_inputs(legacy.outputs[0]))],
     "deconvolution": [Deconvolution3D.__name__, Deconv2D.__name__],
-    "tensorflow_backend": [set_session is K.set_session, KTF.get_session is K.get_session]}}))
+    "tensorflow_backend": [set_session is K.set_session, KTF.get_session is K.get_session],
+    "keras_applications": [
+        list(_obtain_input_shape(None, default_size=224, min_size=32, data_format=K.image_data_format(),
+                                 require_flatten=False)),
+        applications_preprocess(np.ones((1, 2, 2, 3), "float32"), backend=K, layers=keras.layers,
+                                models=keras.models, utils=keras.utils)[0, 0, 0].astype(float).round(3).tolist()]}}))
 """
 
 # tensorflow.python.keras imports of a TF 1.15 script (Sequence, LSTM, BatchNormalization, layers.normalization)
@@ -168,6 +174,8 @@ def test_standalone_keras_is_keras_2_in_the_keras_2_2_layout_and_libraries_keep_
         "engine": [True, True, True, 1],
         "deconvolution": ["Conv3DTranspose", "Conv2DTranspose"],  # Keras 2.2's aliases
         "tensorflow_backend": [True, True],  # Keras 2.2-2.3's keras.backend.tensorflow_backend
+        # keras_applications, which TensorFlow 1.15 installed with itself, given the script's Keras: caffe's BGR means
+        "keras_applications": [[None, None, 3], [-102.939, -115.779, -122.68]],
     }
     assert seen["version"].startswith("2.")
 
