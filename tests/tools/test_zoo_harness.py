@@ -4,6 +4,7 @@ trainer that imports tf.keras before npu_device and downloads MNIST, which pass;
 only under Ascend's saturation mode, which passes on the simulated backend its error advises; a Python 2 script; a
 restore of pretrained weights that cannot be made)."""
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -684,7 +685,7 @@ test_idx_reorder = parse_index_file("{}/ind.{}.test.index".format(local_dir, dat
         assert all(0 <= j < 2708 for neighbours in loaded["graph"].values() for j in neighbours)
 
 
-def test_the_data_sets_a_loader_gives_tensorflow_datasets_are_named_by_literal_variable_or_flag_default():
+def test_the_data_sets_a_loader_gives_tensorflow_datasets_are_named_by_literal_variable_or_flag_default(tmp_path):
     tfds_sets = _tool_module("tfds_sets")
     code = """
 dataset_name = "horses_or_humans"
@@ -699,6 +700,13 @@ tfds.load(name_from_somewhere_else)
 """
     assert tfds_sets.names(code) == ("cifar10", "horses_or_humans", "svhn_cropped", "voc/2007")
     assert tfds_sets.names("import tensorflow_datasets as tfds\nprint(tfds.__version__)") == ()
+
+    data_kits = _tool_module("data_kits")
+    chosen = data_kits.choose_all  # the kit is chosen only where tensorflow_datasets can write its data sets
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "train.py").write_text(code)
+    assert ("tfds" in chosen(str(model))) == (importlib.util.find_spec("tensorflow_datasets") is not None)
 
 
 def test_tensorflow_datasets_finds_the_kits_prepared_data_sets_without_a_download(tmp_path):
@@ -957,7 +965,6 @@ def test_a_kit_that_cannot_write_its_files_leaves_nothing_and_says_so(tmp_path, 
 
 
 def test_an_entry_whose_kit_cannot_write_stops_for_data_and_the_draw_goes_on(tmp_path, monkeypatch):
-    import importlib.util
     import types
 
     data_kits = _tool_module("data_kits")

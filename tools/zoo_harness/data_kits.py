@@ -258,7 +258,7 @@ KITS = (
     ("coco", ("person_keypoints",), image_sets.coco),
     ("named-arrays", _reads_named_arrays, array_files.write),
     ("planetoid", ("ind.", "test.index", "allx"), planetoid.write),
-    ("tfds", tfds_sets.names, tfds_sets.write),
+    ("tfds", tfds_sets.chosen, tfds_sets.write),
     ("image-lists", _reads_image_list, image_sets.image_lists),
     ("parsed-tfrecord", _reads_parsed_records, tfrecord_files.write),
     ("image-globs", _globs_images, image_globs.write),

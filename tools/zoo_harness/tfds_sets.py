@@ -10,6 +10,7 @@ random ones. The splits are train, validation and test, so slices such as ``trai
 ``TFDS_DATA_DIR`` at the data path, where the kit writes, for loaders that pass no ``data_dir``.
 """
 
+import importlib.util
 import re
 
 import numpy as np
@@ -18,6 +19,12 @@ _NAME = r"""['"]([A-Za-z0-9_]+(?:/[A-Za-z0-9_.]+)?(?::[0-9.*]+)?)['"]"""  # "mni
 # tfds.load / tfds.builder given a name, positional or as name=: a literal, or a variable / flag holding one
 _LOADED = re.compile(r"tfds\.(?:load|builder)\(\s*(?:name\s*=\s*)?(?:" + _NAME + r"|([A-Za-z_][A-Za-z0-9_.]*)\s*[,)])")
 EXAMPLES = {"train": 320, "validation": 64, "test": 64}
+
+
+def chosen(code):
+    """Whether the kit is for ``code``: it names a data set, and tensorflow_datasets is there to write it with
+    (without it the script stops at its own import, a missing package, as it would anyway)."""
+    return bool(names(code)) and importlib.util.find_spec("tensorflow_datasets") is not None
 
 
 def names(code):
