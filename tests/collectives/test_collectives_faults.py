@@ -117,6 +117,7 @@ def test_a_tf2_rank_that_dies_ends_the_other_ranks_started_by_hand(tmp_path):
         ended = ranks.wait([0], timeout=120)
         output = ranks.output(0)
         assert list(ended) == [0], output[-3000:]
+        assert 'RESULT {"name": "spinning_off", "value": true}' in output  # its eager context's pools do not spin
         code, when = ended[0]
         assert code in (1, watchdog.EXIT_CODE), (code, output[-3000:])
         assert when - _fault_time(ranks, victim) < EXEC_TIMEOUT, output[-3000:]

@@ -8,8 +8,9 @@ import types
 import pytest
 from helpers.collectives import launch
 from helpers.processes import run_python
+from tensorflow.core.protobuf import config_pb2
 
-from npu_bridge.core.collectives import shm_primitives, shm_segment
+from npu_bridge.core.collectives import shm_primitives, shm_segment, thread_spinning
 from npu_bridge.core.runtime.errors import EnvironmentVariableError
 
 
@@ -58,16 +59,39 @@ def test_the_path_variable_accepts_three_values_and_names_them_otherwise():
         shm_segment.path_choice({shm_segment.PATH_VARIABLE: "grpc"})
 
 
+def test_thread_spinning_is_off_where_ranks_share_the_host_unless_the_variable_says_otherwise():
+    alone, shared = (types.SimpleNamespace(local_rank_ids=ids) for ids in ((3,), (2, 3)))
+    variable = thread_spinning.SPINNING_VARIABLE
+    for environ, off_alone, off_shared in (
+        ({}, False, True),
+        ({variable: " auto "}, False, True),
+        ({variable: "0"}, True, True),
+        ({variable: "1"}, False, False),
+    ):
+        assert (thread_spinning.spinning_off(alone, environ), thread_spinning.spinning_off(shared, environ)) == (
+            off_alone,
+            off_shared,
+        ), environ
+    config = config_pb2.ConfigProto()
+    config.experimental.disable_thread_spinning = True
+    thread_spinning.apply(config, alone, {variable: "1"})
+    assert config.experimental.disable_thread_spinning  # a script's own choice is never turned back
+    for value in ("on", "2", "true", "\x1b[2J"):
+        with pytest.raises(EnvironmentVariableError, match=r"SPINNING has invalid value .*one of auto, 0, 1 \(auto"):
+            thread_spinning.choice({variable: value})
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(60)
-def test_a_bad_path_value_fails_at_session_creation():
+@pytest.mark.parametrize("variable", ["NPU_BRIDGE_COLLECTIVES", "NPU_BRIDGE_THREAD_SPINNING"])
+def test_a_bad_path_or_spinning_value_fails_at_session_creation(variable):
     result = run_python(
         "from npu_bridge.npu_init import *\ntf.Session(config=npu_config_proto())",
-        env={"NPU_BRIDGE_COLLECTIVES": "fast"},
+        env={variable: "fast"},
         timeout=50,
     )
     assert result.returncode == 1
-    assert "EnvironmentVariableError: NPU_BRIDGE_COLLECTIVES has invalid value 'fast'" in result.stderr
+    assert f"EnvironmentVariableError: {variable} has invalid value 'fast'" in result.stderr
 
 
 @pytest.mark.slow
@@ -137,12 +161,14 @@ def test_a_send_receive_pipeline_runs_both_directions_in_one_step(size, path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_sessions_of_a_one_host_job_run_locally_and_say_so_when_a_tensorflow_collective_needs_the_server():
+def test_sessions_of_a_one_host_job_run_locally_without_thread_spinning_and_say_so_when_tf_needs_the_server():
     result, results = launch("session_target_worker.py", 2, timeout=150)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for rank in range(2):
         got = results[rank]
         assert got["target"] == ""  # every collective on the segment: no gRPC master in between
+        assert got["spinning_off"] is True and got["user_config_spinning_off"] is False  # 2 ranks on this host
+        assert got["tf_spinning_off"] is False  # NPU_BRIDGE_THREAD_SPINNING=1
         assert got["sum"] == got["sum_again"] == [3.0]
         assert f"rank {rank}: HcomAllReduce_1: TensorFlow collective ops in a session that runs without" in got["error"]
         assert "set NPU_BRIDGE_COLLECTIVES=tf before creating the session" in got["error"]

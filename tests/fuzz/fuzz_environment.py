@@ -536,6 +536,8 @@ ENV_SPECS = {
     "NPU_BRIDGE_SHM_FD": EnvSpec(_env_any, drivers=("import",), samples=("3",), extra=("garbage", "-1"), few=True),
     # The collective path (collectives.shm_segment): checked when a bridged session is made.
     "NPU_BRIDGE_COLLECTIVES": EnvSpec(_env_choice("auto", "shm", "tf"), samples=("auto", "tf")),
+    # TensorFlow's thread spinning in ranks (collectives.thread_spinning): checked when a bridged session is made.
+    "NPU_BRIDGE_THREAD_SPINNING": EnvSpec(_env_choice("auto", "0", "1"), samples=("auto", "1")),
     # npu-run's default for --job-secret (fuzzed through that flag by fuzz_cli); ranks read it only when their job
     # spans machines (the rendezvous at rank 0, vouching: tests/world, tests/launch/test_two_hosts.py).
     "NPU_RUN_JOB_SECRET": EnvSpec(_env_any, drivers=("import",), samples=("/nonexistent/secret",), few=True),

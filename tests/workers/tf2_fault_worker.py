@@ -1,5 +1,6 @@
 """A TF2 training loop of ``npu_device.distribute.all_reduce`` calls in a ``tf.function``, in which rank VICTIM
-dies at step 3 (ranks started by hand, not by npu-run).
+dies at step 3 (ranks started by hand, not by npu-run). Each rank first reports whether its eager context's threads
+spin.
 
 Usage: tf2_fault_worker.py VICTIM. The victim prints "FAULT <monotonic time>" first. A rank whose collective fails
 reports the error and exits with code 1.
@@ -12,6 +13,7 @@ import time
 
 import tensorflow as tf
 from helpers.collectives import report
+from tensorflow.python.eager import context
 
 import npu_device
 
@@ -19,6 +21,7 @@ victim = int(sys.argv[1])
 device = npu_device.open()
 device.as_default()
 rank = device.worker_id
+report("spinning_off", context.context().config.experimental.disable_thread_spinning)  # 2 ranks on this host
 
 
 @tf.function

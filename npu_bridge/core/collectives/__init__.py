@@ -14,6 +14,7 @@ session layer's collectives step (``npu_bridge.core.session.steps.collectives``)
   primitives    the collective ops everything lowers to: the shared-memory engine's or TensorFlow's
   shm_primitives  the same-host engine's ops (C++ ``HcomShm*``) and which groups use them
   shm_segment   the job's shared-memory segment (made by npu-run) and NPU_BRIDGE_COLLECTIVES
+  thread_spinning  TensorFlow's threads do not spin where ranks share a host (NPU_BRIDGE_THREAD_SPINNING)
   shm_keeper    the segment of ranks started one by one: the host's first rank keeps it, the others get it
   hierarchy     how a reduction over several hosts splits into same-host and cross-host parts
   step_sequences  every rank agrees on the step ids of a collective graph key's runs (rank 0 holds; ranks align)

@@ -13,7 +13,15 @@ import os
 import threading
 import time
 
-from npu_bridge.core.collectives import exposure, job_server, settings, shm_keeper, stall_watch, watchdog
+from npu_bridge.core.collectives import (
+    exposure,
+    job_server,
+    settings,
+    shm_keeper,
+    stall_watch,
+    thread_spinning,
+    watchdog,
+)
 from npu_bridge.core.runtime import inert_text, job_secret, log
 from npu_bridge.core.runtime.errors import CollectiveError
 
@@ -96,7 +104,8 @@ def ensure_started(current_world, eager=False):
         if _runtime is None:
             start = _join_eager_context if eager else _start_server
             vouching = _vouch_across_machines(current_world, os.environ)
-            _runtime = Runtime(current_world.rank_id, addresses, start(current_world.rank_id, addresses))
+            config = _server_config(current_world)
+            _runtime = Runtime(current_world.rank_id, addresses, start(current_world.rank_id, addresses, config))
             if not vouching:
                 _warn_if_exposed(current_world, addresses)
         elif (_runtime.rank, _runtime.addresses) != (current_world.rank_id, tuple(addresses)):
@@ -159,21 +168,29 @@ def _warn_if_exposed(current_world, addresses):
         log.logger.warning("%s", warning)
 
 
-def _server_config():
+def _server_config(current_world=None):
+    """The config of a rank's server (``current_world``: the rank's world, which decides thread spinning)."""
     import tensorflow as tf
 
     config = tf.compat.v1.ConfigProto()
     config.experimental.collective_group_leader = LEADER_DEVICE
+    if current_world is not None:
+        thread_spinning.apply(config, current_world)  # the server may create TensorFlow's process-wide pools first
     return config
 
 
-def _start_server(rank, addresses):
+def _start_server(rank, addresses, config=None):
     import tensorflow as tf
 
     cluster = tf.train.ClusterSpec({JOB: list(addresses)})
     try:
         return tf.distribute.Server(
-            cluster, job_name=JOB, task_index=rank, protocol=job_server.protocol(), config=_server_config(), start=True
+            cluster,
+            job_name=JOB,
+            task_index=rank,
+            protocol=job_server.protocol(),
+            config=config if config is not None else _server_config(),
+            start=True,
         )
     except (tf.errors.OpError, RuntimeError, ValueError) as e:
         raise _start_error(rank, addresses, e) from e
@@ -186,7 +203,7 @@ class _EagerServer:
         self.target = f"grpc://{address}"
 
 
-def _join_eager_context(rank, addresses):
+def _join_eager_context(rank, addresses, config):
     import logging
 
     import tensorflow as tf
@@ -198,15 +215,23 @@ def _join_eager_context(rank, addresses):
         job_name=JOB,
         task_index=rank,
         protocol=job_server.protocol(),
-        default_session_config=_server_config(),
+        default_session_config=config,
     )
     absl_logger = logging.getLogger("absl")
     level = absl_logger.level
     # TensorFlow warns that tensors made before the join may fail: the CPU tensors of this process do not.
     absl_logger.setLevel(logging.ERROR)
+    eager = context.context()
+    if config.experimental.disable_thread_spinning and eager._context_handle is None:
+        # Not yet initialized: its pools are created with the context's config (there is no public setter)
+        own = tf.compat.v1.ConfigProto()
+        if eager._config is not None:
+            own.CopyFrom(eager._config)
+        own.experimental.disable_thread_spinning = True
+        eager._config = own
     try:
-        context.context().enable_collective_ops(server_def)
-        context.context().ensure_initialized()  # an uninitialized context only starts the server now
+        eager.enable_collective_ops(server_def)
+        eager.ensure_initialized()  # an uninitialized context only starts the server now
     except (tf.errors.OpError, RuntimeError, ValueError) as e:
         raise _start_error(rank, addresses, e) from e
     finally:

@@ -12,7 +12,7 @@ Imports no TensorFlow: npu-run uses it.
 import fcntl
 import os
 
-from npu_bridge.core.runtime.errors import EnvironmentVariableError, shortened
+from npu_bridge.core.runtime import env_choice
 
 FD_VARIABLE = "NPU_BRIDGE_SHM_FD"
 PATH_VARIABLE = "NPU_BRIDGE_COLLECTIVES"
@@ -42,15 +42,9 @@ def path_choice(environ=os.environ):
     Raises:
       EnvironmentVariableError: another value.
     """
-    text = environ.get(PATH_VARIABLE, "").strip()
-    if not text:
-        return "auto"
-    if text not in PATHS:
-        raise EnvironmentVariableError(
-            f"{PATH_VARIABLE} has invalid value {shortened(environ[PATH_VARIABLE])}: must be one of "
-            f"{', '.join(PATHS)} (auto: shared memory for groups on one host, else TensorFlow's collectives)"
-        )
-    return text
+    return env_choice.one_of(
+        environ, PATH_VARIABLE, PATHS, "auto: shared memory for groups on one host, else TensorFlow's collectives"
+    )
 
 
 def descriptor(environ=os.environ):

@@ -3,6 +3,7 @@
 keras_selection  legacy Keras (tf_keras) for TF1 code, whichever of TensorFlow and npu_bridge is imported first
 native_library  loading the C++ library and checking which TensorFlow it was built for
 errors          every exception class npu_bridge raises
+env_choice      environment variables that take one of a few words
 bounded_files   reading the small files users name: regular files only, bounded size, never blocking
 inert_text      text from files made inert for terminals, CSV and HTML (controls escaped)
 version         the --version line of the command-line tools

@@ -16,6 +16,8 @@ For every bridged session:
     session's run (built after ``NPU_BRIDGE_COLLECTIVES=tf`` was set) fails at once, saying so. A plan for TF2 function
     graphs (``npu_device.open()``) makes the eager context the rank's server instead (unless a session started one
     before): their collectives keep the session's timeout as their own, and there is no run hook.
+  * when more than one rank of the job runs on this host, TensorFlow's thread pools do not spin
+    (``thread_spinning``): the session's config, like the rank's server, turns spinning off;
   * a session that runs collectives through TensorFlow takes the step sequence of point-to-point runs together with
     every other rank, with the process's first such session (``step_sequences.align_point_to_point``);
   * a run hook watches the runs that execute collectives: it gives V2 collectives their graph key, tells the
@@ -35,6 +37,7 @@ from npu_bridge.core.collectives import (
     shm_primitives,
     shm_segment,
     step_sequences,
+    thread_spinning,
 )
 from npu_bridge.core.runtime import log
 from npu_bridge.core.runtime.errors import CollectiveError
@@ -48,6 +51,7 @@ def setup(plan):
     settings.stall_seconds()  # a bad NPU_BRIDGE_STALL_SECONDS fails at session creation, in any world
     shm_segment.path_choice()  # and so does a bad NPU_BRIDGE_COLLECTIVES
     current = plan.world
+    thread_spinning.apply(plan.config, current)
     if current.rank_size == 1:
         return  # no run hook: the collectives keep their own timeout
     runtime = server.ensure_started(current, eager=plan.pass_plan.function_graphs)
