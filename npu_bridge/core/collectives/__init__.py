@@ -29,5 +29,6 @@ session layer's collectives step (``npu_bridge.core.session.steps.collectives``)
   failures      what a failed collective means, said the same way for TF1 session runs and TF2 function calls
   function_calls  collective failures in TF2 function calls become ``CollectiveError``s, as in session runs
   exposure      who can reach a job's collective servers, and the one warning when it is more than the job
+  request_ids   TensorFlow's request ids drawn from well-seeded generators (else long gRPC-path jobs fail)
   job_server    the ranks' gRPC server: it serves only its job (its user here, the job's hosts elsewhere)
 """

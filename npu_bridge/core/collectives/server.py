@@ -16,6 +16,7 @@ import time
 from npu_bridge.core.collectives import (
     exposure,
     job_server,
+    request_ids,
     settings,
     shm_keeper,
     stall_watch,
@@ -105,6 +106,7 @@ def ensure_started(current_world, eager=False):
             start = _join_eager_context if eager else _start_server
             vouching = _vouch_across_machines(current_world, os.environ)
             config = _server_config(current_world)
+            request_ids.use_well_seeded()
             _runtime = Runtime(current_world.rank_id, addresses, start(current_world.rank_id, addresses, config))
             if not vouching:
                 _warn_if_exposed(current_world, addresses)

@@ -100,4 +100,14 @@ FUNCTIONS = (
         "from another machine only when a rank there vouches for it (ops/runtime/rank_vouching.h). Returns 1, or "
         "0 when the key is not 32 bytes.",
     ),
+    (
+        "npu_bridge_unique_request_ids",
+        "int",
+        (),
+        "Gives TensorFlow's request ids (tensorflow::GetUniqueRequestId in libtensorflow_cc) a per-thread generator "
+        "seeded with 256 bits instead of 32 (ops/runtime/request_ids.cc): with 32-bit seeds a long job on "
+        "TensorFlow's gRPC runtime fails a step as a duplicate request. Returns 1 when libtensorflow_cc's calls now "
+        "take it (now or before), 0 when that library or its import is not found, -1 when the slot cannot be "
+        "written.",
+    ),
 )
