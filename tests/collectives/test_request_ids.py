@@ -14,7 +14,7 @@ def test_request_ids_are_reseeded_and_fresh_threads_draw_distinct_ids():
         import tensorflow as tf
         from npu_bridge.core.collectives import request_ids
 
-        assert request_ids.use_well_seeded() and request_ids.use_well_seeded()  # once, then remembered
+        assert request_ids.use_well_seeded() and request_ids.use_well_seeded()  # again: the slot already points there
         library = ctypes.CDLL(os.path.join(os.path.dirname(tf.__file__), "libtensorflow_cc.so.2"))
         unique_id = library._ZN10tensorflow18GetUniqueRequestIdEv
         unique_id.restype = ctypes.c_int64

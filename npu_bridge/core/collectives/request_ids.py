@@ -8,28 +8,22 @@ Before a rank starts its server, ``use_well_seeded()`` has the library give thos
 256 bits (``ops/runtime/request_ids.cc``).
 """
 
-import threading
-
 from npu_bridge.core.runtime import log, native_library
-
-_lock = threading.Lock()
-_done = []
 
 
 def use_well_seeded():
-    """Makes TensorFlow's request ids come from well-seeded generators in this process (once); warns when the
-    library cannot.
+    """Makes TensorFlow's request ids come from well-seeded generators in this process (repeating it changes
+    nothing); warns once when the library cannot.
 
     Returns:
       True when they do.
     """
-    with _lock:
-        if not _done:
-            _done.append(native_library.c_api().npu_bridge_unique_request_ids() == 1)
-            if not _done[0]:
-                log.logger.warning(
-                    "npu_bridge could not reseed TensorFlow's request ids (libtensorflow_cc's ThreadLocalNew64 "
-                    "import not found or not writable): runs through the rank's gRPC runtime may fail after tens of "
-                    "thousands of steps with 'The same RunGraph (Worker) request was received twice'"
-                )
-        return _done[0]
+    if native_library.c_api().npu_bridge_unique_request_ids() == 1:
+        return True
+    log.warn_once(
+        ("request-ids-not-reseeded",),
+        "npu_bridge could not reseed TensorFlow's request ids (libtensorflow_cc's ThreadLocalNew64 import not found "
+        "or not writable): runs through the rank's gRPC runtime may fail after tens of thousands of steps with "
+        "'The same RunGraph (Worker) request was received twice'",
+    )
+    return False
