@@ -4,9 +4,10 @@
    vs hccl_ops on TensorFlow's gRPC path (NPU_BRIDGE_COLLECTIVES=tf) vs raw TensorFlow CollectiveReduce, in the
    same session, blocks interleaved. Ratios: gRPC time / shm time, and raw time / gRPC hccl_ops time (target
    >= 0.95); allgather and broadcast of 1 and 16 MiB on both paths.
-   Within one step: IN_STEP allreduces of 4 KiB and 1 MiB chained in one Session.run on the shared-memory path,
-   less a run of one, per collective: what a collective costs inside a training step, where the step's
-   Session.run is paid once (the comparison with MPI's calls from Python, which pay no session).
+   Within one step: IN_STEP allreduces of 4 KiB and 1 MiB, and IN_STEP broadcasts and allgathers of 1 MiB, one
+   after the other in one Session.run on the shared-memory path, less a run of one, per collective: what a
+   collective costs inside a training step, where the step's Session.run is paid once (the comparison with MPI's
+   calls from Python, which pay no session).
 2. Gradient allreduce of a 100-variable model: fused by the default split strategy (what
    NPUDistributedOptimizer does) vs one collective per tensor, on both paths. Ratios = per-tensor time / fused
    time (target >= 3), gRPC fused / shm fused (target >= 3).
@@ -180,8 +181,8 @@ def _mpi_comparison(ranks, shm_times):
     ]
     for key in sorted(times, key=lambda k: (k[0], k[1])):
         ours = [(key[0], shm_times[key])] if key in shm_times else []
-        if key[0] == "allreduce" and ("allreduce_in_step", key[1]) in shm_times:
-            ours.append(("in a step", shm_times["allreduce_in_step", key[1]]))
+        if (key[0] + "_in_step", key[1]) in shm_times:
+            ours.append(("in a step", shm_times[key[0] + "_in_step", key[1]]))
         for kind, seconds in ours:
             lines.append(
                 f"  {kind:10s}  {_size_name(key[1]):8s} {times[key] * 1e3:9.3f} ms   {seconds * 1e3:9.3f} ms   "
@@ -314,7 +315,18 @@ def run_rank(blocks):
             y = x
             for _ in range(length):  # each one takes the one before's output: they run one after the other
                 y = hccl_ops.allreduce(y, "max")
-            chains[nbytes, length] = y.op
+            chains["allreduce", nbytes, length] = y.op
+    for nbytes in MOVE_SIZES[:1]:
+        x = tf.Variable(tf.fill([1, nbytes // 4], float(rank + 1)))
+        for length in (1, IN_STEP):
+            y, gathered = x, None
+            for _ in range(length):
+                y = hccl_ops.broadcast([y], 0)[0]
+                # an allgather's result is larger than its input: each reads x after the one before has run
+                with tf.control_dependencies([] if gathered is None else [gathered]):
+                    gathered = hccl_ops.allgather(tf.identity(x), size).op
+            chains["broadcast", nbytes, length] = y.op
+            chains["allgather", nbytes, length] = gathered
     small = tf.constant([1.0, 2.0, 3.0, 4.0])
     small_shm, small_ours = on_both_paths(lambda: hccl_ops.allreduce(small, "sum").op)
     small_key = groups.group_key("raw CollectiveReduce memory", range(size))
@@ -385,17 +397,17 @@ def run_rank(blocks):
             f"{t['raw'] * 1e3:9.3f} ms          {t['grpc'] / t['shm']:7.2f}x   {t['raw'] / t['grpc']:6.3f}    "
             f"{copy / 1e9:5.1f} GB/s  (shm: {nbytes / t['shm'] / 1e9:.2f} GB/s)"
         )
-    lines += ["", f"allreduce within one step ({IN_STEP} chained in one Session.run, less a run of one; shm path)"]
-    for nbytes in IN_STEP_SIZES:
+    lines += ["", f"within one step ({IN_STEP} one after the other in one Session.run, less a run of one; shm path)"]
+    for kind, nbytes in sorted({key[:2] for key in chains}):
         t = interleaved(
-            {length: lambda o=chains[nbytes, length]: shm_sess.run(o) for length in (1, IN_STEP)},
+            {length: lambda o=chains[kind, nbytes, length]: shm_sess.run(o) for length in (1, IN_STEP)},
             max(2, REPEATS[nbytes] // 4),
         )
         each = (t[IN_STEP] - t[1]) / (IN_STEP - 1)
-        report_shm("allreduce_in_step", nbytes, each)
+        report_shm(f"{kind}_in_step", nbytes, each)
         lines.append(
-            f"{_size_name(nbytes):>7}   a run of one {t[1] * 1e3:8.3f} ms, of {IN_STEP} {t[IN_STEP] * 1e3:8.3f} ms: "
-            f"{each * 1e3:8.4f} ms per collective"
+            f"  {kind:10s} {_size_name(nbytes):>7}   a run of one {t[1] * 1e3:8.3f} ms, of {IN_STEP} "
+            f"{t[IN_STEP] * 1e3:8.3f} ms: {each * 1e3:8.4f} ms per collective"
         )
     lines += ["", "moving data (per rank)  hccl_ops shm   hccl_ops gRPC   gRPC/shm"]
     for (kind, nbytes), (shm_op, grpc_op) in moves.items():

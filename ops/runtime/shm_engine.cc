@@ -248,6 +248,9 @@ class Communicator::Impl {
       }
       if (sends && len > 0) std::memcpy(segment_->Buffer(channel_index_, MySlot(), buffer), work.input + offset, len);
       Post(base + 1);
+      if (work.kind == kAllGather && len > 0) {  // its own piece needs no peer: copied while they copy theirs in
+        std::memcpy(work.output + me * work.bytes + offset, work.input + offset, len);
+      }
       absl::Status status = work.kind == kBroadcast ? WaitPosted(base + 1, {work.root}, deadline)
                                                     : WaitPosted(base + 1, everyone, deadline);
       if (!status.ok()) return status;
@@ -340,7 +343,9 @@ class Communicator::Impl {
         Reduce(work.dtype, work.reduction, sources.data(), Members(), work.output + offset, len);
         break;
       case kAllGather:
-        for (int k = 0; k < Members(); ++k) std::memcpy(work.output + k * work.bytes + offset, sources[k], len);
+        for (int k = 0; k < Members(); ++k) {
+          if (k != spec_.group_rank) std::memcpy(work.output + k * work.bytes + offset, sources[k], len);
+        }
         break;
       case kBroadcast:
         if (spec_.group_rank != work.root) {

@@ -39,6 +39,8 @@ def _expected(rank, size):
     out["big_max"] = int(big.sum() * size)
     out["big_float16"] = sum(big[-1001:] * f % 7 for f in factors)
     out["big_reduce_scatter"] = int(big.sum() * factors.sum() + size * rank * big.size)
+    spread = np.arange(655_363, dtype=np.int64)
+    out["big_allgather"] = [int(((spread * 7 + 13 * k) % 100003 * (spread % 5 + 1)).sum()) for k in range(size)]
     out["reduce_scatter_max"] = x.max(axis=0)
     out["allreduce_int8"] = np.array([100 * size, 3 * size]).astype(np.int8)
     out["allgather_uint8"] = np.array([[k, 255] for k in range(size)])

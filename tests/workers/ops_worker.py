@@ -9,6 +9,7 @@ from npu_bridge.npu_init import *  # noqa: F401,F403
 
 DTYPES = ("float32", "float16", "int32")
 BIG = 300_001  # int32 elements: 1.2 MB
+BIG_GATHER = 655_363  # int32 elements per rank: 2.6 MB
 
 init_sess = tf.Session(config=npu_config_proto())
 init_sess.run(npu_ops.initialize_system())
@@ -28,6 +29,12 @@ big = tf.range(BIG, dtype=tf.int32) % 1000 * (rank + 1)
 for reduction in ("sum", "max"):
     fetches[f"big_{reduction}"] = tf.reduce_sum(tf.cast(hccl_ops.allreduce(big, reduction), tf.int64))
 fetches["big_float16"] = hccl_ops.allreduce(tf.cast(big % 7, tf.float16), "sum")[-1001:]
+# Three chunks per rank, the last one partial: each row weighted by position, so a piece copied to the wrong
+# place changes the sums
+spread = (tf.range(BIG_GATHER, dtype=tf.int32) * 7 + 13 * rank) % 100003
+positions = tf.cast(tf.range(BIG_GATHER) % 5 + 1, tf.int64)
+gathered_rows = hccl_ops.allgather(tf.reshape(spread, [1, BIG_GATHER]), size)
+fetches["big_allgather"] = tf.reduce_sum(tf.cast(gathered_rows, tf.int64) * positions, axis=1)
 big_rows = tf.concat([big + j for j in range(size)], 0)  # slice j of every rank: big + j
 fetches["big_reduce_scatter"] = tf.reduce_sum(tf.cast(hccl_ops.reduce_scatter(big_rows, "sum", size), tf.int64))
 fetches["reduce_scatter_max"] = hccl_ops.reduce_scatter(tf.constant(np.tile(vector(rank), size)), "max", size)
