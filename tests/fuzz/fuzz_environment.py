@@ -630,6 +630,44 @@ def env_cases(files, rng, workdir):
     return cases
 
 
+def group_import_cases(cases):
+    """Splits ``cases`` into (the others, [(group case, its members)]): the "import" cases whose value may be
+    accepted (labels accept and either), in groups of at most one value per variable. Each such case costs a
+    fresh interpreter that imports TensorFlow and runs a session (seconds); a group tries its values in one, and
+    ``expand_import_groups`` tries the members of a group that does not pass one by one, so every rejection and
+    failure is judged, and named, case by case."""
+    others, pending = [], []
+    for case in cases:
+        (pending if case["driver"] == "import" and case["label"] in (ACCEPT, EITHER) else others).append(case)
+    groups = []
+    while pending:
+        members, taken, left = [], set(), []
+        for case in pending:
+            if taken.isdisjoint(case["env"]):
+                members.append(case)
+                taken.update(case["env"])
+            else:
+                left.append(case)
+        merged = dict(members[0], env={k: v for m in members for k, v in m["env"].items()}, name=None, names=[])
+        groups.append((merged, members))
+        pending = left
+    return others, groups
+
+
+def expand_import_groups(groups, records, run_one_by_one):
+    """(cases, records) of every member of ``groups``: a group's record when it passed, else the members' own from
+    ``run_one_by_one(members)``."""
+    cases, expanded = [], []
+    for (_, members), record in zip(groups, records):
+        passed = record.get("result") == "ok" and not record.get("exit_problem")
+        cases += members
+        if passed:
+            expanded += [dict(record, seconds=record.get("seconds", 0.0) / len(members)) for _ in members]
+        else:
+            expanded += run_one_by_one(members)
+    return cases, expanded
+
+
 def _attr_of(value):
     if isinstance(value, bool):
         return "b", value

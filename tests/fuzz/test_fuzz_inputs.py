@@ -8,7 +8,9 @@ it feeds generated bad values to
                 characters, JSON nested 10,000 deep, missing files, FIFOs, /dev/zero, directories, near misses of
                 valid values;
   environment   every environment variable the project reads (found in the source; the test fails for one it
-                does not know), through the code path that reads it;
+                does not know), through the code path that reads it (values read at import that may be
+                accepted share fresh interpreters, one value per variable, and a group that does not pass is
+                tried case by case);
   rank tables   RANK_TABLE_FILE with malformed JSON, wrong types, bad device and rank ids, huge tables, special
                 files;
   command line  every command of npu-bridge, npu-run, npu-dump and npu-prof (found in their argparse parsers)
@@ -111,7 +113,7 @@ def _run_everything(root):
     workdir = os.path.join(root, "work")
     os.makedirs(workdir)
     option_cases = fo.option_cases(files["o"], rng, workdir)
-    env_cases = fe.env_cases(files["e"], rng, workdir)
+    env_cases, import_groups = fe.group_import_cases(fe.env_cases(files["e"], rng, workdir))
     tables = fe.rank_table_inputs(files["t"], rng, os.path.join(root, "tables"))
     table_cases = fe.rank_table_cases(tables)
     slowest = {}
@@ -123,6 +125,7 @@ def _run_everything(root):
             "environment": _batches(pool, "env", env_cases, workdir, 1),
             "rank tables": _batches(pool, "env", table_cases, workdir, 1),
         }
+        grouped = _batches(pool, "env", [group for group, _ in import_groups], workdir, 1)
         entry_points = pool.submit(_entry_points, files["c"])
         (seeded,) = seed.result()
         assert seeded.get("result") == "ok", f"writing the dump tree and profile to damage failed: {seeded}"
@@ -146,6 +149,13 @@ def _run_everything(root):
         }
         for name, category_batches in batches.items():
             cases, records = _collect(category_batches)
+            if name == "environment":
+                more_cases, more_records = fe.expand_import_groups(
+                    import_groups,
+                    _collect(grouped)[1],
+                    lambda members: _collect(_batches(pool, "env", members, workdir, 1))[1],
+                )
+                cases, records = cases + more_cases, records + more_records
             tally_functions[name](cases, records, tallies[name])
             tallies[name].seconds = sum(r.get("seconds", 0.0) for r in records)
             slowest[name] = max(r.get("seconds", 0.0) for r in records)
@@ -263,3 +273,34 @@ def test_the_oracle_is_not_the_project_checker():
     assert fo.judge_option(spec, domain, "f", "1.5") == fh.REJECT
     assert fo.profiling_options_verdict('{"storage_limit": "٣٠٠MB"}') == fh.REJECT
     assert fo.profiling_options_verdict('{"output": "a\\u0000b"}') == fh.REJECT
+
+
+def test_values_an_import_may_accept_share_interpreters_and_a_group_that_does_not_pass_is_tried_case_by_case():
+    def case(name, value, label=fh.ACCEPT, driver="import"):
+        return {"env": {name: fh.b64(value)}, "driver": driver, "label": label, "name": name, "names": [name]}
+
+    cases = [
+        case("A", "1"),
+        case("A", "2"),
+        case("B", "x", label=fh.EITHER),
+        case("B", "y", label=fh.REJECT),
+        case("C", "z", driver="session"),
+    ]
+    others, groups = fe.group_import_cases(cases)
+    assert others == [cases[3], cases[4]]
+    assert [[m["env"] for m in members] for _, members in groups] == [
+        [cases[0]["env"], cases[2]["env"]],
+        [cases[1]["env"]],
+    ]
+    assert groups[0][0]["env"] == {"A": fh.b64("1"), "B": fh.b64("x")} and groups[0][0]["driver"] == "import"
+    tried = []
+
+    def one_by_one(members):
+        tried.extend(members)
+        return [{"result": "error", "member": m["name"]} for m in members]
+
+    ok, failed = {"result": "ok", "seconds": 4.0}, {"result": "error"}
+    expanded_cases, records = fe.expand_import_groups(groups, [failed, ok], one_by_one)
+    assert tried == groups[0][1]
+    assert expanded_cases == [cases[0], cases[2], cases[1]]
+    assert records == [{"result": "error", "member": "A"}, {"result": "error", "member": "B"}, ok]

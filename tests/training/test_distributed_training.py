@@ -1,5 +1,6 @@
 """Data-parallel training helpers across 2 real ranks (tests/workers/training_worker.py), and the example:
-its weights after N steps on 2 ranks equal a one-process run on the same global batches."""
+its weights after N steps on 2 and on 4 ranks, on both collective paths, equal a one-process run on the same
+global batches."""
 
 import os
 import re
@@ -11,6 +12,7 @@ from helpers.paths import REPO_ROOT
 from helpers.processes import USER_ENVIRONMENT, noise, run_python
 
 EXAMPLE = os.path.join(REPO_ROOT, "examples", "distributed_training.py")
+EXAMPLE_ARGS = ["--steps", "12", "--output"]
 
 
 def _sgd_reference(steps=3, lr=0.01):
@@ -65,27 +67,35 @@ def test_distributed_helpers_on_two_ranks():
     np.testing.assert_allclose(r0["keras"][1], bias, rtol=1e-4, atol=1e-6)
 
 
+@pytest.fixture(scope="module")
+def one_process_run(tmp_path_factory):
+    """The example in one process on the same global batches: (its stdout, the weights file)."""
+    weights = tmp_path_factory.mktemp("one_process") / "one.npz"
+    single = run_python(EXAMPLE, args=[*EXAMPLE_ARGS, str(weights)], env=USER_ENVIRONMENT, timeout=120)
+    assert single.returncode == 0, single.stderr
+    assert single.stderr == "" and single.stdout.startswith("rank 0 of 1: 32 of 32 samples per step\n")
+    return single.stdout, weights
+
+
 @pytest.mark.slow
-@pytest.mark.timeout(200)
+@pytest.mark.timeout(240)
 @pytest.mark.parametrize("path", ["shm", "tf"])  # NPU_BRIDGE_COLLECTIVES: the job's shared memory, TensorFlow's gRPC
-def test_example_on_two_ranks_matches_one_process(path, tmp_path):
-    two, one = tmp_path / "two.npz", tmp_path / "one.npz"
-    # Both runs in the environment a user has (none of the tests' TF_CPP_MIN_LOG_LEVEL=2).
-    args = ["--steps", "12", "--output"]
+@pytest.mark.parametrize("size", [2, 4])
+def test_example_on_several_ranks_matches_one_process(size, path, one_process_run, tmp_path):
+    several = tmp_path / "several.npz"
+    # The job in the environment a user has (none of the tests' TF_CPP_MIN_LOG_LEVEL=2).
     env = dict(USER_ENVIRONMENT, NPU_BRIDGE_COLLECTIVES=path)
-    result, _ = launch(EXAMPLE, 2, args=[*args, str(two)], env=env, timeout=150)
+    result, _ = launch(EXAMPLE, size, args=[*EXAMPLE_ARGS, str(several)], env=env, timeout=200)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    assert "[rank 1] rank 1 of 2: 16 of 32 samples per step" in result.stdout
+    assert f"[rank 1] rank 1 of {size}: {32 // size} of 32 samples per step" in result.stdout
     # Each rank prints its story only: no TensorFlow start-up or server lines, no "Local rendezvous is aborting"
     # warnings of TensorFlow's per-step cleanup, no tf.layers deprecation warnings.
     assert not noise(result.stdout + result.stderr), result.stdout[-4000:] + result.stderr[-4000:]
     assert "rendezvous" not in result.stdout + result.stderr
-    single = run_python(EXAMPLE, args=[*args, str(one)], env=USER_ENVIRONMENT, timeout=120)
-    assert single.returncode == 0, single.stderr
-    assert single.stderr == "" and single.stdout.startswith("rank 0 of 1: 32 of 32 samples per step\n")
-    losses = [re.findall(r"step (\d+): loss ([0-9.]+)", out) for out in (result.stdout, single.stdout)]
-    assert losses[0] and losses[0] == losses[1]  # the printed loss is the global batch's on 2 ranks too
-    with np.load(two) as a, np.load(one) as b:
+    single_stdout, one = one_process_run
+    losses = [re.findall(r"step (\d+): loss ([0-9.]+)", out) for out in (result.stdout, single_stdout)]
+    assert losses[0] and losses[0] == losses[1]  # the printed loss is the global batch's on every rank count
+    with np.load(several) as a, np.load(one) as b:
         assert sorted(a.files) == sorted(b.files) == ["hidden/bias", "hidden/kernel", "out/bias", "out/kernel"]
         for name in a.files:
             np.testing.assert_allclose(a[name], b[name], rtol=1e-5, atol=1e-6, err_msg=name)
